@@ -1,0 +1,182 @@
+"""Runtime for hidden checks: one-line failures, quiet execution, pristine helpers and pass tokens.
+
+Hidden test cells call a check function on the student's object. A check either prints one
+``PASSED <grade_id> [a3:<token>]`` line or raises :class:`CheckFailed` with one line a student
+understands. See docs/ARCHITECTURE.md.
+"""
+import builtins
+import contextlib
+import functools
+import hashlib
+import hmac
+import io
+import math
+import os
+import sys
+import types
+import warnings
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+
+class CheckFailed(AssertionError):
+    """A check's verdict: one line saying what was expected and what was seen."""
+
+
+class CheckUngradable(Exception):
+    """The check cannot decide here (e.g. real model weights unavailable); a person must grade it."""
+
+
+# Pristine references, captured when this package is first imported. The grading kernel imports it
+# before any student code runs, so monkey-patching torch/numpy/builtins in a notebook does not
+# change what the checks compute with.
+pristine = types.SimpleNamespace(
+    allclose=torch.allclose,
+    equal=torch.equal,
+    isclose=torch.isclose,
+    isfinite=torch.isfinite,
+    softmax=torch.softmax,
+    matmul=torch.matmul,
+    zeros=torch.zeros,
+    randn=torch.randn,
+    manual_seed=torch.manual_seed,
+    Tensor=torch.Tensor,
+    Module=torch.nn.Module,
+    cross_entropy=F.cross_entropy,
+    normalize=F.normalize,
+    np_allclose=np.allclose,
+    np_asarray=np.asarray,
+    isinstance=builtins.isinstance,
+    type=builtins.type,
+    print=builtins.print,
+    abs=builtins.abs,
+    len=builtins.len,
+    float=builtins.float,
+    tensor_max=torch.Tensor.max,
+    tensor_abs=torch.Tensor.abs,
+    tensor_item=torch.Tensor.item,
+    tensor_to=torch.Tensor.to,
+    tensor_float=torch.Tensor.float,
+    tensor_detach=torch.Tensor.detach,
+    stdout_write=sys.stdout.write if hasattr(sys.stdout, "write") else None,
+)
+
+_KEY = os.environ.pop("A3_CHECK_KEY", "").encode()
+
+
+def pass_token(grade_id, key):
+    """HMAC token that proves a check for `grade_id` really ran under `key` (bytes)."""
+    return hmac.new(key, grade_id.encode(), hashlib.sha256).hexdigest()[:20]
+
+
+def is_tensor(x):
+    """True only for a real torch.Tensor (subclasses with a rigged __eq__ included are fine to inspect)."""
+    return pristine.isinstance(x, pristine.Tensor)
+
+
+def fmt_shape(x):
+    """Shape of a tensor as a tuple, or the type name of anything else."""
+    if is_tensor(x):
+        return tuple(x.shape)
+    return pristine.type(x).__name__
+
+
+def expect(condition, message):
+    """Raise CheckFailed(message) unless condition is exactly True."""
+    if condition is not True:
+        raise CheckFailed(message)
+
+
+def expect_tensor(x, name, shape=None):
+    """x must be a real tensor (of `shape` when given)."""
+    if not is_tensor(x):
+        raise CheckFailed(f"{name} should be a torch.Tensor, got {pristine.type(x).__name__}")
+    if shape is not None and tuple(x.shape) != tuple(shape):
+        raise CheckFailed(f"{name} should have shape {tuple(shape)}, got {tuple(x.shape)}")
+
+
+def max_abs_diff(a, b):
+    """Largest absolute difference between two tensors, as a Python float (computed on CPU, float64)."""
+    a = pristine.tensor_to(pristine.tensor_detach(a), "cpu", torch.float64)
+    b = pristine.tensor_to(pristine.tensor_detach(b), "cpu", torch.float64)
+    return pristine.float(pristine.tensor_item(pristine.tensor_max(pristine.tensor_abs(a - b))))
+
+
+def expect_close(got, want, name, atol=1e-5, rtol=1e-4, hint=""):
+    """got must be a tensor with want's shape and values (within tolerance)."""
+    expect_tensor(got, name, tuple(want.shape))
+    g = pristine.tensor_to(pristine.tensor_detach(got), "cpu", torch.float64)
+    w = pristine.tensor_to(pristine.tensor_detach(want), "cpu", torch.float64)
+    if not pristine.allclose(g, w, rtol=rtol, atol=atol, equal_nan=False):
+        diff = max_abs_diff(g, w)
+        msg = f"{name} has the right shape {tuple(want.shape)} but wrong values (max abs difference {diff:.3g})"
+        raise CheckFailed(msg + (f"; {hint}" if hint else ""))
+
+
+def require_notebook_defined(obj, name):
+    """A graded object must be defined in the notebook itself, not imported from elsewhere."""
+    module = getattr(obj, "__module__", None)
+    if module != "__main__" and not os.environ.get("A3_ALLOW_NON_NOTEBOOK"):
+        raise CheckFailed(f"{name} must be defined in this notebook (it comes from module {module!r})")
+
+
+def _one_line(exc):
+    text = f"{pristine.type(exc).__name__}: {exc}".strip()
+    text = " ".join(text.split())
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def check(grade_id):
+    """Decorator: run a check quietly, turn any error into one line, print a pass line on success."""
+
+    def decorate(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            captured = io.StringIO()
+            try:
+                with warnings.catch_warnings(), contextlib.redirect_stderr(captured):
+                    warnings.simplefilter("ignore")
+                    with torch.random.fork_rng(devices=[]):
+                        fn(*args, **kwargs)
+            except CheckFailed as e:
+                raise CheckFailed(f"{grade_id}: {e}") from None
+            except CheckUngradable as e:
+                # The grader turns this into "needs manual grading": no points awarded or removed silently.
+                line = f"UNGRADABLE {grade_id}"
+                if _KEY:
+                    line += f" [a3:{pass_token('ungradable:' + grade_id, _KEY)}]"
+                pristine.print(f"{line}: {e}")
+                raise CheckFailed(f"{grade_id}: not graded automatically: {e}") from None
+            except Exception as e:  # student code crashed inside the check
+                raise CheckFailed(f"{grade_id}: your code raised {_one_line(e)}") from None
+            line = f"PASSED {grade_id}"
+            if _KEY:
+                line += f" [a3:{pass_token(grade_id, _KEY)}]"
+            pristine.print(line)
+
+        wrapper.check_id = grade_id
+        wrapper.unwrapped = fn
+        return wrapper
+
+    return decorate
+
+
+def seeded_generator(seed=0):
+    """A CPU torch.Generator with a fixed seed, so check inputs never depend on the student's RNG use."""
+    g = torch.Generator()
+    g.manual_seed(seed)
+    return g
+
+
+def finite(x):
+    """True when every entry of tensor x is finite."""
+    return pristine.tensor_item(pristine.isfinite(x).all()) is True
+
+
+__all__ = [
+    "CheckFailed", "CheckUngradable", "check", "expect", "expect_tensor", "expect_close", "max_abs_diff",
+    "require_notebook_defined", "seeded_generator", "pristine", "pass_token", "is_tensor",
+    "fmt_shape", "finite", "math",
+]
