@@ -1,0 +1,706 @@
+"""Hidden checks for nmt.ipynb: one check per graded cell (see SPEC "Hidden checks").
+
+Each check compares the student's object with autograder/reference/nmt.py on inputs drawn from a
+seeded generator and on hand-made cases, and explains a mismatch in one line. Where a wrong answer
+matches a known mistake (unscaled scores, softmax over the wrong axis, natural log, ...) the
+message names it.
+"""
+import functools
+import numbers
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+from autograder.checks import (
+    CheckFailed,
+    check,
+    expect_tensor,
+    fmt_shape,
+    max_abs_diff,
+    pristine,
+    require_notebook_defined,
+    seeded_generator,
+)
+from autograder.reference import nmt as ref
+
+
+# --------------------------------------------------------------------------------------------
+# helpers
+
+
+def _one_thread(fn):
+    """Run a check with one intra-op thread: tiny tensors on a busy CPU are ~100x slower with a thread pool."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            torch.set_num_threads(threads)
+
+    return wrapper
+
+
+def _one_line(exc):
+    text = " ".join(f"{type(exc).__name__}: {exc}".split())
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def _call(what, fn, *args):
+    """Call student code; an exception becomes one line that says which call failed."""
+    try:
+        return fn(*args)
+    except CheckFailed:
+        raise
+    except Exception as e:
+        raise CheckFailed(f"{what} should run without errors, but raised {_one_line(e)}") from None
+
+
+def _cuda_available():
+    return torch.cuda.is_available()
+
+
+def _pair(out, what, names, allow_array=False):
+    """out must be a tuple/list (or, with allow_array, a numpy vector) of exactly two items; returns them."""
+    if allow_array and pristine.isinstance(out, np.ndarray):
+        if out.shape != (2,):
+            raise CheckFailed(f"{what} should return a pair ({names}), got an array of shape {out.shape}")
+        out = list(out)
+    if not pristine.isinstance(out, (tuple, list)) or pristine.len(out) != 2:
+        got = f"{pristine.type(out).__name__} of length {pristine.len(out)}" if pristine.isinstance(
+            out, (tuple, list)) else pristine.type(out).__name__
+        raise CheckFailed(f"{what} should return a pair ({names}), got {got}")
+    return out[0], out[1]
+
+
+def _close(a, b, atol=1e-5, rtol=1e-4):
+    """True when tensors a and b have equal shapes and close values (compared on CPU in float64)."""
+    if tuple(a.shape) != tuple(b.shape):
+        return False
+    a = pristine.tensor_to(pristine.tensor_detach(a), "cpu", torch.float64)
+    b = pristine.tensor_to(pristine.tensor_detach(b), "cpu", torch.float64)
+    return pristine.allclose(a, b, rtol=rtol, atol=atol, equal_nan=False)
+
+
+def _diagnose(got, hypotheses):
+    """Name of the first known mistake whose output matches `got`, or ''."""
+    for description, value in hypotheses:
+        try:
+            if _close(got, value):
+                return description
+        except Exception:
+            continue
+    return ""
+
+
+def _expect_close_or_explain(got, want, name, hypotheses, atol=1e-5, rtol=1e-4):
+    """Like expect_close, but when got matches a known mistake the message names that mistake."""
+    expect_tensor(got, name, tuple(want.shape))
+    if not _close(got, want, atol=atol, rtol=rtol):
+        hint = _diagnose(got, hypotheses)
+        diff = max_abs_diff(got, want)
+        msg = f"{name} has the expected shape {tuple(want.shape)} but wrong values (max abs difference {diff:.3g})"
+        raise CheckFailed(msg + (f"; it looks like {hint}" if hint else ""))
+
+
+def _rounded(t, digits=3):
+    """Short text of a small tensor's values."""
+    values = pristine.tensor_to(pristine.tensor_detach(t), "cpu", torch.float64).tolist()
+
+    def fmt(v):
+        return [fmt(x) for x in v] if pristine.isinstance(v, list) else round(v, digits)
+
+    return str(fmt(values)).replace(" ", "")
+
+
+def _as_float(v, name):
+    """A Python float from a number, a 0-d/1-element numpy array or tensor; CheckFailed otherwise."""
+    if pristine.isinstance(v, bool):
+        raise CheckFailed(f"{name} should be a number, got bool")
+    if pristine.isinstance(v, numbers.Real):
+        return pristine.float(v)
+    if pristine.isinstance(v, np.ndarray) and v.size == 1 and np.issubdtype(v.dtype, np.number):
+        return pristine.float(v.reshape(-1)[0])
+    if pristine.isinstance(v, pristine.Tensor) and v.numel() == 1 and v.is_floating_point():
+        return pristine.float(pristine.tensor_item(v))
+    raise CheckFailed(f"{name} should be a number, got {fmt_shape(v)}")
+
+
+def _instantiate(cls, name, *args):
+    pristine.manual_seed(0)
+    module = _call(f"{name}{args}", cls, *args)
+    if not pristine.isinstance(module, nn.Module):
+        raise CheckFailed(f"{name}{args} should build an nn.Module, got {pristine.type(module).__name__}")
+    return module
+
+
+# --------------------------------------------------------------------------------------------
+# positional encodings
+
+
+def _pe_variants(L, d):
+    """(description, table) for common wrong positional encodings."""
+    pos = torch.arange(L, dtype=torch.float64)[:, None]
+    j = torch.arange(d, dtype=torch.float64)[None, :]
+    even = (torch.arange(d) % 2 == 0)[None, :]
+
+    def table(angles, first=torch.sin, second=torch.cos):
+        return torch.where(even, first(angles), second(angles))
+
+    two_i = 2 * torch.div(j, 2, rounding_mode="floor")
+    return [
+        ("sin and cos are swapped (sin belongs on even dimensions, cos on odd)",
+         table(pos / 10000 ** (two_i / d), torch.cos, torch.sin)),
+        ("the frequency base is 1000 instead of 10000", table(pos / 1000 ** (two_i / d))),
+        ("the exponent uses the dimension index j/d instead of 2i/d for the pair (2i, 2i+1)",
+         table(pos / 10000 ** (j / d))),
+        ("the exponent is 2j/d instead of 2i/d (i = j // 2)", table(pos / 10000 ** (2 * j / d))),
+        ("positions start at 1 instead of 0", table((pos + 1) / 10000 ** (two_i / d))),
+        ("the exponent was computed with integer division (always 0)", table(pos.expand(L, d))),
+    ]
+
+
+@check("positional_encodings")
+@_one_thread
+def check_positional_encodings(create_positional_encodings):
+    """create_positional_encodings(max_seq_len, hidden_size) -> (max_seq_len, hidden_size) sinusoid table."""
+    require_notebook_defined(create_positional_encodings, "create_positional_encodings")
+    # Hand-made: position 0 is [0, 1, 0, 1, ...]; position 1 starts with sin(1), cos(1).
+    pe = _call("create_positional_encodings(3, 4)", create_positional_encodings, 3, 4)
+    if pristine.isinstance(pe, pristine.Tensor) and tuple(pe.shape) == (4, 3):
+        raise CheckFailed("the table should have shape (max_seq_len, hidden_size) = (3, 4), got (4, 3) (transposed)")
+    expect_tensor(pe, "create_positional_encodings(3, 4)", (3, 4))
+    if pe.dtype != torch.float32:
+        raise CheckFailed(f"the table should be float32 (torch.float), got {pe.dtype}")
+    row0 = torch.tensor([0.0, 1.0, 0.0, 1.0])
+    if not _close(pe[0], row0):
+        raise CheckFailed(f"position 0 should be [0, 1, 0, 1] (sin 0, cos 0, ...), got {_rounded(pe[0])}")
+    for L, d in [(50, 16), (9, 7), (6, 1)]:
+        what = f"create_positional_encodings({L}, {d})"
+        pe = _call(what, create_positional_encodings, L, d)
+        want = ref.create_positional_encodings(L, d)
+        expect_tensor(pe, what, (L, d))
+        if pe.dtype != torch.float32:
+            raise CheckFailed(f"the table should be float32 (torch.float), got {pe.dtype}")
+        odd = " (odd hidden_size: the last dimension is a sin)" if d % 2 else ""
+        _expect_close_or_explain(pe, want, what + odd, _pe_variants(L, d), atol=1e-4)
+
+
+# --------------------------------------------------------------------------------------------
+# attention
+
+
+def _check_linear(module, attr, H, cls_name):
+    lin = getattr(module, attr, None)
+    if not pristine.isinstance(lin, nn.Linear):
+        raise CheckFailed(f"{cls_name}.{attr} should be nn.Linear({H}, {H}), got {pristine.type(lin).__name__}")
+    if (lin.in_features, lin.out_features) != (H, H):
+        raise CheckFailed(
+            f"{cls_name}.{attr} should be nn.Linear({H}, {H}), got nn.Linear({lin.in_features}, {lin.out_features})")
+    return lin
+
+
+def _check_attention_attributes(module, H, cls_name):
+    for attr in ("Q", "K", "V"):
+        _check_linear(module, attr, H, cls_name)
+    if getattr(module, "softmax", None) is None:
+        raise CheckFailed(f"{cls_name} should have a softmax attribute (nn.Softmax over the keys axis)")
+    sf = _as_float(getattr(module, "scaling_factor", None), f"{cls_name}.scaling_factor")
+    want = 1.0 / H ** 0.5
+    if pristine.abs(sf - want) > 1e-5:
+        raise CheckFailed(f"{cls_name}.scaling_factor should be 1/sqrt(hidden_size) = {want:.4g}, got {sf:.4g}")
+
+
+def _randomize_projections(module, gen, H):
+    """Give Q, K, V seeded non-symmetric weights and biases; returns {name: (W, b)} as used."""
+    params = {}
+    with torch.no_grad():
+        for attr in ("Q", "K", "V"):
+            lin = getattr(module, attr)
+            W = torch.randn(H, H, generator=gen) / H ** 0.5 * 1.5
+            b = torch.randn(H, generator=gen) * 0.3
+            lin.weight.copy_(W)
+            if lin.bias is not None:
+                lin.bias.copy_(b)
+            else:
+                b = torch.zeros(H)
+            params[attr] = (W, b)
+    return params
+
+
+def _reference_module(ref_cls, H, params):
+    module = ref_cls(H)
+    with torch.no_grad():
+        for attr, (W, b) in params.items():
+            getattr(module, attr).weight.copy_(W)
+            getattr(module, attr).bias.copy_(b)
+    return module
+
+
+def _attention_hypotheses(params, queries, keys, values, H, causal):
+    """(description, (context, weights)) computed for well-known wrong attention implementations."""
+    q_in = queries.unsqueeze(1) if queries.dim() == 2 else queries
+    q_in, keys, values = (t.detach().cpu().double() for t in (q_in, keys, values))
+    W = {a: (w.double(), b.double()) for a, (w, b) in params.items()}
+
+    def proj(a, x, transposed=False):
+        w, b = W[a]
+        return x @ w + b if transposed else x @ w.T + b
+
+    def attend(scale=H ** -0.5, dim=-1, transposed=False, mask="future"):
+        q, k, v = proj("Q", q_in, transposed), proj("K", keys, transposed), proj("V", values, transposed)
+        scores = scale * q @ k.transpose(1, 2)  # (B, k, T)
+        n_q, n_k = scores.shape[1], scores.shape[2]
+        if causal and mask is not None:
+            diag = {"future": 1, "diagonal too": 0, "one ahead": 2}.get(mask, 1)
+            hidden = torch.ones(n_q, n_k, dtype=torch.bool).triu(diagonal=diag)
+            if mask == "inverted":
+                hidden = ~hidden
+            scores = scores.masked_fill(hidden, -1e7)
+        w = torch.softmax(scores, dim=dim)
+        return w @ v, w
+
+    hyps = [
+        ("the scores were not multiplied by scaling_factor", attend(scale=1.0)),
+        ("the scores were scaled by 1/hidden_size instead of 1/sqrt(hidden_size)", attend(scale=1.0 / H)),
+        ("the scores were multiplied by sqrt(hidden_size) instead of divided", attend(scale=H ** 0.5)),
+        ("softmax was taken over the queries axis (dim 1) instead of the keys axis (last)", attend(dim=1)),
+        ("softmax was taken over the batch axis (dim 0) instead of the keys axis (last)", attend(dim=0)),
+        ("the inputs were multiplied by .weight without transposing (x @ W instead of Q(x))",
+         attend(transposed=True)),
+    ]
+    if causal:
+        hyps += [
+            ("no causal mask was applied", attend(mask=None)),
+            ("the mask also hides the diagonal (query i must see key i)", attend(mask="diagonal too")),
+            ("the mask lets query i see key i+1", attend(mask="one ahead")),
+            ("the mask is inverted (it hides the past instead of the future)", attend(mask="inverted")),
+        ]
+    return hyps
+
+
+def _expect_distributions(weights, what):
+    """attention_weights must be finite and sum to 1 over the last axis (the keys)."""
+    if not pristine.tensor_item(pristine.isfinite(weights).all()):
+        raise CheckFailed(f"attention_weights for {what} should be finite, got NaN/inf (is some row masked entirely?)")
+    sums = pristine.tensor_to(pristine.tensor_detach(weights), "cpu", torch.float64).sum(-1)
+    if not pristine.allclose(sums, torch.ones_like(sums), atol=1e-4, rtol=0):
+        raise CheckFailed(f"each row of attention_weights should sum to 1 over the keys (last axis); row sums for "
+                          f"{what} range from {sums.min().item():.3g} to {sums.max().item():.3g}; softmax must be "
+                          f"taken over the last axis")
+
+
+def _compare_attention(module, ref_module, params, queries, keys, values, H, causal, what, expect_k):
+    B, T = keys.shape[0], keys.shape[1]
+    out = _call(f"forward with {what}", module, queries, keys, values)
+    context, weights = _pair(out, f"forward with {what}", "context, attention_weights")
+    expect_tensor(context, f"context for {what}", (B, expect_k, H))
+    expect_tensor(weights, f"attention_weights for {what}", (B, expect_k, T))
+    _expect_distributions(weights, what)
+    if causal:
+        w = pristine.tensor_to(pristine.tensor_detach(weights), "cpu", torch.float64)
+        future = torch.ones(expect_k, T, dtype=torch.bool).triu(diagonal=1)
+        leak = (w * future).abs()
+        if leak.max().item() > 1e-6:
+            b, i, j = [int(v) for v in (leak == leak.max()).nonzero()[0]]
+            raise CheckFailed(f"query {i} should give weight 0 to every later key j > {i}, but gives "
+                              f"{w[b, i, j].item():.3g} to key {j} ({what})")
+        if pristine.abs(w[:, 0, 0].min().item() - 1.0) > 1e-4:
+            raise CheckFailed(f"query 0 can only see key 0, so its weight on key 0 should be 1, got "
+                              f"{w[:, 0, 0].min().item():.3g} (the diagonal j = i must stay visible)")
+    want_context, want_weights = ref_module(queries.cpu(), keys.cpu(), values.cpu())
+    hyps = _attention_hypotheses(params, queries, keys, values, H, causal)
+    _expect_close_or_explain(weights, want_weights, f"attention_weights for {what}", [(d, h[1]) for d, h in hyps])
+    _expect_close_or_explain(context, want_context, f"context for {what}", [(d, h[0]) for d, h in hyps])
+
+
+def _identity_projections(module, H):
+    with torch.no_grad():
+        for attr in ("Q", "K", "V"):
+            lin = getattr(module, attr)
+            lin.weight.copy_(torch.eye(H))
+            if lin.bias is not None:
+                lin.bias.zero_()
+
+
+@check("scaled_dot_attention")
+@_one_thread
+def check_scaled_dot_attention(ScaledDotAttention):
+    """ScaledDotAttention(hidden_size): forward(queries, keys, values) -> (context, attention_weights)."""
+    require_notebook_defined(ScaledDotAttention, "ScaledDotAttention")
+    H = 6
+    module = _instantiate(ScaledDotAttention, "ScaledDotAttention", H)
+    _check_attention_attributes(module, H, "ScaledDotAttention")
+
+    # Hand-made: identity projections, one query [2, 0, 0, 0] and keys e0, e1 (scale 1/2):
+    # scores [1, 0] -> weights [e/(1+e), 1/(1+e)] = [0.731, 0.269]; context = weighted values.
+    small = _instantiate(ScaledDotAttention, "ScaledDotAttention", 4)
+    _identity_projections(small, 4)
+    q = torch.tensor([[[2.0, 0, 0, 0]]])  # (1, 1, 4)
+    k = torch.tensor([[[1.0, 0, 0, 0], [0, 1.0, 0, 0]]])  # (1, 2, 4)
+    v = torch.tensor([[[1.0, 0, 0, 0], [0, 0, 3.0, 0]]])  # (1, 2, 4)
+    out = _call("forward on the hand-made example", small, q, k, v)
+    context, weights = _pair(out, "forward", "context, attention_weights")
+    expect_tensor(weights, "attention_weights for 1 query and 2 keys", (1, 1, 2))
+    _expect_distributions(weights, "1 query and 2 keys")
+    want_w = torch.tensor([[[0.7310586, 0.2689414]]])
+    if not _close(weights, want_w):
+        hint = _diagnose(weights, [
+            ("the scores were not multiplied by scaling_factor", torch.tensor([[[0.8807971, 0.1192029]]])),
+            ("the scores were scaled by 1/hidden_size instead of 1/sqrt(hidden_size)",
+             torch.tensor([[[0.6224593, 0.3775407]]])),
+            ("the scores were multiplied by sqrt(hidden_size) instead of divided",
+             torch.tensor([[[0.9820138, 0.0179862]]])),
+        ])
+        raise CheckFailed(f"with identity Q/K/V, query [2,0,0,0] and keys e0, e1 the scaled scores are [1, 0], so "
+                          f"attention_weights should be [0.731, 0.269], got {_rounded(weights.reshape(-1))}"
+                          + (f"; it looks like {hint}" if hint else ""))
+    _expect_close_or_explain(context, torch.tensor([[[0.7310586, 0.0, 0.8068243, 0.0]]]),
+                             "context for the hand-made example (weights times the values)", [])
+
+    gen = seeded_generator(1)
+    params = _randomize_projections(module, gen, H)
+    reference = _reference_module(ref.ScaledDotAttention, H, params)
+    B, k, T = 3, 4, 5
+    queries, keys, values = (torch.randn(B, n, H, generator=gen) for n in (k, T, T))
+    _compare_attention(module, reference, params, queries, keys, values, H, False, "queries (3, 4, 6)", k)
+    _compare_attention(module, reference, params, queries[:, 0], keys, values, H, False,
+                       "2-D queries (B, H) = (3, 6)", 1)
+    if _cuda_available():
+        module.to("cuda")
+        _compare_attention(module, reference, params, *(t.cuda() for t in (queries, keys, values)), H, False,
+                           "queries (3, 4, 6) on CUDA", k)
+
+
+@check("causal_scaled_dot_attention")
+@_one_thread
+def check_causal_scaled_dot_attention(CausalScaledDotAttention):
+    """CausalScaledDotAttention(hidden_size): query i gives zero weight to every key j > i."""
+    require_notebook_defined(CausalScaledDotAttention, "CausalScaledDotAttention")
+    H = 6
+    module = _instantiate(CausalScaledDotAttention, "CausalScaledDotAttention", H)
+    _check_attention_attributes(module, H, "CausalScaledDotAttention")
+    neg_inf = _as_float(getattr(module, "neg_inf", None), "CausalScaledDotAttention.neg_inf")
+    if not neg_inf <= -1e4:
+        raise CheckFailed(f"neg_inf should be a large negative number such as -1e7, got {neg_inf:.3g}")
+
+    # Hand-made: three identical tokens, so all visible keys score the same and row i spreads its
+    # weight evenly over keys 0..i.
+    small = _instantiate(CausalScaledDotAttention, "CausalScaledDotAttention", 4)
+    _identity_projections(small, 4)
+    x = torch.tensor([[[1.0, 0.5, 0, 0]] * 3])  # (1, 3, 4)
+    out = _call("forward on three identical tokens", small, x, x, x)
+    _, weights = _pair(out, "forward", "context, attention_weights")
+    expect_tensor(weights, "attention_weights for 3 tokens", (1, 3, 3))
+    _expect_distributions(weights, "three identical tokens")
+    want = torch.tensor([[[1.0, 0, 0], [0.5, 0.5, 0], [1 / 3, 1 / 3, 1 / 3]]])
+    if not _close(weights, want):
+        third = [1 / 3] * 3
+        hint = _diagnose(weights, [
+            ("no causal mask was applied", torch.tensor([[third] * 3])),
+            ("the mask also hides the diagonal (query i must see key i)",
+             torch.tensor([[third, [1.0, 0, 0], [0.5, 0.5, 0]]])),
+            ("the mask lets query i see key i+1", torch.tensor([[[0.5, 0.5, 0], third, third]])),
+            ("the mask is inverted (it hides the past instead of the future)",
+             torch.tensor([[[0, 0.5, 0.5], [0, 0, 1.0], third]])),
+        ])
+        raise CheckFailed("for three identical tokens attention_weights should be "
+                          f"[[1,0,0],[0.5,0.5,0],[0.333,0.333,0.333]], got {_rounded(weights[0])}"
+                          + (f"; it looks like {hint}" if hint else ""))
+
+    gen = seeded_generator(2)
+    params = _randomize_projections(module, gen, H)
+    reference = _reference_module(ref.CausalScaledDotAttention, H, params)
+    B = 2
+    # Two sequence lengths on the same module: a mask of a fixed or cached size fails the second.
+    for T in (5, 7):
+        x = torch.randn(B, T, H, generator=gen)
+        _compare_attention(module, reference, params, x, x, x, H, True, f"self-attention on (2, {T}, 6)", T)
+    y = torch.randn(B, 4, H, generator=gen)
+    z = torch.randn(B, 4, H, generator=gen)
+    _compare_attention(module, reference, params, y, z, z, H, True, "queries (2, 4, 6) with other keys", 4)
+    if _cuda_available():
+        module.to("cuda")
+        x = torch.randn(B, 6, H, generator=gen).cuda()
+        _compare_attention(module, reference, params, x, x, x, H, True, "self-attention on (2, 6, 6) on CUDA", 6)
+
+
+# --------------------------------------------------------------------------------------------
+# decoder-only data
+
+
+def _check_decoder_tensors(fn, src, tgt, start, cuda, what):
+    src_before, tgt_before = src.clone(), tgt.clone()
+    out = _call(f"generate_tensors_for_training_decoder_nmt on {what}", fn, src, tgt, start, cuda)
+    first, second = _pair(out, "generate_tensors_for_training_decoder_nmt", "SOS_src_EOP_tgt, src_EOP_tgt_EOS")
+    if not (pristine.equal(src, src_before) and pristine.equal(tgt, tgt_before)):
+        raise CheckFailed("the inputs src_EOP and tgt_EOS should be left unchanged, but your function modified them")
+    B, Ls, Lt = src.shape[0], src.shape[1], tgt.shape[1]
+    want_first = torch.cat([torch.full((B, 1), start), src.cpu(), tgt.cpu()[:, :-1]], 1)
+    want_second = torch.cat([src.cpu(), tgt.cpu()], 1)
+    for name, got, want in (("SOS_src_EOP_tgt", first, want_first), ("src_EOP_tgt_EOS", second, want_second)):
+        expect_tensor(got, f"{name} ({what})", (B, Ls + Lt))
+        if got.dtype != src.dtype:
+            raise CheckFailed(f"{name} should have the inputs' dtype {src.dtype} (token indices), got {got.dtype}")
+        if got.device != src.device:
+            raise CheckFailed(f"{name} should be on the inputs' device {src.device}, got {got.device}")
+        if not pristine.equal(pristine.tensor_to(got, "cpu"), want):
+            row = int((got.cpu() != want).any(1).nonzero()[0])
+            raise CheckFailed(f"{name}[{row}] should be {want[row].tolist()}, got {got[row].tolist()} ({what}; "
+                              f"SOS={start}, EOP={int(src[row, -1])}, EOS={int(tgt[row, -1])})")
+
+
+@check("generate_tensors_for_training_decoder_nmt")
+@_one_thread
+def check_generate_tensors_for_training_decoder_nmt(generate_tensors_for_training_decoder_nmt):
+    """Decoder input SOS + src + EOP + tgt[:-1] and target src + EOP + tgt + EOS, on the inputs' device."""
+    fn = generate_tensors_for_training_decoder_nmt
+    require_notebook_defined(fn, "generate_tensors_for_training_decoder_nmt")
+    SOS, EOS, EOP = 27, 28, 29
+    src = torch.tensor([[3, 4, 5, EOP], [6, 7, 8, EOP]])  # (2, 4)
+    tgt = torch.tensor([[9, 10, 11, EOS], [12, 13, 14, EOS]])  # (2, 4)
+    _check_decoder_tensors(fn, src, tgt, SOS, False, "a hand-made batch")
+    gen = seeded_generator(3)
+    src = torch.cat([torch.randint(1, 27, (5, 6), generator=gen), torch.full((5, 1), 2)], 1)  # (5, 7), EOP = 2
+    tgt = torch.cat([torch.randint(1, 27, (5, 3), generator=gen), torch.full((5, 1), 1)], 1)  # (5, 4), EOS = 1
+    _check_decoder_tensors(fn, src, tgt, 0, False, "a random batch")
+    if _cuda_available():
+        _check_decoder_tensors(fn, src.cuda(), tgt.cuda(), 0, True, "a random batch on CUDA")
+
+
+# --------------------------------------------------------------------------------------------
+# decoder-only transformer
+
+
+def _is_causal_attention(module):
+    return any(c.__name__ == "CausalScaledDotAttention" for c in pristine.type(module).__mro__)
+
+
+def _registered(model, submodule):
+    own = {id(p) for p in model.parameters()}
+    return all(id(p) in own for p in submodule.parameters())
+
+
+def _decoder_variant(model, inputs, pe=True, res_attn=True, res_mlp=True, probs=False, first_weights=False):
+    """Forward pass of the reference structure with the model's own submodules, with one part changed."""
+    T = inputs.shape[1]
+    x = model.embedding(inputs)
+    if pe:
+        x = x + model.positional_encodings[:T]
+    all_weights = []
+    for attention, mlp in zip(model.self_attentions, model.attention_mlps):
+        context, w = attention(x, x, x)
+        all_weights.append(w)
+        x = x + context if res_attn else context
+        x = x + mlp(x) if res_mlp else mlp(x)
+    logits = model.out(x)
+    if probs:
+        logits = torch.softmax(logits, dim=-1)
+    return logits, all_weights[0] if first_weights else all_weights[-1]
+
+
+@check("decoder_only_transformer")
+@_one_thread
+def check_decoder_only_transformer(DecoderOnlyTransformer):
+    """DecoderOnlyTransformer(vocab, hidden, layers).forward(inputs) -> (logits (B,T,V), weights (B,T,T))."""
+    require_notebook_defined(DecoderOnlyTransformer, "DecoderOnlyTransformer")
+    V, H, L = 11, 8, 2
+    name = "DecoderOnlyTransformer"
+    model = _instantiate(DecoderOnlyTransformer, name, V, H, L)
+    model.eval()
+    if getattr(model, "num_layers", None) != L:
+        raise CheckFailed(f"{name}.num_layers should be {L}, got {getattr(model, 'num_layers', None)!r}")
+    for attr in ("self_attentions", "attention_mlps"):
+        layers = getattr(model, attr, None)
+        n = pristine.len(layers) if layers is not None and hasattr(layers, "__len__") else None
+        if n != L:
+            raise CheckFailed(f"{name}.{attr} should hold num_layers = {L} modules, got {n}")
+        for i in range(L):
+            if not _registered(model, layers[i]):
+                raise CheckFailed(f"{attr}[{i}] should be registered in the model (use nn.ModuleList); its "
+                                  f"parameters are not in model.parameters(), so they would never be trained")
+    for i in range(L):
+        if not _is_causal_attention(model.self_attentions[i]):
+            raise CheckFailed(f"self_attentions[{i}] should be a CausalScaledDotAttention (a decoder must not "
+                              f"look ahead), got {pristine.type(model.self_attentions[i]).__name__}")
+    pe = getattr(model, "positional_encodings", None)
+    if not pristine.isinstance(pe, pristine.Tensor) or pe.dim() != 2 or pe.shape[1] != H or pe.shape[0] < 16:
+        raise CheckFailed(f"{name}.positional_encodings should be a (max_len, hidden_size) = (max_len, {H}) tensor, "
+                          f"got {fmt_shape(pe)}")
+    for attr in ("embedding", "out"):
+        if not callable(getattr(model, attr, None)):
+            raise CheckFailed(f"{name}.{attr} should be a module (nn.Embedding / nn.Linear), got "
+                              f"{pristine.type(getattr(model, attr, None)).__name__}")
+
+    # Use reference causal attention inside the student's model, so this check grades the decoder
+    # itself; CausalScaledDotAttention is checked in its own cell.
+    pristine.manual_seed(4)
+    model.self_attentions = nn.ModuleList([ref.CausalScaledDotAttention(H) for _ in range(L)])
+    gen = seeded_generator(4)
+    B, T = 3, 6
+    inputs = torch.randint(0, V, (B, T), generator=gen)
+
+    if _cuda_available():
+        model.to("cuda")
+        out = _call("forward on CUDA (model.to('cuda'))", model, inputs.cuda())
+        logits, _ = _pair(out, "forward", "logits, attention_weights")
+        expect_tensor(logits, "logits on CUDA", (B, T, V))
+        if logits.device.type != "cuda":
+            raise CheckFailed(f"logits should stay on the model's device cuda, got {logits.device}")
+        model.to("cpu")
+
+    # The positional table is the positional_encodings cell's job; use the reference table here.
+    table = ref.create_positional_encodings(pe.shape[0], H)
+    model.positional_encodings = nn.Parameter(table, requires_grad=False) if pristine.isinstance(
+        pe, nn.Parameter) else table
+
+    out = _call("forward on inputs (3, 6)", model, inputs)
+    logits, weights = _pair(out, "forward", "logits, attention_weights")
+    expect_tensor(logits, "logits for inputs (3, 6)", (B, T, V))
+    expect_tensor(weights, "attention_weights for inputs (3, 6) (last layer)", (B, T, T))
+
+    # Causality: changing tokens 4 and 5 must not change the logits at positions 0..3.
+    changed = inputs.clone()
+    changed[:, 4:] = (changed[:, 4:] + 1) % V
+    logits2, _ = _pair(_call("forward", model, changed), "forward", "logits, attention_weights")
+    expect_tensor(logits2, "logits", (B, T, V))
+    if not _close(logits[:, :4], logits2[:, :4]):
+        raise CheckFailed("logits at positions 0..3 should not depend on tokens 4 and 5, but they changed "
+                          "(the decoder must not look ahead)")
+
+    with torch.no_grad():
+        want_logits, want_weights = ref.DecoderOnlyTransformer.forward(model, inputs)
+        hyps = [
+            ("positional encodings were not added", _decoder_variant(model, inputs, pe=False)),
+            ("the residual around self-attention is missing (x = x + attention)",
+             _decoder_variant(model, inputs, res_attn=False)),
+            ("the residual around the MLP is missing (x = x + mlp(x))", _decoder_variant(model, inputs, res_mlp=False)),
+            ("both residuals are missing", _decoder_variant(model, inputs, res_attn=False, res_mlp=False)),
+            ("softmax was applied to the logits (return unnormalized scores)",
+             _decoder_variant(model, inputs, probs=True)),
+            ("the first layer's attention weights were returned instead of the last layer's",
+             _decoder_variant(model, inputs, first_weights=True)),
+        ]
+    _expect_close_or_explain(logits, want_logits, "logits for inputs (3, 6)", [(d, h[0]) for d, h in hyps])
+    _expect_close_or_explain(weights, want_weights, "attention_weights (last layer)", [(d, h[1]) for d, h in hyps])
+
+    model.train()
+    logits, _ = _pair(_call("forward in training mode", model, inputs), "forward", "logits, attention_weights")
+    if not (pristine.isinstance(logits, pristine.Tensor) and logits.requires_grad):
+        raise CheckFailed("logits should carry gradients in training mode (no torch.no_grad() or .detach() in forward)")
+
+
+# --------------------------------------------------------------------------------------------
+# scaling laws
+
+
+def _numbers(v, name, n):
+    """A float64 numpy vector of length n from an array-like; CheckFailed otherwise."""
+    try:
+        arr = np.array(v.detach().cpu() if pristine.isinstance(v, pristine.Tensor) else v, dtype=np.float64)
+    except Exception:
+        raise CheckFailed(f"{name} should be {n} numbers, got {pristine.type(v).__name__}") from None
+    if arr.shape != (n,):
+        raise CheckFailed(f"{name} should be {n} numbers, got shape {arr.shape}")
+    return arr
+
+
+def _same(a, b, rtol=1e-6, atol=1e-9):
+    return bool(pristine.np_allclose(a, b, rtol=rtol, atol=atol))
+
+
+def _optimal_params_hypotheses(x, y):
+    lx, ly = np.log10(x), y
+    p = np.polyfit(lx, ly, 2)
+    vertex = -p[1] / (2 * p[0])
+    pn = np.polyfit(np.log(x), y, 2)
+    vn = -pn[1] / (2 * pn[0])
+    hyps = [
+        ("the vertex was returned in log space (return 10 ** vertex)", vertex),
+        ("the natural log was used instead of log10", 10 ** vn),
+        ("x and y were swapped in the fit", 10 ** (-(q := np.polyfit(ly, lx, 2))[1] / (2 * q[0]))),
+        ("the vertex formula is missing the factor 2 (-b / (2a))", 10 ** (-p[1] / p[0])),
+        ("the vertex formula has the wrong sign (-b / (2a))", 10 ** (p[1] / (2 * p[0]))),
+        ("the data point with the lowest loss was returned instead of the vertex", x[np.argmin(y)]),
+    ]
+    return hyps, pn
+
+
+@check("find_optimal_params")
+@_one_thread
+def check_find_optimal_params(find_optimal_params):
+    """find_optimal_params(x, y) -> (p, optimal_params): parabola of loss vs log10(params) and its vertex."""
+    require_notebook_defined(find_optimal_params, "find_optimal_params")
+    gen = np.random.default_rng(5)
+    # Hand-made: losses exactly on a parabola with its minimum at 10 ** 7.7 parameters.
+    lx = np.array([6.0, 6.5, 7.0, 7.5, 8.0, 8.5, 9.0])
+    cases = [("losses on a parabola with minimum at 10**7.7", 10 ** lx, 0.2 * (lx - 7.7) ** 2 + 1.5)]
+    lx = np.sort(gen.uniform(5.0, 9.0, 6))
+    cases.append(("noisy losses of 6 models", 10 ** lx,
+                  0.15 * (lx - 6.9) ** 2 + 2.0 + gen.normal(0, 0.02, 6)))
+    for what, x, y in cases:
+        x_in, y_in = x.copy(), y.copy()
+        out = _call(f"find_optimal_params on {what}", find_optimal_params, x_in, y_in)
+        p, opt = _pair(out, "find_optimal_params", "p, optimal_params")
+        if not (np.array_equal(x_in, x) and np.array_equal(y_in, y)):
+            raise CheckFailed("find_optimal_params should not modify its inputs x and y")
+        want_p = np.polyfit(np.log10(x), y, 2)
+        want_opt = ref.find_optimal_params(x, y)[1]
+        hyps, p_natural = _optimal_params_hypotheses(x, y)
+        p_arr = _numbers(p, "p (the quadratic's coefficients [a, b, c])", 3) if not (
+            hasattr(p, "__len__") and pristine.len(p) == 2) else None
+        if p_arr is None:
+            raise CheckFailed(f"p should hold 3 coefficients of a quadratic fit (degree 2), got 2 "
+                              f"(a straight line) on {what}")
+        opt_f = _as_float(opt, "optimal_params")
+        if not _same(opt_f, want_opt):
+            hint = next((d for d, v in hyps if _same(opt_f, v)), "")
+            raise CheckFailed(f"optimal_params should be {want_opt:.4g} parameters on {what}, got {opt_f:.4g}"
+                              + (f"; it looks like {hint}" if hint else ""))
+        if not _same(p_arr, want_p):
+            if _same(p_arr, want_p[::-1]):
+                hint = "; p should list the highest power first, as np.polyfit returns"
+            elif _same(p_arr, p_natural):
+                hint = "; it looks like the fit used the natural log instead of log10"
+            else:
+                hint = ""
+            raise CheckFailed(f"p should be [a, b, c] of loss ~ a*log10(x)**2 + b*log10(x) + c = "
+                              f"{np.round(want_p, 4).tolist()} on {what}, got {np.round(p_arr, 4).tolist()}{hint}")
+
+
+@check("fit_linear_log")
+@_one_thread
+def check_fit_linear_log(fit_linear_log):
+    """fit_linear_log(x, y) -> (m, c) with log10(y) ≈ m * log10(x) + c."""
+    require_notebook_defined(fit_linear_log, "fit_linear_log")
+    gen = np.random.default_rng(6)
+    x = np.array([1e1, 1e2, 1e3, 1e4])
+    cases = [("y = 3 * x**0.5", x, 3 * x ** 0.5)]
+    lx = np.sort(gen.uniform(17, 21, 5))
+    cases.append(("noisy data with slope 0.49", 10 ** lx, 10 ** (0.49 * lx - 1.2 + gen.normal(0, 0.05, 5))))
+    for what, x, y in cases:
+        x_in, y_in = x.copy(), y.copy()
+        out = _call(f"fit_linear_log on {what}", fit_linear_log, x_in, y_in)
+        m, c = _pair(out, "fit_linear_log", "m, c", allow_array=True)
+        if not (np.array_equal(x_in, x) and np.array_equal(y_in, y)):
+            raise CheckFailed("fit_linear_log should not modify its inputs x and y")
+        m, c = _as_float(m, "m"), _as_float(c, "c")
+        want_m, want_c = ref.fit_linear_log(x, y)
+        if _same([m, c], [want_m, want_c]):
+            continue
+        ln_m, ln_c = np.polyfit(np.log(x), np.log(y), 1)
+        sw_m, sw_c = np.polyfit(np.log10(y), np.log10(x), 1)
+        hyps = [
+            ("(c, m) was returned instead of (m, c)", [want_c, want_m]),
+            ("the natural log was used instead of log10", [ln_m, ln_c]),
+            ("x and y were swapped", [sw_m, sw_c]),
+            ("y was fitted instead of log10(y)", list(np.polyfit(np.log10(x), y, 1))),
+            ("log10(x) was not taken", list(np.polyfit(x, np.log10(y), 1))),
+            ("10 ** c was returned instead of c", [want_m, 10 ** want_c]),
+        ]
+        hint = next((d for d, v in hyps if _same([m, c], v)), "")
+        raise CheckFailed(f"(m, c) should be ({want_m:.4g}, {want_c:.4g}) for {what}, got ({m:.4g}, {c:.4g})"
+                          + (f"; it looks like {hint}" if hint else ""))

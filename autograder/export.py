@@ -1,0 +1,140 @@
+"""Grade exports from OUT/grades.csv: an nbgrader-compatible CSV and a one-row-per-student LMS CSV.
+
+`python -m autograder.export OUT` writes both into OUT/export/ (the report command does it too).
+Scores are the autograded points; manually graded written answers are not in grades.csv.
+"""
+import argparse
+import contextlib
+import csv
+import datetime
+import math
+import re
+import sqlite3
+import sys
+from pathlib import Path
+
+from autograder.assignment import max_score
+from autograder.paths import ASSIGNMENT, NOTEBOOKS
+
+NBGRADER_COLUMNS = ["assignment", "duedate", "timestamp", "student_id", "last_name", "first_name", "email",
+                    "raw_score", "late_submission_penalty", "score", "max_score"]
+
+
+def natural_key(s):
+    """Sort key that orders 'student2' before 'student10'."""
+    return [int(t) if t.isdigit() else t.lower() for t in re.split(r"(\d+)", str(s))]
+
+
+def _number(value):
+    """A CSV cell as a float, or None when empty or not a number (e.g. awaiting manual grading)."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(x) else x
+
+
+def read_grades(out):
+    """Rows of OUT/grades.csv as {student: {notebook: row}} with score/max_score as float or None."""
+    path = Path(out) / "grades.csv"
+    if not path.exists():
+        raise FileNotFoundError(f"{path} not found: grade first (python -m autograder grade SUBMISSIONS --out OUT)")
+    students = {}
+    with open(path, newline="") as f:
+        for row in csv.DictReader(f):
+            row = dict(row, score=_number(row.get("score")), max_score=_number(row.get("max_score")))
+            students.setdefault(row["student"], {})[row["notebook"]] = row
+    return {s: students[s] for s in sorted(students, key=natural_key)}
+
+
+def _timestamps(out):
+    """Submission timestamps (as nbgrader prints them) from OUT/gradebook.db when readable, else {}."""
+    db = Path(out) / "gradebook.db"
+    if not db.exists():
+        return {}
+    query = ("SELECT s.student_id, s.timestamp FROM submitted_assignment s JOIN assignment a "
+             "ON s.assignment_id = a.id WHERE a.name = ? AND s.timestamp IS NOT NULL")
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as con:
+            rows = con.execute(query, (ASSIGNMENT,)).fetchall()
+        return {student: str(datetime.datetime.fromisoformat(stamp)) for student, stamp in rows}
+    except (sqlite3.Error, ValueError):  # an unreadable or foreign gradebook only costs the timestamps
+        return {}
+
+
+def _cell(x):
+    """Format like nbgrader export: str(float), '' for None."""
+    return "" if x is None else str(x)
+
+
+def student_totals(notebooks):
+    """(score, max_score, notes) summed over the assignment's notebooks for one student's rows."""
+    score, total, notes = 0.0, 0.0, []
+    for nb in NOTEBOOKS:
+        row = notebooks.get(nb)
+        total += row["max_score"] if row and row["max_score"] is not None else max_score(nb)
+        if row is None:
+            notes.append(f"{nb}: no row in grades.csv")
+            continue
+        if row["score"] is None:
+            notes.append(f"{nb}: score pending ({row['status']})")
+        else:
+            score += row["score"]
+        if row["status"] != "graded":
+            notes.append(f"{nb}: {row['status']}")
+    return score, total, notes
+
+
+def write_nbgrader_csv(out, dest):
+    """nbgrader export format: one row per student for the assignment; returns the row count."""
+    grades, stamps = read_grades(out), _timestamps(out)
+    with open(dest, "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(NBGRADER_COLUMNS)
+        for student, notebooks in grades.items():
+            score, total, _ = student_totals(notebooks)
+            w.writerow([ASSIGNMENT, "", stamps.get(student, ""), student, "", "", "",
+                        _cell(score), _cell(0.0), _cell(max(0.0, score)), _cell(total)])
+    return len(grades)
+
+
+def write_lms_csv(out, dest):
+    """One row per student: per-notebook scores, total, maximum, percent and notes; returns the row count."""
+    grades = read_grades(out)
+    with open(dest, "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(["student_id", *NOTEBOOKS, "total", "max_total", "percent", "notes"])
+        for student, notebooks in grades.items():
+            score, total, notes = student_totals(notebooks)
+            per_nb = [notebooks.get(nb, {}).get("score") for nb in NOTEBOOKS]
+            w.writerow([student, *("" if s is None else f"{s:g}" for s in per_nb), f"{score:g}", f"{total:g}",
+                        f"{100 * score / total:.1f}" if total else "", "; ".join(notes)])
+    return len(grades)
+
+
+def export(out):
+    """Write OUT/export/nbgrader_grades.csv and OUT/export/lms_grades.csv; returns their paths."""
+    folder = Path(out) / "export"
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = folder / "nbgrader_grades.csv", folder / "lms_grades.csv"
+    write_nbgrader_csv(out, paths[0])
+    write_lms_csv(out, paths[1])
+    return paths
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m autograder.export", description=__doc__.splitlines()[0])
+    parser.add_argument("out", type=Path, help="a graded OUT folder (holds grades.csv)")
+    args = parser.parse_args(argv)
+    try:
+        paths = export(args.out)
+    except FileNotFoundError as exc:
+        print(f"export: {exc}", file=sys.stderr)
+        return 1
+    for p in paths:
+        print(f"wrote {p}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

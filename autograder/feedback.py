@@ -1,0 +1,184 @@
+"""Feedback HTML for students: python -m autograder feedback OUT re-renders every page of a graded OUT.
+
+A page shows the score per graded cell with the check's one-line message and the repairs made to the
+submission. Hidden test source is removed from every test cell, and test-cell errors are cut down to
+their last line, so neither the hidden code nor its traceback ever reaches a student.
+"""
+import argparse
+import copy
+import html
+import json
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+
+HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
+TOKEN = re.compile(r"\s*\[a3:[0-9a-f]+\]")
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def strip_hidden(source):
+    """Source of a test cell without its hidden region; also returns the hidden lines."""
+    kept, hidden, inside = [], [], False
+    for line in source.splitlines():
+        if line.strip() == HIDDEN_BEGIN:
+            inside = True
+        elif line.strip() == HIDDEN_END:
+            inside = False
+        elif inside:
+            hidden.append(line.strip())
+        else:
+            kept.append(line)
+    return "\n".join(kept).rstrip(), [h for h in hidden if h]
+
+
+def _is_test(cell):
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    return cell.cell_type == "code" and meta.get("grade") and not meta.get("solution")
+
+
+def _clean_text(text, hidden):
+    """Output text without pass tokens and without any line that quotes hidden test source."""
+    lines = [TOKEN.sub("", line) for line in text.splitlines(keepends=True)]
+    return "".join(l for l in lines if not any(h in l for h in hidden))
+
+
+def sanitize(nb):
+    """Copy of an autograded notebook that is safe to show a student (hidden tests and tracebacks gone)."""
+    nb = copy.deepcopy(nb)
+    hidden_all = []
+    for cell in nb.cells:
+        if _is_test(cell):
+            cell.source, hidden = strip_hidden(cell.source)
+            hidden_all += [h for h in hidden if len(h) >= 6]
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        test = _is_test(cell)
+        for out in cell.get("outputs", []):
+            kind = out.get("output_type")
+            if kind == "stream":
+                out["text"] = _clean_text(out.get("text", ""), hidden_all)
+            elif kind == "error":
+                if test:  # hidden test traceback lines: keep only "Name: message"
+                    line = f"{out.get('ename', 'Error')}: {out.get('evalue', '')}"
+                    out["traceback"] = [" ".join(ANSI.sub("", line).split())]
+                out["evalue"] = _clean_text(out.get("evalue", ""), hidden_all)
+                out["traceback"] = [_clean_text(t, hidden_all) for t in out.get("traceback", [])]
+            elif kind in ("execute_result", "display_data"):
+                data = out.get("data", {})
+                if "text/plain" in data:
+                    data["text/plain"] = _clean_text(data["text/plain"], hidden_all)
+                for mime in ("text/html", "text/markdown", "application/javascript"):
+                    if mime in data and any(h in data[mime] for h in hidden_all):
+                        del data[mime]
+        cell["outputs"] = [o for o in cell.get("outputs", []) if not (o.get("output_type") == "stream" and not o["text"])]
+    nb.metadata.pop("widgets", None)
+    return nb
+
+
+def _fmt(x):
+    return "" if x is None else f"{x:g}"
+
+
+def _esc(text):
+    return html.escape(str(text), quote=False).replace("|", "&#124;").replace("*", "&#42;").replace("_", "&#95;")
+
+
+def summary_markdown(summary, student):
+    """The header of a feedback page: score, per-cell table, repairs and notes."""
+    lines = [f"# Feedback: {_esc(summary['notebook'])}.ipynb, {_esc(student)}", "",
+             f"**Autograded score: {_fmt(summary['score'])} / {_fmt(summary['max_score'])}**"
+             + ("" if summary["status"] == "graded" else f" (status: {_esc(summary['status'])})"), ""]
+    if summary.get("cells"):
+        lines += ["| graded cell | score | message |", "|---|---|---|"]
+        for c in summary["cells"]:
+            score = "needs manual grading" if c["score"] is None else f"{_fmt(c['score'])} / {_fmt(c['max_score'])}"
+            note = "" if c["note"] == "passed" else _esc(c["note"])
+            lines.append(f"| `{c['grade_id']}` | {score} | {note} |")
+        lines.append("")
+    if summary.get("manual"):
+        pts = sum(summary["manual"].values())
+        lines += [f"Written answers ({', '.join('`' + k + '`' for k in summary['manual'])}, {_fmt(pts)} points) "
+                  "are graded by a TA and are not part of this score.", ""]
+    if summary.get("repairs"):
+        lines += ["**Repairs made to your submission before grading:**", ""]
+        lines += [f"- {_esc(r)}" for r in summary["repairs"]] + [""]
+    for note in summary.get("notes", []):
+        lines.append(f"- {_esc(note)}")
+    return "\n".join(lines)
+
+
+def annotate(nb, summary, student):
+    """Sanitized notebook with the summary on top and each test cell's verdict right after it."""
+    nb = sanitize(nb) if nb is not None else nbformat.v4.new_notebook()
+    verdicts = {f"test_{c['grade_id']}": c for c in summary.get("cells", [])}
+    cells = [nbformat.v4.new_markdown_cell(summary_markdown(summary, student))]
+    for cell in nb.cells:
+        cells.append(cell)
+        gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if _is_test(cell) and gid in verdicts:
+            c = verdicts.pop(gid)
+            if c["score"] is None:
+                text = f"**{c['grade_id']}: needs manual grading** — {_esc(c['note'])}"
+            elif c["note"] == "passed":
+                text = f"**{c['grade_id']}: {_fmt(c['score'])} / {_fmt(c['max_score'])}** — passed"
+            else:
+                text = f"**{c['grade_id']}: {_fmt(c['score'])} / {_fmt(c['max_score'])}** — {_esc(c['note'])}"
+            cells.append(nbformat.v4.new_markdown_cell(text))
+    nb.cells = cells
+    for i, cell in enumerate(nb.cells):
+        cell["id"] = f"fb-{i}"
+    return nb
+
+
+def render(nb, summary, student):
+    """Feedback HTML for one notebook.
+
+    Inputs:
+    - nb: the autograded notebook (NotebookNode), or None when there is nothing graded to show.
+    - summary: the worker's summary of this notebook ("notebook", "score", "max_score", "status",
+      "cells" [{"grade_id", "score", "max_score", "note"}], "repairs", "notes", "manual").
+    - student: student id.
+    Returns:
+    - a standalone HTML page (str).
+    """
+    from nbconvert import HTMLExporter
+
+    exporter = HTMLExporter(template_name="lab")
+    body, _ = exporter.from_notebook_node(annotate(nb, summary, student))
+    return body
+
+
+def rerender(out):
+    """Re-render OUT/feedback/<student>/<nb>.html from OUT/autograded and the recorded results."""
+    from autograder.results import Results
+
+    results = Results(out)
+    count = 0
+    for state in results.states():
+        student = state["student"]
+        for name, summary in state["notebooks"].items():
+            graded = results.autograded_path(student, name)
+            nb = nbformat.read(graded, as_version=4) if graded.exists() else None
+            results.write_feedback(student, name, render(nb, summary, student))
+            count += 1
+    return count
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m autograder feedback", description=__doc__.split("\n")[0])
+    parser.add_argument("out", type=Path, help="the OUT folder of a grading run")
+    args = parser.parse_args(argv)
+    if not (args.out / ".state").is_dir():
+        print(f"feedback: {args.out} holds no grading results", file=sys.stderr)
+        return 1
+    n = rerender(args.out)
+    print(f"wrote {n} feedback pages under {args.out / 'feedback'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

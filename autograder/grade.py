@@ -1,0 +1,182 @@
+"""Grade a batch of submissions: python -m autograder grade SUBMISSIONS --out OUT [--workers N] [--scheduler ADDRESS] [--force]
+
+ingest (repair, one status per student x notebook) -> one task per student -> worker.grade_student
+(isolated workspace, own gradebook shard, sandboxed kernel, pass-token verification, feedback) ->
+results recorded in OUT as each student finishes. Students already graded in OUT are skipped unless
+--force. See autograder/results.py for what OUT holds.
+"""
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+from autograder import build, paths, scheduler, worker
+from autograder.results import Results, failure_result
+
+
+def source_digest(source):
+    """Hash of every file under `source` (names and bytes), to reuse a template built from the same source."""
+    h = hashlib.sha256()
+    for p in sorted(Path(source).rglob("*")):
+        if p.is_file() and ".ipynb_checkpoints" not in p.parts and "__pycache__" not in p.parts:
+            h.update(str(p.relative_to(source)).encode() + b"\0" + p.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def ensure_template(out, source=paths.SOURCE):
+    """OUT/.cache/template: the grading template built from `source` (rebuilt only when source changed)."""
+    cache = Path(out) / ".cache" / "template"
+    digest = source_digest(source)
+    stamp = cache / "source.sha256"
+    if not (stamp.exists() and stamp.read_text() == digest and (cache / "gradebook.db").exists()):
+        if cache.exists():
+            shutil.rmtree(cache)
+        build.template(cache, source)
+        stamp.write_text(digest)
+    return cache
+
+
+def plain_ingest(submissions, staging, notebooks):
+    """Minimal ingest: SUBMISSIONS/<student>/<nb>.ipynb taken as they are (used without autograder.ingest).
+
+    Returns:
+    - list of dicts {"student", "notebook", "path", "status", "repairs"}, one per student x notebook.
+    """
+    subs = []
+    for folder in sorted(p for p in Path(submissions).iterdir() if p.is_dir() and not p.name.startswith(".")):
+        for nb in notebooks:
+            path = folder / f"{nb}.ipynb"
+            ok = path.is_file()
+            subs.append({"student": folder.name, "notebook": nb, "path": str(path) if ok else None,
+                         "status": "ok" if ok else "missing", "repairs": []})
+    return subs
+
+
+def real_ingest(submissions, staging, notebooks):
+    """autograder.ingest (repairs Colab/LMS damage) as plain dicts; ImportError when it is not there."""
+    from autograder import ingest
+
+    return [{"student": s.student, "notebook": s.notebook, "path": str(s.path) if s.path else None,
+             "status": s.status, "repairs": list(s.repairs)} for s in ingest.ingest(Path(submissions), Path(staging))]
+
+
+def collect(submissions, staging, notebooks, ingest_fn=None):
+    """{student: [submission dicts]} for every student, with every notebook of `notebooks` present."""
+    if ingest_fn is None:
+        try:
+            subs = real_ingest(submissions, staging, notebooks)
+        except ImportError:
+            print("grade: autograder.ingest not available; taking SUBMISSIONS/<student>/<nb>.ipynb as they are",
+                  file=sys.stderr)
+            subs = plain_ingest(submissions, staging, notebooks)
+    else:
+        subs = ingest_fn(submissions, staging, notebooks)
+    by_student = {}
+    for s in subs:
+        if s["notebook"] in notebooks:
+            by_student.setdefault(s["student"], {})[s["notebook"]] = s
+    for student, got in by_student.items():
+        for nb in notebooks:
+            got.setdefault(nb, {"student": student, "notebook": nb, "path": None, "status": "missing", "repairs": []})
+    return {student: [got[nb] for nb in notebooks] for student, got in sorted(by_student.items())}
+
+
+def grade(submissions, out, *, workers=None, scheduler_address=None, force=False, source=paths.SOURCE,
+          ingest_fn=None, cell_timeout=worker.CELL_TIMEOUT, notebook_timeout=worker.NOTEBOOK_TIMEOUT,
+          keep_work=False):
+    """Grade every student in `submissions` into `out`; returns a summary dict.
+
+    Inputs:
+    - submissions: folder of student folders, or an LMS zip (handled by autograder.ingest).
+    - out: output folder (created); students already graded there are skipped unless `force`.
+    - workers / scheduler_address: Dask local workers (default: all cores) or an existing scheduler.
+    - source: instructor source folder (default source/a3).
+    - ingest_fn: (submissions, staging, notebooks) -> submission dicts; default autograder.ingest.
+    Returns:
+    - {"graded": [...], "skipped": [...], "failed": {student: reason}, "seconds": float, "statuses": Counter}
+    """
+    start = time.perf_counter()
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    template = ensure_template(out, source)
+    layout = worker.course_layout(template / "release")
+    notebooks = list(layout)
+    results = Results(out, template)
+    staging = out / ".cache" / "staging"
+    if staging.exists():
+        shutil.rmtree(staging)
+    staging.mkdir(parents=True)
+    students = collect(submissions, staging, notebooks, ingest_fn)
+    results.log([f"RUN grade {submissions} -> {out} ({len(students)} students, force={force})"])
+
+    n_workers = workers or scheduler.default_workers()
+    threads = max(1, scheduler.default_workers() // n_workers) if not scheduler_address else None
+    tasks, skipped = [], []
+    for student, subs in students.items():
+        if not force and results.is_done(student):
+            skipped.append(student)
+            continue
+        tasks.append(worker.Task(student=student, notebooks=subs, template=str(template),
+                                 work=str(out / ".work" / student), cell_timeout=cell_timeout,
+                                 notebook_timeout=notebook_timeout, threads=threads, keep_work=keep_work))
+    if skipped:
+        results.log([f"SKIP {len(skipped)} students already graded (use --force to regrade)"])
+
+    failed = {}
+
+    def on_result(result):
+        if isinstance(result, dict) and set(result) == {"task", "status"}:
+            result = failure_result(result["task"].student, layout, result["status"])
+        if not result.get("complete"):
+            failed[result["student"]] = next(iter(result["notebooks"].values()))["status"]
+        results.record(result)
+
+    scheduler.run(tasks, worker.grade_student, workers=workers, scheduler=scheduler_address,
+                  on_result=on_result, desc="grading")
+    results.write_csvs()
+    statuses = Counter(s["status"] for st in results.states() for s in st["notebooks"].values())
+    summary = {"graded": [t.student for t in tasks if t.student not in failed], "skipped": skipped,
+               "failed": failed, "seconds": time.perf_counter() - start, "statuses": statuses}
+    results.log([f"END graded {len(summary['graded'])}, skipped {len(skipped)}, failed {len(failed)} "
+                 f"in {summary['seconds']:.1f} s"])
+    return summary
+
+
+def print_summary(summary, out):
+    """The end-of-run summary: counts, failures with reasons, time, where things are."""
+    print(f"graded {len(summary['graded'])} students, skipped {len(summary['skipped'])} already graded, "
+          f"{len(summary['failed'])} failed, in {summary['seconds']:.1f} s")
+    for status, n in sorted(summary["statuses"].items()):
+        print(f"  {n:4d} notebooks: {status}")
+    for student, why in summary["failed"].items():
+        print(f"  FAILED {student}: {why}")
+    print(f"grades: {out / 'grades.csv'}, {out / 'grades_by_cell.csv'}; feedback: {out / 'feedback'}; "
+          f"log: {out / 'grading.log'}")
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m autograder grade", description=__doc__.split("\n")[0])
+    parser.add_argument("submissions", type=Path, help="folder of student folders, or an LMS zip")
+    parser.add_argument("--out", type=Path, required=True, help="output folder (grades, feedback, log)")
+    parser.add_argument("--workers", type=int, default=None, help="local Dask worker processes (default: all cores)")
+    parser.add_argument("--scheduler", default=None, help="address of an existing Dask scheduler")
+    parser.add_argument("--force", action="store_true", help="regrade students already graded in OUT")
+    parser.add_argument("--source", type=Path, default=paths.SOURCE, help=argparse.SUPPRESS)
+    parser.add_argument("--keep-work", action="store_true", help="keep every student's workspace in OUT/.work")
+    args = parser.parse_args(argv)
+    if not args.submissions.exists():
+        print(f"grade: {args.submissions} does not exist", file=sys.stderr)
+        return 2
+    summary = grade(args.submissions, args.out, workers=args.workers, scheduler_address=args.scheduler,
+                    force=args.force, source=args.source, keep_work=args.keep_work)
+    print_summary(summary, args.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

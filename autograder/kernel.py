@@ -1,0 +1,156 @@
+"""Grading kernel: limits, the check runtime imported first, then ipykernel.
+
+Run as `python -m autograder.kernel -f CONNECTION_FILE` (the sandbox launcher does this). Before any
+student code exists in the process it
+- applies resource limits (data segment, CPU time, file size, no core dumps);
+- reads the pass-token key from the pipe named by A3_KEY_FD and imports `autograder.checks`, which
+  snapshots the pristine torch/numpy/builtins functions and takes the key out of the environment;
+- caps the output each cell may send (a runaway print cannot flood the grader);
+- installs an audit hook that logs attempts to open hidden paths or the network to A3_EVENTS_FD.
+"""
+import os
+import resource
+import signal
+import sys
+import time
+
+from autograder.sandbox import limits
+
+
+class ResourceLimitExceeded(BaseException):
+    """Raised in student code when the kernel's CPU budget runs out (a BaseException, so `except Exception` cannot swallow it)."""
+
+
+_events_fd = None
+_logged = set()
+
+
+def log_event(message):
+    """Write one line to the grader's event log (once per distinct message)."""
+    if _events_fd is None or message in _logged:
+        return
+    _logged.add(message)
+    stamp = time.strftime("%H:%M:%S")
+    where = os.environ.get("A3_NOTEBOOK_DIR", "?")
+    try:
+        os.write(_events_fd, f"{stamp} {where}: {message}\n".encode(errors="replace"))
+    except OSError:
+        pass
+
+
+def apply_limits(lim):
+    """Set rlimits for this process and its children from a `sandbox.limits()` dict."""
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    if lim["mem_mb"] > 0:
+        cap = lim["mem_mb"] * 2**20
+        resource.setrlimit(resource.RLIMIT_DATA, (cap, cap))
+    if lim["fsize_mb"] > 0:
+        cap = lim["fsize_mb"] * 2**20
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # an oversized write fails with EFBIG instead of killing
+        resource.setrlimit(resource.RLIMIT_FSIZE, (cap, cap))
+    if lim["cpu_s"] > 0:
+        cpu = lim["cpu_s"]
+
+        def out_of_cpu(signum, frame):
+            log_event(f"CPU time limit of {cpu} s reached")
+            raise ResourceLimitExceeded(f"the notebook used up its CPU time limit of {cpu} s")
+
+        signal.signal(signal.SIGXCPU, out_of_cpu)
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 30))
+
+
+def cap_output(max_chars):
+    """Truncate stream output beyond max_chars per cell and drop oversized rich outputs (kernel side)."""
+    from jupyter_client.session import Session
+
+    original = Session.serialize
+    spent = {}
+
+    def notice(what):
+        return f"\n[output truncated by the grader: {what} over the limit of {max_chars} characters]\n"
+
+    def serialize(self, msg, ident=None):
+        kind = msg.get("header", {}).get("msg_type")
+        content = msg.get("content")
+        if kind in ("stream", "display_data", "execute_result", "update_display_data", "error") and content:
+            parent = msg.get("parent_header", {}).get("msg_id", "")
+            used = spent.get(parent, 0)
+            if kind == "stream":
+                text = content.get("text", "")
+                if used + len(text) > max_chars:
+                    keep = max(0, max_chars - used)
+                    tail = notice("this cell's printed output is") if used <= max_chars else ""
+                    content = dict(content, text=text[:keep] + tail)
+                    log_event(f"output of a cell truncated at {max_chars} characters")
+                spent[parent] = used + len(text)
+            elif kind == "error":
+                tb = content.get("traceback", [])
+                if sum(len(line) for line in tb) > max_chars:
+                    content = dict(content, traceback=[line[:2000] for line in tb[:20]] + [notice("traceback")])
+            else:
+                data = content.get("data", {})
+                size = sum(len(v) if isinstance(v, str) else len(str(v)) for v in data.values())
+                if size > 25 * max_chars:
+                    content = dict(content, data={"text/plain": notice(f"a {size // 1000} kB display output")},
+                                   metadata={})
+                    log_event(f"display output of {size} characters removed")
+            msg = dict(msg, content=content)
+        return original(self, msg, ident)
+
+    Session.serialize = serialize
+
+
+def watch_access():
+    """Audit hook: log attempts to reach paths hidden by the sandbox or the network."""
+    protect = [p for p in os.environ.get("A3_SANDBOX_PROTECT", "").split(os.pathsep) if p]
+    visible = [p for p in os.environ.get("A3_SANDBOX_VISIBLE", "").split(os.pathsep) if p]
+    under = lambda path, roots: any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
+
+    def hook(event, args):
+        if event in ("open", "os.listdir", "os.scandir") and args and isinstance(args[0], (str, bytes, os.PathLike)):
+            try:
+                path = os.path.abspath(os.fsdecode(args[0]))
+            except (TypeError, ValueError):
+                return
+            if under(path, protect) and not under(path, visible):
+                log_event(f"blocked: tried to read {path} (outside the sandbox)")
+        elif event in ("socket.connect", "socket.sendto") and len(args) > 1:
+            log_event(f"blocked: tried to open a network connection to {args[1]!r} (no network in the sandbox)")
+
+    sys.addaudithook(hook)
+
+
+def read_key():
+    """Move the pass-token key from the inherited pipe into os.environ for `autograder.checks` to take."""
+    fd = os.environ.pop("A3_KEY_FD", None)
+    if fd is None:
+        return
+    chunks = []
+    while chunk := os.read(int(fd), 4096):
+        chunks.append(chunk)
+    os.close(int(fd))
+    os.environ["A3_CHECK_KEY"] = b"".join(chunks).decode()
+
+
+def main(argv=None):
+    global _events_fd
+    argv = sys.argv[1:] if argv is None else argv
+    fd = os.environ.pop("A3_EVENTS_FD", None)
+    if fd is not None:
+        _events_fd = int(fd)
+        os.set_inheritable(_events_fd, False)
+    lim = limits()
+    apply_limits(lim)
+    read_key()
+    import autograder.checks  # noqa: F401  (snapshots pristine functions and pops A3_CHECK_KEY)
+
+    os.environ.pop("A3_CHECK_KEY", None)
+    cap_output(lim["output_chars"])
+    watch_access()
+    from ipykernel import kernelapp
+
+    kernelapp.launch_new_instance(argv=argv)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,146 @@
+"""Grade report: `python -m autograder report OUT [--output HTML] [--show-code]`.
+
+Executes notebooks/grade_report.ipynb against a graded OUT folder (passed to the kernel in the
+environment variable A3_REPORT_OUT), exports it to OUT/report.html, and writes the grade exports
+(OUT/export/*.csv). The tables the notebook plots are computed here so that they can be tested.
+
+Files read from OUT: grades.csv and grades_by_cell.csv (required, written by `grade`), and when present
+timings.csv (student,notebook,seconds) and repairs.csv (student,notebook,repair).
+"""
+import argparse
+import os
+import re
+import sys
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+from autograder.export import export, natural_key
+from autograder.paths import NOTEBOOKS, ROOT
+
+NOTEBOOK = ROOT / "notebooks" / "grade_report.ipynb"
+OUT_ENV = "A3_REPORT_OUT"
+COLUMNS = {
+    "grades.csv": ["student", "notebook", "score", "max_score", "status"],
+    "grades_by_cell.csv": ["student", "notebook", "grade_id", "score", "max_score"],
+    "timings.csv": ["student", "notebook", "seconds"],
+    "repairs.csv": ["student", "notebook", "repair"],
+}
+
+
+def read_table(out, name):
+    """OUT/<name> as a DataFrame with the expected columns (empty when the file is absent)."""
+    path = Path(out) / name
+    if not path.exists() or path.stat().st_size == 0:
+        return pd.DataFrame(columns=COLUMNS[name])
+    df = pd.read_csv(path, dtype={"student": str, "notebook": str, "grade_id": str, "status": str, "repair": str},
+                     keep_default_na=False, na_values={"score": [""], "max_score": [""], "seconds": [""]})
+    missing = set(COLUMNS[name]) - set(df.columns)
+    if missing:
+        raise ValueError(f"{path} lacks columns {sorted(missing)}; expected {COLUMNS[name]}")
+    return df
+
+
+def kind(text):
+    """Group a one-line reason or repair by kind: drop quoted names, paths, numbers and details after ':'."""
+    text = re.sub(r"'[^']*'|\"[^\"]*\"|\S+\.ipynb|\S*/\S*", "…", str(text).split(":")[0])
+    text = re.sub(r"\d+(\.\d+)?", "N", text)
+    return " ".join(text.split())[:60] or "(empty)"
+
+
+def check_failure_rates(by_cell):
+    """Per test cell: submissions checked, how many lost points, failure rate; worst first.
+
+    Inputs:
+    - by_cell: grades_by_cell rows (student, notebook, grade_id, score, max_score); rows with an
+      empty score (awaiting manual grading) are left out.
+    Returns:
+    - DataFrame with columns notebook, grade_id, checked, failed, failure_rate.
+    """
+    scored = by_cell.dropna(subset=["score"])
+    if scored.empty:
+        return pd.DataFrame(columns=["notebook", "grade_id", "checked", "failed", "failure_rate"])
+    lost = scored["score"] < scored["max_score"]
+    table = (scored.assign(failed=lost.astype(int)).groupby(["notebook", "grade_id"], as_index=False)
+             .agg(checked=("failed", "size"), failed=("failed", "sum")))
+    table["failure_rate"] = table["failed"] / table["checked"]
+    return table.sort_values(["failure_rate", "failed", "notebook", "grade_id"],
+                             ascending=[False, False, True, True], ignore_index=True)
+
+
+def _count_kinds(texts, label, count):
+    """Texts grouped by kind and counted: most common first, ties alphabetical."""
+    counts = texts.map(kind).value_counts().rename_axis(label).reset_index(name=count)
+    return counts.sort_values([count, label], ascending=[False, True], ignore_index=True)
+
+
+def failures_by_kind(grades):
+    """Submissions whose status is not 'graded', counted by kind of reason."""
+    return _count_kinds(grades.loc[grades["status"] != "graded", "status"], "reason", "submissions")
+
+
+def repairs_by_kind(repairs):
+    """Repairs counted by kind."""
+    return _count_kinds(repairs["repair"], "repair", "count")
+
+
+def student_table(grades):
+    """One row per student: score per notebook, total, maximum, percent and non-graded statuses."""
+    if grades.empty:
+        return pd.DataFrame(columns=["student", "total", "max_total", "percent", "notes"])
+    table = grades.pivot_table(index="student", columns="notebook", values="score", aggfunc="first", dropna=False)
+    table = table[[nb for nb in NOTEBOOKS if nb in table.columns] + sorted(set(table.columns) - set(NOTEBOOKS))]
+    table["total"] = grades.groupby("student")["score"].sum()
+    table["max_total"] = grades.groupby("student")["max_score"].sum()
+    table["percent"] = (100 * table["total"] / table["max_total"]).round(1)
+    failed = grades[grades["status"] != "graded"]
+    notes = (failed["notebook"] + ": " + failed["status"]).groupby(failed["student"]).agg("; ".join)
+    table["notes"] = notes.reindex(table.index).fillna("")
+    order = sorted(table.index, key=natural_key)
+    return table.loc[order].reset_index()
+
+
+def render(out, dest=None, show_code=False, timeout=600):
+    """Execute the report notebook against OUT and write HTML (default OUT/report.html); returns its path."""
+    import nbformat
+    from jupyter_client.manager import KernelManager
+    from nbclient import NotebookClient
+    from nbconvert import HTMLExporter
+
+    out = Path(out).resolve()
+    dest = Path(dest) if dest else out / "report.html"
+    nb = nbformat.read(NOTEBOOK, as_version=4)
+    with tempfile.TemporaryDirectory() as sockets:  # unix sockets: no open TCP ports
+        km = KernelManager(kernel_name="python3", transport="ipc", ip=os.path.join(sockets, "kernel"))
+        try:
+            NotebookClient(nb, km=km, timeout=timeout, resources={"metadata": {"path": str(NOTEBOOK.parent)}}
+                           ).execute(env={**os.environ, OUT_ENV: str(out)})
+        finally:
+            if km.has_kernel:  # nbclient leaves a kernel manager it was given running
+                km.shutdown_kernel(now=True)
+    html, _ = HTMLExporter(exclude_input=not show_code, exclude_input_prompt=True,
+                           exclude_output_prompt=True).from_notebook_node(nb)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    dest.write_text(html, encoding="utf-8")
+    return dest
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m autograder report", description=__doc__.splitlines()[0])
+    parser.add_argument("out", type=Path, help="a graded OUT folder")
+    parser.add_argument("--output", type=Path, help="HTML file to write (default OUT/report.html)")
+    parser.add_argument("--show-code", action="store_true", help="include the notebook's code cells")
+    args = parser.parse_args(argv)
+    if not (args.out / "grades.csv").exists():
+        print(f"report: {args.out / 'grades.csv'} not found: grade first "
+              "(python -m autograder grade SUBMISSIONS --out OUT)", file=sys.stderr)
+        return 1
+    for path in export(args.out):
+        print(f"wrote {path}")
+    print(f"wrote {render(args.out, args.output, args.show_code)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,178 @@
+"""What a grading run leaves in OUT, written incrementally so a crash keeps every finished student.
+
+OUT/
+  grades.csv            student,notebook,score,max_score,status (every student x notebook)
+  grades_by_cell.csv    student,notebook,grade_id,score,max_score (autograded cells; empty score = manual)
+  timings.csv           student,notebook,seconds,overhead,setup,cells,tests (where grading time went)
+  grading.log           every repair, failure and warning
+  gradebook.db          nbgrader course gradebook merged from the per-student shards
+  feedback/<student>/<nb>.html
+  autograded/<student>/a3/<nb>.ipynb   (nbgrader course layout, for formgrader and re-rendering)
+  .state/<student>.json the recorded result per student (resume bookkeeping)
+"""
+import csv
+import io
+import json
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from autograder import paths
+
+GRADES_COLUMNS = ["student", "notebook", "score", "max_score", "status"]
+CELL_COLUMNS = ["student", "notebook", "grade_id", "score", "max_score"]
+TIMING_COLUMNS = ["student", "notebook", "seconds", "overhead", "setup", "cells", "tests"]
+
+
+def _num(x):
+    return "" if x is None else f"{float(x):g}"
+
+
+def atomic_write(path, data):
+    """Write bytes or text to `path` through a temporary file and a rename (never half-written)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    with os.fdopen(fd, "wb") as f:
+        f.write(data.encode() if isinstance(data, str) else data)
+    os.replace(tmp, path)
+
+
+def failure_result(student, notebooks, reason):
+    """A recorded result for a student whose grading never produced one (e.g. the worker kept dying)."""
+    why = f"grading failed: {reason}"
+    return {"student": student, "complete": False, "seconds": 0.0, "log": [f"FAILED {student}: {why}"],
+            "shard": None, "autograded": {}, "feedback": {},
+            "notebooks": {nb: {"notebook": nb, "status": why, "score": 0.0, "max_score": sum(cells["tests"].values()),
+                               "timing": {}, "repairs": [], "notes": [], "manual": {},
+                               "cells": [{"grade_id": t[5:] if t.startswith("test_") else t, "score": 0.0,
+                                          "max_score": p, "note": why} for t, p in cells["tests"].items()]}
+                          for nb, cells in notebooks.items()}}
+
+
+class Results:
+    """The OUT folder of a grading run: recorded students, CSVs, log, feedback and merged gradebook."""
+
+    def __init__(self, out, template=None):
+        self.out = Path(out)
+        self.state_dir = self.out / ".state"
+        self.template = Path(template) if template else None
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+
+    # --- resume bookkeeping -------------------------------------------------------------------
+    def state(self, student):
+        """The recorded result of `student` (without bulky parts), or None."""
+        path = self.state_dir / f"{student}.json"
+        return json.loads(path.read_text()) if path.exists() else None
+
+    def states(self):
+        """All recorded results, sorted by student."""
+        return [json.loads(p.read_text()) for p in sorted(self.state_dir.glob("*.json"))]
+
+    def is_done(self, student):
+        """True when `student` was graded to the end (a crashed grading is retried on the next run)."""
+        state = self.state(student)
+        return bool(state and state.get("complete"))
+
+    # --- files ---------------------------------------------------------------------------------
+    def autograded_path(self, student, notebook):
+        return self.out / "autograded" / student / paths.ASSIGNMENT / f"{notebook}.ipynb"
+
+    def feedback_path(self, student, notebook):
+        return self.out / "feedback" / student / f"{notebook}.html"
+
+    def write_feedback(self, student, notebook, html):
+        atomic_write(self.feedback_path(student, notebook), html)
+
+    def log(self, lines):
+        """Append lines to OUT/grading.log with a timestamp."""
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S")
+        with open(self.out / "grading.log", "a") as f:
+            for line in lines:
+                f.write(f"{stamp} {line}\n")
+
+    # --- recording -----------------------------------------------------------------------------
+    def record(self, result):
+        """Store one student's result: notebooks, feedback, shard merge, state, CSVs, log."""
+        student = result["student"]
+        for notebook, text in result.get("autograded", {}).items():
+            atomic_write(self.autograded_path(student, notebook), text)
+        for notebook, html in result.get("feedback", {}).items():
+            self.write_feedback(student, notebook, html)
+        if result.get("shard"):
+            self.merge_shard(student, result["shard"])
+        state = {k: v for k, v in result.items() if k not in ("shard", "autograded", "feedback")}
+        atomic_write(self.state_dir / f"{student}.json", json.dumps(state, indent=1, sort_keys=True))
+        self.log(result.get("log", []) + [self._summary_line(result)])
+        self.write_csvs()
+
+    @staticmethod
+    def _summary_line(result):
+        parts = [f"{nb} {_num(s['score'])}/{_num(s['max_score'])} {s['status']}" for nb, s in result["notebooks"].items()]
+        return f"DONE {result['student']} in {result.get('seconds', 0):.1f} s: " + "; ".join(parts)
+
+    def write_csvs(self):
+        """Rewrite the CSVs from every recorded student (idempotent: one row per student x notebook)."""
+        grades, cells, timings = [], [], []
+        for state in self.states():
+            student = state["student"]
+            for nb, s in state["notebooks"].items():
+                grades.append([student, nb, _num(s["score"]), _num(s["max_score"]), s["status"]])
+                for c in s["cells"]:
+                    cells.append([student, nb, c["grade_id"], _num(c["score"]), _num(c["max_score"])])
+                t = s.get("timing") or {}
+                if "setup" in t:
+                    timings.append([student, nb] + [f"{t[k]:.3f}" for k in TIMING_COLUMNS[2:]])
+        for name, columns, rows in (("grades.csv", GRADES_COLUMNS, grades),
+                                    ("grades_by_cell.csv", CELL_COLUMNS, cells),
+                                    ("timings.csv", TIMING_COLUMNS, timings)):
+            buf = io.StringIO()
+            writer = csv.writer(buf, lineterminator="\n")
+            writer.writerow(columns)
+            writer.writerows(rows)
+            atomic_write(self.out / name, buf.getvalue())
+
+    # --- gradebook -----------------------------------------------------------------------------
+    def gradebook_path(self):
+        return self.out / "gradebook.db"
+
+    def merge_shard(self, student, shard_bytes):
+        """Put `student`'s submission from a shard into OUT/gradebook.db (replacing an older one)."""
+        from nbgrader.api import Gradebook, MissingEntry
+
+        course = self.gradebook_path()
+        if not course.exists():
+            if self.template is None:
+                raise RuntimeError("no course gradebook yet and no template to start it from")
+            shutil.copy2(self.template / "gradebook.db", course)
+        with tempfile.TemporaryDirectory(prefix="a3-shard-") as tmp:
+            shard = Path(tmp) / "shard.db"
+            shard.write_bytes(shard_bytes)
+            with Gradebook(f"sqlite:///{course}") as gb, Gradebook(f"sqlite:///{shard}") as sb:
+                try:
+                    sub = sb.find_submission(paths.ASSIGNMENT, student)
+                except MissingEntry:
+                    return
+                try:
+                    gb.remove_submission(paths.ASSIGNMENT, student)
+                except MissingEntry:
+                    pass
+                gb.update_or_create_student(student)
+                gb.add_submission(paths.ASSIGNMENT, student, timestamp=sub.timestamp)
+                for snb in sub.notebooks:
+                    try:
+                        tnb = gb.find_submission_notebook(snb.name, paths.ASSIGNMENT, student)
+                    except MissingEntry:
+                        continue
+                    tnb.flagged = snb.flagged
+                    tnb.late_submission_penalty = snb.late_submission_penalty
+                    for g in snb.grades:
+                        t = gb.find_grade(g.name, snb.name, paths.ASSIGNMENT, student)
+                        t.auto_score, t.manual_score = g.auto_score, g.manual_score
+                        t.extra_credit, t.needs_manual_grade = g.extra_credit, g.needs_manual_grade
+                    for c in snb.comments:
+                        t = gb.find_comment(c.name, snb.name, paths.ASSIGNMENT, student)
+                        t.auto_comment, t.manual_comment = c.auto_comment, c.manual_comment
+                gb.db.commit()

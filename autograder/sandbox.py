@@ -1,0 +1,297 @@
+"""The grading sandbox: a Jupyter kernelspec that runs student code inside bubblewrap.
+
+`install_kernel(workspace, env)` writes a private kernelspec for one student's workspace and returns
+what the nbgrader subprocess needs (kernel name, extra environment, traitlets config). The kernelspec's
+argv runs this module's launcher (`python -m autograder.sandbox launch ...`) on the host, which wraps
+`python -m autograder.kernel -f {connection_file}` in `bwrap`:
+
+- no network (`--unshare-net`), own pid/ipc/uts namespaces, no capabilities, a new session;
+- read-only: the system (`/usr`, a few `/etc` files), the Python environment, and a sourceless
+  (bytecode-only) copy of the `autograder` package at /opt/a3 (so the checks run but their source,
+  and the reference implementations' source, cannot be printed into feedback);
+- writable: only the folder the notebook executes in and the kernel's runtime folder (ipc sockets);
+- never visible: the repository (`source/`, `release/`), the gradebook and the rest of the workspace,
+  other students' workspaces and the instructor's home.
+
+The pass-token key travels from the kernelspec to the kernel through a pipe, never through the
+sandbox's environment or command line, so `/proc/self/environ` does not show it. Resource limits,
+the output cap and the event log (attempts to reach hidden files or the network) live in
+`autograder.kernel`. Per-cell and per-notebook wall-clock limits are the caller's (Execute.timeout, and
+killing the nbgrader subprocess).
+"""
+import argparse
+import functools
+import hashlib
+import json
+import os
+import py_compile
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from autograder import paths
+
+KERNEL_NAME = "python3"  # shadows the stock kernel in this workspace, so no kernel escapes the sandbox
+PACKAGE_MOUNT = "/opt/a3"  # where the bytecode copy of `autograder` appears inside the sandbox
+SANDBOX_HOME = "/tmp/home"
+EVENTS_FILE = "sandbox-events.log"
+FORWARDED_ENV = (
+    "NBGRADER_EXECUTION", "TOKENIZERS_PARALLELISM", "MPLBACKEND", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS", "CUDA_VISIBLE_DEVICES", "LANG", "LC_ALL", "TZ", "PYTHONHASHSEED",
+)
+FORCED_ENV = {"A3_QUICK": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+SYSTEM_RO = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/sys")
+ETC_RO = (
+    "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/hosts", "/etc/ld.so.cache", "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d", "/etc/localtime", "/etc/ssl", "/etc/ca-certificates", "/etc/alternatives",
+    "/etc/fonts", "/etc/mime.types",
+)
+
+
+def limits():
+    """Resource limits for grading, overridable through the environment of the grading process.
+
+    Returns:
+    - dict with mem_mb (data segment cap of the kernel), cpu_s (CPU seconds of the kernel),
+      fsize_mb (largest file the kernel may write), output_chars (stream output kept per cell).
+    """
+    env = os.environ
+    return {
+        "mem_mb": int(env.get("A3_MEM_LIMIT_MB", 6144)),
+        "cpu_s": int(env.get("A3_CPU_LIMIT_S", 1200)),
+        "fsize_mb": int(env.get("A3_FSIZE_LIMIT_MB", 512)),
+        "output_chars": int(env.get("A3_OUTPUT_LIMIT_CHARS", 200_000)),
+    }
+
+
+@functools.lru_cache(maxsize=None)
+def available():
+    """True when bubblewrap is installed and can build the namespaces the sandbox uses here."""
+    bwrap = shutil.which("bwrap")
+    if not bwrap:
+        return False
+    cmd = [bwrap, "--die-with-parent", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--cap-drop", "ALL",
+           "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "true"]
+    try:
+        return subprocess.run(cmd, capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+def build_package_copy(dest):
+    """Write a bytecode-only copy of the `autograder` package to dest/autograder (data files copied as is)."""
+    src_root = paths.ROOT / "autograder"
+    target = Path(dest) / "autograder"
+    if target.exists():
+        shutil.rmtree(target)
+    for src in sorted(src_root.rglob("*")):
+        rel = src.relative_to(src_root)
+        if "__pycache__" in rel.parts or not src.is_file() or src.suffix == ".pyc":
+            continue
+        out = target / rel
+        out.parent.mkdir(parents=True, exist_ok=True)
+        if src.suffix == ".py":
+            shown = f"{PACKAGE_MOUNT}/autograder/{rel.as_posix()}"
+            py_compile.compile(str(src), cfile=str(out.with_suffix(".pyc")), dfile=shown, doraise=True,
+                               invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+        else:
+            shutil.copy2(src, out)
+    return target
+
+
+def install_kernel(workspace, env, sandbox=None):
+    """Install the grading kernelspec for one workspace (one student).
+
+    Inputs:
+    - workspace: Path, the student's nbgrader course folder; notebooks must execute below it.
+    - env: dict of variables the kernel must see (A3_CHECK_KEY, NBGRADER_EXECUTION, ...). The key is
+      stored in the kernelspec (mode 0600, outside the sandbox) and handed to the kernel by a pipe.
+    - sandbox: True/False to force bubblewrap on/off; None uses it whenever available().
+
+    Returns:
+    - dict with kernel_name (str), env (extra environment for the nbgrader subprocess: JUPYTER_PATH,
+      JUPYTER_RUNTIME_DIR), config (traitlets config to merge into nbgrader's), sandboxed (bool),
+      runtime_dir (str, removed by `uninstall_kernel(workspace)`), limits (see `limits()`).
+    """
+    workspace = Path(workspace).resolve()
+    sandboxed = available() if sandbox is None else bool(sandbox)
+    if sandboxed and not available():
+        raise RuntimeError("bubblewrap (bwrap) is not usable on this machine; install the Debian package 'bubblewrap'")
+    lim = limits()
+    state = workspace / ".sandbox"
+    state.mkdir(parents=True, exist_ok=True)
+    build_package_copy(state / "lib")
+    runtime = runtime_dir(workspace)
+    shutil.rmtree(runtime, ignore_errors=True)
+    runtime.mkdir(mode=0o700, parents=True)
+    kernel_dir = state / "kernels" / KERNEL_NAME
+    kernel_dir.mkdir(parents=True, exist_ok=True)
+    passed = sorted(k for k in env if k != "A3_CHECK_KEY")
+    argv = [sys.executable, "-m", "autograder.sandbox", "launch", "--workspace", str(workspace),
+            "--pass-env", ",".join(passed), "--bwrap" if sandboxed else "--no-bwrap", "-f", "{connection_file}"]
+    spec = {
+        "argv": argv,
+        "display_name": "Python 3 (A3 grading sandbox)",
+        "language": "python",
+        "interrupt_mode": "message",
+        "env": {k: str(v) for k, v in env.items()},
+        "metadata": {"debugger": False},
+    }
+    path = kernel_dir / "kernel.json"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        json.dump(spec, f, indent=1)
+    config = {
+        # Unix sockets at an absolute path; the launcher binds their folder (and the connection file) in.
+        "KernelManager": {"transport": "ipc", "ip": str(runtime / "k")},
+        "Execute": {
+            "kernel_name": KERNEL_NAME,
+            "interrupt_on_timeout": True,
+            "startup_timeout": 120,
+            "iopub_timeout": 10,
+            # Student tags cannot switch a cell off: only this per-workspace random tag would.
+            "skip_cells_with_tag": "a3-never-" + secrets.token_hex(8),
+        },
+        "LimitOutput": {"max_lines": 1000, "max_traceback": 100},
+        "OverwriteCells": {"add_missing_cells": True},
+    }
+    return {
+        "kernel_name": KERNEL_NAME,
+        "env": {"JUPYTER_PATH": str(state)},
+        "config": config,
+        "sandboxed": sandboxed,
+        "runtime_dir": str(runtime),
+        "limits": lim,
+    }
+
+
+def runtime_dir(workspace):
+    """Short folder in the temp dir for the kernel's ipc sockets (unix socket paths must stay under 108 bytes)."""
+    digest = hashlib.sha256(str(Path(workspace).resolve()).encode()).hexdigest()[:16]
+    return Path(tempfile.gettempdir()) / f"a3k-{digest}"
+
+
+def uninstall_kernel(workspace):
+    """Remove the runtime folder of this workspace (the kernelspec goes with the workspace)."""
+    shutil.rmtree(runtime_dir(workspace), ignore_errors=True)
+
+
+def read_events(workspace, clear=True):
+    """Lines the sandboxed kernels of this workspace logged (blocked reads, network, limits), oldest first.
+
+    With clear=True the log is emptied, so calling this after each notebook attributes lines to it.
+    """
+    path = Path(workspace) / ".sandbox" / EVENTS_FILE
+    if not path.exists():
+        return []
+    lines = [line for line in path.read_text(errors="replace").splitlines() if line.strip()]
+    if clear:
+        path.write_text("")
+    return lines
+
+
+def _inside(path, root):
+    """True when path is root or lies below it (both resolved)."""
+    path, root = Path(path).resolve(), Path(root).resolve()
+    return path == root or root in path.parents
+
+
+def _ro(path):
+    """bwrap arguments that show `path` read-only at the same place (symlinks kept as symlinks)."""
+    if os.path.islink(path):
+        return ["--symlink", os.readlink(path), path]
+    return ["--ro-bind-try", path, path]
+
+
+def bwrap_command(workspace, cwd, connection_file, sockets, kernel_env, pass_fds_env):
+    """The bwrap command line that runs the grading kernel for a notebook executing in cwd."""
+    python_roots = sorted({os.path.realpath(p) for p in
+                           (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)})
+    venv_bin = os.path.dirname(sys.executable)
+    cmd = ["bwrap", "--die-with-parent", "--new-session", "--unshare-net", "--unshare-pid", "--unshare-ipc",
+           "--unshare-uts", "--unshare-cgroup-try", "--hostname", "a3-sandbox", "--cap-drop", "ALL", "--clearenv"]
+    for p in SYSTEM_RO + ETC_RO:
+        if os.path.lexists(p):
+            cmd += _ro(p)
+    cmd += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", SANDBOX_HOME]
+    for dev in sorted(Path("/dev").glob("nvidia*")):
+        cmd += ["--dev-bind-try", str(dev), str(dev)]
+    for p in python_roots + [sys.prefix]:
+        cmd += ["--ro-bind", p, p]
+    cmd += ["--ro-bind", str(workspace / ".sandbox" / "lib"), PACKAGE_MOUNT]
+    for name, host in (("HF_HOME", os.environ.get("HF_HOME") or os.path.expanduser("~/.cache/huggingface")),
+                       ("TORCH_HOME", os.environ.get("TORCH_HOME") or os.path.expanduser("~/.cache/torch"))):
+        if os.path.isdir(host):  # cached pretrained weights, read-only (online model source)
+            inside = f"/opt/a3-cache/{name.lower()}"
+            cmd += ["--ro-bind", host, inside, "--setenv", name, inside]
+    cmd += ["--bind", str(cwd), str(cwd), "--chdir", str(cwd)]
+    cmd += ["--bind", str(sockets), str(sockets), "--ro-bind", str(connection_file), str(connection_file)]
+    env = dict(kernel_env)
+    env.update(FORCED_ENV)
+    env.update(pass_fds_env)
+    env.update({
+        "PATH": f"{venv_bin}:/usr/local/bin:/usr/bin:/bin",
+        "HOME": SANDBOX_HOME,
+        "MPLCONFIGDIR": f"{SANDBOX_HOME}/.matplotlib",
+        "PYTHONPATH": PACKAGE_MOUNT,
+        "A3_SANDBOX": "1",
+        "A3_SANDBOX_PROTECT": os.pathsep.join([str(paths.ROOT), str(workspace.parent), os.path.expanduser("~")]),
+        "A3_SANDBOX_VISIBLE": os.pathsep.join(python_roots + [sys.prefix, str(cwd), str(sockets)]),
+        "JPY_PARENT_PID": "1",  # our parent is the namespace's init: no parent poller (it would exit at once)
+    })
+    for k, v in sorted(env.items()):
+        cmd += ["--setenv", k, v]
+    cmd += ["--", sys.executable, "-m", "autograder.kernel"]
+    return cmd
+
+
+def launch(argv=None):
+    """Kernelspec entry point (runs on the host): hand the key over by pipe and exec the kernel."""
+    parser = argparse.ArgumentParser(prog="python -m autograder.sandbox launch")
+    parser.add_argument("--workspace", required=True, type=Path)
+    parser.add_argument("--pass-env", default="")
+    parser.add_argument("--bwrap", dest="bwrap", action="store_true", default=True)
+    parser.add_argument("--no-bwrap", dest="bwrap", action="store_false")
+    parser.add_argument("-f", dest="connection_file", required=True)
+    args, extra = parser.parse_known_args(argv)  # extra: kernel options such as --HistoryManager.hist_file
+    workspace = args.workspace.resolve()
+    cwd = Path.cwd().resolve()
+    if not _inside(cwd, workspace) or cwd == workspace:
+        sys.exit(f"autograder.sandbox: refusing to run a kernel in {cwd}: it is not below {workspace}")
+    connection_file = Path(args.connection_file).resolve()
+    ip = json.loads(connection_file.read_text()).get("ip", "")
+    if not os.path.isabs(ip):
+        sys.exit("autograder.sandbox: set KernelManager.transport='ipc' and an absolute KernelManager.ip "
+                 f"(install_kernel's config does), got ip={ip!r}")
+    sockets = Path(ip).parent
+    key = os.environ.pop("A3_CHECK_KEY", "")
+    names = set(FORWARDED_ENV) | {n for n in args.pass_env.split(",") if n}
+    names |= {n for n in os.environ if n.startswith("A3_")}
+    kernel_env = {n: os.environ[n] for n in names if n in os.environ and n != "A3_CHECK_KEY"}
+    r, w = os.pipe()
+    os.write(w, key.encode())
+    os.close(w)
+    os.set_inheritable(r, True)
+    events_path = workspace / ".sandbox" / EVENTS_FILE
+    events = os.open(events_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    os.set_inheritable(events, True)
+    fds = {"A3_KEY_FD": str(r), "A3_EVENTS_FD": str(events), "A3_NOTEBOOK_DIR": str(cwd)}
+    kernel_args = ["-f", str(connection_file)] + extra
+    if args.bwrap:
+        cmd = bwrap_command(workspace, cwd, connection_file, sockets, kernel_env, fds) + kernel_args
+        os.execvp("bwrap", cmd)
+    env = {k: v for k, v in os.environ.items() if k != "A3_CHECK_KEY"}
+    env.update(FORCED_ENV)
+    env.update(fds)
+    env["PYTHONPATH"] = str(workspace / ".sandbox" / "lib")
+    os.execve(sys.executable, [sys.executable, "-m", "autograder.kernel"] + kernel_args, env)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "launch":
+        launch(sys.argv[2:])
+    else:
+        sys.exit("usage: python -m autograder.sandbox launch --workspace W -f CONNECTION_FILE")

@@ -1,0 +1,268 @@
+"""Fan work out over Dask distributed: a local cluster of worker processes, or an existing cluster.
+
+One task is one unit of work (for grading: one student). `run` submits `fn(task)` for every task,
+calls `on_result` in the parent as each one finishes (so the caller records results incrementally),
+retries a task whose worker process died, and turns a task that keeps killing workers (or keeps
+raising) into a recorded failure result instead of crashing the batch. Every task yields exactly one
+result. See docs/SCALING.md for clusters on Kubernetes and Slurm.
+"""
+import logging
+import os
+import re
+import resource
+import shutil
+import socket
+import subprocess
+import time
+import uuid
+from concurrent.futures import CancelledError
+from dataclasses import dataclass, field
+
+from tqdm.auto import tqdm
+
+log = logging.getLogger(__name__)
+
+RETRIES = 1  # extra attempts for a task whose fn raised (Dask `retries=`)
+ALLOWED_FAILURES = 2  # worker deaths a task may cause before it is given up (local clusters)
+
+
+@dataclass
+class WorkerStats:
+    """What one worker process did in a run: tasks, busy time and peak memory."""
+
+    worker: str  # "host:pid"
+    tasks: int = 0
+    busy_seconds: float = 0.0
+    peak_rss_mb: float = 0.0  # the worker process itself
+    children_peak_rss_mb: float = 0.0  # its largest finished child (e.g. a notebook kernel)
+    cuda_visible_devices: str | None = None
+
+
+@dataclass
+class RunStats:
+    """Measurements of the last `run`: mode, wall time, cluster start-up and per-worker figures."""
+
+    mode: str = ""  # "in-process", "local-cluster" or "scheduler"
+    n_workers: int = 0
+    n_tasks: int = 0
+    seconds: float = 0.0
+    startup_seconds: float = 0.0
+    failures: int = 0
+    workers: dict = field(default_factory=dict)  # "host:pid" -> WorkerStats
+
+    def as_dict(self):
+        """Plain-dict form (for JSON)."""
+        d = {k: getattr(self, k) for k in ("mode", "n_workers", "n_tasks", "seconds", "startup_seconds", "failures")}
+        d["workers"] = [vars(w) for w in self.workers.values()]
+        return d
+
+
+last_stats = RunStats()  # replaced by every call to `run`; read by `autograder.bench`
+
+
+def default_workers():
+    """Number of CPU cores this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def detect_gpus():
+    """CUDA device ids visible to this machine, as strings ([] without CUDA); does not import torch."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is not None:
+        ids = [d.strip() for d in visible.split(",") if d.strip()]
+        return [] if not ids or ids[0].startswith("-") else ids
+    if shutil.which("nvidia-smi") is None:
+        return []
+    try:
+        out = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True, timeout=20).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return [str(i) for i, line in enumerate(l for l in out.splitlines() if l.startswith("GPU "))]
+
+
+def worker_env(i, gpus):
+    """Environment of local worker `i`: pinned to one GPU (round robin) when there are GPUs."""
+    return {"CUDA_VISIBLE_DEVICES": gpus[i % len(gpus)]} if gpus else {}
+
+
+def failure(task, reason):
+    """The result recorded for a task that did not produce one: the task and a one-line reason."""
+    return {"task": task, "status": " ".join(str(reason).split())[:300]}
+
+
+def _peak_rss_mb(who):
+    """Peak resident memory in MiB of this process (RUSAGE_SELF) or its largest waited-for child."""
+    return resource.getrusage(who).ru_maxrss / 1024  # Linux reports KiB
+
+
+def _timed_call(fn, task):
+    """Run fn(task) and return its result with where it ran, how long it took and peak memory."""
+    start = time.perf_counter()
+    result = fn(task)
+    return {
+        "result": result,
+        "worker": f"{socket.gethostname()}:{os.getpid()}",
+        "seconds": time.perf_counter() - start,
+        "peak_rss_mb": _peak_rss_mb(resource.RUSAGE_SELF),
+        "children_peak_rss_mb": _peak_rss_mb(resource.RUSAGE_CHILDREN),
+        "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
+    }
+
+
+def _describe(exc):
+    """One-line reason for a task that ended with `exc` on the cluster."""
+    from distributed.scheduler import KilledWorker
+
+    if isinstance(exc, KilledWorker):
+        return (f"worker process died {exc.allowed_failures + 1} times while running this task "
+                "(crash, os._exit or out of memory); gave up")
+    first = (str(exc).strip().splitlines() or [""])[0]
+    return f"raised {type(exc).__name__}: {first}".rstrip(": ")
+
+
+def _record(stats, meta):
+    """Fold one task's measurements into the per-worker statistics."""
+    w = stats.workers.setdefault(meta["worker"], WorkerStats(meta["worker"]))
+    w.tasks += 1
+    w.busy_seconds += meta["seconds"]
+    w.peak_rss_mb = max(w.peak_rss_mb, meta["peak_rss_mb"])
+    w.children_peak_rss_mb = max(w.children_peak_rss_mb, meta["children_peak_rss_mb"])
+    w.cuda_visible_devices = meta["cuda_visible_devices"]
+
+
+def run(tasks, fn, *, workers=None, scheduler=None, on_result=None, desc="grading",
+        retries=RETRIES, allowed_failures=ALLOWED_FAILURES, gpus=None):
+    """Run fn(task) for every task, in parallel on Dask, with a progress bar.
+
+    Inputs:
+    - tasks: picklable task descriptions (e.g. one per student).
+    - fn: picklable function (module level) task -> result dict; it should catch its own errors.
+    - workers: local worker processes, one thread each (default: all cores); 1 without a scheduler
+      runs in this process.
+    - scheduler: address of an existing Dask scheduler ("tcp://host:8786"); `workers` is then ignored.
+    - on_result: called in this process with each result as soon as its task finishes.
+    - retries: extra attempts for a task whose fn raised.
+    - allowed_failures: worker deaths a task may cause before it is given up (local clusters only;
+      an existing cluster uses its scheduler's `distributed.scheduler.allowed-failures`).
+    - gpus: CUDA device ids to pin local workers to, round robin (default: detected).
+    Returns:
+    - results: list with one entry per task, in task order. A task that kept failing gives
+      {"task": task, "status": "<one-line reason>"}.
+    """
+    global last_stats
+    tasks = list(tasks)
+    last_stats = stats = RunStats(n_tasks=len(tasks))
+    start = time.perf_counter()
+    results = [None] * len(tasks)
+    done = [False] * len(tasks)
+    bar = tqdm(total=len(tasks), desc=desc, unit="task", dynamic_ncols=True)
+
+    def finish(i, result):
+        if done[i]:  # never report a task twice
+            return
+        done[i] = True
+        results[i] = result
+        stats.failures += int(isinstance(result, dict) and set(result) == {"task", "status"})
+        bar.update(1)
+        if on_result is not None:
+            on_result(result)
+
+    try:
+        workers = max(1, min(workers or default_workers(), len(tasks)))
+        if not tasks:
+            pass
+        elif scheduler is None and workers == 1:
+            stats.mode, stats.n_workers = "in-process", 1
+            _run_in_process(tasks, fn, retries, stats, finish)
+        else:
+            _run_on_dask(tasks, fn, workers, scheduler, retries, allowed_failures, gpus, stats, finish, desc)
+    finally:
+        bar.close()
+        stats.seconds = time.perf_counter() - start
+    return results
+
+
+def _run_in_process(tasks, fn, retries, stats, finish):
+    """Fast path for one worker: call fn here, retrying a task whose fn raised."""
+    for i, task in enumerate(tasks):
+        for attempt in range(retries + 1):
+            try:
+                meta = _timed_call(fn, task)
+            except Exception as exc:  # fn should catch its own errors; this is the safety net
+                if attempt == retries:
+                    finish(i, failure(task, _describe(exc)))
+            else:
+                _record(stats, meta)
+                finish(i, meta["result"])
+                break
+
+
+def _local_cluster(workers, allowed_failures, gpus):
+    """Start a loopback cluster: one Nanny-managed worker process with one thread per worker."""
+    from distributed import Nanny, Scheduler, SpecCluster
+
+    gpus = detect_gpus() if gpus is None else list(gpus)
+    scheduler = {"cls": Scheduler, "options": {"host": "127.0.0.1", "port": 0, "dashboard": False,
+                                               "dashboard_address": "127.0.0.1:0",
+                                               "allowed_failures": allowed_failures}}
+    specs = {f"worker-{i}": {"cls": Nanny, "options": {"host": "127.0.0.1", "nthreads": 1,
+                                                       "env": worker_env(i, gpus),
+                                                       "silence_logs": logging.ERROR}}
+             for i in range(workers)}
+    return SpecCluster(workers=specs, scheduler=scheduler, silence_logs=logging.ERROR, name="a3-grading")
+
+
+def _run_on_dask(tasks, fn, workers, scheduler, retries, allowed_failures, gpus, stats, finish, desc):
+    """Submit every task to Dask and collect results as they complete."""
+    from distributed import Client, as_completed
+
+    t0 = time.perf_counter()
+    cluster, index = None, {}
+    if scheduler is None:
+        stats.mode = "local-cluster"
+        cluster = _local_cluster(workers, allowed_failures, gpus)
+        client = Client(cluster)
+    else:
+        stats.mode = "scheduler"
+        try:
+            client = Client(scheduler)
+        except OSError as exc:
+            raise RuntimeError(f"cannot reach the Dask scheduler at {scheduler}: {exc}") from None
+    try:
+        try:
+            client.wait_for_workers(1, timeout=300)
+        except TimeoutError:
+            raise RuntimeError(f"no Dask worker joined {scheduler or 'the local cluster'} within 300 s") from None
+        stats.n_workers = len(client.scheduler_info(n_workers=-1)["workers"])
+        stats.startup_seconds = time.perf_counter() - t0
+        prefix = re.sub(r"[^A-Za-z0-9]+", "-", desc).strip("-") or "task"
+        batch = uuid.uuid4().hex[:8]  # keys stay unique on a shared cluster
+        index = {client.submit(_timed_call, fn, task, key=f"{prefix}-{batch}-{i}", retries=retries): i
+                 for i, task in enumerate(tasks)}
+        try:
+            for future in as_completed(index):
+                i = index[future]
+                if future.status == "finished":
+                    meta = future.result()
+                    _record(stats, meta)
+                    finish(i, meta["result"])
+                elif future.status == "error":
+                    finish(i, failure(tasks[i], _describe(future.exception())))
+                else:  # cancelled or lost with the cluster
+                    finish(i, failure(tasks[i], f"not graded: the Dask cluster dropped this task ({future.status}); run again"))
+                future.release()
+        except (OSError, TimeoutError, CancelledError) as exc:  # lost the scheduler: record, never drop
+            reason = f"not graded: lost the Dask cluster ({type(exc).__name__}: {exc})"
+            for future, i in index.items():
+                finish(i, failure(tasks[i], reason))
+    except BaseException:  # interrupted: take our tasks off the cluster
+        for future in index:
+            future.cancel()
+        raise
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()

@@ -1,0 +1,371 @@
+"""Grade ONE student: all their notebooks, in an isolated workspace with its own gradebook shard.
+
+The workspace is a tiny nbgrader course (`<work>/`): a copy of the template gradebook (the shard),
+`source/a3/` with the release's data (nbgrader copies it next to each notebook), and
+`submitted/<student>/a3/<nb>.ipynb`. Each notebook is autograded by its own `nbgrader autograde`
+subprocess, in the sandbox kernel, with a fresh random check key; a test cell's points are then kept
+only when its output carries the matching pass token. The result (scores, timings, log lines, the
+shard, the autograded notebooks and feedback HTML) goes back to the caller, which writes OUT.
+"""
+import hmac
+import json
+import logging
+import os
+import re
+import secrets
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+import nbformat
+
+from autograder import build, feedback, paths
+from autograder.checks import pass_token
+
+log = logging.getLogger(__name__)
+
+CELL_TIMEOUT = 60  # seconds per cell (nbgrader's 30 s default is too short for training cells)
+NOTEBOOK_TIMEOUT = 600  # seconds for one notebook's whole nbgrader run; then it is killed
+KERNEL_NAME = "a3-grading"
+
+
+@dataclass
+class Task:
+    """One unit of grading work: a student and their (ingested) notebooks."""
+
+    student: str
+    notebooks: list  # [{"notebook", "path" (str or None), "status", "repairs": [str]}]
+    template: str  # course folder from build.template(): gradebook.db and release/a3
+    work: str  # workspace folder for this student (emptied first)
+    cell_timeout: int = CELL_TIMEOUT
+    notebook_timeout: int = NOTEBOOK_TIMEOUT
+    threads: int | None = None  # OMP/torch threads for the kernel (None: library default)
+    keep_work: bool = False  # keep the workspace after a clean run
+    env: dict = field(default_factory=dict)  # extra environment for the kernel
+
+
+def course_layout(release):
+    """Graded cells of each release notebook.
+
+    Inputs:
+    - release: folder with the normalised release notebooks.
+    Returns:
+    - {notebook: {"tests": {test_grade_id: points}, "manual": {grade_id: points}}}, notebooks sorted
+      as in paths.NOTEBOOKS first, then by name.
+    """
+    order = {name: i for i, name in enumerate(paths.NOTEBOOKS)}
+    layout = {}
+    for path in sorted(Path(release).glob("*.ipynb"), key=lambda p: (order.get(p.stem, 99), p.stem)):
+        nb = nbformat.read(path, as_version=4)
+        tests, manual = {}, {}
+        for cell in nb.cells:
+            meta = cell.get("metadata", {}).get("nbgrader", {})
+            if meta.get("grade"):
+                (manual if meta.get("solution") else tests)[meta["grade_id"]] = float(meta.get("points", 0))
+        layout[path.stem] = {"tests": tests, "manual": manual}
+    return layout
+
+
+def check_id(test_grade_id):
+    """The spec's grade id checked by test cell `test_<id>`."""
+    return test_grade_id[len("test_"):] if test_grade_id.startswith("test_") else test_grade_id
+
+
+def _stdout_text(cell):
+    return "".join(o.get("text", "") for o in cell.get("outputs", [])
+                   if o.get("output_type") == "stream" and o.get("name") == "stdout")
+
+
+def _error_line(cell):
+    """One line describing why a test cell failed, from its outputs ('' when it did not fail)."""
+    for out in cell.get("outputs", []):
+        if out.get("output_type") == "error":
+            if out.get("ename") == "CellTimeoutError":
+                return "the cell ran out of time"
+            text = f"{out.get('ename', 'Error')}: {out.get('evalue', '')}".strip().rstrip(":")
+            return " ".join(text.split())[:400]
+    for out in cell.get("outputs", []):
+        if out.get("output_type") == "stream" and out.get("name") == "stderr":
+            return "the cell wrote to stderr (a test cell must not): " + " ".join(out.get("text", "").split())[:200]
+    return ""
+
+
+def verify_cell(cell, grade_id, key, nbgrader_score, points):
+    """Decide a test cell's score from nbgrader's score and the pass token in its output.
+
+    Inputs:
+    - cell: the autograded test cell (or None when the submission lacks it).
+    - grade_id: the spec's id (without `test_`).
+    - key: bytes, the check key this notebook ran under.
+    - nbgrader_score: float or None, what nbgrader awarded.
+    - points: the cell's maximum.
+    Returns:
+    - (score or None for "needs manual grading", one-line note for the student and the log).
+    """
+    if cell is None:
+        return 0.0, "test cell missing from the graded notebook"
+    text = _stdout_text(cell)
+    ung = re.search(rf"^UNGRADABLE {re.escape(grade_id)} \[a3:([0-9a-f]+)\]:? ?(.*)$", text, re.M)
+    if ung and hmac.compare_digest(ung.group(1), pass_token("ungradable:" + grade_id, key)):
+        return None, f"needs manual grading: {ung.group(2).strip() or 'the check could not decide'}"
+    error = _error_line(cell)
+    if error:
+        return 0.0, error
+    tokens = re.findall(rf"^PASSED {re.escape(grade_id)} \[a3:([0-9a-f]+)\]\s*$", text, re.M)
+    valid = any(hmac.compare_digest(t, pass_token(grade_id, key)) for t in tokens)
+    if not valid:
+        return 0.0, "the hidden check did not run to completion (no valid pass token in the cell's output)"
+    if not nbgrader_score:
+        return 0.0, "nbgrader gave this cell no points"
+    return min(float(nbgrader_score), points), "passed"
+
+
+def _kernel(ws, kernel_env):
+    """Kernel for this workspace: the sandbox's when available, else a plain local one (logged loudly)."""
+    try:
+        from autograder import sandbox
+    except ImportError:
+        sandbox = None
+    if sandbox is not None and sandbox.available():
+        spec = sandbox.install_kernel(ws, dict(kernel_env))
+        return spec["kernel_name"], dict(spec.get("env", {})), dict(spec.get("config", {})), True
+    kdir = ws / "jupyter" / "kernels" / KERNEL_NAME
+    kdir.mkdir(parents=True, exist_ok=True)
+    try:
+        import autograder.kernel  # noqa: F401  (imports autograder.checks before student code)
+        argv = [sys.executable, "-m", "autograder.kernel", "-f", "{connection_file}"]
+    except ImportError:
+        argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}",
+                "--IPKernelApp.exec_lines=['import autograder.checks']"]
+    (kdir / "kernel.json").write_text(json.dumps(
+        {"argv": argv, "display_name": "A3 grading (unsandboxed)", "language": "python", "env": kernel_env}))
+    return KERNEL_NAME, {"JUPYTER_PATH": str(ws / "jupyter")}, {}, False
+
+
+def _flatten(config, prefix=""):
+    """{"A": {"b": 1}} -> {"A.b": 1} (traitlets sections nest; values that are dicts of traits too)."""
+    flat = {}
+    for key, value in config.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and key[:1].isupper() and "." not in name:
+            flat.update(_flatten(value, name + "."))
+        else:
+            flat[name] = value
+    return flat
+
+
+def _prepare(task, ws):
+    """Create the workspace course for `task` in `ws`; returns {notebook: submitted path} to grade."""
+    if ws.exists():
+        shutil.rmtree(ws)
+    template = Path(task.template)
+    (ws / "source").mkdir(parents=True)
+    shutil.copytree(template / "release", ws / "source" / paths.ASSIGNMENT,
+                    ignore=shutil.ignore_patterns("*.ipynb", "GENERATED.md"))
+    shutil.copy2(template / "gradebook.db", ws / "gradebook.db")
+    submitted = ws / "submitted" / task.student / paths.ASSIGNMENT
+    submitted.mkdir(parents=True)
+    todo = {}
+    for sub in task.notebooks:
+        if sub["status"] == "ok" and sub.get("path"):
+            dest = submitted / f"{sub['notebook']}.ipynb"
+            shutil.copyfile(sub["path"], dest)
+            todo[sub["notebook"]] = dest
+    return todo
+
+
+def _run_autograde(task, ws, notebook, settings, env):
+    """One `nbgrader autograde` subprocess for one notebook, killed (whole group) after the time limit."""
+    (ws / "nbgrader_config.py").write_text(build.config_text(settings))
+    cmd = [sys.executable, "-m", "nbgrader", "autograde", paths.ASSIGNMENT, "--student", task.student,
+           "--notebook", notebook, "--force", "--create"]
+    proc = subprocess.Popen(cmd, cwd=ws, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    try:
+        out, _ = proc.communicate(timeout=task.notebook_timeout)
+        return proc.returncode, out, False
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, _ = proc.communicate()
+        return proc.returncode, out, True
+
+
+def _cell_seconds(cell):
+    ex = cell.get("metadata", {}).get("execution", {})
+    try:
+        start = datetime.fromisoformat(ex["iopub.execute_input"].replace("Z", "+00:00"))
+        end = datetime.fromisoformat(ex["shell.execute_reply"].replace("Z", "+00:00"))
+    except (KeyError, ValueError):
+        return 0.0
+    return max(0.0, (end - start).total_seconds())
+
+
+def timing(nb, wall):
+    """Where a notebook's grading time went: process+kernel start-up, setup cell, other cells, test cells."""
+    setup = cells = tests = 0.0
+    first_code = True
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        s = _cell_seconds(cell)
+        meta = cell.metadata.get("nbgrader", {})
+        if first_code:
+            setup, first_code = s, False
+        elif meta.get("grade") and not meta.get("solution"):
+            tests += s
+        else:
+            cells += s
+    return {"seconds": round(wall, 3), "overhead": round(max(0.0, wall - setup - cells - tests), 3),
+            "setup": round(setup, 3), "cells": round(cells, 3), "tests": round(tests, 3)}
+
+
+def _last_error(output):
+    lines = [l for l in output.splitlines() if "ERROR" in l or "Error" in l]
+    return " ".join((lines[-1] if lines else (output.strip().splitlines() or ["no output"])[-1]).split())[:300]
+
+
+def _grade_notebook(task, ws, notebook, layout, base_settings, base_env, kernel_env, log_lines):
+    """Autograde one submitted notebook and verify its tokens; returns its summary dict."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    key = secrets.token_hex(16)
+    kenv = dict(kernel_env, A3_CHECK_KEY=key)
+    kernel_name, extra_env, config, sandboxed = _kernel(ws, kenv)
+    if not sandboxed:
+        log_lines.append(f"WARNING {task.student}/{notebook}: graded UNSANDBOXED (bubblewrap sandbox unavailable)")
+    settings = dict(base_settings)
+    settings.update(_flatten(config))
+    settings["Execute.kernel_name"] = kernel_name
+    env = dict(base_env, **extra_env, **kenv)
+    start = time.perf_counter()
+    rc, output, timed_out = _run_autograde(task, ws, notebook, settings, env)
+    wall = time.perf_counter() - start
+    graded = ws / "autograded" / task.student / paths.ASSIGNMENT / f"{notebook}.ipynb"
+    tests = layout[notebook]["tests"]
+    summary = {"notebook": notebook, "max_score": sum(tests.values()), "sandboxed": sandboxed, "notes": []}
+    if timed_out or not graded.exists():
+        why = (f"notebook ran past {task.notebook_timeout} s and was stopped" if timed_out
+               else f"nbgrader could not grade it: {_last_error(output)}")
+        log_lines.append(f"FAILED {task.student}/{notebook}: {why}")
+        summary.update(status=why, score=0.0, timing={"seconds": round(wall, 3)},
+                       cells=[{"grade_id": check_id(t), "score": 0.0, "max_score": p, "note": why}
+                              for t, p in tests.items()])
+        return summary, None
+    nb = nbformat.read(graded, as_version=4)
+    by_id = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in nb.cells}
+    cells, ungradable = [], []
+    with Gradebook(f"sqlite:///{ws / 'gradebook.db'}") as gb:
+        for test_id, points in tests.items():
+            gid = check_id(test_id)
+            try:
+                grade = gb.find_grade(test_id, notebook, paths.ASSIGNMENT, task.student)
+            except MissingEntry:
+                grade = None
+            score, note = verify_cell(by_id.get(test_id), gid, key.encode(), grade and grade.auto_score, points)
+            if grade is not None:
+                grade.auto_score = score
+                grade.needs_manual_grade = score is None
+            if score is None:
+                ungradable.append(gid)
+                log_lines.append(f"MANUAL {task.student}/{notebook}/{gid}: {note}")
+            elif note not in ("passed",) and grade is not None and (grade.manual_score or 0) == 0:
+                log_lines.append(f"CHECK {task.student}/{notebook}/{gid}: 0/{points:g}: {note}")
+            cells.append({"grade_id": gid, "score": score, "max_score": points, "note": note})
+        gb.db.commit()
+    summary.update(
+        status=("needs manual grading: " + ", ".join(ungradable)) if ungradable else "graded",
+        score=sum(c["score"] or 0.0 for c in cells), cells=cells, timing=timing(nb, wall))
+    return summary, nb
+
+
+def grade_student(task):
+    """Grade every notebook of one student (see module docstring).
+
+    Inputs:
+    - task: a Task.
+    Returns:
+    - dict with "student", "complete" (False only when grading itself broke), "notebooks"
+      ({nb: {"status", "score", "max_score", "cells", "repairs", "notes", "timing"}}), "log" (lines),
+      "seconds", "shard" (gradebook bytes or None), "autograded" ({nb: notebook JSON}),
+      "feedback" ({nb: HTML}).
+    """
+    start = time.perf_counter()
+    ws = Path(task.work)
+    layout = course_layout(Path(task.template) / "release")
+    result = {"student": task.student, "complete": True, "notebooks": {}, "log": [], "seconds": 0.0,
+              "shard": None, "autograded": {}, "feedback": {}}
+    subs = {s["notebook"]: s for s in task.notebooks}
+    try:
+        todo = _prepare(task, ws)
+        kernel_env = {"A3_QUICK": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+                      "TOKENIZERS_PARALLELISM": "false", "MPLBACKEND": "module://matplotlib_inline.backend_inline",
+                      "PYTHONPATH": os.pathsep.join([str(paths.ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
+                      **task.env}
+        if task.threads:
+            kernel_env.update(OMP_NUM_THREADS=str(task.threads), MKL_NUM_THREADS=str(task.threads))
+        base_env = build.nbgrader_env(ws)
+        base_settings = dict(build.NBGRADER_SETTINGS)
+        base_settings.update({
+            "CourseDirectory.root": str(ws.resolve()),
+            "CourseDirectory.db_url": f"sqlite:///{(ws / 'gradebook.db').resolve()}",
+            "Execute.timeout": task.cell_timeout,
+            "ClearMetadataPreprocessor.preserve_cell_metadata_mask": {"nbgrader", "execution", "tags"},
+            "Autograde.create_student": True,
+        })
+        for notebook in layout:
+            sub = subs.get(notebook, {"notebook": notebook, "status": "missing", "repairs": []})
+            for line in sub.get("repairs", []):
+                result["log"].append(f"REPAIR {task.student}/{notebook}: {line}")
+            if notebook not in todo:
+                status = sub["status"] if sub["status"] != "ok" else "missing"
+                if status != "missing":
+                    result["log"].append(f"NOT GRADED {task.student}/{notebook}: {status}")
+                summary = {"notebook": notebook, "status": status, "score": 0.0, "notes": [],
+                           "max_score": sum(layout[notebook]["tests"].values()), "timing": {},
+                           "cells": [{"grade_id": check_id(t), "score": 0.0, "max_score": p, "note": status}
+                                     for t, p in layout[notebook]["tests"].items()]}
+                nb = None
+            else:
+                try:
+                    summary, nb = _grade_notebook(task, ws, notebook, layout, base_settings, base_env,
+                                                  kernel_env, result["log"])
+                except Exception as exc:  # keep going with the other notebooks
+                    why = f"grading error: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+                    result["log"].append(f"FAILED {task.student}/{notebook}: {why}\n{traceback.format_exc()}")
+                    summary = {"notebook": notebook, "status": why, "score": 0.0, "notes": [], "timing": {},
+                               "max_score": sum(layout[notebook]["tests"].values()),
+                               "cells": [{"grade_id": check_id(t), "score": 0.0, "max_score": p, "note": why}
+                                         for t, p in layout[notebook]["tests"].items()]}
+                    nb = None
+            summary["repairs"] = list(sub.get("repairs", []))
+            summary["manual"] = dict(layout[notebook]["manual"])
+            result["notebooks"][notebook] = summary
+            if nb is not None:
+                result["autograded"][notebook] = nbformat.writes(nb)
+            result["feedback"][notebook] = feedback.render(nb, summary, task.student)
+        if todo and (ws / "gradebook.db").exists():
+            result["shard"] = (ws / "gradebook.db").read_bytes()
+    except Exception as exc:  # the workspace itself broke: report, let the caller retry on a later run
+        result["complete"] = False
+        why = f"grading failed: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+        result["log"].append(f"FAILED {task.student}: {why}\n{traceback.format_exc()}")
+        for notebook in layout:
+            if notebook not in result["notebooks"]:
+                result["notebooks"][notebook] = {
+                    "notebook": notebook, "status": why, "score": 0.0, "notes": [], "timing": {},
+                    "repairs": list(subs.get(notebook, {}).get("repairs", [])),
+                    "max_score": sum(layout[notebook]["tests"].values()), "manual": {},
+                    "cells": [{"grade_id": check_id(t), "score": 0.0, "max_score": p, "note": why}
+                              for t, p in layout[notebook]["tests"].items()]}
+    result["seconds"] = round(time.perf_counter() - start, 3)
+    clean = result["complete"] and all(n["status"] in ("graded", "missing") or n["status"].startswith("needs manual")
+                                       for n in result["notebooks"].values())
+    if clean and not task.keep_work and ws.exists():
+        shutil.rmtree(ws, ignore_errors=True)
+    return result

@@ -1,0 +1,997 @@
+"""Catalogue of student answers for the NMT checks: correct alternatives and realistic mistakes.
+
+ALTERNATIVES[grade_id] lists correct implementations that the check must accept.
+MUTANTS[grade_id] lists (wrong implementation, text the failure message must contain).
+GPU_MUTANTS[grade_id] lists mistakes that only show on a CUDA device.
+Each definition carries a one-line comment naming the student's mistake (or the alternative's idea).
+Attention mutants subclass the reference so that only the part a student writes differs.
+"""
+import math
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from autograder.reference import nmt as ref
+from autograder.reference.nmt import CausalScaledDotAttention, ScaledDotAttention, create_positional_encodings
+
+
+# ============================================================================================
+# positional_encodings
+
+
+# Alternative: nested Python loops in numpy, converted to a float32 tensor.
+def pe_loops(max_seq_len, hidden_size):
+    table = np.zeros((max_seq_len, hidden_size))
+    for pos in range(max_seq_len):
+        for j in range(hidden_size):
+            angle = pos / 10000 ** ((j - j % 2) / hidden_size)
+            table[pos, j] = math.sin(angle) if j % 2 == 0 else math.cos(angle)
+    return torch.tensor(table, dtype=torch.float32)
+
+
+# Alternative: "div_term" form exp(-2i ln(10000) / d), as in the PyTorch tutorial, handling odd d.
+def pe_div_term(max_seq_len, hidden_size):
+    position = torch.arange(max_seq_len).unsqueeze(1).float()  # (L, 1)
+    div_term = torch.exp(torch.arange(0, hidden_size, 2).float() * (-math.log(10000.0) / hidden_size))
+    pe = torch.zeros(max_seq_len, hidden_size)
+    pe[:, 0::2] = torch.sin(position * div_term)
+    pe[:, 1::2] = torch.cos(position * div_term)[:, : hidden_size // 2]
+    return pe
+
+
+# Alternative: build every column's angle, then pick sin or cos with torch.where.
+def pe_where(max_seq_len, hidden_size):
+    pos = torch.arange(max_seq_len, dtype=torch.float32)[:, None]
+    j = torch.arange(hidden_size)[None, :]
+    angles = pos / torch.pow(10000.0, (2 * (j // 2)).float() / hidden_size)
+    return torch.where(j % 2 == 0, torch.sin(angles), torch.cos(angles))
+
+
+def _pe_template(max_seq_len, hidden_size, base=10000.0, swap=False, exponent="2i", start=0):
+    pos = torch.arange(start, start + max_seq_len, dtype=torch.float32)[:, None]
+    j = torch.arange(hidden_size)[None, :]
+    e = {"2i": (2 * (j // 2)).float(), "j": j.float(), "2j": 2 * j.float()}[exponent]
+    angles = pos / base ** (e / hidden_size)
+    first, second = (torch.cos, torch.sin) if swap else (torch.sin, torch.cos)
+    return torch.where(j % 2 == 0, first(angles), second(angles))
+
+
+# Mistake: cos on even dimensions and sin on odd ones.
+def pe_sin_cos_swapped(max_seq_len, hidden_size):
+    return _pe_template(max_seq_len, hidden_size, swap=True)
+
+
+# Mistake: frequency base 1000 instead of 10000.
+def pe_base_1000(max_seq_len, hidden_size):
+    return _pe_template(max_seq_len, hidden_size, base=1000.0)
+
+
+# Mistake: exponent j/d with the raw dimension index instead of 2i/d for the pair (2i, 2i+1).
+def pe_exponent_j(max_seq_len, hidden_size):
+    return _pe_template(max_seq_len, hidden_size, exponent="j")
+
+
+# Mistake: exponent 2j/d (doubles the already-even index).
+def pe_exponent_2j(max_seq_len, hidden_size):
+    return _pe_template(max_seq_len, hidden_size, exponent="2j")
+
+
+# Mistake: positions counted from 1 instead of 0.
+def pe_positions_from_one(max_seq_len, hidden_size):
+    return _pe_template(max_seq_len, hidden_size, start=1)
+
+
+# Mistake: returns the table transposed, (hidden_size, max_seq_len).
+def pe_transposed(max_seq_len, hidden_size):
+    return ref.create_positional_encodings(max_seq_len, hidden_size).T
+
+
+# Mistake: integer division 2*i // d makes every exponent 0.
+def pe_integer_division(max_seq_len, hidden_size):
+    pe = torch.zeros(max_seq_len, hidden_size)
+    for pos in range(max_seq_len):
+        for j in range(hidden_size):
+            angle = pos / 10000 ** (2 * (j // 2) // hidden_size)
+            pe[pos, j] = math.sin(angle) if j % 2 == 0 else math.cos(angle)
+    return pe
+
+
+# Mistake: sin block in the first half and cos block in the second half instead of interleaving.
+def pe_concatenated(max_seq_len, hidden_size):
+    pos = torch.arange(max_seq_len, dtype=torch.float32)[:, None]
+    two_i = torch.arange(0, hidden_size, 2, dtype=torch.float32)[None, :]
+    angles = pos / 10000 ** (two_i / hidden_size)
+    return torch.cat([torch.sin(angles), torch.cos(angles)], dim=1)[:, :hidden_size]
+
+
+# Mistake: assumes an even hidden size (cos needs as many columns as sin), crashing for odd d.
+def pe_even_only(max_seq_len, hidden_size):
+    pos = torch.arange(max_seq_len, dtype=torch.float32)[:, None]
+    two_i = torch.arange(0, hidden_size, 2, dtype=torch.float32)[None, :]
+    angles = pos / 10000 ** (two_i / hidden_size)
+    pe = torch.zeros(max_seq_len, hidden_size)
+    pe[:, 0::2] = torch.sin(angles)
+    pe[:, 1::2] = torch.cos(angles)
+    return pe
+
+
+# Mistake: odd hidden size handled with d // 2 sin columns, leaving the last column at zero.
+def pe_odd_last_zero(max_seq_len, hidden_size):
+    pos = torch.arange(max_seq_len, dtype=torch.float32)[:, None]
+    two_i = torch.arange(0, 2 * (hidden_size // 2), 2, dtype=torch.float32)[None, :]
+    angles = pos / 10000 ** (two_i / hidden_size)
+    pe = torch.zeros(max_seq_len, hidden_size)
+    pe[:, 0:2 * (hidden_size // 2):2] = torch.sin(angles)
+    pe[:, 1::2] = torch.cos(angles)
+    return pe
+
+
+# Mistake: builds the table in numpy and returns float64 (breaks adding it to float32 embeddings).
+def pe_float64(max_seq_len, hidden_size):
+    return ref.create_positional_encodings(max_seq_len, hidden_size).double()
+
+
+# ============================================================================================
+# scaled_dot_attention
+
+
+# Alternative: einsum for both products, softmax from torch.
+class SDAEinsum(ScaledDotAttention):
+    def forward(self, queries, keys, values):
+        if queries.dim() == 2:
+            queries = queries[:, None, :]
+        q, k, v = self.Q(queries), self.K(keys), self.V(values)
+        scores = torch.einsum("bkh,bth->bkt", q, k) * self.scaling_factor
+        weights = torch.softmax(scores, dim=-1)
+        return torch.einsum("bkt,bth->bkh", weights, v), weights
+
+
+# Alternative: anchor style, view(B, -1, H), rsqrt tensor scale, F.linear with the weights, softmax(dim=2).
+class SDAFunctional(ScaledDotAttention):
+    def __init__(self, hidden_size):
+        super().__init__(hidden_size)
+        self.softmax = nn.Softmax(dim=2)
+        self.scaling_factor = torch.rsqrt(torch.tensor(hidden_size, dtype=torch.float))
+
+    def forward(self, queries, keys, values):
+        batch_size = queries.size(0)
+        q = F.linear(queries.view(batch_size, -1, self.hidden_size), self.Q.weight, self.Q.bias)
+        k = keys @ self.K.weight.T + self.K.bias
+        v = values @ self.V.weight.T + self.V.bias
+        weights = self.softmax(self.scaling_factor * (q @ k.transpose(-2, -1)))
+        return weights @ v, weights
+
+
+# Alternative: F.scaled_dot_product_attention for the context, weights computed alongside.
+class SDASdpa(ScaledDotAttention):
+    def forward(self, queries, keys, values):
+        q = self.Q(queries.unsqueeze(1) if queries.ndim == 2 else queries)
+        k, v = self.K(keys), self.V(values)
+        context = F.scaled_dot_product_attention(q, k, v, scale=self.scaling_factor)
+        weights = self.softmax(q @ k.transpose(1, 2) * self.scaling_factor)
+        return context, weights
+
+
+class _SDA(ScaledDotAttention):
+    """Reference __init__ with a forward parameterized by the mistake under test."""
+
+    scale = None
+    softmax_dim = -1
+
+    def forward(self, queries, keys, values):
+        if queries.dim() == 2:
+            queries = queries.unsqueeze(1)
+        q, k, v = self.Q(queries), self.K(keys), self.V(values)
+        scale = self.scaling_factor if self.scale is None else self.scale(self.hidden_size)
+        weights = torch.softmax(scale * torch.bmm(q, k.transpose(1, 2)), dim=self.softmax_dim)
+        return torch.bmm(weights, v), weights
+
+
+# Mistake: forgets to scale the scores.
+class SDANoScale(_SDA):
+    scale = staticmethod(lambda h: 1.0)
+
+
+# Mistake: scales by 1/h instead of 1/sqrt(h).
+class SDAScaleOverH(_SDA):
+    scale = staticmethod(lambda h: 1.0 / h)
+
+
+# Mistake: multiplies the scores by sqrt(h) instead of dividing.
+class SDAScaleSqrtH(_SDA):
+    scale = staticmethod(lambda h: math.sqrt(h))
+
+
+# Mistake: sets scaling_factor = 1 / hidden_size in __init__.
+class SDAScalingAttribute(ScaledDotAttention):
+    def __init__(self, hidden_size):
+        super().__init__(hidden_size)
+        self.scaling_factor = 1.0 / hidden_size
+
+
+# Mistake: softmax over the queries axis (dim=1) as the anchor's docstring suggested.
+class SDASoftmaxQueries(_SDA):
+    softmax_dim = 1
+
+
+# Mistake: softmax over the batch axis (dim=0).
+class SDASoftmaxBatch(_SDA):
+    softmax_dim = 0
+
+
+# Mistake: multiplies by .weight without transposing (x @ W instead of the Linear layer).
+class SDATransposedWeights(ScaledDotAttention):
+    def forward(self, queries, keys, values):
+        if queries.dim() == 2:
+            queries = queries.unsqueeze(1)
+        q = queries @ self.Q.weight + self.Q.bias
+        k = keys @ self.K.weight + self.K.bias
+        v = values @ self.V.weight + self.V.bias
+        weights = self.softmax(self.scaling_factor * q @ k.transpose(1, 2))
+        return weights @ v, weights
+
+
+# Mistake: no support for 2-D queries (B, H): bmm fails on a 2-D tensor.
+class SDANo2D(ScaledDotAttention):
+    def forward(self, queries, keys, values):
+        q, k, v = self.Q(queries), self.K(keys), self.V(values)
+        weights = self.softmax(self.scaling_factor * torch.bmm(q, k.transpose(1, 2)))
+        return torch.bmm(weights, v), weights
+
+
+# Mistake: handles 2-D queries but squeezes the k = 1 axis away from the outputs.
+class SDASqueezes2D(ScaledDotAttention):
+    def forward(self, queries, keys, values):
+        context, weights = ref.ScaledDotAttention.forward(self, queries, keys, values)
+        if queries.dim() == 2:
+            return context.squeeze(1), weights.squeeze(1)
+        return context, weights
+
+
+# Mistake: returns attention weights as (B, T, k), the shape in the anchor's docstring.
+class SDAWeightsTransposed(ScaledDotAttention):
+    def forward(self, queries, keys, values):
+        context, weights = ref.ScaledDotAttention.forward(self, queries, keys, values)
+        return context, weights.transpose(1, 2)
+
+
+# Mistake: projects the keys with V instead of projecting the values.
+class SDAValuesFromKeys(ScaledDotAttention):
+    def forward(self, queries, keys, values):
+        return ref.ScaledDotAttention.forward(self, queries, keys, keys)
+
+
+# Mistake: uses the K projection for the queries too.
+class SDAQueriesThroughK(ScaledDotAttention):
+    def forward(self, queries, keys, values):
+        if queries.dim() == 2:
+            queries = queries.unsqueeze(1)
+        q, k, v = self.K(queries), self.K(keys), self.V(values)
+        weights = self.softmax(self.scaling_factor * torch.bmm(q, k.transpose(1, 2)))
+        return torch.bmm(weights, v), weights
+
+
+# Mistake: returns (attention_weights, context) in the wrong order.
+class SDASwappedOutputs(ScaledDotAttention):
+    def forward(self, queries, keys, values):
+        context, weights = ref.ScaledDotAttention.forward(self, queries, keys, values)
+        return weights, context
+
+
+# ============================================================================================
+# causal_scaled_dot_attention
+
+
+# Alternative: anchor style, tril mask and torch.where with a neg_inf tensor.
+class CausalWhereTril(CausalScaledDotAttention):
+    def __init__(self, hidden_size):
+        super().__init__(hidden_size)
+        self.neg_inf = torch.tensor(-1e7)
+
+    def forward(self, queries, keys, values):
+        q, k, v = self.Q(queries), self.K(keys), self.V(values)
+        scores = self.scaling_factor * torch.bmm(q, k.transpose(1, 2))
+        mask = torch.tril(torch.ones(scores.shape[-2:], device=scores.device)).bool()
+        weights = self.softmax(torch.where(mask, scores, self.neg_inf))
+        return torch.bmm(weights, v), weights
+
+
+# Alternative: additive mask, neg_inf times a float upper-triangular matrix.
+class CausalAdditive(CausalScaledDotAttention):
+    def forward(self, queries, keys, values):
+        q, k, v = self.Q(queries), self.K(keys), self.V(values)
+        T = keys.size(1)
+        scores = self.scaling_factor * q @ k.transpose(1, 2)
+        scores = scores + self.neg_inf * torch.triu(torch.ones(T, T, device=keys.device), diagonal=1)
+        weights = self.softmax(scores)
+        return weights @ v, weights
+
+
+# Alternative: einsum and masked_fill with float('-inf').
+class CausalEinsumInf(CausalScaledDotAttention):
+    def __init__(self, hidden_size):
+        super().__init__(hidden_size)
+        self.neg_inf = float("-inf")
+
+    def forward(self, queries, keys, values):
+        q, k, v = self.Q(queries), self.K(keys), self.V(values)
+        scores = torch.einsum("bkh,bth->bkt", q, k) * self.scaling_factor
+        future = torch.ones_like(scores[0], dtype=torch.bool).triu(1)
+        weights = torch.softmax(scores.masked_fill(future, self.neg_inf), dim=-1)
+        return torch.einsum("bkt,bth->bkh", weights, v), weights
+
+
+# Alternative: F.scaled_dot_product_attention(is_causal=True) for the context, masked weights beside it.
+class CausalSdpa(CausalScaledDotAttention):
+    def forward(self, queries, keys, values):
+        q, k, v = self.Q(queries), self.K(keys), self.V(values)
+        context = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        scores = q @ k.transpose(1, 2) * self.scaling_factor
+        keep = torch.tril(torch.ones(q.size(1), k.size(1), dtype=torch.bool, device=q.device))
+        weights = self.softmax(scores.masked_fill(~keep, self.neg_inf))
+        return context, weights
+
+
+# Alternative: a large causal mask built once in __init__ as a buffer and sliced to the actual sizes.
+class CausalBufferMask(CausalScaledDotAttention):
+    def __init__(self, hidden_size):
+        super().__init__(hidden_size)
+        self.register_buffer("future", torch.ones(512, 512, dtype=torch.bool).triu(1), persistent=False)
+
+    def forward(self, queries, keys, values):
+        q, k, v = self.Q(queries), self.K(keys), self.V(values)
+        scores = self.scaling_factor * torch.bmm(q, k.transpose(1, 2))
+        scores = scores.masked_fill(self.future[: q.size(1), : k.size(1)], self.neg_inf)
+        weights = self.softmax(scores)
+        return torch.bmm(weights, v), weights
+
+
+class _Causal(CausalScaledDotAttention):
+    """Reference __init__; the forward masks `hidden(scores, keys)` with neg_inf."""
+
+    fill = None
+    softmax_dim = -1
+    scale = None
+
+    def hidden(self, scores, keys):
+        return torch.ones(scores.shape[-2:], dtype=torch.bool, device=scores.device).triu(1)
+
+    def forward(self, queries, keys, values):
+        q, k, v = self.Q(queries), self.K(keys), self.V(values)
+        scale = self.scaling_factor if self.scale is None else self.scale(self.hidden_size)
+        scores = scale * torch.bmm(q, k.transpose(1, 2))
+        scores = scores.masked_fill(self.hidden(scores, keys), self.neg_inf if self.fill is None else self.fill)
+        weights = torch.softmax(scores, dim=self.softmax_dim)
+        return torch.bmm(weights, v), weights
+
+
+# Mistake: forgets the mask entirely (plain scaled dot attention).
+class CausalNoMask(_Causal):
+    def hidden(self, scores, keys):
+        return torch.zeros(scores.shape[-2:], dtype=torch.bool)
+
+
+# Mistake: mask off by one, hiding the diagonal too (triu with diagonal=0).
+class CausalMasksDiagonal(_Causal):
+    def hidden(self, scores, keys):
+        return torch.ones(scores.shape[-2:], dtype=torch.bool).triu(0)
+
+
+# Mistake: hides the diagonal too and fills with -inf, so row 0 becomes NaN.
+class CausalMasksDiagonalInf(CausalMasksDiagonal):
+    fill = float("-inf")
+
+
+# Mistake: mask off by one the other way, letting query i see key i + 1 (triu diagonal=2).
+class CausalOneAhead(_Causal):
+    def hidden(self, scores, keys):
+        return torch.ones(scores.shape[-2:], dtype=torch.bool).triu(2)
+
+
+# Mistake: inverted mask (masks the lower triangle, i.e. the past).
+class CausalInverted(_Causal):
+    def hidden(self, scores, keys):
+        return torch.ones(scores.shape[-2:], dtype=torch.bool).tril(0)
+
+
+# Mistake: masks by value, hiding scores that equal 0 instead of future positions.
+class CausalMaskZeroScores(_Causal):
+    def hidden(self, scores, keys):
+        return scores == 0
+
+
+# Mistake: masks by value, hiding keys that are all zeros (padding-style) instead of future positions.
+class CausalMaskZeroKeys(_Causal):
+    def hidden(self, scores, keys):
+        return (keys == 0).all(-1)[:, None, :]
+
+
+# Mistake: mask sized from the batch dimension instead of the sequence length.
+class CausalMaskFromBatch(_Causal):
+    def hidden(self, scores, keys):
+        B = keys.size(0)
+        return torch.ones(B, B, dtype=torch.bool).triu(1)
+
+
+# Mistake: a fixed 5 x 5 mask built in __init__ and never sliced to the actual length.
+class CausalFixedSizeMask(_Causal):
+    def __init__(self, hidden_size):
+        super().__init__(hidden_size)
+        self.mask = torch.ones(5, 5, dtype=torch.bool).triu(1)
+
+    def hidden(self, scores, keys):
+        return self.mask
+
+
+# Mistake: mask cached on the first call, so a later call with another length reuses the wrong size.
+class CausalCachedMask(_Causal):
+    def hidden(self, scores, keys):
+        if getattr(self, "cached", None) is None:
+            self.cached = torch.ones(scores.shape[-2:], dtype=torch.bool).triu(1)
+        return self.cached
+
+
+# Mistake: the causal version forgets the scaling.
+class CausalNoScale(_Causal):
+    scale = staticmethod(lambda h: 1.0)
+
+
+# Mistake: softmax over the queries axis in the causal version.
+class CausalSoftmaxQueries(_Causal):
+    softmax_dim = 1
+
+
+# Mistake (CUDA only): the mask is created on the CPU (no device=), so masked_fill fails on CUDA scores.
+class CausalMaskOnCpu(_Causal):
+    def hidden(self, scores, keys):
+        return torch.triu(torch.ones(scores.size(1), keys.size(1)), diagonal=1).bool()
+
+
+# ============================================================================================
+# generate_tensors_for_training_decoder_nmt
+
+
+# Alternative: anchor style, LongTensor SOS column moved with .cuda() when the flag says so.
+def gen_anchor(src_EOP, tgt_EOS, start_token, cuda):
+    SOS = torch.LongTensor([[start_token]] * src_EOP.size(0))
+    if cuda:
+        SOS = SOS.cuda()
+    return torch.cat([SOS, src_EOP, tgt_EOS[:, :-1]], dim=1), torch.cat([src_EOP, tgt_EOS], dim=1)
+
+
+# Alternative: allocate the full (B, Ls + Lt) tensors on the input's device and fill slices.
+def gen_slices(src_EOP, tgt_EOS, start_token, cuda):
+    B, Ls = src_EOP.shape
+    Lt = tgt_EOS.shape[1]
+    target = torch.empty(B, Ls + Lt, dtype=src_EOP.dtype, device=src_EOP.device)
+    target[:, :Ls] = src_EOP
+    target[:, Ls:] = tgt_EOS
+    decoder_input = torch.empty_like(target)
+    decoder_input[:, 0] = start_token
+    decoder_input[:, 1:] = target[:, :-1]
+    return decoder_input, target
+
+
+# Alternative: new_full for the SOS column and hstack.
+def gen_hstack(src_EOP, tgt_EOS, start_token, cuda):
+    SOS = src_EOP.new_full((src_EOP.shape[0], 1), start_token)
+    full = torch.hstack([src_EOP, tgt_EOS])
+    return torch.hstack([SOS, full[:, :-1]]), full
+
+
+def _sos(src, start):
+    return torch.full((src.shape[0], 1), start, dtype=src.dtype, device=src.device)
+
+
+# Mistake: forgets to drop the target's last token, so the input is one longer than the target.
+def gen_no_drop_last(src_EOP, tgt_EOS, start_token, cuda):
+    return torch.cat([_sos(src_EOP, start_token), src_EOP, tgt_EOS], 1), torch.cat([src_EOP, tgt_EOS], 1)
+
+
+# Mistake: off-by-one shift, dropping the target's first token instead of its last.
+def gen_drops_first(src_EOP, tgt_EOS, start_token, cuda):
+    return torch.cat([_sos(src_EOP, start_token), src_EOP, tgt_EOS[:, 1:]], 1), torch.cat([src_EOP, tgt_EOS], 1)
+
+
+# Mistake: SOS appended at the end instead of prepended.
+def gen_sos_at_end(src_EOP, tgt_EOS, start_token, cuda):
+    return torch.cat([src_EOP, tgt_EOS[:, :-1], _sos(src_EOP, start_token)], 1), torch.cat([src_EOP, tgt_EOS], 1)
+
+
+# Mistake: EOP lost, slicing it off the source in the decoder input.
+def gen_eop_lost(src_EOP, tgt_EOS, start_token, cuda):
+    return torch.cat([_sos(src_EOP, start_token), src_EOP[:, :-1], tgt_EOS], 1), torch.cat([src_EOP, tgt_EOS], 1)
+
+
+# Mistake: target missing its EOS.
+def gen_target_no_eos(src_EOP, tgt_EOS, start_token, cuda):
+    first = torch.cat([_sos(src_EOP, start_token), src_EOP, tgt_EOS[:, :-1]], 1)
+    return first, torch.cat([src_EOP, tgt_EOS[:, :-1]], 1)
+
+
+# Mistake: the target also starts with SOS (no shift between input and target).
+def gen_no_shift(src_EOP, tgt_EOS, start_token, cuda):
+    first = torch.cat([_sos(src_EOP, start_token), src_EOP, tgt_EOS[:, :-1]], 1)
+    return first, first.clone()
+
+
+# Mistake: builds SOS with torch.Tensor (float), so cat promotes the token indices to float.
+def gen_float_sos(src_EOP, tgt_EOS, start_token, cuda):
+    SOS = torch.Tensor([[start_token]] * src_EOP.size(0))
+    return torch.cat([SOS, src_EOP, tgt_EOS[:, :-1]], 1), torch.cat([src_EOP, tgt_EOS], 1)
+
+
+# Mistake: hard-codes the notebook's SOS index 27 instead of using start_token.
+def gen_hardcoded_sos(src_EOP, tgt_EOS, start_token, cuda):
+    return gen_hstack(src_EOP, tgt_EOS, 27, cuda)
+
+
+# Mistake: returns (target, input) in the wrong order.
+def gen_swapped(src_EOP, tgt_EOS, start_token, cuda):
+    first, second = gen_hstack(src_EOP, tgt_EOS, start_token, cuda)
+    return second, first
+
+
+# Mistake: calls .cuda() unconditionally, which fails on a CPU-only machine.
+def gen_always_cuda(src_EOP, tgt_EOS, start_token, cuda):
+    SOS = torch.LongTensor([[start_token]] * src_EOP.size(0)).cuda()
+    return torch.cat([SOS, src_EOP, tgt_EOS[:, :-1]], 1), torch.cat([src_EOP, tgt_EOS], 1)
+
+
+# Mistake (CUDA only): SOS created on the CPU and never moved, ignoring the cuda flag.
+def gen_sos_on_cpu(src_EOP, tgt_EOS, start_token, cuda):
+    SOS = torch.LongTensor([[start_token]] * src_EOP.size(0))
+    return torch.cat([SOS, src_EOP, tgt_EOS[:, :-1]], 1), torch.cat([src_EOP, tgt_EOS], 1)
+
+
+# ============================================================================================
+# decoder_only_transformer
+
+
+class _Decoder(nn.Module):
+    """The reference __init__ (what the notebook provides); mutants override forward or __init__."""
+
+    def __init__(self, vocab_size, hidden_size, num_layers):
+        super().__init__()
+        self.vocab_size, self.hidden_size, self.num_layers = vocab_size, hidden_size, num_layers
+        self.embedding = nn.Embedding(vocab_size, hidden_size)
+        self.self_attentions = nn.ModuleList([CausalScaledDotAttention(hidden_size) for _ in range(num_layers)])
+        self.attention_mlps = nn.ModuleList(
+            [nn.Sequential(nn.Linear(hidden_size, hidden_size), nn.ReLU()) for _ in range(num_layers)])
+        self.out = nn.Linear(hidden_size, vocab_size)
+        self.register_buffer("positional_encodings", create_positional_encodings(1000, hidden_size))
+
+    forward = ref.DecoderOnlyTransformer.forward
+
+
+# Alternative: index loop, MLP on a (B*T, H) view, PE as a plain attribute moved in forward, weights list.
+class DecoderLoop(_Decoder):
+    def __init__(self, vocab_size, hidden_size, num_layers):
+        super().__init__(vocab_size, hidden_size, num_layers)
+        del self.positional_encodings
+        self.positional_encodings = create_positional_encodings(500, hidden_size)
+
+    def forward(self, inputs):
+        batch_size, seq_len = inputs.size()
+        contexts = self.embedding(inputs) + self.positional_encodings[:seq_len].unsqueeze(0).to(inputs.device)
+        weights = []
+        for i in range(self.num_layers):
+            new_contexts, w = self.self_attentions[i](contexts, contexts, contexts)
+            weights.append(w)
+            residual = contexts + new_contexts
+            mlp_out = self.attention_mlps[i](residual.view(-1, self.hidden_size))
+            contexts = residual + mlp_out.view(batch_size, seq_len, self.hidden_size)
+        return self.out(contexts), weights[-1]
+
+
+# Alternative: in-place additions and a non-persistent buffer of 256 positions.
+class DecoderInplace(_Decoder):
+    def __init__(self, vocab_size, hidden_size, num_layers):
+        super().__init__(vocab_size, hidden_size, num_layers)
+        del self.positional_encodings
+        self.register_buffer("positional_encodings", create_positional_encodings(256, hidden_size),
+                             persistent=False)
+
+    def forward(self, inputs):
+        h = self.embedding(inputs)
+        h += self.positional_encodings[None, : inputs.shape[1], :]
+        for layer in range(self.num_layers):
+            attended, weights = self.self_attentions[layer](h, h, h)
+            h = h + attended
+            h = h + self.attention_mlps[layer](h)
+        return self.out(h), weights
+
+
+# Mistake: uses non-causal ScaledDotAttention layers in the decoder.
+class DecoderNonCausal(_Decoder):
+    def __init__(self, vocab_size, hidden_size, num_layers):
+        super().__init__(vocab_size, hidden_size, num_layers)
+        self.self_attentions = nn.ModuleList([ScaledDotAttention(hidden_size) for _ in range(num_layers)])
+
+
+# Mistake: no residual around the self-attention.
+class DecoderNoAttnResidual(_Decoder):
+    def forward(self, inputs):
+        x = self.embedding(inputs) + self.positional_encodings[: inputs.shape[1]]
+        for attention, mlp in zip(self.self_attentions, self.attention_mlps):
+            x, w = attention(x, x, x)
+            x = x + mlp(x)
+        return self.out(x), w
+
+
+# Mistake: no residual around the MLP.
+class DecoderNoMlpResidual(_Decoder):
+    def forward(self, inputs):
+        x = self.embedding(inputs) + self.positional_encodings[: inputs.shape[1]]
+        for attention, mlp in zip(self.self_attentions, self.attention_mlps):
+            context, w = attention(x, x, x)
+            x = mlp(x + context)
+        return self.out(x), w
+
+
+# Mistake: forgets to add the positional encodings.
+class DecoderNoPE(_Decoder):
+    def forward(self, inputs):
+        x = self.embedding(inputs)
+        for attention, mlp in zip(self.self_attentions, self.attention_mlps):
+            context, w = attention(x, x, x)
+            x = x + context
+            x = x + mlp(x)
+        return self.out(x), w
+
+
+# Mistake: wrong output layer, returning softmax probabilities instead of logits.
+class DecoderSoftmaxOut(_Decoder):
+    def forward(self, inputs):
+        logits, w = ref.DecoderOnlyTransformer.forward(self, inputs)
+        return torch.softmax(logits, dim=-1), w
+
+
+# Mistake: keeps the first layer's attention weights instead of the last layer's.
+class DecoderFirstWeights(_Decoder):
+    def forward(self, inputs):
+        x = self.embedding(inputs) + self.positional_encodings[: inputs.shape[1]]
+        first = None
+        for attention, mlp in zip(self.self_attentions, self.attention_mlps):
+            context, w = attention(x, x, x)
+            first = w if first is None else first
+            x = x + context
+            x = x + mlp(x)
+        return self.out(x), first
+
+
+# Mistake: attention weights not returned (only the logits).
+class DecoderLogitsOnly(_Decoder):
+    def forward(self, inputs):
+        return ref.DecoderOnlyTransformer.forward(self, inputs)[0]
+
+
+# Mistake: slices the positional encodings by the batch size instead of the sequence length.
+class DecoderPEByBatch(_Decoder):
+    def forward(self, inputs):
+        x = self.embedding(inputs) + self.positional_encodings[: inputs.shape[0]]
+        for attention, mlp in zip(self.self_attentions, self.attention_mlps):
+            context, w = attention(x, x, x)
+            x = x + context
+            x = x + mlp(x)
+        return self.out(x), w
+
+
+# Mistake: reuses the first layer's attention in every layer.
+class DecoderSharedAttention(_Decoder):
+    def forward(self, inputs):
+        x = self.embedding(inputs) + self.positional_encodings[: inputs.shape[1]]
+        for mlp in self.attention_mlps:
+            context, w = self.self_attentions[0](x, x, x)
+            x = x + context
+            x = x + mlp(x)
+        return self.out(x), w
+
+
+# Mistake: the MLP reads the attention output instead of the residual stream.
+class DecoderMlpOnContext(_Decoder):
+    def forward(self, inputs):
+        x = self.embedding(inputs) + self.positional_encodings[: inputs.shape[1]]
+        for attention, mlp in zip(self.self_attentions, self.attention_mlps):
+            context, w = attention(x, x, x)
+            x = x + context
+            x = x + mlp(context)
+        return self.out(x), w
+
+
+# Mistake: keeps the layers in a Python list, so they are not registered (never trained, never moved).
+class DecoderPlainList(_Decoder):
+    def __init__(self, vocab_size, hidden_size, num_layers):
+        nn.Module.__init__(self)
+        self.vocab_size, self.hidden_size, self.num_layers = vocab_size, hidden_size, num_layers
+        self.embedding = nn.Embedding(vocab_size, hidden_size)
+        self.self_attentions = [CausalScaledDotAttention(hidden_size) for _ in range(num_layers)]
+        self.attention_mlps = nn.ModuleList(
+            [nn.Sequential(nn.Linear(hidden_size, hidden_size), nn.ReLU()) for _ in range(num_layers)])
+        self.out = nn.Linear(hidden_size, vocab_size)
+        self.register_buffer("positional_encodings", create_positional_encodings(1000, hidden_size))
+
+
+# Mistake: runs the forward pass under torch.no_grad(), so nothing can be trained.
+class DecoderNoGrad(_Decoder):
+    def forward(self, inputs):
+        with torch.no_grad():
+            return ref.DecoderOnlyTransformer.forward(self, inputs)
+
+
+# Mistake (CUDA only): positional encodings kept as a plain CPU attribute that model.to() does not move.
+class DecoderPEOnCpu(_Decoder):
+    def __init__(self, vocab_size, hidden_size, num_layers):
+        super().__init__(vocab_size, hidden_size, num_layers)
+        del self.positional_encodings
+        self.positional_encodings = create_positional_encodings(1000, hidden_size)
+
+
+# ============================================================================================
+# find_optimal_params
+
+
+# Alternative: closed-form least squares on the design matrix [log10(x)^2, log10(x), 1].
+def fop_lstsq(x, y):
+    lx = np.log10(np.asarray(x, dtype=float))
+    A = np.stack([lx ** 2, lx, np.ones_like(lx)], axis=1)
+    p, *_ = np.linalg.lstsq(A, np.asarray(y, dtype=float), rcond=None)
+    return p, 10 ** (-p[1] / (2 * p[0]))
+
+
+# Alternative: np.polyfit, vertex as the root of the derivative (np.polyder / np.roots).
+def fop_roots(x, y):
+    p = np.polyfit(np.log10(x), y, deg=2)
+    vertex = np.roots(np.polyder(p))[0]
+    return p, float(np.power(10.0, vertex))
+
+
+# Alternative: np.polynomial.Polynomial.fit, converted back to highest-power-first coefficients.
+def fop_polynomial(x, y):
+    poly = np.polynomial.Polynomial.fit(np.log10(x), y, 2).convert()
+    c, b, a = poly.coef
+    return np.array([a, b, c]), 10 ** (-b / (2 * a))
+
+
+# Mistake: natural log for the fit, but the vertex exponentiated with base 10.
+def fop_natural_log(x, y):
+    p = np.polyfit(np.log(x), y, 2)
+    return p, 10 ** (-p[1] / (2 * p[0]))
+
+
+# Mistake: fits against the natural log throughout (right vertex, but p is not the log10 fit).
+def fop_natural_log_consistent(x, y):
+    p = np.polyfit(np.log(x), y, 2)
+    return p, np.exp(-p[1] / (2 * p[0]))
+
+
+# Mistake: returns the vertex in log space instead of as a parameter count.
+def fop_vertex_in_log_space(x, y):
+    p = np.polyfit(np.log10(x), y, 2)
+    return p, -p[1] / (2 * p[0])
+
+
+# Mistake: x and y swapped in np.polyfit.
+def fop_swapped(x, y):
+    p = np.polyfit(y, np.log10(x), 2)
+    return p, 10 ** (-p[1] / (2 * p[0]))
+
+
+# Mistake: linear instead of quadratic fit.
+def fop_linear(x, y):
+    p = np.polyfit(np.log10(x), y, 1)
+    return p, 10 ** (-p[1] / p[0])
+
+
+# Mistake: vertex formula without the 2 (-b / a).
+def fop_missing_two(x, y):
+    p = np.polyfit(np.log10(x), y, 2)
+    return p, 10 ** (-p[1] / p[0])
+
+
+# Mistake: returns the data point with the lowest loss instead of the fitted vertex.
+def fop_argmin(x, y):
+    p = np.polyfit(np.log10(x), y, 2)
+    return p, x[np.argmin(y)]
+
+
+# Mistake: coefficients lowest power first (np.polynomial.polynomial.polyfit), as p.
+def fop_reversed_coefficients(x, y):
+    c, b, a = np.polynomial.polynomial.polyfit(np.log10(x), y, 2)
+    return np.array([c, b, a]), 10 ** (-b / (2 * a))
+
+
+# ============================================================================================
+# fit_linear_log
+
+
+# Alternative: closed-form slope and intercept from means.
+def fll_closed_form(x, y):
+    lx, ly = np.log10(x), np.log10(y)
+    m = ((lx - lx.mean()) * (ly - ly.mean())).sum() / ((lx - lx.mean()) ** 2).sum()
+    return m, ly.mean() - m * lx.mean()
+
+
+# Alternative: np.linalg.lstsq on [log10 x, 1].
+def fll_lstsq(x, y):
+    A = np.vstack([np.log10(x), np.ones(len(x))]).T
+    (m, c), *_ = np.linalg.lstsq(A, np.log10(y), rcond=None)
+    return m, c
+
+
+# Alternative: torch least squares, returning 0-d tensors.
+def fll_torch(x, y):
+    lx = torch.log10(torch.as_tensor(x, dtype=torch.float64))
+    ly = torch.log10(torch.as_tensor(y, dtype=torch.float64))
+    A = torch.stack([lx, torch.ones_like(lx)], 1)
+    sol = torch.linalg.lstsq(A, ly[:, None]).solution
+    return sol[0, 0], sol[1, 0]
+
+
+# Alternative: returns np.polyfit's coefficient array [m, c] directly.
+def fll_polyfit_array(x, y):
+    return np.polyfit(np.log10(x), np.log10(y), 1)
+
+
+# Mistake: natural log instead of log10.
+def fll_natural_log(x, y):
+    m, c = np.polyfit(np.log(x), np.log(y), 1)
+    return m, c
+
+
+# Mistake: x and y swapped.
+def fll_swapped(x, y):
+    m, c = np.polyfit(np.log10(y), np.log10(x), 1)
+    return m, c
+
+
+# Mistake: returns (c, m) in the wrong order (np.polynomial order).
+def fll_returns_c_m(x, y):
+    c, m = np.polynomial.polynomial.polyfit(np.log10(x), np.log10(y), 1)
+    return c, m
+
+
+# Mistake: fits y itself, not log10(y).
+def fll_fits_y(x, y):
+    m, c = np.polyfit(np.log10(x), y, 1)
+    return m, c
+
+
+# Mistake: takes log10 of y but not of x.
+def fll_no_log_x(x, y):
+    m, c = np.polyfit(x, np.log10(y), 1)
+    return m, c
+
+
+# Mistake: returns 10 ** c (the prefactor) instead of the intercept c.
+def fll_prefactor(x, y):
+    m, c = np.polyfit(np.log10(x), np.log10(y), 1)
+    return m, 10 ** c
+
+
+# Mistake: returns np.polyfit's whole coefficient array of a quadratic fit.
+def fll_quadratic(x, y):
+    return np.polyfit(np.log10(x), np.log10(y), 2)
+
+
+# ============================================================================================
+# catalogue
+
+REFERENCES = {
+    "positional_encodings": ref.create_positional_encodings,
+    "scaled_dot_attention": ref.ScaledDotAttention,
+    "causal_scaled_dot_attention": ref.CausalScaledDotAttention,
+    "generate_tensors_for_training_decoder_nmt": ref.generate_tensors_for_training_decoder_nmt,
+    "decoder_only_transformer": ref.DecoderOnlyTransformer,
+    "find_optimal_params": ref.find_optimal_params,
+    "fit_linear_log": ref.fit_linear_log,
+}
+
+ALTERNATIVES = {
+    "positional_encodings": [pe_loops, pe_div_term, pe_where],
+    "scaled_dot_attention": [SDAEinsum, SDAFunctional, SDASdpa],
+    "causal_scaled_dot_attention": [CausalWhereTril, CausalAdditive, CausalEinsumInf, CausalSdpa, CausalBufferMask],
+    "generate_tensors_for_training_decoder_nmt": [gen_anchor, gen_slices, gen_hstack],
+    "decoder_only_transformer": [_Decoder, DecoderLoop, DecoderInplace],
+    "find_optimal_params": [fop_lstsq, fop_roots, fop_polynomial],
+    "fit_linear_log": [fll_closed_form, fll_lstsq, fll_torch, fll_polyfit_array],
+}
+
+MUTANTS = {
+    "positional_encodings": [
+        (pe_sin_cos_swapped, "position 0 should be [0, 1, 0, 1]"),
+        (pe_base_1000, "base is 1000"),
+        (pe_exponent_j, "j/d"),
+        (pe_exponent_2j, "2j/d"),
+        (pe_positions_from_one, "position 0 should be"),
+        (pe_transposed, "transposed"),
+        (pe_integer_division, "integer division"),
+        (pe_concatenated, "position 0 should be [0, 1, 0, 1]"),
+        (pe_even_only, "raised RuntimeError"),
+        (pe_odd_last_zero, "odd hidden_size"),
+        (pe_float64, "float32"),
+    ],
+    "scaled_dot_attention": [
+        (SDANoScale, "not multiplied by scaling_factor"),
+        (SDAScaleOverH, "scaled by 1/hidden_size"),
+        (SDAScaleSqrtH, "multiplied by sqrt(hidden_size)"),
+        (SDAScalingAttribute, "scaling_factor should be 1/sqrt(hidden_size)"),
+        (SDASoftmaxQueries, "sum to 1 over the keys"),
+        (SDASoftmaxBatch, "sum to 1 over the keys"),
+        (SDATransposedWeights, "without transposing"),
+        (SDANo2D, "forward with 2-D queries (B, H) = (3, 6) should run without errors"),
+        (SDASqueezes2D, "should have shape (3, 1, 6)"),
+        (SDAWeightsTransposed, "should have shape (1, 1, 2), got (1, 2, 1)"),
+        (SDAValuesFromKeys, "context for the hand-made example"),
+        (SDAQueriesThroughK, "attention_weights for queries (3, 4, 6) has the expected shape"),
+        (SDASwappedOutputs, "should have shape (1, 1, 2)"),
+    ],
+    "causal_scaled_dot_attention": [
+        (CausalNoMask, "no causal mask"),
+        (CausalMasksDiagonal, "hides the diagonal"),
+        (CausalMasksDiagonalInf, "finite"),
+        (CausalOneAhead, "see key i+1"),
+        (CausalInverted, "inverted"),
+        (CausalMaskZeroScores, "no causal mask"),
+        (CausalMaskZeroKeys, "no causal mask"),
+        (CausalMaskFromBatch, "no causal mask"),
+        (CausalFixedSizeMask, "raised RuntimeError"),
+        (CausalCachedMask, "on (2, 7, 6) should run without errors"),
+        (CausalNoScale, "not multiplied by scaling_factor"),
+        (CausalSoftmaxQueries, "sum to 1 over the keys"),
+    ],
+    "generate_tensors_for_training_decoder_nmt": [
+        (gen_no_drop_last, "SOS_src_EOP_tgt (a hand-made batch) should have shape (2, 8), got (2, 9)"),
+        (gen_drops_first, "SOS_src_EOP_tgt[0] should be [27, 3, 4, 5, 29, 9, 10, 11]"),
+        (gen_sos_at_end, "SOS_src_EOP_tgt[0] should be"),
+        (gen_eop_lost, "SOS_src_EOP_tgt[0] should be"),
+        (gen_target_no_eos, "src_EOP_tgt_EOS (a hand-made batch) should have shape (2, 8)"),
+        (gen_no_shift, "src_EOP_tgt_EOS[0] should be"),
+        (gen_float_sos, "dtype torch.int64"),
+        (gen_hardcoded_sos, "SOS=0"),
+        (gen_swapped, "SOS_src_EOP_tgt[0] should be"),
+        (gen_always_cuda, "raised"),
+    ],
+    "decoder_only_transformer": [
+        (DecoderNonCausal, "should be a CausalScaledDotAttention"),
+        (DecoderNoAttnResidual, "residual around self-attention is missing"),
+        (DecoderNoMlpResidual, "residual around the MLP is missing"),
+        (DecoderNoPE, "positional encodings were not added"),
+        (DecoderSoftmaxOut, "softmax was applied to the logits"),
+        (DecoderFirstWeights, "first layer's attention weights"),
+        (DecoderLogitsOnly, "should return a pair"),
+        (DecoderPEByBatch, "raised RuntimeError"),
+        (DecoderSharedAttention, "logits for inputs (3, 6) has the expected shape"),
+        (DecoderMlpOnContext, "logits for inputs (3, 6) has the expected shape"),
+        (DecoderPlainList, "nn.ModuleList"),
+        (DecoderNoGrad, "carry gradients"),
+    ],
+    "find_optimal_params": [
+        (fop_natural_log, "natural log"),
+        (fop_natural_log_consistent, "natural log"),
+        (fop_vertex_in_log_space, "log space"),
+        (fop_swapped, "swapped"),
+        (fop_linear, "degree 2"),
+        (fop_missing_two, "factor 2"),
+        (fop_argmin, "lowest loss"),
+        (fop_reversed_coefficients, "highest power first"),
+    ],
+    "fit_linear_log": [
+        (fll_natural_log, "natural log"),
+        (fll_swapped, "x and y were swapped"),
+        (fll_returns_c_m, "(c, m) was returned"),
+        (fll_fits_y, "y was fitted instead of log10(y)"),
+        (fll_no_log_x, "log10(x) was not taken"),
+        (fll_prefactor, "10 ** c"),
+        (fll_quadratic, "should return a pair (m, c), got an array of shape (3,)"),
+    ],
+}
+
+# Mistakes that only a CUDA run can reveal (tests marked `gpu`).
+GPU_MUTANTS = {
+    "causal_scaled_dot_attention": [(CausalMaskOnCpu, "on CUDA raised")],
+    "generate_tensors_for_training_decoder_nmt": [(gen_sos_on_cpu, "on CUDA raised")],
+    "decoder_only_transformer": [(DecoderPEOnCpu, "forward on CUDA")],
+}

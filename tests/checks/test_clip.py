@@ -1,0 +1,274 @@
+"""Hidden checks of clip.ipynb, proved both ways: they pass correct solutions and fail realistic mistakes."""
+import contextlib
+import inspect
+import io
+
+import pytest
+import torch
+
+from autograder.assignment import GRADED
+from autograder.checks import CheckFailed, CheckUngradable
+from autograder.checks import clip as checks
+from autograder.datagen.images import IMAGES, TARGET, candidate_pool
+from autograder.reference import clip as ref
+from autograder.samples.clip import WRONG
+from tests.checks import mutants_clip as M
+
+CHECKS = {
+    "similarity_matrix": checks.check_similarity_matrix,
+    "zero_shot_probs": checks.check_zero_shot_probs,
+    "build_prompts": checks.check_build_prompts,
+    "rank_images": checks.check_rank_images,
+}
+needs_cuda = pytest.mark.gpu
+
+
+def cell(source, name):
+    """Run `source` as a notebook cell (module __main__) and return the object it defines."""
+    namespace = {"__name__": "__main__"}
+    exec(compile(M.PRELUDE + source, f"<cell {name}>", "exec"), namespace)
+    return namespace[name]
+
+
+def reference_cell(name):
+    """The reference implementation, re-defined as if typed into the notebook (with its helpers)."""
+    return cell(inspect.getsource(ref), name)
+
+
+def run(check, obj, **kwargs):
+    """Call a check; return what it printed to stdout."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        check(obj, **kwargs)
+    return out.getvalue()
+
+
+def failure(check, obj, **kwargs):
+    """Call a check that must fail; return its one-line message."""
+    with pytest.raises(CheckFailed) as info:
+        run(check, obj, **kwargs)
+    return str(info.value)
+
+
+def cases(entries, grade_id):
+    return [pytest.param(grade_id, source, id=f"{grade_id}: {label}") for label, source in entries]
+
+
+CORRECT = (cases(M.SIMILARITY_CORRECT, "similarity_matrix") + cases(M.ZERO_SHOT_CORRECT, "zero_shot_probs")
+           + cases(M.PROMPTS_CORRECT, "build_prompts") + cases(M.RANK_CORRECT, "rank_images"))
+MUTANTS = (cases(M.SIMILARITY_MUTANTS, "similarity_matrix") + cases(M.ZERO_SHOT_MUTANTS, "zero_shot_probs")
+           + cases(M.PROMPTS_MUTANTS, "build_prompts") + cases(M.RANK_MUTANTS, "rank_images"))
+CUDA_MUTANTS = (cases(M.SIMILARITY_MUTANTS_CUDA, "similarity_matrix")
+                + cases(M.ZERO_SHOT_MUTANTS_CUDA, "zero_shot_probs") + cases(M.RANK_MUTANTS_CUDA, "rank_images"))
+
+
+# ---------------------------------------------------------------- the four function checks
+
+@pytest.mark.parametrize("grade_id", list(CHECKS))
+def test_reference_passes(grade_id):
+    """Does the check pass the reference solution and print exactly one PASSED line?"""
+    printed = run(CHECKS[grade_id], reference_cell(grade_id))
+    assert printed == f"PASSED {grade_id}\n"
+
+
+@pytest.mark.parametrize("grade_id, source", CORRECT)
+def test_correct_alternative_passes(grade_id, source):
+    """Does the check accept this correct alternative implementation?"""
+    printed = run(CHECKS[grade_id], cell(source, grade_id))
+    assert printed == f"PASSED {grade_id}\n"
+
+
+@pytest.mark.parametrize("grade_id, source", MUTANTS)
+def test_mutant_fails(grade_id, source, capsys):
+    """Does the check reject this realistic mistake with one line and nothing on stderr?"""
+    message = failure(CHECKS[grade_id], cell(source, grade_id))
+    assert message.startswith(f"{grade_id}: ")
+    assert "\n" not in message
+    assert capsys.readouterr().err == ""
+
+
+@needs_cuda
+@pytest.mark.parametrize("grade_id, source", CUDA_MUTANTS)
+def test_device_mutant_fails_on_cuda(grade_id, source):
+    """On a CUDA device, does the check reject results or tokens left on the wrong device?"""
+    message = failure(CHECKS[grade_id], cell(source, grade_id))
+    assert message.startswith(f"{grade_id}: ")
+
+
+@pytest.mark.parametrize("grade_id, source", CUDA_MUTANTS)
+def test_device_mutants_are_only_wrong_on_cuda(grade_id, source):
+    """Are the device-only mistakes correct on the CPU (so the CPU run cannot tell them apart)?"""
+    if torch.cuda.is_available():
+        pytest.skip("on CUDA these mutants are wrong; see test_device_mutant_fails_on_cuda")
+    assert run(CHECKS[grade_id], cell(source, grade_id)) == f"PASSED {grade_id}\n"
+
+
+@pytest.mark.parametrize("grade_id", list(CHECKS))
+def test_imported_reference_is_rejected(grade_id):
+    """Does the check refuse an object imported from the autograder instead of defined in the notebook?"""
+    message = failure(CHECKS[grade_id], getattr(ref, grade_id))
+    assert "must be defined in this notebook" in message
+
+
+def test_at_least_six_mutants_per_function():
+    """Does every function check face at least six realistic mistakes (CPU-detectable)?"""
+    for entries in (M.SIMILARITY_MUTANTS, M.ZERO_SHOT_MUTANTS, M.PROMPTS_MUTANTS, M.RANK_MUTANTS):
+        assert len(entries) >= 6
+
+
+@pytest.mark.parametrize("grade_id, label, expected", [
+    ("similarity_matrix", "no normalisation", "features were not normalised"),
+    ("similarity_matrix", "normalise wrong axis", "each column (dim=0)"),
+    ("similarity_matrix", "transposed output", "should have shape (N_images, N_texts) = (5, 3), got (3, 5)"),
+    ("similarity_matrix", "normalises the inputs in place", "image_features should be left unchanged"),
+    ("zero_shot_probs", "softmax over images", "softmax over images (dim=0)"),
+    ("zero_shot_probs", "logit scale ignored", "logit_scale was not applied"),
+    ("zero_shot_probs", "hard-coded 100", "fixed scale of 100"),
+    ("zero_shot_probs", "logit scale applied twice", "logit_scale was applied twice"),
+    ("build_prompts", "returns map object", "should return a list of 3 strings, got map"),
+    ("build_prompts", "mutates input", "should leave class_names unchanged"),
+    ("rank_images", "ascending", "worst first"),
+    ("rank_images", "returns scores", "got a torch.float32 tensor (scores instead of indices?)"),
+    ("rank_images", "returns ranks instead of order", "each image's rank"),
+    ("rank_images", "image features not normalised", "image features were not normalised"),
+])
+def test_failure_message_names_the_mistake(grade_id, label, expected):
+    """Does the one-line failure say what was expected and what was seen, naming the likely mistake?"""
+    catalogue = {"similarity_matrix": M.SIMILARITY_MUTANTS, "zero_shot_probs": M.ZERO_SHOT_MUTANTS,
+                 "build_prompts": M.PROMPTS_MUTANTS, "rank_images": M.RANK_MUTANTS}[grade_id]
+    source = dict(catalogue)[label]
+    assert expected in failure(CHECKS[grade_id], cell(source, grade_id))
+
+
+def test_crash_in_student_code_is_one_line():
+    """Does a crash inside the student's function become a one-line failure naming the exception?"""
+    broken = cell("def similarity_matrix(image_features, text_features):\n    raise NotImplementedError()\n",
+                  "similarity_matrix")
+    message = failure(checks.check_similarity_matrix, broken)
+    assert message == "similarity_matrix: your code raised NotImplementedError:"
+
+
+# ---------------------------------------------------------------- scavenger hunt
+
+# A deterministic stand-in for CLIP whose text encoder we control: an image's features are its 8 x 8
+# thumbnail (centred), and a caption's features are the sum of the features of the images its keywords
+# point to. "navy" therefore makes the target the best match, "spacesuit" the astronaut.
+KEYWORDS = {
+    "navy": TARGET, "hopper": TARGET, "uniform": TARGET,
+    "spacesuit": "astronaut.jpg", "astronaut": "astronaut.jpg",
+    "man": "camera.jpg", "tripod": "camera.jpg",
+    "cat": "cat.jpg", "coffee": "coffee.jpg",
+}
+
+
+class KeywordTokenizer:
+    """list of captions -> (B, len(KEYWORDS)) 0/1 tensor of the keywords each caption contains."""
+
+    def __call__(self, texts):
+        texts = [texts] if isinstance(texts, str) else texts
+        rows = [[float(k in t.lower().replace(",", " ").split()) for k in KEYWORDS] for t in texts]
+        return torch.tensor(rows)
+
+
+class KeywordCLIP(torch.nn.Module):
+    """encode_image: centred 8 x 8 thumbnail; encode_text: sum of the keywords' image features."""
+
+    def __init__(self):
+        super().__init__()
+        files, images, _ = candidate_pool()
+        pool = self.encode_image(torch.stack([self.preprocess(im) for im in images]))  # (N, 192)
+        self.register_buffer("table", torch.stack([pool[files.index(KEYWORDS[k])] for k in KEYWORDS]))
+
+    @staticmethod
+    def preprocess(image):
+        """PIL image -> (3, 8, 8) tensor in [0, 1]."""
+        small = image.convert("RGB").resize((8, 8))
+        return torch.tensor(list(small.getdata()), dtype=torch.float32).T.reshape(3, 8, 8) / 255
+
+    def encode_image(self, pixels):
+        x = pixels.flatten(1)  # (N, 192)
+        return x - x.mean(dim=1, keepdim=True)
+
+    def encode_text(self, tokens):
+        return tokens.to(self.table.dtype) @ self.table  # (B, 192)
+
+
+def keyword_loader(device):
+    return KeywordCLIP().to(device), KeywordCLIP.preprocess, KeywordTokenizer()
+
+
+def caption_of(source):
+    return cell(source, "scavenger_caption")
+
+
+@pytest.mark.parametrize("label, source", M.CAPTION_CORRECT)
+def test_scavenger_target_first_passes(label, source):
+    """When the model ranks the target image first for the caption, does the check award the point?"""
+    printed = run(checks.check_scavenger_caption, caption_of(source), loader=keyword_loader)
+    assert printed == "PASSED scavenger_caption\n"
+
+
+@pytest.mark.parametrize("label, source", M.CAPTION_MUTANTS)
+def test_scavenger_wrong_caption_fails(label, source):
+    """When another image comes first (or the caption breaks the rules), does the check fail in one line?"""
+    message = failure(checks.check_scavenger_caption, caption_of(source), loader=keyword_loader)
+    assert message.startswith("scavenger_caption: ") and "\n" not in message
+
+
+def test_scavenger_failure_names_the_winner():
+    """Does a failing caption learn which image it retrieved and where the target ended up?"""
+    message = failure(checks.check_scavenger_caption, "a woman in a spacesuit", loader=keyword_loader)
+    assert "ranks astronaut.jpg first" in message and f"target {TARGET}" in message
+
+
+def test_scavenger_without_real_weights_is_ungradable(tmp_path, monkeypatch, capsys):
+    """With no cached real weights, does the check say UNGRADABLE (quoting the caption) instead of scoring?"""
+    monkeypatch.setenv("A3_MODEL_CACHE", str(tmp_path))
+    message = failure(checks.check_scavenger_caption, ref.scavenger_caption)
+    printed = capsys.readouterr()
+    assert message.startswith("scavenger_caption: not graded automatically: no cached ViT-B-32 OpenAI weights")
+    assert printed.out.startswith("UNGRADABLE scavenger_caption: ")
+    assert repr(ref.scavenger_caption).strip("'") in printed.out
+    assert "PASSED" not in printed.out and printed.err == ""
+
+
+def test_scavenger_unloadable_weights_are_ungradable(capsys):
+    """When the cached weights fail to load, is the caption left to a person rather than failed?"""
+    def broken_loader(device):
+        raise CheckUngradable("the cached ViT-B-32 weights could not be loaded (OSError: truncated file)")
+
+    failure(checks.check_scavenger_caption, ref.scavenger_caption, loader=broken_loader)
+    assert "UNGRADABLE scavenger_caption: the cached ViT-B-32 weights could not be loaded" in capsys.readouterr().out
+
+
+def test_scavenger_rule_breaks_fail_even_offline(tmp_path, monkeypatch):
+    """Is a caption that breaks the rules (copied description) failed without needing the weights?"""
+    monkeypatch.setenv("A3_MODEL_CACHE", str(tmp_path))
+    copied = next(d for f, _, _, d in IMAGES if f == TARGET)
+    assert "copies the target's description" in failure(checks.check_scavenger_caption, copied.upper())
+
+
+def test_reference_caption_follows_the_rules():
+    """Is the reference caption a short string of our own, not the description?"""
+    assert isinstance(ref.scavenger_caption, str)
+    assert 0 < len(ref.scavenger_caption.split()) <= checks.MAX_CAPTION_WORDS
+    assert "navy" in ref.scavenger_caption  # the keyword model ranks the target first for it
+    assert run(checks.check_scavenger_caption, ref.scavenger_caption, loader=keyword_loader) == \
+        "PASSED scavenger_caption\n"
+
+
+# ---------------------------------------------------------------- wrong sample submissions
+
+def test_samples_cover_every_graded_cell():
+    """Is there one wrong sample solution for each graded cell of clip.ipynb?"""
+    assert set(WRONG) == set(GRADED["clip"])
+
+
+@pytest.mark.parametrize("grade_id", sorted(GRADED["clip"]))
+def test_wrong_sample_fails_its_check(grade_id):
+    """Does each wrong sample solution lose its point?"""
+    obj = cell(WRONG[grade_id], grade_id)
+    if grade_id == "scavenger_caption":
+        failure(checks.check_scavenger_caption, obj, loader=keyword_loader)
+    else:
+        failure(CHECKS[grade_id], obj)

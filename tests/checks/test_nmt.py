@@ -1,0 +1,263 @@
+"""Tests of the hidden NMT checks (autograder/checks/nmt.py).
+
+Each check must accept the reference and correct alternative implementations and reject every
+realistic mistake in tests/checks/mutants_nmt.py with a one-line message saying what was expected.
+"""
+import inspect
+import math
+import time
+import warnings
+
+import numpy as np
+import pytest
+import torch
+import torch.nn as nn
+
+from autograder.assignment import GRADED
+from autograder.checks import CheckFailed
+from autograder.checks import nmt as checks
+from autograder.reference import nmt as ref
+from autograder.samples.nmt import WRONG
+from tests.checks.mutants_nmt import ALTERNATIVES, GPU_MUTANTS, MUTANTS, REFERENCES
+
+CHECKS = {
+    "positional_encodings": checks.check_positional_encodings,
+    "scaled_dot_attention": checks.check_scaled_dot_attention,
+    "causal_scaled_dot_attention": checks.check_causal_scaled_dot_attention,
+    "generate_tensors_for_training_decoder_nmt": checks.check_generate_tensors_for_training_decoder_nmt,
+    "decoder_only_transformer": checks.check_decoder_only_transformer,
+    "find_optimal_params": checks.check_find_optimal_params,
+    "fit_linear_log": checks.check_fit_linear_log,
+}
+
+# The name each graded solution cell defines.
+NAMES = {gid: obj.__name__ for gid, obj in REFERENCES.items()}
+
+
+def _cases(catalogue):
+    return [pytest.param(gid, *entry, id=f"{gid}-{entry[0].__name__}") for gid, entries in catalogue.items()
+            for entry in entries]
+
+
+def _alternatives():
+    return [pytest.param(gid, alt, id=f"{gid}-{alt.__name__}") for gid, alts in ALTERNATIVES.items()
+            for alt in alts]
+
+
+@pytest.fixture(autouse=True)
+def allow_test_objects(monkeypatch):
+    """Objects defined in test modules count as notebook-defined, except where a test removes this."""
+    monkeypatch.setenv("A3_ALLOW_NON_NOTEBOOK", "1")
+
+
+def _failure(gid, obj):
+    with pytest.raises(CheckFailed) as info:
+        CHECKS[gid](obj)
+    return str(info.value)
+
+
+def _assert_student_message(gid, message):
+    assert message.startswith(f"{gid}: "), message
+    assert "\n" not in message, message
+    assert "should" in message or "expected" in message, message
+
+
+def _notebook_namespace(**names):
+    """A namespace like a notebook kernel's: __name__ is __main__ and the usual imports are there."""
+    namespace = {"__name__": "__main__", "torch": torch, "nn": nn, "np": np, "math": math}
+    namespace.update(names)
+    return namespace
+
+
+# --------------------------------------------------------------------------------------------
+# coverage of the contract
+
+
+def test_every_graded_cell_has_a_check():
+    """Is there exactly one check per NMT grade id, registered under that id?"""
+    assert set(CHECKS) == set(GRADED["nmt"])
+    assert all(fn.check_id == gid for gid, fn in CHECKS.items())
+
+
+def test_catalogue_is_large_enough():
+    """Does every graded cell have at least 6 mutants and at least 2 correct alternatives?"""
+    assert set(MUTANTS) == set(ALTERNATIVES) == set(GRADED["nmt"])
+    assert all(len(MUTANTS[gid]) >= 6 for gid in GRADED["nmt"]), {g: len(m) for g, m in MUTANTS.items()}
+    assert all(len(ALTERNATIVES[gid]) >= 2 for gid in GRADED["nmt"])
+
+
+# --------------------------------------------------------------------------------------------
+# both ways: correct answers pass, mistakes fail
+
+
+@pytest.mark.parametrize("gid", sorted(GRADED["nmt"]))
+def test_check_passes_reference(gid, capsys):
+    """Does the check pass the reference implementation and print one PASSED line?"""
+    CHECKS[gid](REFERENCES[gid])
+    assert capsys.readouterr().out == f"PASSED {gid}\n"
+
+
+@pytest.mark.parametrize("gid, alternative", _alternatives())
+def test_check_passes_correct_alternative(gid, alternative, capsys):
+    """Does the check accept a correct implementation written differently from the reference?"""
+    CHECKS[gid](alternative)
+    assert capsys.readouterr().out == f"PASSED {gid}\n"
+
+
+@pytest.mark.parametrize("gid, mutant, fragment", _cases(MUTANTS))
+def test_check_rejects_mutant(gid, mutant, fragment):
+    """Does the check reject this realistic mistake with a one-line message that names what is wrong?"""
+    message = _failure(gid, mutant)
+    _assert_student_message(gid, message)
+    assert fragment in message, message
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("gid, mutant, fragment", _cases(GPU_MUTANTS))
+def test_check_rejects_device_mistake_on_cuda(gid, mutant, fragment):
+    """On a CUDA machine, does the check reject tensors created on the CPU while the inputs are on CUDA?"""
+    message = _failure(gid, mutant)
+    _assert_student_message(gid, message)
+    assert fragment in message, message
+
+
+def test_check_rejects_softmax_over_query_axis_with_axis_hint():
+    """Does the check reject softmax over the query axis and say which axis softmax belongs on?"""
+    from tests.checks.mutants_nmt import SDASoftmaxQueries
+
+    message = _failure("scaled_dot_attention", SDASoftmaxQueries)
+    assert "softmax must be taken over the last axis" in message
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="describes a CPU-only machine")
+@pytest.mark.parametrize("gid, mutant, fragment", _cases(GPU_MUTANTS))
+def test_device_mutant_is_correct_on_cpu(gid, mutant, fragment, capsys):
+    """Is each CUDA-only mistake really correct on a CPU, so that only a CUDA run can catch it?"""
+    CHECKS[gid](mutant)
+    assert capsys.readouterr().out == f"PASSED {gid}\n"
+
+
+# --------------------------------------------------------------------------------------------
+# notebook-defined objects
+
+
+@pytest.mark.parametrize("gid", sorted(GRADED["nmt"]))
+def test_check_rejects_object_imported_from_autograder(gid, monkeypatch):
+    """Does the check refuse the reference itself when it is imported instead of defined in the notebook?"""
+    monkeypatch.delenv("A3_ALLOW_NON_NOTEBOOK")
+    message = _failure(gid, REFERENCES[gid])
+    assert "must be defined in this notebook" in message and "autograder.reference.nmt" in message
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize("gid", sorted(GRADED["nmt"]))
+def test_check_passes_reference_defined_in_notebook(gid, monkeypatch, capsys):
+    """Does the reference pass when its source is run in a notebook kernel (__main__), without the override?"""
+    monkeypatch.delenv("A3_ALLOW_NON_NOTEBOOK")
+    namespace = _notebook_namespace()
+    for dependency in (ref.create_positional_encodings, ref.CausalScaledDotAttention, REFERENCES[gid]):
+        exec(compile(inspect.getsource(dependency), "<cell>", "exec"), namespace)
+    CHECKS[gid](namespace[NAMES[gid]])
+    assert capsys.readouterr().out.endswith(f"PASSED {gid}\n")
+
+
+# --------------------------------------------------------------------------------------------
+# sample wrong answers (used by the demo and the grading tests)
+
+
+@pytest.mark.parametrize("gid", sorted(GRADED["nmt"]))
+def test_wrong_sample_defines_the_graded_name(gid):
+    """Does the sample wrong cell define the same name as the solution cell?"""
+    namespace = _notebook_namespace()
+    exec(compile(WRONG[gid], "<cell>", "exec"), namespace)
+    assert namespace[NAMES[gid]].__module__ == "__main__"
+    assert namespace[NAMES[gid]].__name__ == NAMES[gid]
+
+
+@pytest.mark.parametrize("gid", sorted(GRADED["nmt"]))
+def test_wrong_sample_fails_its_check(gid, monkeypatch):
+    """Does the sample wrong cell, run in a notebook kernel, fail its own check?"""
+    monkeypatch.delenv("A3_ALLOW_NON_NOTEBOOK")
+    namespace = _notebook_namespace(CausalScaledDotAttention=ref.CausalScaledDotAttention,
+                                    create_positional_encodings=ref.create_positional_encodings)
+    exec(compile(WRONG[gid], "<cell>", "exec"), namespace)
+    message = _failure(gid, namespace[NAMES[gid]])
+    _assert_student_message(gid, message)
+
+
+def test_decoder_check_does_not_depend_on_the_other_cells(monkeypatch, capsys):
+    """Does a correct decoder still pass when the notebook's attention and positional cells are wrong?"""
+    monkeypatch.delenv("A3_ALLOW_NON_NOTEBOOK")
+    namespace = _notebook_namespace()
+    exec(compile(WRONG["positional_encodings"], "<cell>", "exec"), namespace)
+    exec(compile(WRONG["causal_scaled_dot_attention"], "<cell>", "exec"), namespace)
+    exec(compile(inspect.getsource(ref.DecoderOnlyTransformer), "<cell>", "exec"), namespace)
+    checks.check_decoder_only_transformer(namespace["DecoderOnlyTransformer"])
+    assert capsys.readouterr().out == "PASSED decoder_only_transformer\n"
+
+
+# --------------------------------------------------------------------------------------------
+# check runtime behaviours these checks rely on
+
+
+class _Crashing(ref.ScaledDotAttention):
+    def forward(self, queries, keys, values):
+        raise ValueError("shapes do not match\nsee above")
+
+
+class _Noisy(ref.ScaledDotAttention):
+    def forward(self, queries, keys, values):
+        import sys
+
+        warnings.warn("student warning", UserWarning)
+        print("student stderr", file=sys.stderr)
+        return super().forward(queries, keys, values)
+
+
+def test_student_exception_becomes_one_line_failure():
+    """Does an exception raised by student code become a one-line CheckFailed that names it?"""
+    message = _failure("scaled_dot_attention", _Crashing)
+    assert "\n" not in message
+    assert "raised ValueError: shapes do not match see above" in message
+
+
+def test_student_warnings_do_not_reach_stderr(capfd):
+    """Do warnings and stderr prints from student code stay off the test cell's stderr?"""
+    checks.check_scaled_dot_attention(_Noisy)
+    out, err = capfd.readouterr()
+    assert err == ""
+    assert out == "PASSED scaled_dot_attention\n"
+
+
+def test_failing_check_writes_nothing_to_stderr(capfd):
+    """Does a failing check keep stderr empty (nbgrader scores a cell with stderr output as 0)?"""
+    _failure("scaled_dot_attention", _Crashing)
+    assert capfd.readouterr().err == ""
+
+
+def test_check_leaves_student_rng_untouched():
+    """Does running a check leave the global torch random state as it was?"""
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    checks.check_scaled_dot_attention(ref.ScaledDotAttention)
+    assert torch.equal(torch.rand(3), expected)
+
+
+@pytest.mark.parametrize("gid", sorted(GRADED["nmt"]))
+def test_check_is_fast(gid):
+    """Does the check run in well under 2 s on the reference (test cells share nbgrader's 30 s budget)?"""
+    start = time.perf_counter()
+    CHECKS[gid](REFERENCES[gid])
+    assert time.perf_counter() - start < 2.0
+
+
+def test_check_restores_thread_count():
+    """Does a check give back the caller's torch thread count after running single-threaded?"""
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        checks.check_scaled_dot_attention(ref.ScaledDotAttention)
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)

@@ -1,0 +1,153 @@
+"""autograder.export: nbgrader-compatible CSV and one-row-per-student LMS CSV from OUT/grades.csv."""
+import csv
+import datetime
+import os
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+from autograder import export
+from autograder.assignment import GRADED, max_score
+
+# (student, notebook) -> points per grade id; a notebook left out is "missing" for that student.
+POINTS = {
+    ("alice", "nmt"): dict(GRADED["nmt"]),
+    ("alice", "bert"): dict(GRADED["bert"], freeze_encoder=0),
+    ("alice", "clip"): dict(GRADED["clip"]),
+    ("bob", "nmt"): {gid: 0 for gid in GRADED["nmt"]},
+    ("bob", "clip"): dict(GRADED["clip"], rank_images=0, scavenger_caption=0),
+}
+STUDENTS = ["alice", "bob", "carol"]  # carol submitted nothing
+
+
+def write_csv(path, rows):
+    with open(path, "w", newline="") as f:
+        csv.writer(f).writerows(rows)
+
+
+def write_grades(out, extra=()):
+    """grades.csv as the grade command writes it for POINTS (missing notebooks scored 0)."""
+    rows = [["student", "notebook", "score", "max_score", "status"]]
+    for student in STUDENTS:
+        for nb in GRADED:
+            points = POINTS.get((student, nb))
+            rows.append([student, nb, sum(points.values()) if points else 0, max_score(nb),
+                         "graded" if points else "missing"])
+    write_csv(out / "grades.csv", rows + list(extra))
+
+
+def write_gradebook(out, monkeypatch):
+    """A real nbgrader gradebook holding the same scores, as nbgrader autograde would leave it."""
+    from nbgrader.api import Gradebook
+
+    # nbgrader creates the database by running the `alembic` command of the environment
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:
+        gb.add_assignment("a3")
+        for nb, cells in GRADED.items():
+            gb.update_or_create_notebook(nb, "a3")
+            for gid, pts in cells.items():
+                gb.update_or_create_grade_cell(f"test_{gid}", nb, "a3", max_score=pts, cell_type="code")
+        for student in STUDENTS:
+            gb.add_student(student)
+        for student in ("alice", "bob"):
+            with warnings.catch_warnings():  # SQLAlchemy autoflush chatter inside nbgrader
+                warnings.simplefilter("ignore")
+                gb.add_submission("a3", student, timestamp=datetime.datetime(2026, 3, 1, 12, 0))
+            for nb, cells in GRADED.items():
+                for gid in cells:
+                    grade = gb.find_grade(f"test_{gid}", nb, "a3", student)
+                    grade.auto_score = POINTS.get((student, nb), {}).get(gid, 0)
+        gb.db.commit()
+
+
+def test_nbgrader_csv_matches_nbgrader_export_byte_for_byte(tmp_path, monkeypatch):
+    """Is our nbgrader CSV identical to what nbgrader's own CsvExportPlugin writes for the same grades?"""
+    from nbgrader.api import Gradebook
+    from nbgrader.plugins.export import CsvExportPlugin
+
+    write_grades(tmp_path)
+    write_gradebook(tmp_path, monkeypatch)
+    theirs = tmp_path / "nbgrader_export.csv"
+    with Gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}") as gb:
+        CsvExportPlugin(to=str(theirs)).export(gb)
+    ours = tmp_path / "ours.csv"
+    assert export.write_nbgrader_csv(tmp_path, ours) == 3
+    assert "a3,,2026-03-01 12:00:00,alice,,,,19.0,0.0,19.0,20.0" in theirs.read_text()
+    assert ours.read_text() == theirs.read_text()
+
+
+def test_nbgrader_csv_without_gradebook_leaves_timestamp_empty(tmp_path):
+    """Without OUT/gradebook.db, are the scores still right and the timestamp empty?"""
+    write_grades(tmp_path)
+    dest = tmp_path / "n.csv"
+    export.write_nbgrader_csv(tmp_path, dest)
+    rows = list(csv.DictReader(open(dest)))
+    assert [(r["student_id"], r["timestamp"], r["raw_score"], r["score"], r["max_score"]) for r in rows] == [
+        ("alice", "", "19.0", "19.0", "20.0"), ("bob", "", "3.0", "3.0", "20.0"), ("carol", "", "0.0", "0.0", "20.0")]
+
+
+def test_lms_csv_has_one_row_per_student_with_totals_and_notes(tmp_path):
+    """Does the LMS CSV give each student one row: scores per notebook, total, percent and why something is missing?"""
+    write_grades(tmp_path)
+    dest = tmp_path / "lms.csv"
+    assert export.write_lms_csv(tmp_path, dest) == 3
+    rows = list(csv.reader(open(dest)))
+    assert rows == [
+        ["student_id", "nmt", "bert", "clip", "total", "max_total", "percent", "notes"],
+        ["alice", "11", "3", "5", "19", "20", "95.0", ""],
+        ["bob", "0", "0", "3", "3", "20", "15.0", "bert: missing"],
+        ["carol", "0", "0", "0", "0", "20", "0.0", "nmt: missing; bert: missing; clip: missing"],
+    ]
+
+
+def test_lms_csv_flags_a_pending_score_instead_of_inventing_one(tmp_path):
+    """Does an empty score (awaiting manual grading) stay empty and get a note, not a silent zero?"""
+    rows = [["student", "notebook", "score", "max_score", "status"],
+            ["dan", "nmt", "11", "11", "graded"], ["dan", "bert", "4", "4", "graded"],
+            ["dan", "clip", "", "5", "graded"]]
+    write_csv(tmp_path / "grades.csv", rows)
+    dest = tmp_path / "lms.csv"
+    export.write_lms_csv(tmp_path, dest)
+    (row,) = list(csv.DictReader(open(dest)))
+    assert (row["clip"], row["total"], row["notes"]) == ("", "15", "clip: score pending (graded)")
+
+
+def test_students_sort_naturally(tmp_path):
+    """Does student2 come before student10 in the exports?"""
+    rows = [["student", "notebook", "score", "max_score", "status"]]
+    rows += [[f"student{i}", nb, 0, max_score(nb), "graded"] for i in (10, 2, 1) for nb in GRADED]
+    write_csv(tmp_path / "grades.csv", rows)
+    paths = export.export(tmp_path)
+    for path in paths:
+        ids = [r[3] if path.name.startswith("nbgrader") else r[0] for r in list(csv.reader(open(path)))[1:]]
+        assert ids == ["student1", "student2", "student10"], (path.name, ids)
+
+
+def test_status_with_commas_survives_the_round_trip(tmp_path):
+    """Does a status containing commas and quotes land in the notes column intact?"""
+    reason = 'invalid JSON: Expecting "," delimiter: line 3, column 5'
+    rows = [["student", "notebook", "score", "max_score", "status"],
+            ["eve", "nmt", 0, 11, reason], ["eve", "bert", 4, 4, "graded"], ["eve", "clip", 5, 5, "graded"]]
+    write_csv(tmp_path / "grades.csv", rows)
+    dest = tmp_path / "lms.csv"
+    export.write_lms_csv(tmp_path, dest)
+    (row,) = list(csv.DictReader(open(dest)))
+    assert row["notes"] == f"nmt: {reason}"
+
+
+def test_cli_without_grades_csv_fails_clearly(tmp_path, capsys):
+    """Does `python -m autograder.export` on an ungraded folder exit 1 with one line saying what is missing?"""
+    assert export.main([str(tmp_path)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "grades.csv not found" in err and len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("name", ["nbgrader_grades.csv", "lms_grades.csv"])
+def test_export_writes_both_files_under_out_export(tmp_path, name):
+    """Does export(OUT) write OUT/export/<name> with a row per student?"""
+    write_grades(tmp_path)
+    export.export(tmp_path)
+    assert len(list(csv.reader(open(tmp_path / "export" / name)))) == 1 + len(STUDENTS)

@@ -1,0 +1,147 @@
+"""autograder.report: the tables behind the grade report, and the report notebook rendered to HTML."""
+import csv
+import re
+
+import nbformat
+import pandas as pd
+import pytest
+
+from autograder import report
+from autograder.assignment import GRADED, max_score
+
+
+def write_csv(path, rows):
+    with open(path, "w", newline="") as f:
+        csv.writer(f).writerows(rows)
+
+
+def make_out(out, timings=True, repairs=True):
+    """A synthetic graded OUT: 6 students, one missing notebook, one invalid JSON, a check most fail."""
+    grades = [["student", "notebook", "score", "max_score", "status"]]
+    cells = [["student", "notebook", "grade_id", "score", "max_score"]]
+    times, fixes = [["student", "notebook", "seconds"]], [["student", "notebook", "repair"]]
+    for s in range(1, 7):
+        student = f"student{s}"
+        for nb, points in GRADED.items():
+            if (s, nb) == (2, "bert"):
+                grades.append([student, nb, 0, max_score(nb), "missing"])
+                continue
+            if (s, nb) == (3, "clip"):
+                grades.append([student, nb, 0, max_score(nb), "invalid JSON: Expecting value: line 1 column 1"])
+                continue
+            total = 0
+            for gid, pts in points.items():
+                # every student but one fails the causal mask; student 4 also fails freeze_encoder
+                score = 0 if (gid == "causal_scaled_dot_attention" and s != 1) or \
+                    (gid == "freeze_encoder" and s == 4) else pts
+                total += score
+                cells.append([student, nb, gid, score, pts])
+            grades.append([student, nb, total, max_score(nb), "graded"])
+            times.append([student, nb, 5.0 + s])
+        if s % 2:
+            fixes.append([student, "nmt", f"renamed 'Copy of nmt ({s}).ipynb' to nmt.ipynb"])
+    out.mkdir(parents=True, exist_ok=True)
+    write_csv(out / "grades.csv", grades)
+    write_csv(out / "grades_by_cell.csv", cells)
+    if timings:
+        write_csv(out / "timings.csv", times)
+    if repairs:
+        write_csv(out / "repairs.csv", fixes)
+    return out
+
+
+def test_check_failure_rates_put_the_most_failed_check_first(tmp_path):
+    """Does the failure-rate table list the check most students fail first, with its counts?"""
+    rates = report.check_failure_rates(report.read_table(make_out(tmp_path), "grades_by_cell.csv"))
+    top = rates.iloc[0]
+    assert (top["grade_id"], top["failed"], top["checked"]) == ("causal_scaled_dot_attention", 5, 6)
+    assert rates.iloc[1]["grade_id"] == "freeze_encoder"
+    assert list(rates["failure_rate"]) == sorted(rates["failure_rate"], reverse=True)
+    assert len(rates) == sum(len(cells) for cells in GRADED.values())
+
+
+def test_check_failure_rates_leave_out_pending_scores():
+    """Is a test cell awaiting manual grading (empty score) neither a pass nor a failure?"""
+    by_cell = pd.DataFrame({"student": ["a", "b", "c"], "notebook": ["clip"] * 3,
+                            "grade_id": ["scavenger_caption"] * 3, "score": [1.0, None, 0.0], "max_score": [1.0] * 3})
+    (row,) = report.check_failure_rates(by_cell).to_dict("records")
+    assert (row["checked"], row["failed"]) == (2, 1)
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("invalid JSON: Expecting value: line 1 column 1", "invalid JSON"),
+    ("renamed 'Copy of nmt (3).ipynb' to nmt.ipynb", "renamed … to …"),
+    ("restored 2 deleted test cells", "restored N deleted test cells"),
+    ("timed out after 600 s in cell 14", "timed out after N s in cell N"),
+])
+def test_kind_groups_reasons_that_differ_only_in_details(text, expected):
+    """Do reasons that differ only in file names, numbers or details after ':' share one kind?"""
+    assert report.kind(text) == expected
+
+
+def test_failures_and_repairs_are_counted_by_kind(tmp_path):
+    """Are not-graded submissions and repairs counted per kind, most common first (ties by name)?"""
+    out = make_out(tmp_path)
+    fails = report.failures_by_kind(report.read_table(out, "grades.csv"))
+    assert fails.values.tolist() == [["invalid JSON", 1], ["missing", 1]]
+    fixes = report.repairs_by_kind(report.read_table(out, "repairs.csv"))
+    assert fixes.values.tolist() == [["renamed … to …", 3]]
+
+
+def test_student_table_has_every_student_with_notes(tmp_path):
+    """Does the student table keep every student in natural order, with totals and not-graded notes?"""
+    table = report.student_table(report.read_table(make_out(tmp_path), "grades.csv"))
+    assert list(table["student"]) == [f"student{s}" for s in range(1, 7)]
+    assert list(table.columns[:4]) == ["student", "nmt", "bert", "clip"]
+    row = table.set_index("student").loc["student2"]
+    assert (row["bert"], row["notes"]) == (0, "bert: missing")
+    assert table.set_index("student").loc["student1", "total"] == 20
+
+
+def test_missing_optional_files_read_as_empty_tables(tmp_path):
+    """Does reading an absent timings.csv give an empty table with the expected columns?"""
+    table = report.read_table(tmp_path, "timings.csv")
+    assert table.empty and list(table.columns) == ["student", "notebook", "seconds"]
+
+
+def test_table_with_wrong_columns_is_a_clear_error(tmp_path):
+    """Does a grades.csv without a status column raise an error naming the missing column?"""
+    write_csv(tmp_path / "grades.csv", [["student", "notebook", "score", "max_score"], ["a", "nmt", 1, 11]])
+    with pytest.raises(ValueError, match="status"):
+        report.read_table(tmp_path, "grades.csv")
+
+
+def test_report_notebook_is_committed_without_outputs():
+    """Is notebooks/grade_report.ipynb stored without outputs and execution counts?"""
+    nb = nbformat.read(report.NOTEBOOK, as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert code and all(not c.outputs and c.execution_count is None for c in code)
+
+
+def test_report_renders_plots_and_tables_to_html(tmp_path):
+    """Does `report OUT` write report.html with the four plots, the worst check first and no code?"""
+    out = make_out(tmp_path / "out")
+    assert report.main([str(out)]) == 0
+    html = (out / "report.html").read_text()
+    assert len(re.findall(r"<img [^>]*src=\"data:image/png", html)) == 4
+    assert str(out.resolve()) in html, "the report did not read the OUT it was given"
+    assert html.index("causal_scaled_dot_attention") < html.index("freeze_encoder")
+    assert "Traceback" not in html and "read_table(" not in html
+    assert (out / "export" / "lms_grades.csv").exists() and (out / "export" / "nbgrader_grades.csv").exists()
+
+
+def test_report_survives_a_run_without_timings_or_repairs(tmp_path):
+    """Does the report render from grades.csv and grades_by_cell.csv alone, saying timings were not recorded?"""
+    out = make_out(tmp_path / "out", timings=False, repairs=False)
+    dest = report.render(out, tmp_path / "r.html", show_code=True)
+    html = dest.read_text()
+    assert "grading times were not recorded" in html
+    assert "read_table(" in html, "--show-code should keep the code cells"
+    assert len(re.findall(r"<img [^>]*src=\"data:image/png", html)) == 3
+
+
+def test_report_without_grades_fails_clearly(tmp_path, capsys):
+    """Does `report` on an ungraded folder exit 1 with one line, without starting a kernel?"""
+    assert report.main([str(tmp_path)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "grades.csv not found" in err and len(err.splitlines()) == 1
