@@ -5,9 +5,11 @@ environment variable A3_REPORT_OUT), exports it to OUT/report.html, and writes t
 (OUT/export/*.csv). The tables the notebook plots are computed here so that they can be tested.
 
 Files read from OUT: grades.csv and grades_by_cell.csv (required, written by `grade`), and when present
-timings.csv (student,notebook,seconds) and repairs.csv (student,notebook,repair).
+timings.csv (student,notebook,seconds[,overhead,setup,cells,tests]) and the repairs (repairs.csv with
+student,notebook,repair, or else the per-student results in .state/*.json).
 """
 import argparse
+import json
 import os
 import re
 import sys
@@ -40,6 +42,29 @@ def read_table(out, name):
     if missing:
         raise ValueError(f"{path} lacks columns {sorted(missing)}; expected {COLUMNS[name]}")
     return df
+
+
+def read_repairs(out):
+    """Every ingest repair as (student, notebook, repair): OUT/repairs.csv, else the recorded results.
+
+    The grade command records each student's result in OUT/.state/<student>.json, whose
+    notebooks.<nb>.repairs lists the repairs; repairs.csv, when a run writes one, takes precedence.
+    """
+    if (Path(out) / "repairs.csv").exists():
+        return read_table(out, "repairs.csv")
+    rows = []
+    for path in sorted((Path(out) / ".state").glob("*.json"), key=lambda p: natural_key(p.stem)):
+        try:
+            state = json.loads(path.read_text())
+            rows += [(state["student"], nb, r) for nb, s in state["notebooks"].items() for r in s.get("repairs", [])]
+        except (ValueError, KeyError, AttributeError, TypeError):
+            continue  # a state file from another version: the repairs plot just lacks it
+    return pd.DataFrame(rows, columns=COLUMNS["repairs.csv"])
+
+
+def repairs_recorded(out):
+    """True when this run left a record of repairs (repairs.csv or per-student results)."""
+    return (Path(out) / "repairs.csv").exists() or any((Path(out) / ".state").glob("*.json"))
 
 
 def kind(text):

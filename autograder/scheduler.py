@@ -6,6 +6,7 @@ retries a task whose worker process died, and turns a task that keeps killing wo
 raising) into a recorded failure result instead of crashing the batch. Every task yields exactly one
 result. See docs/SCALING.md for clusters on Kubernetes and Slurm.
 """
+import json
 import logging
 import os
 import re
@@ -17,6 +18,7 @@ import time
 import uuid
 from concurrent.futures import CancelledError
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from tqdm.auto import tqdm
 
@@ -24,6 +26,7 @@ log = logging.getLogger(__name__)
 
 RETRIES = 1  # extra attempts for a task whose fn raised (Dask `retries=`)
 ALLOWED_FAILURES = 2  # worker deaths a task may cause before it is given up (local clusters)
+STATS_ENV = "A3_RUN_STATS"  # when set, `run` also writes its RunStats as JSON to this path
 
 
 @dataclass
@@ -182,6 +185,8 @@ def run(tasks, fn, *, workers=None, scheduler=None, on_result=None, desc="gradin
     finally:
         bar.close()
         stats.seconds = time.perf_counter() - start
+        if os.environ.get(STATS_ENV):  # set by `autograder bench` around a grading subprocess
+            Path(os.environ[STATS_ENV]).write_text(json.dumps(stats.as_dict(), indent=1))
     return results
 
 

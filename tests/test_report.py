@@ -1,5 +1,6 @@
 """autograder.report: the tables behind the grade report, and the report notebook rendered to HTML."""
 import csv
+import json
 import re
 
 import nbformat
@@ -19,7 +20,8 @@ def make_out(out, timings=True, repairs=True):
     """A synthetic graded OUT: 6 students, one missing notebook, one invalid JSON, a check most fail."""
     grades = [["student", "notebook", "score", "max_score", "status"]]
     cells = [["student", "notebook", "grade_id", "score", "max_score"]]
-    times, fixes = [["student", "notebook", "seconds"]], [["student", "notebook", "repair"]]
+    times = [["student", "notebook", "seconds", "overhead", "setup", "cells", "tests"]]
+    fixes = [["student", "notebook", "repair"]]
     for s in range(1, 7):
         student = f"student{s}"
         for nb, points in GRADED.items():
@@ -37,7 +39,7 @@ def make_out(out, timings=True, repairs=True):
                 total += score
                 cells.append([student, nb, gid, score, pts])
             grades.append([student, nb, total, max_score(nb), "graded"])
-            times.append([student, nb, 5.0 + s])
+            times.append([student, nb, 5.0 + s, 3.0, 1.0 + s, 0.5, 0.5])
         if s % 2:
             fixes.append([student, "nmt", f"renamed 'Copy of nmt ({s}).ipynb' to nmt.ipynb"])
     out.mkdir(parents=True, exist_ok=True)
@@ -98,6 +100,21 @@ def test_student_table_has_every_student_with_notes(tmp_path):
     assert table.set_index("student").loc["student1", "total"] == 20
 
 
+def test_repairs_come_from_recorded_results_without_repairs_csv(tmp_path):
+    """Without repairs.csv, are the repairs read from the per-student results in OUT/.state?"""
+    (tmp_path / ".state").mkdir()
+    state = {"student": "student10", "complete": True,
+             "notebooks": {"nmt": {"repairs": ["renamed 'Copy of nmt.ipynb' to nmt.ipynb"]},
+                           "bert": {"repairs": []}, "clip": {"repairs": ["added missing cell ids"]}}}
+    (tmp_path / ".state" / "student10.json").write_text(json.dumps(state))
+    (tmp_path / ".state" / "student2.json").write_text(json.dumps(dict(state, student="student2")))
+    table = report.read_repairs(tmp_path)
+    assert table.values.tolist() == [
+        ["student2", "nmt", "renamed 'Copy of nmt.ipynb' to nmt.ipynb"], ["student2", "clip", "added missing cell ids"],
+        ["student10", "nmt", "renamed 'Copy of nmt.ipynb' to nmt.ipynb"], ["student10", "clip", "added missing cell ids"]]
+    assert report.repairs_recorded(tmp_path)
+
+
 def test_missing_optional_files_read_as_empty_tables(tmp_path):
     """Does reading an absent timings.csv give an empty table with the expected columns?"""
     table = report.read_table(tmp_path, "timings.csv")
@@ -119,11 +136,12 @@ def test_report_notebook_is_committed_without_outputs():
 
 
 def test_report_renders_plots_and_tables_to_html(tmp_path):
-    """Does `report OUT` write report.html with the four plots, the worst check first and no code?"""
+    """Does `report OUT` write report.html with its five plots, the worst check first and no code?"""
     out = make_out(tmp_path / "out")
     assert report.main([str(out)]) == 0
     html = (out / "report.html").read_text()
-    assert len(re.findall(r"<img [^>]*src=\"data:image/png", html)) == 4
+    # scores, check failure rates, grading times, where the time goes, repairs and failures
+    assert len(re.findall(r"<img [^>]*src=\"data:image/png", html)) == 5
     assert str(out.resolve()) in html, "the report did not read the OUT it was given"
     assert html.index("causal_scaled_dot_attention") < html.index("freeze_encoder")
     assert "Traceback" not in html and "read_table(" not in html
@@ -136,7 +154,7 @@ def test_report_survives_a_run_without_timings_or_repairs(tmp_path):
     dest = report.render(out, tmp_path / "r.html", show_code=True)
     html = dest.read_text()
     assert "grading times were not recorded" in html
-    assert "read_table(" in html, "--show-code should keep the code cells"
+    assert "read_table" in html, "--show-code should keep the code cells"
     assert len(re.findall(r"<img [^>]*src=\"data:image/png", html)) == 3
 
 

@@ -256,11 +256,11 @@ def check_scavenger_caption(caption, loader=None):
     words = caption.split()
     if not words:
         raise CheckFailed("scavenger_caption is empty: write a caption that describes the target image")
-    if len(words) > MAX_CAPTION_WORDS:
-        raise CheckFailed(f"scavenger_caption should have at most {MAX_CAPTION_WORDS} words, got {len(words)}")
     if _words(caption) == _words(_target_description()):
         raise CheckFailed("scavenger_caption copies the target's description from descriptions.csv: "
                           "write your own caption")
+    if len(words) > MAX_CAPTION_WORDS:
+        raise CheckFailed(f"scavenger_caption should have at most {MAX_CAPTION_WORDS} words, got {len(words)}")
     device = _device()
     try:
         model, preprocess, tokenizer = (loader or _real_clip)(device)

@@ -5,7 +5,6 @@ seeded generator and on hand-made cases, and explains a mismatch in one line. Wh
 matches a known mistake (unscaled scores, softmax over the wrong axis, natural log, ...) the
 message names it.
 """
-import functools
 import numbers
 
 import numpy as np
@@ -22,31 +21,12 @@ from autograder.checks import (
     require_notebook_defined,
     seeded_generator,
 )
+from autograder.checks import _one_line  # the runtime's one-line text of an exception
 from autograder.reference import nmt as ref
 
 
 # --------------------------------------------------------------------------------------------
 # helpers
-
-
-def _one_thread(fn):
-    """Run a check with one intra-op thread: tiny tensors on a busy CPU are ~100x slower with a thread pool."""
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            torch.set_num_threads(threads)
-
-    return wrapper
-
-
-def _one_line(exc):
-    text = " ".join(f"{type(exc).__name__}: {exc}".split())
-    return text if len(text) <= 200 else text[:197] + "..."
 
 
 def _call(what, fn, *args):
@@ -57,10 +37,6 @@ def _call(what, fn, *args):
         raise
     except Exception as e:
         raise CheckFailed(f"{what} should run without errors, but raised {_one_line(e)}") from None
-
-
-def _cuda_available():
-    return torch.cuda.is_available()
 
 
 def _pair(out, what, names, allow_array=False):
@@ -130,10 +106,12 @@ def _as_float(v, name):
 
 
 def _instantiate(cls, name, *args):
+    """Build the student's module with a fixed seed; it must be an nn.Module."""
     pristine.manual_seed(0)
-    module = _call(f"{name}{args}", cls, *args)
+    call = f"{name}({', '.join(map(str, args))})"
+    module = _call(call, cls, *args)
     if not pristine.isinstance(module, nn.Module):
-        raise CheckFailed(f"{name}{args} should build an nn.Module, got {pristine.type(module).__name__}")
+        raise CheckFailed(f"{call} should build an nn.Module, got {pristine.type(module).__name__}")
     return module
 
 
@@ -164,11 +142,10 @@ def _pe_variants(L, d):
 
 
 @check("positional_encodings")
-@_one_thread
 def check_positional_encodings(create_positional_encodings):
     """create_positional_encodings(max_seq_len, hidden_size) -> (max_seq_len, hidden_size) sinusoid table."""
     require_notebook_defined(create_positional_encodings, "create_positional_encodings")
-    # Hand-made: position 0 is [0, 1, 0, 1, ...]; position 1 starts with sin(1), cos(1).
+    # Hand-made: position 0 is [sin 0, cos 0, sin 0, cos 0] = [0, 1, 0, 1].
     pe = _call("create_positional_encodings(3, 4)", create_positional_encodings, 3, 4)
     if pristine.isinstance(pe, pristine.Tensor) and tuple(pe.shape) == (4, 3):
         raise CheckFailed("the table should have shape (max_seq_len, hidden_size) = (3, 4), got (4, 3) (transposed)")
@@ -194,16 +171,17 @@ def check_positional_encodings(create_positional_encodings):
 
 
 def _check_linear(module, attr, H, cls_name):
+    """module.<attr> must be an nn.Linear(H, H)."""
     lin = getattr(module, attr, None)
     if not pristine.isinstance(lin, nn.Linear):
         raise CheckFailed(f"{cls_name}.{attr} should be nn.Linear({H}, {H}), got {pristine.type(lin).__name__}")
     if (lin.in_features, lin.out_features) != (H, H):
         raise CheckFailed(
             f"{cls_name}.{attr} should be nn.Linear({H}, {H}), got nn.Linear({lin.in_features}, {lin.out_features})")
-    return lin
 
 
 def _check_attention_attributes(module, H, cls_name):
+    """Q, K, V are nn.Linear(H, H), softmax exists and scaling_factor is 1/sqrt(H)."""
     for attr in ("Q", "K", "V"):
         _check_linear(module, attr, H, cls_name)
     if getattr(module, "softmax", None) is None:
@@ -232,6 +210,7 @@ def _randomize_projections(module, gen, H):
 
 
 def _reference_module(ref_cls, H, params):
+    """A reference attention module carrying the projections in `params`."""
     module = ref_cls(H)
     with torch.no_grad():
         for attr, (W, b) in params.items():
@@ -294,6 +273,7 @@ def _expect_distributions(weights, what):
 
 
 def _compare_attention(module, ref_module, params, queries, keys, values, H, causal, what, expect_k):
+    """Student forward vs reference on one input: shapes, distributions, causality, then values."""
     B, T = keys.shape[0], keys.shape[1]
     out = _call(f"forward with {what}", module, queries, keys, values)
     context, weights = _pair(out, f"forward with {what}", "context, attention_weights")
@@ -318,6 +298,7 @@ def _compare_attention(module, ref_module, params, queries, keys, values, H, cau
 
 
 def _identity_projections(module, H):
+    """Set Q, K, V to identity maps without bias, for hand-made examples."""
     with torch.no_grad():
         for attr in ("Q", "K", "V"):
             lin = getattr(module, attr)
@@ -327,7 +308,6 @@ def _identity_projections(module, H):
 
 
 @check("scaled_dot_attention")
-@_one_thread
 def check_scaled_dot_attention(ScaledDotAttention):
     """ScaledDotAttention(hidden_size): forward(queries, keys, values) -> (context, attention_weights)."""
     require_notebook_defined(ScaledDotAttention, "ScaledDotAttention")
@@ -369,14 +349,13 @@ def check_scaled_dot_attention(ScaledDotAttention):
     _compare_attention(module, reference, params, queries, keys, values, H, False, "queries (3, 4, 6)", k)
     _compare_attention(module, reference, params, queries[:, 0], keys, values, H, False,
                        "2-D queries (B, H) = (3, 6)", 1)
-    if _cuda_available():
+    if torch.cuda.is_available():
         module.to("cuda")
         _compare_attention(module, reference, params, *(t.cuda() for t in (queries, keys, values)), H, False,
                            "queries (3, 4, 6) on CUDA", k)
 
 
 @check("causal_scaled_dot_attention")
-@_one_thread
 def check_causal_scaled_dot_attention(CausalScaledDotAttention):
     """CausalScaledDotAttention(hidden_size): query i gives zero weight to every key j > i."""
     require_notebook_defined(CausalScaledDotAttention, "CausalScaledDotAttention")
@@ -422,7 +401,7 @@ def check_causal_scaled_dot_attention(CausalScaledDotAttention):
     y = torch.randn(B, 4, H, generator=gen)
     z = torch.randn(B, 4, H, generator=gen)
     _compare_attention(module, reference, params, y, z, z, H, True, "queries (2, 4, 6) with other keys", 4)
-    if _cuda_available():
+    if torch.cuda.is_available():
         module.to("cuda")
         x = torch.randn(B, 6, H, generator=gen).cuda()
         _compare_attention(module, reference, params, x, x, x, H, True, "self-attention on (2, 6, 6) on CUDA", 6)
@@ -433,6 +412,7 @@ def check_causal_scaled_dot_attention(CausalScaledDotAttention):
 
 
 def _check_decoder_tensors(fn, src, tgt, start, cuda, what):
+    """Student's decoder tensors for one batch vs the expected concatenations."""
     src_before, tgt_before = src.clone(), tgt.clone()
     out = _call(f"generate_tensors_for_training_decoder_nmt on {what}", fn, src, tgt, start, cuda)
     first, second = _pair(out, "generate_tensors_for_training_decoder_nmt", "SOS_src_EOP_tgt, src_EOP_tgt_EOS")
@@ -454,7 +434,6 @@ def _check_decoder_tensors(fn, src, tgt, start, cuda, what):
 
 
 @check("generate_tensors_for_training_decoder_nmt")
-@_one_thread
 def check_generate_tensors_for_training_decoder_nmt(generate_tensors_for_training_decoder_nmt):
     """Decoder input SOS + src + EOP + tgt[:-1] and target src + EOP + tgt + EOS, on the inputs' device."""
     fn = generate_tensors_for_training_decoder_nmt
@@ -467,7 +446,7 @@ def check_generate_tensors_for_training_decoder_nmt(generate_tensors_for_trainin
     src = torch.cat([torch.randint(1, 27, (5, 6), generator=gen), torch.full((5, 1), 2)], 1)  # (5, 7), EOP = 2
     tgt = torch.cat([torch.randint(1, 27, (5, 3), generator=gen), torch.full((5, 1), 1)], 1)  # (5, 4), EOS = 1
     _check_decoder_tensors(fn, src, tgt, 0, False, "a random batch")
-    if _cuda_available():
+    if torch.cuda.is_available():
         _check_decoder_tensors(fn, src.cuda(), tgt.cuda(), 0, True, "a random batch on CUDA")
 
 
@@ -476,10 +455,12 @@ def check_generate_tensors_for_training_decoder_nmt(generate_tensors_for_trainin
 
 
 def _is_causal_attention(module):
+    """True when module is a CausalScaledDotAttention (or a subclass of one)."""
     return any(c.__name__ == "CausalScaledDotAttention" for c in pristine.type(module).__mro__)
 
 
 def _registered(model, submodule):
+    """True when every parameter of submodule is among model.parameters()."""
     own = {id(p) for p in model.parameters()}
     return all(id(p) in own for p in submodule.parameters())
 
@@ -503,7 +484,6 @@ def _decoder_variant(model, inputs, pe=True, res_attn=True, res_mlp=True, probs=
 
 
 @check("decoder_only_transformer")
-@_one_thread
 def check_decoder_only_transformer(DecoderOnlyTransformer):
     """DecoderOnlyTransformer(vocab, hidden, layers).forward(inputs) -> (logits (B,T,V), weights (B,T,T))."""
     require_notebook_defined(DecoderOnlyTransformer, "DecoderOnlyTransformer")
@@ -543,7 +523,7 @@ def check_decoder_only_transformer(DecoderOnlyTransformer):
     B, T = 3, 6
     inputs = torch.randint(0, V, (B, T), generator=gen)
 
-    if _cuda_available():
+    if torch.cuda.is_available():
         model.to("cuda")
         out = _call("forward on CUDA (model.to('cuda'))", model, inputs.cuda())
         logits, _ = _pair(out, "forward", "logits, attention_weights")
@@ -609,28 +589,29 @@ def _numbers(v, name, n):
 
 
 def _same(a, b, rtol=1e-6, atol=1e-9):
+    """Numerically equal numbers or arrays."""
     return bool(pristine.np_allclose(a, b, rtol=rtol, atol=atol))
 
 
 def _optimal_params_hypotheses(x, y):
-    lx, ly = np.log10(x), y
-    p = np.polyfit(lx, ly, 2)
+    """(description, optimal_params) for common mistakes, and the natural-log fit's coefficients."""
+    lx = np.log10(x)
+    p = np.polyfit(lx, y, 2)  # the right fit
     vertex = -p[1] / (2 * p[0])
-    pn = np.polyfit(np.log(x), y, 2)
-    vn = -pn[1] / (2 * pn[0])
+    pn = np.polyfit(np.log(x), y, 2)  # natural log
+    ps = np.polyfit(y, lx, 2)  # x and y swapped
     hyps = [
         ("the vertex was returned in log space (return 10 ** vertex)", vertex),
-        ("the natural log was used instead of log10", 10 ** vn),
-        ("x and y were swapped in the fit", 10 ** (-(q := np.polyfit(ly, lx, 2))[1] / (2 * q[0]))),
-        ("the vertex formula is missing the factor 2 (-b / (2a))", 10 ** (-p[1] / p[0])),
-        ("the vertex formula has the wrong sign (-b / (2a))", 10 ** (p[1] / (2 * p[0]))),
+        ("the natural log was used instead of log10", 10 ** (-pn[1] / (2 * pn[0]))),
+        ("x and y were swapped in the fit", 10 ** (-ps[1] / (2 * ps[0]))),
+        ("the vertex formula is missing the factor 2 (the vertex is at -b / (2a))", 10 ** (-p[1] / p[0])),
+        ("the vertex formula has the wrong sign (the vertex is at -b / (2a))", 10 ** (p[1] / (2 * p[0]))),
         ("the data point with the lowest loss was returned instead of the vertex", x[np.argmin(y)]),
     ]
     return hyps, pn
 
 
 @check("find_optimal_params")
-@_one_thread
 def check_find_optimal_params(find_optimal_params):
     """find_optimal_params(x, y) -> (p, optimal_params): parabola of loss vs log10(params) and its vertex."""
     require_notebook_defined(find_optimal_params, "find_optimal_params")
@@ -647,14 +628,12 @@ def check_find_optimal_params(find_optimal_params):
         p, opt = _pair(out, "find_optimal_params", "p, optimal_params")
         if not (np.array_equal(x_in, x) and np.array_equal(y_in, y)):
             raise CheckFailed("find_optimal_params should not modify its inputs x and y")
-        want_p = np.polyfit(np.log10(x), y, 2)
-        want_opt = ref.find_optimal_params(x, y)[1]
+        want_p, want_opt = ref.find_optimal_params(x, y)
         hyps, p_natural = _optimal_params_hypotheses(x, y)
-        p_arr = _numbers(p, "p (the quadratic's coefficients [a, b, c])", 3) if not (
-            hasattr(p, "__len__") and pristine.len(p) == 2) else None
-        if p_arr is None:
+        if hasattr(p, "__len__") and pristine.len(p) == 2:
             raise CheckFailed(f"p should hold 3 coefficients of a quadratic fit (degree 2), got 2 "
                               f"(a straight line) on {what}")
+        p_arr = _numbers(p, "p (the quadratic's coefficients [a, b, c])", 3)
         opt_f = _as_float(opt, "optimal_params")
         if not _same(opt_f, want_opt):
             hint = next((d for d, v in hyps if _same(opt_f, v)), "")
@@ -672,7 +651,6 @@ def check_find_optimal_params(find_optimal_params):
 
 
 @check("fit_linear_log")
-@_one_thread
 def check_fit_linear_log(fit_linear_log):
     """fit_linear_log(x, y) -> (m, c) with log10(y) ≈ m * log10(x) + c."""
     require_notebook_defined(fit_linear_log, "fit_linear_log")

@@ -70,7 +70,8 @@ class ScaledDotAttention(nn.Module):
         context = torch.bmm(attention_weights, v)
         return context, attention_weights
 ''',
-    # Mistake: the mask is off by one and also hides the diagonal (query i cannot see key i).
+    # Mistake: the causal version forgets to scale the scores. (A mask mistake would also make the
+    # notebook's DecoderOnlyTransformer look ahead and fail that cell's visible test too.)
     "causal_scaled_dot_attention": '''import math
 
 import torch
@@ -106,8 +107,8 @@ class CausalScaledDotAttention(nn.Module):
         q = self.Q(queries)
         k = self.K(keys)
         v = self.V(values)
-        scores = self.scaling_factor * torch.bmm(q, k.transpose(1, 2))
-        mask = torch.triu(torch.ones(scores.shape[1], scores.shape[2], device=scores.device)).bool()
+        scores = torch.bmm(q, k.transpose(1, 2))
+        mask = torch.triu(torch.ones(scores.shape[1], scores.shape[2], device=scores.device), diagonal=1).bool()
         scores = scores.masked_fill(mask, self.neg_inf)
         attention_weights = self.softmax(scores)
         context = torch.bmm(attention_weights, v)

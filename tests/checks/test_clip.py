@@ -224,11 +224,12 @@ def test_scavenger_failure_names_the_winner():
 def test_scavenger_without_real_weights_is_ungradable(tmp_path, monkeypatch, capsys):
     """With no cached real weights, does the check say UNGRADABLE (quoting the caption) instead of scoring?"""
     monkeypatch.setenv("A3_MODEL_CACHE", str(tmp_path))
-    message = failure(checks.check_scavenger_caption, ref.scavenger_caption)
-    printed = capsys.readouterr()
+    with pytest.raises(CheckFailed) as info:
+        checks.check_scavenger_caption(ref.scavenger_caption)
+    message, printed = str(info.value), capsys.readouterr()
     assert message.startswith("scavenger_caption: not graded automatically: no cached ViT-B-32 OpenAI weights")
     assert printed.out.startswith("UNGRADABLE scavenger_caption: ")
-    assert repr(ref.scavenger_caption).strip("'") in printed.out
+    assert ref.scavenger_caption in printed.out
     assert "PASSED" not in printed.out and printed.err == ""
 
 
@@ -237,7 +238,8 @@ def test_scavenger_unloadable_weights_are_ungradable(capsys):
     def broken_loader(device):
         raise CheckUngradable("the cached ViT-B-32 weights could not be loaded (OSError: truncated file)")
 
-    failure(checks.check_scavenger_caption, ref.scavenger_caption, loader=broken_loader)
+    with pytest.raises(CheckFailed, match="not graded automatically"):
+        checks.check_scavenger_caption(ref.scavenger_caption, loader=broken_loader)
     assert "UNGRADABLE scavenger_caption: the cached ViT-B-32 weights could not be loaded" in capsys.readouterr().out
 
 

@@ -1,0 +1,218 @@
+"""Grading benchmark: `python -m autograder bench [--students N] [--workers 1 2] [--keep DIR]`.
+
+Builds N synthetic students (a mix of reference, wrong and damaged submissions) from the release
+and source notebooks, grades them with `python -m autograder grade` once per worker count, and
+prints seconds per student, speed-up and peak memory per worker, then where grading time goes.
+Each grading run is a fresh process, so its memory and start-up are measured as a user sees them.
+"""
+import argparse
+import csv
+import importlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+
+from autograder import paths
+from autograder.scheduler import STATS_ENV
+
+KINDS = ("reference", "wrong", "damaged")
+SOLUTION_MARKERS = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$")
+
+
+# --- synthetic students -------------------------------------------------------------------------
+
+def solution_text(source):
+    """A source cell's text as a student who solved it would submit it: solution markers removed."""
+    return "\n".join(line for line in source.splitlines() if not SOLUTION_MARKERS.match(line))
+
+
+def reference_submission(release_nb, source_nb):
+    """The release notebook with every solution cell filled in from the source notebook."""
+    solutions = {c.metadata["nbgrader"]["grade_id"]: c.source for c in source_nb.cells
+                 if c.metadata.get("nbgrader", {}).get("solution")}
+    nb = nbformat.from_dict(json.loads(json.dumps(release_nb)))  # deep copy
+    for cell in nb.cells:
+        gid = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if cell.metadata.get("nbgrader", {}).get("solution") and gid in solutions:
+            cell.source = solution_text(solutions[gid])
+    return nb
+
+
+def wrong_samples(notebook):
+    """{grade_id: wrong solution cell source} from autograder.samples.<notebook>, or {} if none."""
+    try:
+        return dict(importlib.import_module(f"autograder.samples.{notebook}").WRONG)
+    except (ImportError, AttributeError):
+        return {}
+
+
+def damage(nb):
+    """What a Colab download does to a notebook: Colab metadata, nbformat 4.4 without cell ids."""
+    nb.metadata["colab"] = {"provenance": [], "name": "copy of the notebook"}
+    nb.metadata["accelerator"] = "GPU"
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
+    nb.nbformat_minor = 4
+    for cell in nb.cells:
+        cell.pop("id", None)
+        cell.metadata["id"] = "colab-cell"
+    return nb
+
+
+def build_students(dest, n, release, source, wrong=None):
+    """Write n students into dest/<student>/ and return [(student, kind)].
+
+    Inputs:
+    - dest: folder to create (a SUBMISSIONS folder for `grade`).
+    - n: number of students; kinds cycle reference, wrong, damaged.
+    - release, source: folders holding the release and source notebooks.
+    - wrong: {notebook: {grade_id: cell source}} (default: autograder.samples).
+    Returns:
+    - list of (student, kind). A wrong student has one wrong cell per notebook (rotating through the
+      samples); a damaged one has Colab names and metadata for its first notebook, the release copy
+      of its second (nothing solved) and no third notebook.
+    """
+    dest = Path(dest)
+    names = [p.stem for p in sorted(Path(release).glob("*.ipynb")) if (Path(source) / p.name).exists()]
+    names = [nb for nb in paths.NOTEBOOKS if nb in names] + [nb for nb in names if nb not in paths.NOTEBOOKS]
+    if not names:
+        raise FileNotFoundError(f"no notebook in both {release} and {source}")
+    wrong = {nb: wrong_samples(nb) for nb in names} if wrong is None else wrong
+    release_nbs = {nb: nbformat.read(Path(release) / f"{nb}.ipynb", as_version=4) for nb in names}
+    reference = {nb: reference_submission(release_nbs[nb], nbformat.read(Path(source) / f"{nb}.ipynb", as_version=4))
+                 for nb in names}
+    students = []
+    for i in range(n):
+        student, kind = f"student{i + 1:03d}", KINDS[i % len(KINDS)]
+        folder = dest / student
+        folder.mkdir(parents=True, exist_ok=True)
+        for j, nb_name in enumerate(names):
+            nb, filename = nbformat.from_dict(json.loads(json.dumps(reference[nb_name]))), f"{nb_name}.ipynb"
+            samples = sorted(wrong.get(nb_name, {}).items())
+            if kind == "wrong" and samples:
+                gid, text = samples[(i // len(KINDS)) % len(samples)]
+                for cell in nb.cells:
+                    if cell.metadata.get("nbgrader", {}).get("grade_id") == gid:
+                        cell.source = text
+            if kind == "damaged":
+                if j == 2:
+                    continue  # never submitted
+                if j == 1:
+                    nb = release_nbs[nb_name]  # downloaded and submitted untouched
+                else:
+                    nb, filename = damage(nb), f"Copy of {nb_name}.ipynb"
+            (folder / filename).write_text(nbformat.writes(nb))
+        students.append((student, kind))
+    return students
+
+
+# --- measurement --------------------------------------------------------------------------------
+
+def row_from(workers, n_students, wall, stats):
+    """One table row from a batch's wall time and its scheduler statistics (RunStats.as_dict())."""
+    return {
+        "workers": workers, "students": n_students, "wall": wall, "grading": stats["seconds"],
+        "startup": stats["startup_seconds"], "mode": stats["mode"], "failures": stats["failures"],
+        "rss": [(w["peak_rss_mb"], w["children_peak_rss_mb"]) for w in stats["workers"]],
+    }
+
+
+def format_table(rows):
+    """The benchmark table: seconds per student and speed-up against the first row, memory per worker."""
+    base = rows[0]
+    head = (f"{'workers':>7} {'students':>8} {'wall s':>8} {'s/student':>9} {'speed-up':>8} "
+            f"{'grading s':>9} {'cluster start s':>15}  peak RSS per worker, MiB (process / largest child)")
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        rss = ", ".join(f"{p:.0f} / {c:.0f}" for p, c in r["rss"]) or "-"
+        lines.append(f"{r['workers']:>7} {r['students']:>8} {r['wall']:>8.1f} {r['wall'] / r['students']:>9.1f} "
+                     f"{base['wall'] / r['wall']:>7.2f}x {r['grading']:>9.1f} {r['startup']:>15.1f}  {rss}")
+    return "\n".join(lines)
+
+
+def time_breakdown(out):
+    """Mean seconds per submission by notebook and phase from OUT/timings.csv ('' if absent)."""
+    path = Path(out) / "timings.csv"
+    if not path.exists():
+        return ""
+    rows = list(csv.DictReader(open(path)))
+    phases = [p for p in ("seconds", "overhead", "setup", "cells", "tests") if rows and p in rows[0]]
+    lines = [f"{'notebook':<8} {'n':>3} " + " ".join(f"{p:>9}" for p in phases)]
+    for nb in sorted({r["notebook"] for r in rows}, key=lambda x: (x not in paths.NOTEBOOKS, x)):
+        sel = [r for r in rows if r["notebook"] == nb]
+        lines.append(f"{nb:<8} {len(sel):>3} " + " ".join(f"{sum(float(r[p]) for r in sel) / len(sel):>9.1f}"
+                                                         for p in phases))
+    return "\n".join(lines)
+
+
+def grade_batch(submissions, out, workers, log):
+    """Run `python -m autograder grade` as a fresh process; returns (wall seconds, RunStats dict)."""
+    stats_file = Path(out).with_suffix(".stats.json")
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", **{STATS_ENV: str(stats_file)})
+    cmd = [sys.executable, "-m", "autograder", "grade", str(submissions), "--out", str(out),
+           "--workers", str(workers), "--force"]
+    start = time.perf_counter()
+    with open(log, "w") as f:
+        proc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, env=env, cwd=paths.ROOT)
+    wall = time.perf_counter() - start
+    if proc.returncode != 0 or not stats_file.exists():
+        tail = Path(log).read_text()[-2000:]
+        raise RuntimeError(f"grading with {workers} worker(s) failed (exit {proc.returncode}); log {log}:\n{tail}")
+    return wall, json.loads(stats_file.read_text())
+
+
+def score_table(out):
+    """{(student, notebook): (score, status)} from OUT/grades.csv."""
+    return {(r["student"], r["notebook"]): (r["score"], r["status"]) for r in csv.DictReader(open(Path(out) / "grades.csv"))}
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m autograder bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--students", type=int, default=6, help="synthetic students to grade (default 6)")
+    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="worker counts (default 1 2)")
+    parser.add_argument("--keep", type=Path, help="work in this folder and keep it (default: a temporary one)")
+    args = parser.parse_args(argv)
+    from autograder import build
+
+    work = args.keep or Path(tempfile.mkdtemp(prefix="a3-bench-"))
+    try:
+        work.mkdir(parents=True, exist_ok=True)
+        print(f"bench: building {args.students} synthetic students in {work}", flush=True)
+        release = build.template(work / "template") / "release"
+        students = build_students(work / "submissions", args.students, release, paths.SOURCE)
+        kinds = {k: sum(1 for _, kind in students if kind == k) for k in KINDS}
+        notebooks = sorted({p.name for p in release.glob("*.ipynb")})
+        print(f"bench: {kinds}; notebooks: {', '.join(notebooks)}", flush=True)
+        rows, scores = [], {}
+        for w in args.workers:
+            out = work / f"out-{w}"
+            print(f"bench: grading with {w} worker(s)…", flush=True)
+            wall, stats = grade_batch(work / "submissions", out, w, work / f"grade-{w}.log")
+            rows.append(row_from(w, len(students), wall, stats))
+            scores[w] = score_table(out)
+        print()
+        print(format_table(rows))
+        same = all(s == scores[args.workers[0]] for s in scores.values())
+        print(f"\ngrades identical across worker counts: {'yes' if same else 'NO'}")
+        statuses = {}
+        for score, status in scores[args.workers[0]].values():
+            statuses[status] = statuses.get(status, 0) + 1
+        print("statuses: " + ", ".join(f"{n} {s}" for s, n in sorted(statuses.items())))
+        breakdown = time_breakdown(work / f"out-{args.workers[0]}")
+        if breakdown:
+            print(f"\nwhere the time goes with {args.workers[0]} worker(s) (mean seconds per submission):\n{breakdown}")
+        return 0 if same else 1
+    finally:
+        if args.keep is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,291 @@
+"""Hidden checks for bert.ipynb: encode_sentences, SentenceClassifier, freeze_encoder.
+
+Every check builds what it needs itself (a tiny WordPiece tokenizer, tiny random BERT and RoBERTa
+encoders from autograder.tinymodels), so it needs no hub and runs in well under two seconds. Results
+are compared with autograder.reference.bert; when they differ, the message names the likely mistake.
+"""
+import torch
+import torch.nn as nn
+
+from autograder.checks import CheckFailed, check, expect, max_abs_diff, pristine, require_notebook_defined
+from autograder.reference import bert as ref
+from autograder.tinymodels import tiny_encoder, tiny_tokenizer
+
+# Sentences for the tiny vocabulary: one longer than every max_len below, one with an unknown word,
+# several lengths. `fourteen` is two word pieces (four ##teen).
+SENTENCES = [
+    "one plus two",
+    "what is the sum of fourteen and seventeen and nine",
+    "ten minus three",
+    "zero",
+    "eight times six is what",
+    "nine plus unknownword",
+]
+ENCODE_CASES = [
+    (SENTENCES, 7),  # some rows truncated, some padded
+    (SENTENCES[2:4], 9),  # every row shorter than max_len: pad to max_len, not to the longest row
+    (["five minus four"], 5),  # exactly max_len tokens with [CLS] and [SEP]
+]
+# (encoder kind, num_labels, seed): BERT and RoBERTa, several class counts.
+CLASSIFIER_CASES = [("bert", 2, 0), ("roberta", 5, 1), ("bert", 3, 2)]
+
+
+def _exact_tensor(x, name):
+    """x must be a plain torch.Tensor (not a list, not a subclass)."""
+    if pristine.type(x) is not pristine.Tensor:
+        raise CheckFailed(f"{name} should be a torch.Tensor, got {pristine.type(x).__name__}")
+
+
+def _row(x, i):
+    return [int(v) for v in pristine.tensor_to(pristine.tensor_detach(x), "cpu")[i].tolist()]
+
+
+def _first_bad_row(got, want):
+    for i in range(want.shape[0]):
+        if not pristine.equal(got[i], want[i]):
+            return i
+    return None
+
+
+# ----------------------------------------------------------------------------------------- encode_sentences
+
+def _explain_ids(got, want, tokenizer, sentences, max_len):
+    """One line naming the likely mistake behind wrong input_ids."""
+    pad, cls, sep = tokenizer.pad_token_id, tokenizer.cls_token_id, tokenizer.sep_token_id
+    left = ref.encode_sentences(_left_padding(tokenizer), sentences, max_len)[0]
+    if pristine.equal(got, left):
+        return "the padding is on the left; put [CLS] first and pad on the right, after [SEP]"
+    if not pristine.equal(got[:, 0], want[:, 0]):
+        return f"every row should start with the [CLS] id {cls}: keep the tokenizer's special tokens"
+    is_pad = want == pad
+    if not pristine.equal(got[is_pad], want[is_pad]):
+        seen = sorted({int(v) for v in got[is_pad].tolist()})
+        return f"padding positions should hold tokenizer.pad_token_id = {pad}, got {seen}"
+    if not pristine.equal(got[:, -1][~is_pad[:, -1]], want[:, -1][~is_pad[:, -1]]):
+        return (f"a truncated sentence should still end with the [SEP] id {sep}, as "
+                f"tokenizer(..., truncation=True, max_length=max_len) does")
+    i = _first_bad_row(got, want)
+    return f"input_ids row {i} ({sentences[i]!r}, max_len={max_len}): expected {_row(want, i)}, got {_row(got, i)}"
+
+
+def _left_padding(tokenizer):
+    left = tiny_tokenizer()
+    left.padding_side = "left"
+    return left
+
+
+@check("encode_sentences")
+def check_encode_sentences(encode_sentences):
+    """encode_sentences(tokenizer, sentences, max_len) -> (input_ids, attention_mask), both (N, max_len)."""
+    require_notebook_defined(encode_sentences, "encode_sentences")
+    for sentences, max_len in ENCODE_CASES:
+        want_ids, want_mask = ref.encode_sentences(tiny_tokenizer(), sentences, max_len)
+        tokenizer = tiny_tokenizer()  # a fresh one: whatever the student's code does to it stays here
+        got = encode_sentences(tokenizer, list(sentences), max_len)
+        call = f"encode_sentences(tokenizer, {pristine.len(sentences)} sentences, max_len={max_len})"
+        if pristine.type(got) not in (tuple, list) or pristine.len(got) != 2:
+            what = pristine.type(got).__name__
+            if pristine.type(got) in (tuple, list):
+                what += f" of length {pristine.len(got)}"
+            raise CheckFailed(f"{call} should return a tuple (input_ids, attention_mask), got {what}")
+        ids, mask = got
+        _exact_tensor(ids, "input_ids")
+        _exact_tensor(mask, "attention_mask")
+        for name, x in (("input_ids", ids), ("attention_mask", mask)):
+            expect(x.dtype == torch.long, f"{name} should be a LongTensor (torch.int64), got {x.dtype}")
+            if tuple(x.shape) != tuple(want_ids.shape):
+                n, width = tuple(want_ids.shape)
+                hint = ""
+                if x.dim() == 2 and x.shape[1] > max_len:
+                    hint = ": truncate sentences longer than max_len"
+                elif x.dim() == 2 and x.shape[1] < max_len:
+                    hint = ": pad every row to max_len, not to the longest sentence"
+                raise CheckFailed(f"{call}: {name} should have shape ({n}, {width}), got {tuple(x.shape)}{hint}")
+        if not pristine.equal(ids, want_ids):
+            raise CheckFailed(_explain_ids(ids, want_ids, tiny_tokenizer(), sentences, max_len))
+        if not pristine.equal(mask, want_mask):
+            if pristine.equal(mask, 1 - want_mask):
+                raise CheckFailed("attention_mask is inverted: it should be 1 on real tokens and 0 on padding")
+            i = _first_bad_row(mask, want_mask)
+            raise CheckFailed(f"attention_mask row {i} should be 1 on real tokens ([CLS] ... [SEP]) and 0 on "
+                              f"padding: expected {_row(want_mask, i)}, got {_row(mask, i)}")
+
+
+# ----------------------------------------------------------------------------------------- SentenceClassifier
+
+def _batch(kind, vocab_size=64, lengths=(7, 5, 3, 6), seed=0):
+    """Right-padded input_ids (B, T) and attention_mask (B, T) for a tiny encoder of `kind`."""
+    cls, sep, pad = (1, 2, 0) if kind == "bert" else (0, 2, 1)
+    g = torch.Generator().manual_seed(seed)
+    ids = torch.randint(5, vocab_size, (len(lengths), max(lengths)), generator=g)  # (B, T)
+    mask = torch.zeros_like(ids)  # (B, T)
+    for i, n in enumerate(lengths):
+        ids[i, 0], ids[i, n - 1] = cls, sep
+        ids[i, n:] = pad
+        mask[i, :n] = 1
+    return ids, mask
+
+
+def _candidates(encoder, classifier, ids, mask):
+    """Accepted logits (first token's final hidden state, pooler output) and (mistake, wrong logits) pairs."""
+    with torch.no_grad():
+        out = encoder(input_ids=ids, attention_mask=mask)
+        no_mask = encoder(input_ids=ids)
+        hidden = out.last_hidden_state  # (B, T, H)
+        m = torch.ones_like(ids) if mask is None else mask
+        weights = m.unsqueeze(-1).to(hidden.dtype)  # (B, T, 1)
+        last = m.sum(1) - 1  # (B,)
+        accepted = [classifier(hidden[:, 0])]
+        if getattr(out, "pooler_output", None) is not None:
+            accepted.append(classifier(out.pooler_output))
+        wrong = [
+            ("mean-pools the tokens instead of taking the first token",
+             classifier((hidden * weights).sum(1) / weights.sum(1))),
+            ("averages over every position instead of taking the first token", classifier(hidden.mean(1))),
+            ("uses the last position instead of the first token", classifier(hidden[:, -1])),
+            ("uses the last real token instead of the first token",
+             classifier(hidden[torch.arange(ids.shape[0]), last])),
+            ("ignores attention_mask: pass it on to the encoder", classifier(no_mask.last_hidden_state[:, 0])),
+        ]
+        if getattr(no_mask, "pooler_output", None) is not None:
+            wrong.append(("ignores attention_mask: pass it on to the encoder", classifier(no_mask.pooler_output)))
+        wrong += [("applies softmax to the logits: return the raw classifier outputs", pristine.softmax(a, -1))
+                  for a in accepted]
+    return accepted, wrong
+
+
+def _close(a, b):
+    return pristine.type(a) is pristine.Tensor and tuple(a.shape) == tuple(b.shape) and pristine.allclose(
+        pristine.tensor_to(pristine.tensor_detach(a), "cpu", torch.float64),
+        pristine.tensor_to(pristine.tensor_detach(b), "cpu", torch.float64), rtol=1e-4, atol=1e-5)
+
+
+def _expect_logits(logits, encoder, classifier, ids, mask, num_labels, call):
+    _exact_tensor(logits, "logits")
+    B = ids.shape[0]
+    if tuple(logits.shape) != (B, num_labels):
+        raise CheckFailed(f"{call}: logits should have shape ({B}, {num_labels}), got {tuple(logits.shape)}")
+    accepted, wrong = _candidates(encoder, classifier, ids, mask)
+    if any(_close(logits, a) for a in accepted):
+        return accepted
+    for mistake, value in wrong:
+        if _close(logits, value):
+            raise CheckFailed(f"{call}: your forward {mistake}")
+    diff = min(max_abs_diff(logits, a) for a in accepted)
+    raise CheckFailed(f"{call}: logits should be classifier(final hidden state of the first token) or "
+                      f"classifier(pooler_output); yours differ by up to {diff:.3g}")
+
+
+def _expect_loss(loss, logits, labels, call):
+    _exact_tensor(loss, "loss")
+    if loss.numel() != 1:
+        raise CheckFailed(f"{call}: loss should be a scalar tensor, got shape {tuple(loss.shape)}")
+    with torch.no_grad():
+        want = pristine.cross_entropy(logits, labels)
+        wrong = {
+            "applies softmax before the loss: F.cross_entropy expects raw logits":
+                pristine.cross_entropy(pristine.softmax(logits, -1), labels),
+            "sums the loss over the batch: use the mean cross-entropy":
+                pristine.cross_entropy(logits, labels, reduction="sum"),
+            "feeds raw logits to nll_loss: use F.cross_entropy":
+                torch.nn.functional.nll_loss(logits, labels),
+        }
+    got = pristine.tensor_detach(loss).reshape(())
+    if _close(got, want):
+        return
+    for mistake, value in wrong.items():
+        if _close(got, value):
+            raise CheckFailed(f"{call}: the loss {mistake}")
+    raise CheckFailed(f"{call}: loss should be the mean cross-entropy {pristine.tensor_item(want):.4f}, "
+                      f"got {pristine.tensor_item(got):.4f}")
+
+
+@check("sentence_classifier")
+def check_sentence_classifier(SentenceClassifier):
+    """SentenceClassifier(encoder, num_labels) on tiny BERT and RoBERTa encoders, with and without labels."""
+    require_notebook_defined(SentenceClassifier, "SentenceClassifier")
+    for kind, num_labels, seed in CLASSIFIER_CASES:
+        encoder = tiny_encoder(kind, seed=seed)
+        H = encoder.config.hidden_size
+        name = f"SentenceClassifier(<tiny {kind} encoder, hidden_size={H}>, num_labels={num_labels})"
+        model = SentenceClassifier(encoder, num_labels)
+        expect(pristine.isinstance(model, pristine.Module), f"{name} should be an nn.Module")
+        classifier = getattr(model, "classifier", None)
+        if not pristine.isinstance(classifier, nn.Linear):
+            raise CheckFailed(f"{name}.classifier should be an nn.Linear, got {pristine.type(classifier).__name__}")
+        shape = (classifier.in_features, classifier.out_features)
+        if shape != (H, num_labels):
+            hint = ("use encoder.config.hidden_size for in_features" if shape[0] != H
+                    else "use num_labels for out_features, not a fixed number")
+            raise CheckFailed(f"{name}.classifier should be nn.Linear({H}, {num_labels}), "
+                              f"got nn.Linear({shape[0]}, {shape[1]}): {hint}")
+        expect(getattr(model, "encoder", None) is encoder, f"{name}.encoder should be the encoder passed in")
+        model.eval()
+
+        ids, mask = _batch(kind, encoder.config.vocab_size, seed=seed)
+        labels = torch.arange(ids.shape[0]) % num_labels
+        for kwargs, m in (({"attention_mask": mask}, mask), ({}, None)):
+            call = f"{name}(input_ids{', attention_mask' if kwargs else ''})"
+            with torch.no_grad():
+                out = model(ids, **kwargs)
+            if pristine.type(out) not in (tuple, list) or pristine.len(out) != 1:
+                what = pristine.type(out).__name__
+                if pristine.type(out) in (tuple, list):
+                    what += f" of length {pristine.len(out)}"
+                raise CheckFailed(f"{call} without labels should return a tuple (logits,), got {what}")
+            _expect_logits(out[0], encoder, classifier, ids, m, num_labels, call)
+
+        call = f"{name}(input_ids, attention_mask, labels)"
+        model.zero_grad(set_to_none=True)
+        out = model(ids, attention_mask=mask, labels=labels)
+        if pristine.type(out) not in (tuple, list) or pristine.len(out) != 2:
+            what = pristine.type(out).__name__
+            if pristine.type(out) in (tuple, list):
+                what += f" of length {pristine.len(out)}"
+            raise CheckFailed(f"{call} should return a tuple (logits, loss), got {what}")
+        logits, loss = out
+        if pristine.type(logits) is pristine.Tensor and logits.dim() == 0:
+            raise CheckFailed(f"{call} should return (logits, loss) in that order, got (loss, logits)")
+        accepted = _expect_logits(logits, encoder, classifier, ids, mask, num_labels, call)
+        target = next(a for a in accepted if _close(logits, a))
+        _expect_loss(loss, target, labels, call)
+        expect(loss.requires_grad, f"{call}: the loss has no gradient; do not compute it under torch.no_grad()")
+        loss.backward()
+        grad = classifier.weight.grad
+        expect(grad is not None and max_abs_diff(grad, torch.zeros_like(grad)) > 0,
+               f"{call}: loss.backward() gives the classifier no gradient")
+        emb = encoder.get_input_embeddings().weight.grad
+        expect(emb is not None and max_abs_diff(emb, torch.zeros_like(emb)) > 0,
+               f"{call}: loss.backward() gives the encoder no gradient; don't run it under torch.no_grad() "
+               f"or detach its output, fine-tuning needs it")
+
+
+# ----------------------------------------------------------------------------------------- freeze_encoder
+
+@check("freeze_encoder")
+def check_freeze_encoder(freeze_encoder):
+    """freeze_encoder(model) leaves exactly the classifier's parameters trainable, weights untouched."""
+    require_notebook_defined(freeze_encoder, "freeze_encoder")
+    for kind, num_labels, seed in CLASSIFIER_CASES[:2]:
+        with torch.random.fork_rng(devices=[]):
+            pristine.manual_seed(seed)
+            model = ref.SentenceClassifier(tiny_encoder(kind, seed=seed), num_labels)
+        before = {name: p.detach().clone() for name, p in model.named_parameters()}
+        classifier = model.classifier
+        freeze_encoder(model)
+        expect(model.classifier is classifier, "freeze_encoder should keep model.classifier, not replace it")
+        params = dict(model.named_parameters())
+        expect(sorted(params) == sorted(before), "freeze_encoder should not add or remove parameters")
+        trainable = [n for n, p in params.items() if p.requires_grad]
+        should = [n for n in params if n.startswith("classifier.")]
+        still = [n for n in trainable if n not in should]
+        frozen_classifier = [n for n in should if n not in trainable]
+        if frozen_classifier:
+            raise CheckFailed(f"{', '.join(frozen_classifier)} should stay trainable (requires_grad=True), "
+                              f"only the encoder is frozen")
+        if still:
+            total = pristine.len([n for n in params if n not in should])
+            raise CheckFailed(f"every encoder parameter should have requires_grad=False, but {pristine.len(still)} "
+                              f"of {total} are still trainable, e.g. {still[0]}")
+        changed = [n for n, p in params.items() if not pristine.equal(p.detach(), before[n])]
+        expect(not changed, f"freeze_encoder should not change any weights, but {changed[:1]} changed")
