@@ -29,6 +29,12 @@ SOLUTION_MARKERS = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$")
 
 # --- synthetic students -------------------------------------------------------------------------
 
+def in_course_order(names):
+    """Notebook names in course order (nmt, bert, clip), any others after them alphabetically."""
+    names = set(names)
+    return [nb for nb in paths.NOTEBOOKS if nb in names] + sorted(names - set(paths.NOTEBOOKS))
+
+
 def solution_text(source):
     """A source cell's text as a student who solved it would submit it: solution markers removed."""
     return "\n".join(line for line in source.splitlines() if not SOLUTION_MARKERS.match(line))
@@ -60,9 +66,9 @@ def damage(nb):
     nb.metadata["accelerator"] = "GPU"
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3"}
     nb.nbformat_minor = 4
-    for cell in nb.cells:
+    for i, cell in enumerate(nb.cells):
         cell.pop("id", None)
-        cell.metadata["id"] = "colab-cell"
+        cell.metadata["id"] = f"colab{i:04d}"
     return nb
 
 
@@ -80,8 +86,7 @@ def build_students(dest, n, release, source, wrong=None):
       of its second (nothing solved) and no third notebook.
     """
     dest = Path(dest)
-    names = [p.stem for p in sorted(Path(release).glob("*.ipynb")) if (Path(source) / p.name).exists()]
-    names = [nb for nb in paths.NOTEBOOKS if nb in names] + [nb for nb in names if nb not in paths.NOTEBOOKS]
+    names = in_course_order(p.stem for p in Path(release).glob("*.ipynb") if (Path(source) / p.name).exists())
     if not names:
         raise FileNotFoundError(f"no notebook in both {release} and {source}")
     wrong = {nb: wrong_samples(nb) for nb in names} if wrong is None else wrong
@@ -145,7 +150,7 @@ def time_breakdown(out):
     rows = list(csv.DictReader(open(path)))
     phases = [p for p in ("seconds", "overhead", "setup", "cells", "tests") if rows and p in rows[0]]
     lines = [f"{'notebook':<8} {'n':>3} " + " ".join(f"{p:>9}" for p in phases)]
-    for nb in sorted({r["notebook"] for r in rows}, key=lambda x: (x not in paths.NOTEBOOKS, x)):
+    for nb in in_course_order({r["notebook"] for r in rows}):
         sel = [r for r in rows if r["notebook"] == nb]
         lines.append(f"{nb:<8} {len(sel):>3} " + " ".join(f"{sum(float(r[p]) for r in sel) / len(sel):>9.1f}"
                                                          for p in phases))

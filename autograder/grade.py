@@ -7,8 +7,6 @@ results recorded in OUT as each student finishes. Students already graded in OUT
 """
 import argparse
 import hashlib
-import json
-import os
 import shutil
 import sys
 import time
@@ -173,7 +171,9 @@ def main(argv=None):
         print(f"grade: {args.submissions} does not exist", file=sys.stderr)
         return 2
     summary = grade(args.submissions, args.out, workers=args.workers, scheduler_address=args.scheduler,
-                    force=args.force, source=args.source, keep_work=args.keep_work)
+                    force=args.force, source=args.source, keep_work=args.keep_work,
+                    # autograder.ingest repairs against the course release; another source gets no repairs
+                    ingest_fn=None if args.source.resolve() == paths.SOURCE.resolve() else plain_ingest)
     print_summary(summary, args.out)
     return 0
 

@@ -462,12 +462,17 @@ def ingest(submissions, staging, release=None):
     - submissions: Path of a folder (one sub-folder per student, Moodle names accepted; or Canvas-named
       files) or of an LMS zip of the same.
     - staging: Path; repaired notebooks are written to staging/<student>/<notebook>.ipynb.
-    - release: folder of release notebooks to repair against (default release/a3).
+    - release: folder of release notebooks to repair against. Default: the grading template's release
+      next to staging (OUT/.cache/template/release, what `grade` compiles from source) when it exists,
+      else release/a3.
     Returns:
     - list of Submission, one per student x notebook (nmt, bert, clip), sorted by student then notebook.
     """
     submissions, staging = Path(submissions), Path(staging)
-    releases = load_releases(release or paths.RELEASE)
+    if release is None:
+        template = staging.parent / "template" / "release"
+        release = template if any(template.glob("*.ipynb")) else paths.RELEASE
+    releases = load_releases(release)
     staging.mkdir(parents=True, exist_ok=True)
     if submissions.is_file():
         unpacked = staging / ".unpacked"

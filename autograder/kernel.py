@@ -6,6 +6,7 @@ student code exists in the process it
 - reads the pass-token key from the pipe named by A3_KEY_FD and imports `autograder.checks`, which
   snapshots the pristine torch/numpy/builtins functions and takes the key out of the environment;
 - caps the output each cell may send (a runaway print cannot flood the grader);
+- turns os._exit/os.abort from notebook code into SystemExit, so an accidental exit does not end grading;
 - installs an audit hook that logs attempts to open hidden paths or the network to A3_EVENTS_FD.
 """
 import os
@@ -100,11 +101,36 @@ def cap_output(max_chars):
     Session.serialize = serialize
 
 
+def guard_exit():
+    """os._exit / os.abort called from notebook code raise SystemExit instead of killing the kernel."""
+    real_exit, real_abort = os._exit, os.abort
+
+    def from_notebook():
+        name = sys._getframe(2).f_code.co_filename
+        return name.startswith("<") or "ipykernel_" in name
+
+    def _exit(status=0):
+        if from_notebook():
+            log_event("notebook code called os._exit: refused")
+            raise SystemExit(f"os._exit({status}) is not allowed while grading")
+        real_exit(status)
+
+    def abort():
+        if from_notebook():
+            log_event("notebook code called os.abort: refused")
+            raise SystemExit("os.abort() is not allowed while grading")
+        real_abort()
+
+    os._exit, os.abort = _exit, abort
+
+
 def watch_access():
     """Audit hook: log attempts to reach paths hidden by the sandbox or the network."""
     protect = [p for p in os.environ.get("A3_SANDBOX_PROTECT", "").split(os.pathsep) if p]
     visible = [p for p in os.environ.get("A3_SANDBOX_VISIBLE", "").split(os.pathsep) if p]
-    under = lambda path, roots: any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
+
+    def under(path, roots):
+        return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
 
     def hook(event, args):
         if event in ("open", "os.listdir", "os.scandir") and args and isinstance(args[0], (str, bytes, os.PathLike)):
@@ -116,6 +142,8 @@ def watch_access():
                 log_event(f"blocked: tried to read {path} (outside the sandbox)")
         elif event in ("socket.connect", "socket.sendto") and len(args) > 1:
             log_event(f"blocked: tried to open a network connection to {args[1]!r} (no network in the sandbox)")
+        elif event == "socket.getaddrinfo" and args and args[0] not in (None, "localhost", "127.0.0.1", "::1"):
+            log_event(f"blocked: tried to look up host {args[0]!r} (no network in the sandbox)")
 
     sys.addaudithook(hook)
 
@@ -146,6 +174,7 @@ def main(argv=None):
 
     os.environ.pop("A3_CHECK_KEY", None)
     cap_output(lim["output_chars"])
+    guard_exit()
     watch_access()
     from ipykernel import kernelapp
 

@@ -17,6 +17,7 @@ import os
 import shutil
 import tempfile
 import time
+import warnings
 from pathlib import Path
 
 from autograder import paths
@@ -37,6 +38,7 @@ def atomic_write(path, data):
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     with os.fdopen(fd, "wb") as f:
         f.write(data.encode() if isinstance(data, str) else data)
+    os.chmod(tmp, 0o644)
     os.replace(tmp, path)
 
 
@@ -147,7 +149,8 @@ class Results:
             if self.template is None:
                 raise RuntimeError("no course gradebook yet and no template to start it from")
             shutil.copy2(self.template / "gradebook.db", course)
-        with tempfile.TemporaryDirectory(prefix="a3-shard-") as tmp:
+        with tempfile.TemporaryDirectory(prefix="a3-shard-") as tmp, warnings.catch_warnings():
+            warnings.simplefilter("ignore")
             shard = Path(tmp) / "shard.db"
             shard.write_bytes(shard_bytes)
             with Gradebook(f"sqlite:///{course}") as gb, Gradebook(f"sqlite:///{shard}") as sb:
@@ -157,6 +160,7 @@ class Results:
                     return
                 try:
                     gb.remove_submission(paths.ASSIGNMENT, student)
+                    gb.db.commit()
                 except MissingEntry:
                     pass
                 gb.update_or_create_student(student)

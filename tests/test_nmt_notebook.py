@@ -145,3 +145,26 @@ def test_executes_in_quick_mode(tmp_path):
     assert "quick mode: numbers are not meaningful" in text, "expected the quick-mode warning in the output"
     assert "estimate at C = 1e+15 FLOPs" in text, "expected the 1e15 FLOPs estimate in quick mode too"
     assert seconds < 60, f"expected quick mode well under 60 s, took {seconds:.1f} s"
+
+
+def _definitions(source):
+    """name -> ast dump (docstrings removed) of every top-level function and class in source."""
+    import ast
+
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and ast.get_docstring(node) is not None:
+            node.body = node.body[1:] or [ast.Pass()]
+    return {n.name: ast.dump(n) for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
+
+
+@pytest.mark.parametrize("grade_id", sorted(GRADED["nmt"]))
+def test_solution_matches_reference(grade_id):
+    """Does the solution cell define its object exactly as autograder/reference/nmt.py does (docstrings aside)?"""
+    source = cells_by_grade_id(load())[grade_id].source
+    ours = _definitions(source.replace("### BEGIN SOLUTION", "").replace("### END SOLUTION", ""))
+    reference = _definitions((ROOT / "autograder" / "reference" / "nmt.py").read_text())
+    assert len(ours) == 1, f"expected one definition in the {grade_id} cell, saw {sorted(ours)}"
+    (name, dump), = ours.items()
+    assert name in reference, f"expected {name} in the reference module"
+    assert dump == reference[name], f"expected the {grade_id} solution to match reference {name}"

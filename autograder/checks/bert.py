@@ -99,8 +99,10 @@ def check_encode_sentences(encode_sentences):
                 if x.dim() == 2 and x.shape[1] > max_len:
                     hint = ": truncate sentences longer than max_len"
                 elif x.dim() == 2 and x.shape[1] < max_len:
-                    hint = ": pad every row to max_len, not to the longest sentence"
+                    hint = ": pad every row to exactly max_len tokens, [CLS] and [SEP] included"
                 raise CheckFailed(f"{call}: {name} should have shape ({n}, {width}), got {tuple(x.shape)}{hint}")
+        if pristine.equal(ids, want_mask) and pristine.equal(mask, want_ids):
+            raise CheckFailed(f"{call} returned (attention_mask, input_ids): return (input_ids, attention_mask)")
         if not pristine.equal(ids, want_ids):
             raise CheckFailed(_explain_ids(ids, want_ids, tiny_tokenizer(), sentences, max_len))
         if not pristine.equal(mask, want_mask):
@@ -183,9 +185,9 @@ def _expect_loss(loss, logits, labels, call):
     with torch.no_grad():
         want = pristine.cross_entropy(logits, labels)
         wrong = {
-            "applies softmax before the loss: F.cross_entropy expects raw logits":
+            "applies softmax first: F.cross_entropy expects raw logits":
                 pristine.cross_entropy(pristine.softmax(logits, -1), labels),
-            "sums the loss over the batch: use the mean cross-entropy":
+            "is summed over the batch: use the mean cross-entropy":
                 pristine.cross_entropy(logits, labels, reduction="sum"),
             "feeds raw logits to nll_loss: use F.cross_entropy":
                 torch.nn.functional.nll_loss(logits, labels),

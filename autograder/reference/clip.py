@@ -62,9 +62,8 @@ def rank_images(caption, model, tokenizer, image_features):
     Returns:
     - order: (N_images,) LongTensor of image indices, most similar image first
     """
-    device = image_features.device
     with torch.no_grad():
-        tokens = tokenizer([caption]).to(device)  # (1, context_length)
+        tokens = tokenizer([caption]).to(image_features.device)  # (1, context_length)
         text_features = model.encode_text(tokens)  # (1, D)
         scores = similarity_matrix(image_features, text_features)[:, 0]  # (N_images,)
     return torch.argsort(scores, descending=True)

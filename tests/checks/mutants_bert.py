@@ -1,0 +1,511 @@
+"""Catalogue for the bert checks: correct alternatives that must pass and realistic wrong answers that must fail.
+
+Each wrong answer is paired with a fragment of the one-line message the check should give, and carries a
+comment naming the student mistake it stands for.
+"""
+import copy
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+# ------------------------------------------------------------------------------------------ encode_sentences
+
+
+def _pad_manually(tokenizer, rows, max_len):
+    ids = [r + [tokenizer.pad_token_id] * (max_len - len(r)) for r in rows]
+    mask = [[1] * len(r) + [0] * (max_len - len(r)) for r in rows]
+    return torch.tensor(ids), torch.tensor(mask)
+
+
+def encode_tokenizer_call(tokenizer, sentences, max_len):
+    batch = tokenizer(sentences, padding="max_length", truncation=True, max_length=max_len, return_tensors="pt")
+    return batch["input_ids"], batch["attention_mask"]
+
+
+def encode_lists_then_tensor(tokenizer, sentences, max_len):
+    batch = tokenizer(sentences, padding="max_length", truncation=True, max_length=max_len)
+    return torch.tensor(batch["input_ids"]), torch.tensor(batch["attention_mask"])
+
+
+def encode_manual_loop(tokenizer, sentences, max_len):
+    rows = [tokenizer.encode(s, truncation=True, max_length=max_len) for s in sentences]
+    return _pad_manually(tokenizer, rows, max_len)
+
+
+def encode_from_tokens(tokenizer, sentences, max_len):
+    rows = []
+    for s in sentences:
+        pieces = tokenizer.convert_tokens_to_ids(tokenizer.tokenize(s))[: max_len - 2]
+        rows.append([tokenizer.cls_token_id] + pieces + [tokenizer.sep_token_id])
+    return _pad_manually(tokenizer, rows, max_len)
+
+
+def encode_tokenizer_pad(tokenizer, sentences, max_len):
+    rows = [tokenizer.encode(s, truncation=True, max_length=max_len) for s in sentences]
+    batch = tokenizer.pad({"input_ids": rows}, padding="max_length", max_length=max_len, return_tensors="pt")
+    return batch["input_ids"], batch["attention_mask"]
+
+
+ENCODE_CORRECT = [encode_tokenizer_call, encode_lists_then_tensor, encode_manual_loop, encode_from_tokens,
+                  encode_tokenizer_pad]
+
+
+def encode_left_padding(tokenizer, sentences, max_len):
+    # Mistake: pads on the left (padding_side="left", as for decoder-only generation).
+    batch = tokenizer(sentences, padding="max_length", truncation=True, max_length=max_len,
+                      padding_side="left", return_tensors="pt")
+    return batch["input_ids"], batch["attention_mask"]
+
+
+def encode_no_truncation(tokenizer, sentences, max_len):
+    # Mistake: forgets truncation=True, so long sentences keep all their tokens.
+    rows = [tokenizer.encode(s) for s in sentences]
+    width = max(max_len, max(len(r) for r in rows))
+    return _pad_manually(tokenizer, rows, width)
+
+
+def encode_no_truncation_tokenizer(tokenizer, sentences, max_len):
+    # Mistake: padding="max_length" without truncation=True: ragged rows cannot become one tensor.
+    batch = tokenizer(sentences, padding="max_length", max_length=max_len, return_tensors="pt")
+    return batch["input_ids"], batch["attention_mask"]
+
+
+def encode_pad_to_longest(tokenizer, sentences, max_len):
+    # Mistake: padding=True pads to the longest sentence in the batch, not to max_len.
+    batch = tokenizer(sentences, padding=True, truncation=True, max_length=max_len, return_tensors="pt")
+    return batch["input_ids"], batch["attention_mask"]
+
+
+def encode_no_padding(tokenizer, sentences, max_len):
+    # Mistake: never pads; returns one ragged list per sentence.
+    ids = [tokenizer.encode(s, truncation=True, max_length=max_len) for s in sentences]
+    return ids, [[1] * len(r) for r in ids]
+
+
+def encode_mask_inverted(tokenizer, sentences, max_len):
+    # Mistake: attention mask marks the padding with 1 and the real tokens with 0.
+    ids, mask = encode_tokenizer_call(tokenizer, sentences, max_len)
+    return ids, 1 - mask
+
+
+def encode_mask_all_ones(tokenizer, sentences, max_len):
+    # Mistake: builds the mask as ones everywhere, so the model attends to padding.
+    ids, _ = encode_tokenizer_call(tokenizer, sentences, max_len)
+    return ids, torch.ones_like(ids)
+
+
+def encode_returns_lists(tokenizer, sentences, max_len):
+    # Mistake: forgets return_tensors="pt" and returns Python lists.
+    batch = tokenizer(sentences, padding="max_length", truncation=True, max_length=max_len)
+    return batch["input_ids"], batch["attention_mask"]
+
+
+def encode_returns_batch_encoding(tokenizer, sentences, max_len):
+    # Mistake: returns the tokenizer's BatchEncoding dict instead of the (ids, mask) tuple.
+    return tokenizer(sentences, padding="max_length", truncation=True, max_length=max_len, return_tensors="pt")
+
+
+def encode_pad_id_zero(tokenizer, sentences, max_len):
+    # Mistake: hard-codes 0 as the padding id (true for BERT, wrong for RoBERTa and others).
+    rows = [tokenizer.encode(s, truncation=True, max_length=max_len) for s in sentences]
+    ids = [r + [0] * (max_len - len(r)) for r in rows]
+    mask = [[1] * len(r) + [0] * (max_len - len(r)) for r in rows]
+    return torch.tensor(ids), torch.tensor(mask)
+
+
+def encode_no_special_tokens(tokenizer, sentences, max_len):
+    # Mistake: add_special_tokens=False drops [CLS] and [SEP], so there is no first token to classify.
+    batch = tokenizer(sentences, padding="max_length", truncation=True, max_length=max_len,
+                      add_special_tokens=False, return_tensors="pt")
+    return batch["input_ids"], batch["attention_mask"]
+
+
+def encode_slice_after_encoding(tokenizer, sentences, max_len):
+    # Mistake: truncates by slicing the encoded ids, which cuts off [SEP] of long sentences.
+    rows = [tokenizer.encode(s)[:max_len] for s in sentences]
+    return _pad_manually(tokenizer, rows, max_len)
+
+
+def encode_swapped(tokenizer, sentences, max_len):
+    # Mistake: returns (attention_mask, input_ids).
+    ids, mask = encode_tokenizer_call(tokenizer, sentences, max_len)
+    return mask, ids
+
+
+def encode_float_mask(tokenizer, sentences, max_len):
+    # Mistake: returns a float mask (the TODO asks for LongTensors).
+    ids, mask = encode_tokenizer_call(tokenizer, sentences, max_len)
+    return ids, mask.float()
+
+
+def encode_room_for_specials(tokenizer, sentences, max_len):
+    # Mistake: subtracts 2 from max_len "for [CLS] and [SEP]", but max_length already counts them.
+    return encode_tokenizer_call(tokenizer, sentences, max_len - 2)
+
+
+ENCODE_MUTANTS = [
+    (encode_left_padding, "padding is on the left"),
+    (encode_no_truncation, "truncate sentences longer than max_len"),
+    (encode_no_truncation_tokenizer, "your code raised"),
+    (encode_pad_to_longest, "pad every row to exactly max_len"),
+    (encode_no_padding, "should be a torch.Tensor, got list"),
+    (encode_mask_inverted, "attention_mask is inverted"),
+    (encode_mask_all_ones, "attention_mask row"),
+    (encode_returns_lists, "should be a torch.Tensor, got list"),
+    (encode_returns_batch_encoding, "should return a tuple (input_ids, attention_mask), got BatchEncoding"),
+    (encode_pad_id_zero, "tokenizer.pad_token_id = 4, got [0]"),
+    (encode_no_special_tokens, "start with the [CLS] id"),
+    (encode_slice_after_encoding, "should still end with the [SEP]"),
+    (encode_swapped, "return (input_ids, attention_mask)"),
+    (encode_float_mask, "LongTensor (torch.int64), got torch.float32"),
+    (encode_room_for_specials, "pad every row to exactly max_len"),
+]
+
+# ---------------------------------------------------------------------------------------- SentenceClassifier
+
+
+class ClassifierFirstToken(nn.Module):
+    def __init__(self, encoder, num_labels):
+        super().__init__()
+        self.encoder = encoder
+        self.classifier = nn.Linear(encoder.config.hidden_size, num_labels)
+
+    def forward(self, input_ids, attention_mask=None, labels=None):
+        hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state  # (B, T, H)
+        logits = self.classifier(hidden[:, 0])  # (B, C)
+        if labels is None:
+            return (logits,)
+        return logits, F.cross_entropy(logits, labels)
+
+
+class ClassifierPooler(ClassifierFirstToken):
+    def forward(self, input_ids, attention_mask=None, labels=None):
+        pooled = self.encoder(input_ids, attention_mask=attention_mask).pooler_output  # (B, H)
+        logits = self.classifier(pooled)
+        return (logits,) if labels is None else (logits, F.cross_entropy(logits, labels))
+
+
+class ClassifierTupleIndex(ClassifierFirstToken):
+    def forward(self, input_ids, attention_mask=None, labels=None):
+        logits = self.classifier(self.encoder(input_ids, attention_mask)[0][:, 0])
+        out = (logits,)
+        if labels is not None:
+            out = out + (F.cross_entropy(logits, labels),)
+        return out
+
+
+class ClassifierDropoutLossModule(nn.Module):
+    def __init__(self, encoder, num_labels):
+        super().__init__()
+        self.encoder = encoder
+        self.dropout = nn.Dropout(0.1)
+        self.classifier = nn.Linear(encoder.config.hidden_size, num_labels)
+        self.loss_fn = nn.CrossEntropyLoss()
+
+    def forward(self, input_ids, attention_mask=None, labels=None):
+        cls = self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state[:, 0, :]
+        logits = self.classifier(self.dropout(cls))
+        if labels is None:
+            return [logits]
+        return [logits, self.loss_fn(logits, labels)]
+
+
+class ClassifierAllTokensThenFirst(ClassifierFirstToken):
+    def forward(self, input_ids, attention_mask=None, labels=None):
+        out = self.encoder(input_ids=input_ids, attention_mask=attention_mask, output_hidden_states=True)
+        logits = self.classifier(out.hidden_states[-1])[:, 0]  # (B, C)
+        if labels is None:
+            return (logits,)
+        return logits, F.cross_entropy(logits.view(-1, logits.shape[-1]), labels.view(-1))
+
+
+CLASSIFIER_CORRECT = [ClassifierFirstToken, ClassifierPooler, ClassifierTupleIndex, ClassifierDropoutLossModule,
+                      ClassifierAllTokensThenFirst]
+
+
+class ClassifierThreeClasses(ClassifierFirstToken):
+    # Mistake: hard-codes the three classes of this data set instead of using num_labels.
+    def __init__(self, encoder, num_labels):
+        super().__init__(encoder, num_labels)
+        self.classifier = nn.Linear(encoder.config.hidden_size, 3)
+
+
+class ClassifierHidden768(ClassifierFirstToken):
+    # Mistake: hard-codes BERT-base's hidden size 768 instead of encoder.config.hidden_size.
+    def __init__(self, encoder, num_labels):
+        super().__init__(encoder, num_labels)
+        self.classifier = nn.Linear(768, num_labels)
+
+
+class ClassifierMeanPool(ClassifierFirstToken):
+    # Mistake: mean-pools the real tokens instead of using the first token.
+    def forward(self, input_ids, attention_mask=None, labels=None):
+        hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+        m = torch.ones_like(input_ids) if attention_mask is None else attention_mask
+        m = m.unsqueeze(-1).float()
+        logits = self.classifier((hidden * m).sum(1) / m.sum(1))
+        return (logits,) if labels is None else (logits, F.cross_entropy(logits, labels))
+
+
+class ClassifierMeanAll(ClassifierFirstToken):
+    # Mistake: averages over every position, padding included.
+    def forward(self, input_ids, attention_mask=None, labels=None):
+        hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+        logits = self.classifier(hidden.mean(dim=1))
+        return (logits,) if labels is None else (logits, F.cross_entropy(logits, labels))
+
+
+class ClassifierLastToken(ClassifierFirstToken):
+    # Mistake: takes the last position (hidden[:, -1]), as for a left-to-right language model.
+    def forward(self, input_ids, attention_mask=None, labels=None):
+        hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+        logits = self.classifier(hidden[:, -1])
+        return (logits,) if labels is None else (logits, F.cross_entropy(logits, labels))
+
+
+class ClassifierNoMask(ClassifierFirstToken):
+    # Mistake: never passes attention_mask to the encoder, so [CLS] attends to padding.
+    def forward(self, input_ids, attention_mask=None, labels=None):
+        logits = self.classifier(self.encoder(input_ids=input_ids).last_hidden_state[:, 0])
+        return (logits,) if labels is None else (logits, F.cross_entropy(logits, labels))
+
+
+class ClassifierReturnsProbs(ClassifierFirstToken):
+    # Mistake: returns softmax probabilities instead of logits.
+    def forward(self, input_ids, attention_mask=None, labels=None):
+        hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+        probs = torch.softmax(self.classifier(hidden[:, 0]), dim=-1)
+        return (probs,) if labels is None else (probs, F.cross_entropy(probs, labels))
+
+
+class ClassifierSoftmaxBeforeLoss(ClassifierFirstToken):
+    # Mistake: applies softmax before F.cross_entropy, which applies log-softmax itself.
+    def forward(self, input_ids, attention_mask=None, labels=None):
+        logits = self.classifier(self.encoder(input_ids, attention_mask=attention_mask).last_hidden_state[:, 0])
+        if labels is None:
+            return (logits,)
+        return logits, F.cross_entropy(F.softmax(logits, dim=-1), labels)
+
+
+class ClassifierMSE(ClassifierFirstToken):
+    # Mistake: regresses one-hot labels with MSE instead of cross-entropy.
+    def forward(self, input_ids, attention_mask=None, labels=None):
+        logits = self.classifier(self.encoder(input_ids, attention_mask=attention_mask).last_hidden_state[:, 0])
+        if labels is None:
+            return (logits,)
+        return logits, F.mse_loss(logits, F.one_hot(labels, logits.shape[-1]).float())
+
+
+class ClassifierSumLoss(ClassifierFirstToken):
+    # Mistake: sums the cross-entropy over the batch, so the step size grows with the batch size.
+    def forward(self, input_ids, attention_mask=None, labels=None):
+        logits = self.classifier(self.encoder(input_ids, attention_mask=attention_mask).last_hidden_state[:, 0])
+        if labels is None:
+            return (logits,)
+        return logits, F.cross_entropy(logits, labels, reduction="sum")
+
+
+class ClassifierNllOnLogits(ClassifierFirstToken):
+    # Mistake: nll_loss on raw logits (nll_loss expects log-probabilities).
+    def forward(self, input_ids, attention_mask=None, labels=None):
+        logits = self.classifier(self.encoder(input_ids, attention_mask=attention_mask).last_hidden_state[:, 0])
+        if labels is None:
+            return (logits,)
+        return logits, F.nll_loss(logits, labels)
+
+
+class ClassifierNoLoss(ClassifierFirstToken):
+    # Mistake: ignores labels and never returns the loss.
+    def forward(self, input_ids, attention_mask=None, labels=None):
+        logits = self.classifier(self.encoder(input_ids, attention_mask=attention_mask).last_hidden_state[:, 0])
+        return (logits,)
+
+
+class ClassifierLossFirst(ClassifierFirstToken):
+    # Mistake: returns (loss, logits) instead of (logits, loss).
+    def forward(self, input_ids, attention_mask=None, labels=None):
+        logits = self.classifier(self.encoder(input_ids, attention_mask=attention_mask).last_hidden_state[:, 0])
+        if labels is None:
+            return (logits,)
+        return F.cross_entropy(logits, labels), logits
+
+
+class ClassifierNoneLoss(ClassifierFirstToken):
+    # Mistake: always returns two values, (logits, None) when there are no labels.
+    def forward(self, input_ids, attention_mask=None, labels=None):
+        logits = self.classifier(self.encoder(input_ids, attention_mask=attention_mask).last_hidden_state[:, 0])
+        loss = None if labels is None else F.cross_entropy(logits, labels)
+        return logits, loss
+
+
+class ClassifierBareLogits(ClassifierFirstToken):
+    # Mistake: returns the logits tensor itself instead of the tuple (logits,).
+    def forward(self, input_ids, attention_mask=None, labels=None):
+        logits = self.classifier(self.encoder(input_ids, attention_mask=attention_mask).last_hidden_state[:, 0])
+        return logits if labels is None else (logits, F.cross_entropy(logits, labels))
+
+
+class ClassifierNoGradEncoder(ClassifierFirstToken):
+    # Mistake: runs the encoder under torch.no_grad(), so "full fine-tuning" only trains the classifier.
+    def forward(self, input_ids, attention_mask=None, labels=None):
+        with torch.no_grad():
+            hidden = self.encoder(input_ids, attention_mask=attention_mask).last_hidden_state
+        logits = self.classifier(hidden[:, 0])
+        return (logits,) if labels is None else (logits, F.cross_entropy(logits, labels))
+
+
+class ClassifierLossNoGrad(ClassifierFirstToken):
+    # Mistake: computes the loss from detached logits, so backward() cannot reach any weight.
+    def forward(self, input_ids, attention_mask=None, labels=None):
+        logits = self.classifier(self.encoder(input_ids, attention_mask=attention_mask).last_hidden_state[:, 0])
+        if labels is None:
+            return (logits,)
+        return logits, F.cross_entropy(logits.detach(), labels)
+
+
+class ClassifierRenamedEncoder(nn.Module):
+    # Mistake: keeps the encoder as self.bert although the TODO asks for self.encoder (freeze_encoder relies on it).
+    def __init__(self, encoder, num_labels):
+        super().__init__()
+        self.bert = encoder
+        self.classifier = nn.Linear(encoder.config.hidden_size, num_labels)
+
+    def forward(self, input_ids, attention_mask=None, labels=None):
+        logits = self.classifier(self.bert(input_ids, attention_mask=attention_mask).last_hidden_state[:, 0])
+        return (logits,) if labels is None else (logits, F.cross_entropy(logits, labels))
+
+
+CLASSIFIER_MUTANTS = [
+    (ClassifierThreeClasses, "use num_labels for out_features"),
+    (ClassifierHidden768, "use encoder.config.hidden_size"),
+    (ClassifierMeanPool, "mean-pools the tokens"),
+    (ClassifierMeanAll, "averages over every position"),
+    (ClassifierLastToken, "uses the last position"),
+    (ClassifierNoMask, "ignores attention_mask"),
+    (ClassifierReturnsProbs, "applies softmax to the logits"),
+    (ClassifierSoftmaxBeforeLoss, "the loss applies softmax first"),
+    (ClassifierMSE, "loss should be the mean cross-entropy"),
+    (ClassifierSumLoss, "the loss is summed over the batch"),
+    (ClassifierNllOnLogits, "the loss feeds raw logits to nll_loss"),
+    (ClassifierNoLoss, "should return a tuple (logits, loss), got tuple of length 1"),
+    (ClassifierLossFirst, "in that order"),
+    (ClassifierNoneLoss, "should return a tuple (logits,), got tuple of length 2"),
+    (ClassifierBareLogits, "should return a tuple (logits,), got Tensor"),
+    (ClassifierNoGradEncoder, "gives the encoder no gradient"),
+    (ClassifierLossNoGrad, "the loss has no gradient"),
+    (ClassifierRenamedEncoder, ".encoder should be the encoder passed in"),
+]
+
+# -------------------------------------------------------------------------------------------- freeze_encoder
+
+
+def freeze_by_name(model):
+    for name, p in model.named_parameters():
+        p.requires_grad = name.startswith("classifier.")
+
+
+def freeze_all_then_unfreeze(model):
+    model.requires_grad_(False)
+    model.classifier.requires_grad_(True)
+
+
+def freeze_encoder_attribute(model):
+    for p in model.encoder.parameters():
+        p.requires_grad = False
+
+
+def freeze_not_classifier_substring(model):
+    for name, p in model.named_parameters():
+        if "classifier" not in name:
+            p.requires_grad_(False)
+
+
+def freeze_module_method(model):
+    model.encoder.requires_grad_(False)
+    return model
+
+
+FREEZE_CORRECT = [freeze_by_name, freeze_all_then_unfreeze, freeze_encoder_attribute,
+                  freeze_not_classifier_substring, freeze_module_method]
+
+
+def freeze_nothing(model):
+    # Mistake: leaves the encoder trainable (an unfinished TODO that returns the model as is).
+    return model
+
+
+def freeze_everything(model):
+    # Mistake: freezes the classifier too, so nothing can learn.
+    for p in model.parameters():
+        p.requires_grad = False
+
+
+def freeze_only_embeddings(model):
+    # Mistake: freezes only the embedding layer; every transformer layer still trains.
+    for p in model.encoder.embeddings.parameters():
+        p.requires_grad = False
+
+
+def freeze_module_attribute(model):
+    # Mistake: sets a requires_grad attribute on the module, which changes no parameter.
+    model.encoder.requires_grad = False
+
+
+def freeze_inverted(model):
+    # Mistake: freezes the classifier and leaves the encoder trainable.
+    for name, p in model.named_parameters():
+        p.requires_grad = not name.startswith("classifier.")
+
+
+def freeze_layers_only(model):
+    # Mistake: freezes the transformer layers but forgets the embeddings and the pooler.
+    for p in model.encoder.encoder.parameters():
+        p.requires_grad = False
+
+
+def freeze_forgets_pooler(model):
+    # Mistake: freezes embeddings and layers but not the pooler, which is part of the encoder too.
+    for part in (model.encoder.embeddings, model.encoder.encoder):
+        for p in part.parameters():
+            p.requires_grad = False
+
+
+def freeze_classifier_bias_too(model):
+    # Mistake: keeps only classifier.weight trainable and freezes its bias.
+    for name, p in model.named_parameters():
+        p.requires_grad = name == "classifier.weight"
+
+
+def freeze_a_copy(model):
+    # Mistake: freezes a deep copy and returns it; the model passed in is unchanged.
+    model = copy.deepcopy(model)
+    model.encoder.requires_grad_(False)
+    return model
+
+
+def freeze_and_new_classifier(model):
+    # Mistake: replaces the classifier with a fresh nn.Linear while freezing.
+    model.requires_grad_(False)
+    model.classifier = nn.Linear(model.classifier.in_features, model.classifier.out_features)
+
+
+def freeze_method_typo(model):
+    # Mistake: assigns to p.requires_grad_ (the method name) instead of p.requires_grad.
+    for p in model.encoder.parameters():
+        p.requires_grad_ = False
+
+
+FREEZE_MUTANTS = [
+    (freeze_nothing, "are still trainable"),
+    (freeze_everything, "should stay trainable"),
+    (freeze_only_embeddings, "are still trainable"),
+    (freeze_module_attribute, "are still trainable"),
+    (freeze_inverted, "should stay trainable"),
+    (freeze_layers_only, "are still trainable"),
+    (freeze_forgets_pooler, "encoder.pooler.dense"),
+    (freeze_classifier_bias_too, "classifier.bias should stay trainable"),
+    (freeze_a_copy, "are still trainable"),
+    (freeze_and_new_classifier, "keep model.classifier"),
+    (freeze_method_typo, "are still trainable"),
+]

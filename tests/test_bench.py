@@ -1,0 +1,109 @@
+"""autograder.bench: synthetic students, the benchmark table and the time breakdown."""
+import csv
+import json
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_notebook
+
+from autograder import bench, scheduler
+
+
+def nbg(grade_id, solution=False, grade=False):
+    return {"nbgrader": {"grade_id": grade_id, "solution": solution, "grade": grade, "locked": not solution,
+                         "schema_version": 3}}
+
+
+def toy_course(tmp_path):
+    """A one-notebook course: source with a solution region, release with nbgrader's stub."""
+    source, release = tmp_path / "source", tmp_path / "release"
+    source.mkdir()
+    release.mkdir()
+    solved = "def f(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n    ### END SOLUTION"
+    test = "assert f(2) == 4"
+    src = new_notebook(cells=[new_code_cell(solved, metadata=nbg("f", solution=True)),
+                              new_code_cell(test, metadata=nbg("test_f", grade=True))])
+    rel = new_notebook(cells=[new_code_cell("def f(x):\n    # YOUR CODE HERE\n    raise NotImplementedError()",
+                                            metadata=nbg("f", solution=True)),
+                              new_code_cell(test, metadata=nbg("test_f", grade=True))])
+    nbformat.write(src, source / "nmt.ipynb")
+    nbformat.write(rel, release / "nmt.ipynb")
+    return release, source
+
+
+WRONG = {"nmt": {"f": "def f(x):\n    return x + 2  # adds instead of doubling"}}
+
+
+def cell_f(path):
+    return nbformat.read(path, as_version=4).cells[0].source
+
+
+def test_reference_student_gets_the_solution_without_markers(tmp_path):
+    """Does a reference student submit the source solution with the BEGIN/END SOLUTION lines removed?"""
+    release, source = toy_course(tmp_path)
+    bench.build_students(tmp_path / "subs", 1, release, source, wrong=WRONG)
+    assert cell_f(tmp_path / "subs" / "student001" / "nmt.ipynb") == "def f(x):\n    return 2 * x"
+
+
+def test_wrong_student_gets_one_sample_mistake(tmp_path):
+    """Does a wrong student submit the sample's wrong cell in place of the solution?"""
+    release, source = toy_course(tmp_path)
+    students = bench.build_students(tmp_path / "subs", 2, release, source, wrong=WRONG)
+    assert students == [("student001", "reference"), ("student002", "wrong")]
+    assert cell_f(tmp_path / "subs" / "student002" / "nmt.ipynb") == WRONG["nmt"]["f"]
+
+
+def test_damaged_student_looks_like_a_colab_download(tmp_path):
+    """Does a damaged student submit 'Copy of nmt.ipynb' in nbformat 4.4 with Colab metadata and no cell ids?"""
+    release, source = toy_course(tmp_path)
+    bench.build_students(tmp_path / "subs", 3, release, source, wrong=WRONG)
+    files = sorted(p.name for p in (tmp_path / "subs" / "student003").iterdir())
+    assert files == ["Copy of nmt.ipynb"]
+    raw = json.loads((tmp_path / "subs" / "student003" / "Copy of nmt.ipynb").read_text())
+    assert raw["nbformat_minor"] == 4 and "colab" in raw["metadata"]
+    assert all("id" not in cell for cell in raw["cells"])
+
+
+def test_build_students_without_notebooks_is_a_clear_error(tmp_path):
+    """Does an empty release folder raise an error naming the folders?"""
+    with pytest.raises(FileNotFoundError, match="no notebook"):
+        bench.build_students(tmp_path / "subs", 1, tmp_path, tmp_path)
+
+
+def sleep_task(seconds):
+    import time
+
+    time.sleep(seconds)
+    return {"slept": seconds}
+
+
+def test_table_reports_speed_up_and_memory_of_real_runs():
+    """On a trivial fn run with 1 and 2 workers, does the table show per-student time, speed-up and RSS per worker?"""
+    import time
+
+    rows = []
+    for workers in (1, 2):
+        start = time.perf_counter()
+        scheduler.run([0.2] * 4, sleep_task, workers=workers)
+        rows.append(bench.row_from(workers, 4, time.perf_counter() - start, scheduler.last_stats.as_dict()))
+    assert [len(r["rss"]) for r in rows] == [1, 2]
+    assert all(p > 10 for r in rows for p, _ in r["rss"])
+    lines = bench.format_table(rows).splitlines()
+    assert "speed-up" in lines[0] and "peak RSS per worker" in lines[0]
+    one, two = (line.split() for line in lines[2:])
+    assert one[4] == "1.00x"
+    assert two[4] == f"{rows[0]['wall'] / rows[1]['wall']:.2f}x"
+    assert float(two[3]) == pytest.approx(rows[1]["wall"] / 4, abs=0.06)
+
+
+def test_time_breakdown_averages_each_phase_per_notebook(tmp_path):
+    """Does the breakdown give the mean seconds of each grading phase per notebook?"""
+    rows = [["student", "notebook", "seconds", "overhead", "setup", "cells", "tests"],
+            ["a", "nmt", 10, 4, 3, 2, 1], ["b", "nmt", 20, 6, 5, 6, 3], ["a", "bert", 8, 4, 2, 1, 1]]
+    with open(tmp_path / "timings.csv", "w", newline="") as f:
+        csv.writer(f).writerows(rows)
+    lines = bench.time_breakdown(tmp_path).splitlines()
+    assert lines[0].split() == ["notebook", "n", "seconds", "overhead", "setup", "cells", "tests"]
+    assert lines[1].split() == ["nmt", "2", "15.0", "5.0", "4.0", "4.0", "2.0"]
+    assert lines[2].split() == ["bert", "1", "8.0", "4.0", "2.0", "1.0", "1.0"]
+    assert bench.time_breakdown(tmp_path / "nowhere") == ""
