@@ -6,7 +6,9 @@ Run it once on a machine with internet. It downloads into DIR, a standard Huggin
 - tbs17/MathBERT and vinai/bertweet-base (PyTorch weights and tokenizer files), read by bert.ipynb.
 
 DIR defaults to $A3_MODEL_CACHE, else the Hugging Face default cache (~/.cache/huggingface/hub or
-$HF_HUB_CACHE). To grade with the real models on a machine without internet, copy DIR there and set
+$HF_HUB_CACHE). The default is the simplest choice: the grading sandbox mounts $HF_HOME
+(~/.cache/huggingface) read-only, so grading finds the weights with no further setting. With another
+DIR (e.g. a copy on a machine without internet) set
 
     export A3_MODEL_CACHE=DIR      # clip.ipynb and the scavenger-hunt check look here
     export HF_HUB_CACHE=DIR        # transformers (bert.ipynb) looks here

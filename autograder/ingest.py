@@ -354,9 +354,10 @@ def repair_cells(nb, rel, repairs):
                     repairs.append(f"restored lost nbgrader metadata of {gid!r} (matched by source)")
                 break
     # 4. lost metadata of edited solution cells: by position between anchors, then by defined names
+    #    (locked cells are only ever matched by source: an edited copy stays an ordinary cell)
     for i, rc in enumerate(rel_cells):
         gid = _gid(rc)
-        if not gid or i in pos:
+        if not gid or i in pos or rc.metadata["nbgrader"].get("locked"):
             continue
         before = max((pos[k] for k in pos if k < i), default=-1)
         after = min((pos[k] for k in pos if k > i), default=len(nb.cells))

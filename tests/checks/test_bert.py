@@ -148,3 +148,28 @@ def test_rejects_tensor_subclass_with_rigged_equality(capsys):
             torch.zeros(len(sentences), max_len, dtype=torch.long).as_subclass(Rigged)
 
     assert_fails(checks.check_encode_sentences, rigged, "should be a torch.Tensor, got Rigged", capsys)
+
+
+@pytest.mark.parametrize("grade_id", sorted(CHECKS))
+def test_demo_wrong_sample_fails_its_check(grade_id, capsys):
+    """Does the demo's wrong answer for this cell, run as notebook code, fail its check?"""
+    from autograder.samples.bert import WRONG
+
+    namespace = {"__name__": "__main__"}
+    exec(compile(WRONG[grade_id], f"<wrong {grade_id}>", "exec"), namespace)
+    name = {"encode_sentences": "encode_sentences", "sentence_classifier": "SentenceClassifier",
+            "freeze_encoder": "freeze_encoder"}[grade_id]
+    check_fn = CHECKS[grade_id][0]
+    with pytest.raises(CheckFailed) as info:
+        check_fn(namespace[name])
+    assert str(info.value).startswith(f"{grade_id}: "), f"expected a {grade_id} failure, got {info.value}"
+    assert "raised" not in str(info.value), f"expected a wrong answer, not a crash: {info.value}"
+    assert capsys.readouterr().err == ""
+
+
+def test_demo_samples_cover_every_graded_cell():
+    """Is there exactly one demo wrong answer per graded bert cell?"""
+    from autograder.assignment import GRADED
+    from autograder.samples.bert import WRONG
+
+    assert sorted(WRONG) == sorted(GRADED["bert"]), f"expected {sorted(GRADED['bert'])}, got {sorted(WRONG)}"

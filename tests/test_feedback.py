@@ -1,0 +1,109 @@
+"""Feedback HTML: scores and one-line messages shown; hidden test source, tracebacks and tokens never."""
+import html
+import re
+import shutil
+
+import nbformat
+import pytest
+
+from autograder import feedback
+from tests.fixtures import toy
+
+HIDDEN = ["from toycheck import check_add", "check_add(add)", "from toycheck import check_mul", "check_mul(mul)"]
+
+
+def visible_text(page):
+    """The text a reader sees in an HTML page (styles and scripts dropped, tags removed)."""
+    page = re.sub(r"<(style|script)\b.*?</\1>", "", page, flags=re.S)
+    return html.unescape(re.sub(r"<[^>]+>", "", page))
+
+
+@pytest.fixture(scope="module")
+def toy_graded(tmp_path_factory):
+    return toy.graded(tmp_path_factory.getbasetemp())
+
+
+def test_feedback_has_no_hidden_test_source(toy_graded):
+    """Does every toy feedback page leave out the hidden test lines (in any form)?"""
+    out, _ = toy_graded
+    pages = sorted((out / "feedback").rglob("*.html"))
+    assert len(pages) == 5
+    for page in pages:
+        text = page.read_text()
+        leaked = [h for h in HIDDEN + ["BEGIN HIDDEN TESTS", "toycheck"] if h in text or html.escape(h) in text]
+        assert not leaked, f"{page}: {leaked}"
+
+
+def test_feedback_shows_score_and_check_message(toy_graded):
+    """Does the wrong student's page show their score and the failing check's one-line message?"""
+    out, _ = toy_graded
+    text = visible_text((out / "feedback" / "wrongmul" / "toy.html").read_text())
+    assert "Autograded score: 1 / 3" in text
+    assert "mul: mul(4, -3) should be -12, got 12" in text
+
+
+def test_feedback_hides_pass_tokens(toy_graded):
+    """Are pass tokens removed from the reference's page (a passed check shows as `PASSED add`)?"""
+    out, _ = toy_graded
+    text = (out / "feedback" / "ref" / "toy.html").read_text()
+    assert "PASSED add" in visible_text(text) and "[a3:" not in text
+
+
+def test_missing_notebook_gets_a_page_saying_so(toy_graded):
+    """Does a student without the notebook get a page with status `missing` and score 0?"""
+    out, _ = toy_graded
+    text = visible_text((out / "feedback" / "nothing" / "toy.html").read_text())
+    assert "Autograded score: 0 / 3" in text and "missing" in text
+
+
+def test_feedback_command_rerenders_every_page(toy_graded, tmp_path):
+    """Does `python -m autograder feedback OUT` rewrite every feedback page from OUT?"""
+    out, _ = toy_graded
+    copy = tmp_path / "out"
+    shutil.copytree(out, copy)
+    shutil.rmtree(copy / "feedback")
+    assert feedback.main([str(copy)]) == 0
+    pages = sorted(p.relative_to(copy / "feedback") for p in (copy / "feedback").rglob("*.html"))
+    assert [str(p) for p in pages] == [f"{s}/toy.html" for s in ("broken", "nothing", "ref", "untouched", "wrongmul")]
+
+
+# --- sanitize (unit level) --------------------------------------------------------------------------
+
+def graded_test_cell():
+    source = "assert f(1) == 1\n### BEGIN HIDDEN TESTS\nfrom autograder.checks.nmt import check_f\ncheck_f(f)\n### END HIDDEN TESTS"
+    cell = nbformat.v4.new_code_cell(source, metadata={"nbgrader": {"grade": True, "solution": False,
+                                                                      "grade_id": "test_f", "points": 1}})
+    tb = ["\x1b[0;31mCheckFailed\x1b[0m Traceback (most recent call last)",
+          "Cell In[5], line 4\n----> 4 check_f(f)",
+          "File /opt/a3/autograder/checks/nmt.py:88, in check_f(f)",
+          "\x1b[0;31mCheckFailed\x1b[0m: f: f(2) should be 4, got 3"]
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="debug: inside check_f(f) now\nok\n"),
+                    nbformat.v4.new_output("error", ename="CheckFailed", evalue="f: f(2) should be 4, got 3",
+                                           traceback=tb)]
+    return cell
+
+
+def test_sanitize_removes_hidden_region_and_traceback():
+    """Does sanitize drop the hidden region, reduce a test cell's traceback to one line, and drop lines quoting hidden code?"""
+    nb = nbformat.v4.new_notebook(cells=[graded_test_cell()])
+    cell = feedback.sanitize(nb).cells[0]
+    assert cell.source == "assert f(1) == 1"
+    assert cell.outputs[0].text == "ok\n"
+    assert cell.outputs[1].traceback == ["CheckFailed: f: f(2) should be 4, got 3"]
+
+
+def test_sanitize_keeps_student_cell_tracebacks():
+    """Does sanitize keep the traceback of an error in the student's own (non-test) cell?"""
+    cell = nbformat.v4.new_code_cell("1/0")
+    cell.outputs = [nbformat.v4.new_output("error", ename="ZeroDivisionError", evalue="division by zero",
+                                           traceback=["Cell In[1], line 1\n----> 1 1/0", "ZeroDivisionError: division by zero"])]
+    out = feedback.sanitize(nbformat.v4.new_notebook(cells=[cell])).cells[0]
+    assert len(out.outputs[0].traceback) == 2
+
+
+def test_render_escapes_student_controlled_text():
+    """Is a repair line with HTML in it shown as text rather than injected into the page?"""
+    summary = {"notebook": "nmt", "score": 0.0, "max_score": 11.0, "status": "missing", "cells": [],
+               "repairs": ["renamed <script>alert(1)</script>.ipynb to nmt.ipynb"], "notes": [], "manual": {}}
+    page = feedback.render(None, summary, "eve")
+    assert "<script>alert(1)</script>" not in page

@@ -1,0 +1,243 @@
+"""The grading command: scores, statuses, resume/idempotence, --force, pass tokens (toy course + real notebooks)."""
+import csv
+import shutil
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder import grade, paths, worker
+from autograder.checks import pass_token
+from tests.fixtures import toy
+
+
+def rows(path):
+    return list(csv.DictReader(open(path)))
+
+
+def scores(out):
+    return {(r["student"], r["notebook"]): r for r in rows(Path(out) / "grades.csv")}
+
+
+def cell_scores(out, student):
+    return {r["grade_id"]: r["score"] for r in rows(Path(out) / "grades_by_cell.csv") if r["student"] == student}
+
+
+@pytest.fixture(scope="module")
+def toy_graded(tmp_path_factory):
+    return toy.graded(tmp_path_factory.getbasetemp())
+
+
+def test_reference_gets_full_points(toy_graded):
+    """Does the reference solution get every autograded point?"""
+    out, _ = toy_graded
+    row = scores(out)[("ref", "toy")]
+    assert (row["score"], row["max_score"], row["status"]) == ("3", "3", "graded")
+
+
+def test_untouched_release_gets_zero_and_is_graded(toy_graded):
+    """Does the untouched release score 0 with status `graded` (not an error)?"""
+    out, _ = toy_graded
+    row = scores(out)[("untouched", "toy")]
+    assert (row["score"], row["status"]) == ("0", "graded")
+
+
+def test_one_wrong_cell_loses_exactly_its_points(toy_graded):
+    """Does a submission with one wrong cell lose that cell's points and only those?"""
+    out, _ = toy_graded
+    assert cell_scores(out, "wrongmul") == {"add": "1", "mul": "0"}
+    assert scores(out)[("wrongmul", "toy")]["score"] == "1"
+
+
+def test_missing_notebook_is_recorded_as_missing(toy_graded):
+    """Is a student without the notebook recorded as `missing` with score 0?"""
+    out, _ = toy_graded
+    row = scores(out)[("nothing", "toy")]
+    assert (row["score"], row["max_score"], row["status"]) == ("0", "3", "missing")
+
+
+def test_unreadable_notebook_gets_a_reason_and_the_batch_goes_on(toy_graded):
+    """Does a notebook nbgrader cannot read get a one-line reason, while the other students are graded?"""
+    out, summary = toy_graded
+    row = scores(out)[("broken", "toy")]
+    assert row["score"] == "0" and row["status"].startswith("nbgrader could not grade it"), row
+    assert "\n" not in row["status"]
+    assert len(scores(out)) == 5
+
+
+def test_every_student_and_cell_appears_once(toy_graded):
+    """Does grades_by_cell.csv hold exactly one row per student x autograded cell, ids without `test_`?"""
+    out, _ = toy_graded
+    keys = [(r["student"], r["grade_id"]) for r in rows(out / "grades_by_cell.csv")]
+    assert sorted(keys) == sorted((s, g) for s in ("ref", "untouched", "wrongmul", "nothing", "broken")
+                                  for g in ("add", "mul"))
+
+
+def test_log_records_failures(toy_graded):
+    """Does grading.log name the failed check and the unreadable notebook?"""
+    out, _ = toy_graded
+    log = (out / "grading.log").read_text()
+    assert "CHECK wrongmul/toy/mul: 0/2: CheckFailed: mul: mul(4, -3) should be -12, got 12" in log
+    assert "FAILED broken/toy" in log
+
+
+def test_course_gradebook_holds_merged_scores(toy_graded):
+    """Does OUT/gradebook.db (merged from the shards) hold each student's verified score?"""
+    from nbgrader.api import Gradebook
+
+    out, _ = toy_graded
+    with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:
+        got = {s: gb.find_submission(paths.ASSIGNMENT, s).score for s in ("ref", "untouched", "wrongmul")}
+    assert got == {"ref": 3.0, "untouched": 0.0, "wrongmul": 1.0}
+
+
+def test_rerun_skips_graded_students_without_duplicates(toy_graded, tmp_path):
+    """Does a second run on the same OUT skip graded students and keep one row per student x notebook?"""
+    out, _ = toy_graded
+    subs = tmp_path / "subs"
+    shutil.copytree(out.parent / "toy_subs", subs)
+    before = (out / "grades.csv").read_text()
+    summary = grade.grade(subs, out, workers=1, source=toy.TOY_SOURCE, ingest_fn=grade.plain_ingest)
+    assert set(summary["skipped"]) == {"ref", "untouched", "wrongmul", "nothing", "broken"}
+    assert summary["graded"] == []
+    assert (out / "grades.csv").read_text() == before
+
+
+def test_force_regrades(tmp_path):
+    """Does --force regrade a student already graded in OUT (and still keep one row)?"""
+    rel = toy.release(tmp_path.parent)
+    nb = nbformat.read(rel / "toy.ipynb", as_version=4)
+    subs = toy.write_students(tmp_path / "subs", rel, {"alice": toy.fill(nb, toy.RIGHT)})
+    out = tmp_path / "out"
+    grade.grade(subs, out, workers=1, source=toy.TOY_SOURCE, ingest_fn=grade.plain_ingest)
+    # alice resubmits a wrong mul; without --force the old grade stays, with --force it is replaced
+    toy.write_students(subs, rel, {"alice": toy.fill(nb, dict(toy.RIGHT, mul=toy.WRONG_MUL))})
+    kept = grade.grade(subs, out, workers=1, source=toy.TOY_SOURCE, ingest_fn=grade.plain_ingest)
+    assert kept["skipped"] == ["alice"] and scores(out)[("alice", "toy")]["score"] == "3"
+    redone = grade.grade(subs, out, workers=1, source=toy.TOY_SOURCE, ingest_fn=grade.plain_ingest, force=True)
+    assert redone["graded"] == ["alice"]
+    assert len(rows(out / "grades.csv")) == 1 and scores(out)[("alice", "toy")]["score"] == "1"
+
+
+def test_cli_grades_into_out(tmp_path):
+    """Does `python -m autograder grade SUBMISSIONS --out OUT` exit 0 and write both CSVs?"""
+    from autograder.__main__ import main
+
+    rel = toy.release(tmp_path.parent)
+    subs = toy.write_students(tmp_path / "subs", rel, {"bob": None})
+    out = tmp_path / "out"
+    assert main(["grade", str(subs), "--out", str(out), "--workers", "1", "--source", str(toy.TOY_SOURCE)]) == 0
+    assert rows(out / "grades.csv") == [{"student": "bob", "notebook": "toy", "score": "0", "max_score": "3",
+                                         "status": "missing"}]
+    assert (out / "grades_by_cell.csv").exists()
+
+
+# --- pass-token verification (unit level) -----------------------------------------------------------
+
+KEY = b"k" * 32
+
+
+def test_cell(text, error=None):
+    cell = nbformat.v4.new_code_cell("check(x)")
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)]
+    if error:
+        cell.outputs.append(nbformat.v4.new_output("error", ename=error[0], evalue=error[1], traceback=[]))
+    return cell
+
+
+test_cell.__test__ = False  # a helper, not a test
+
+
+def test_valid_token_earns_the_points():
+    """Is a cell with nbgrader's points and a valid pass token awarded its points?"""
+    cell = test_cell(f"PASSED add [a3:{pass_token('add', KEY)}]\n")
+    assert worker.verify_cell(cell, "add", KEY, 2.0, 2.0) == (2.0, "passed")
+
+
+@pytest.mark.parametrize("text", [
+    "PASSED add\n",  # fake autograder module printing a pass line without a token
+    "PASSED add [a3:0123456789abcdef0123]\n",  # a made-up token
+    f"PASSED mul [a3:{pass_token('mul', KEY)}]\n",  # a real token for another cell
+    f"PASSED add [a3:{pass_token('add', b'other key')}]\n",  # a token from another grading run
+    f"print('PASSED add [a3:{pass_token('add', KEY)}]')  # quoted\n",  # token not on its own PASSED line
+    "",  # hidden check deleted (nbgrader would still give full points)
+])
+def test_missing_or_forged_token_earns_nothing(text):
+    """Does a cell that nbgrader scored earn 0 without a valid pass token for its own grade id?"""
+    score, note = worker.verify_cell(test_cell(text), "add", KEY, 2.0, 2.0)
+    assert score == 0.0 and "pass token" in note
+
+
+def test_error_output_earns_nothing_even_with_token():
+    """Does an error after the check passed (e.g. a later visible assert) still score 0?"""
+    cell = test_cell(f"PASSED add [a3:{pass_token('add', KEY)}]\n", error=("AssertionError", "shape"))
+    assert worker.verify_cell(cell, "add", KEY, 0.0, 2.0) == (0.0, "AssertionError: shape")
+
+
+def test_valid_ungradable_token_means_manual_grading():
+    """Is a cell whose check says UNGRADABLE (valid token) left to manual grading: score None, not 0?"""
+    token = pass_token("ungradable:cap", KEY)
+    cell = test_cell(f"UNGRADABLE cap [a3:{token}]: real weights unavailable\n",
+                     error=("CheckFailed", "cap: not graded automatically"))
+    score, note = worker.verify_cell(cell, "cap", KEY, 0.0, 1.0)
+    assert score is None and note == "needs manual grading: real weights unavailable"
+
+
+def test_forged_ungradable_token_scores_zero():
+    """Does a forged UNGRADABLE line (wrong token) score 0 instead of escaping to manual grading?"""
+    cell = test_cell("UNGRADABLE cap [a3:0000]: trust me\n", error=("CheckFailed", "cap: wrong"))
+    assert worker.verify_cell(cell, "cap", KEY, 0.0, 1.0)[0] == 0.0
+
+
+def test_missing_test_cell_scores_zero():
+    """Does a notebook without the test cell score 0 for it?"""
+    assert worker.verify_cell(None, "add", KEY, None, 1.0)[0] == 0.0
+
+
+# --- the real notebooks ----------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def nmt_graded(tmp_path_factory):
+    """reference, untouched release and one wrong cell of the real nmt.ipynb, graded in one batch."""
+    from autograder import build, demo
+
+    if not (paths.SOURCE / "nmt.ipynb").exists():
+        pytest.fail("source/a3/nmt.ipynb is missing")
+    root = tmp_path_factory.mktemp("nmt")
+    build.build(paths.SOURCE, root / "release")
+    rel = nbformat.read(root / "release" / "nmt.ipynb", as_version=4)
+    ref = demo.reference_submission(rel, nbformat.read(paths.SOURCE / "nmt.ipynb", as_version=4))
+    wrong_id = "causal_scaled_dot_attention"
+    wrong = demo.with_cell(ref, wrong_id, demo.wrong_samples("nmt")[wrong_id])
+    subs = root / "subs"
+    for student, nb in (("reference", ref), ("untouched", rel), ("wrong", wrong)):
+        (subs / student).mkdir(parents=True)
+        nbformat.write(nb, subs / student / "nmt.ipynb")
+    out = root / "out"
+    grade.grade(subs, out, workers=2)
+    return out, wrong_id
+
+
+@pytest.mark.slow
+def test_nmt_reference_gets_full_points(nmt_graded):
+    """Does the reference nmt.ipynb get all 11 autograded points?"""
+    out, _ = nmt_graded
+    row = scores(out)[("reference", "nmt")]
+    assert (row["score"], row["max_score"], row["status"]) == ("11", "11", "graded"), row
+
+
+@pytest.mark.slow
+def test_nmt_untouched_release_gets_zero(nmt_graded):
+    """Does the untouched nmt release score 0 with status `graded`?"""
+    out, _ = nmt_graded
+    row = scores(out)[("untouched", "nmt")]
+    assert (row["score"], row["status"]) == ("0", "graded"), row
+
+
+@pytest.mark.slow
+def test_nmt_one_mutant_loses_exactly_that_cell(nmt_graded):
+    """Does a wrong CausalScaledDotAttention lose its 2 points and nothing else?"""
+    out, wrong_id = nmt_graded
+    ref, got = cell_scores(out, "reference"), cell_scores(out, "wrong")
+    assert {g for g in ref if ref[g] != got[g]} == {wrong_id}
+    assert got[wrong_id] == "0"

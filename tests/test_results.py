@@ -1,0 +1,106 @@
+"""OUT bookkeeping: CSVs rewritten from recorded students, resume state, failures, gradebook merge."""
+import csv
+import shutil
+
+import pytest
+
+from autograder import paths
+from autograder.results import Results, failure_result
+from tests.fixtures import toy
+
+LAYOUT = {"nmt": {"tests": {"test_a": 1.0, "test_b": 2.0}, "manual": {}},
+          "bert": {"tests": {"test_c": 1.0}, "manual": {}}}
+
+
+def result(student, nmt_score=3.0, complete=True):
+    cells = [{"grade_id": "a", "score": 1.0, "max_score": 1.0, "note": "passed"},
+             {"grade_id": "b", "score": nmt_score - 1.0, "max_score": 2.0, "note": "x"}]
+    return {"student": student, "complete": complete, "seconds": 1.0, "log": [f"hello {student}"],
+            "shard": None, "autograded": {}, "feedback": {"nmt": "<html>nmt</html>"},
+            "notebooks": {
+                "nmt": {"notebook": "nmt", "status": "graded", "score": nmt_score, "max_score": 3.0, "cells": cells,
+                        "timing": {"seconds": 9.0, "overhead": 5.0, "setup": 1.0, "cells": 2.0, "tests": 1.0}},
+                "bert": {"notebook": "bert", "status": "missing", "score": 0.0, "max_score": 1.0, "timing": {},
+                         "cells": [{"grade_id": "c", "score": 0.0, "max_score": 1.0, "note": "missing"}]}}}
+
+
+def read(path):
+    return list(csv.DictReader(open(path)))
+
+
+def test_recording_twice_keeps_one_row_per_notebook(tmp_path):
+    """Does recording the same student again replace their rows instead of adding duplicates?"""
+    res = Results(tmp_path)
+    res.record(result("ann", 3.0))
+    res.record(result("ann", 1.0))
+    grades = read(tmp_path / "grades.csv")
+    assert [(r["student"], r["notebook"], r["score"]) for r in grades] == [("ann", "nmt", "1"), ("ann", "bert", "0")]
+    assert len(read(tmp_path / "grades_by_cell.csv")) == 3
+
+
+def test_csv_columns_follow_the_spec(tmp_path):
+    """Do grades.csv and grades_by_cell.csv have exactly the spec's columns?"""
+    Results(tmp_path).record(result("ann"))
+    assert (tmp_path / "grades.csv").read_text().splitlines()[0] == "student,notebook,score,max_score,status"
+    assert (tmp_path / "grades_by_cell.csv").read_text().splitlines()[0] == "student,notebook,grade_id,score,max_score"
+
+
+def test_manual_cell_score_is_empty(tmp_path):
+    """Is a cell that needs manual grading written with an empty score, not 0?"""
+    r = result("ann")
+    r["notebooks"]["nmt"]["cells"][1]["score"] = None
+    Results(tmp_path).record(r)
+    row = [x for x in read(tmp_path / "grades_by_cell.csv") if x["grade_id"] == "b"][0]
+    assert (row["score"], row["max_score"]) == ("", "2")
+
+
+def test_finished_student_is_done_and_crashed_one_is_retried(tmp_path):
+    """Is a completed student skipped on resume while one whose grading crashed is graded again?"""
+    res = Results(tmp_path)
+    res.record(result("ann"))
+    res.record(failure_result("bob", LAYOUT, "worker process died 3 times"))
+    assert res.is_done("ann") and not res.is_done("bob") and not res.is_done("cid")
+
+
+def test_failure_result_lists_every_notebook_with_the_reason(tmp_path):
+    """Does a student whose worker kept dying still appear for every notebook with a one-line reason?"""
+    res = Results(tmp_path)
+    res.record(failure_result("bob", LAYOUT, "worker process died 3 times"))
+    grades = read(tmp_path / "grades.csv")
+    assert [(r["notebook"], r["score"], r["status"]) for r in grades] == [
+        ("nmt", "0", "grading failed: worker process died 3 times"),
+        ("bert", "0", "grading failed: worker process died 3 times")]
+
+
+def test_record_writes_feedback_log_and_timings(tmp_path):
+    """Does recording write the feedback page, a log line per event and the timing row?"""
+    Results(tmp_path).record(result("ann"))
+    assert (tmp_path / "feedback" / "ann" / "nmt.html").read_text() == "<html>nmt</html>"
+    assert "hello ann" in (tmp_path / "grading.log").read_text()
+    assert read(tmp_path / "timings.csv")[0]["overhead"] == "5.000"
+
+
+def test_state_survives_a_new_results_object(tmp_path):
+    """Is what was recorded before a crash still there for the next run (a new Results on the same OUT)?"""
+    Results(tmp_path).record(result("ann"))
+    again = Results(tmp_path)
+    assert again.is_done("ann") and again.state("ann")["notebooks"]["nmt"]["score"] == 3.0
+
+
+@pytest.fixture(scope="module")
+def toy_graded(tmp_path_factory):
+    return toy.graded(tmp_path_factory.getbasetemp())
+
+
+def test_merging_a_shard_twice_keeps_one_submission(toy_graded, tmp_path):
+    """Does merging the same student's shard twice leave one submission with the shard's scores?"""
+    from nbgrader.api import Gradebook
+
+    out, _ = toy_graded
+    res = Results(tmp_path, out / ".cache" / "template")
+    shard = (out / "gradebook.db").read_bytes()  # holds every toy student: a fine shard for one of them
+    res.merge_shard("wrongmul", shard)
+    res.merge_shard("wrongmul", shard)
+    with Gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}") as gb:
+        subs = gb.assignment_submissions(paths.ASSIGNMENT)
+        assert [(s.student.id, s.score) for s in subs] == [("wrongmul", 1.0)]

@@ -1,0 +1,207 @@
+"""The grading sandbox: a kernel started through install_kernel's kernelspec, probed cell by cell."""
+import os
+import re
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+from traitlets.config import Config
+
+from autograder import sandbox
+from autograder.checks import pass_token
+from autograder.paths import ROOT, SOURCE
+
+KEY = "sandbox-test-key"
+
+PROBES = {
+    "env_key": "import os\nprint('A3_CHECK_KEY' in os.environ, b'A3_CHECK_KEY' in open('/proc/self/environ', 'rb').read())",
+    "pass_line": "from autograder.checks import check\n@check('probe')\ndef probe():\n    pass\nprobe()",
+    "hidden": "for p in {paths!r}:\n    print(os.path.exists(p))",
+    "write_here": "open('written.txt', 'w').write('ok')\nprint(open('written.txt').read())",
+    "write_package": "import autograder.checks as c\ntry:\n    open(c.__file__, 'ab')\nexcept OSError as e:\n    print(type(e).__name__)",
+    "socket": "import socket\ntry:\n    socket.create_connection(('1.1.1.1', 80), timeout=2)\n    print('connected')\nexcept OSError as e:\n    print(type(e).__name__)",
+    "dns": "try:\n    socket.getaddrinfo('pypi.org', 443)\n    print('resolved')\nexcept OSError as e:\n    print(type(e).__name__)",
+    "torch": "import torch\nprint(torch.ones(3).sum().item())",
+    "no_source": "import inspect, autograder.reference.nmt as ref\ntry:\n    inspect.getsource(ref)\n    print('source visible')\nexcept (OSError, TypeError):\n    print('no source')",
+    "memory": "try:\n    x = bytearray(64 * 2**30)\n    print('allocated')\nexcept MemoryError:\n    print('MemoryError')",
+    "big_print": "print('y' * 1_000_000)",
+    "os_exit": "os._exit(3)",
+    "alive": "print('alive')",
+    "processes": "print(len([p for p in os.listdir('/proc') if p.isdigit()]))",
+    "cwd": "print(os.getcwd())",
+}
+
+
+def stdout(cell):
+    return "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream" and o.name == "stdout").strip()
+
+
+def errors(cell):
+    return [o.ename for o in cell.outputs if o.output_type == "error"]
+
+
+def execute(ws, cwd, sources, timeout=60, client_class=NotebookClient):
+    """Run `sources` as a notebook in `cwd` with the kernel install_kernel(ws) made; returns the cells."""
+    info = sandbox.install_kernel(ws, {"A3_CHECK_KEY": KEY, "NBGRADER_EXECUTION": "autograde"})
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
+    config = Config(info["config"])
+    with pytest.MonkeyPatch.context() as mp:
+        for k, v in info["env"].items():
+            mp.setenv(k, v)
+        if client_class is NotebookClient:
+            client = NotebookClient(nb, timeout=timeout, kernel_name=info["kernel_name"], allow_errors=True,
+                                    interrupt_on_timeout=True, config=config,
+                                    resources={"metadata": {"path": str(cwd)}})
+            client.execute()
+        else:
+            client_class(timeout=timeout, kernel_name=info["kernel_name"], config=config).preprocess(
+                nb, {"metadata": {"path": str(cwd)}})
+    sandbox.uninstall_kernel(ws)
+    return nb.cells
+
+
+def workspace(root, student):
+    """A workspace laid out like the grader's: gradebook at the top, the notebook folder deep inside."""
+    ws = root / ".work" / student
+    cwd = ws / "autograded" / student / "a3"
+    cwd.mkdir(parents=True)
+    (ws / "gradebook.db").write_text("grades")
+    return ws, cwd
+
+
+@pytest.fixture(scope="module")
+def probed(tmp_path_factory):
+    """Every probe cell, executed once in the sandbox; also the workspace and its event log."""
+    assert sandbox.available(), "bubblewrap must be installed (./setup.sh installs the Debian package)"
+    root = tmp_path_factory.mktemp("out")
+    ws, cwd = workspace(root, "alice")
+    other, _ = workspace(root, "bob")
+    hidden = [str(ws / "gradebook.db"), str(other / "gradebook.db"), str(SOURCE / "nmt.ipynb"),
+              str(ROOT / "autograder" / "reference" / "nmt.py"), os.path.expanduser("~/.bashrc")]
+    sources = dict(PROBES, hidden=PROBES["hidden"].format(paths=hidden))
+    start = time.perf_counter()
+    cells = execute(ws, cwd, list(sources.values()))
+    seconds = time.perf_counter() - start
+    return {"cells": dict(zip(sources, cells)), "ws": ws, "cwd": cwd, "events": sandbox.read_events(ws),
+            "seconds": seconds}
+
+
+def test_sandbox_available():
+    """Is bubblewrap installed and able to build the sandbox's namespaces here?"""
+    assert sandbox.available(), "expected bwrap to work (Debian package bubblewrap)"
+
+
+def test_key_not_in_environment(probed):
+    """Is the check key absent from os.environ and /proc/self/environ inside the kernel?"""
+    assert stdout(probed["cells"]["env_key"]) == "False False", f"saw {stdout(probed['cells']['env_key'])!r}"
+
+
+def test_checks_print_a_valid_token(probed):
+    """Does a check running in the sandbox print the pass line with the token for the key it was given?"""
+    want = f"PASSED probe [a3:{pass_token('probe', KEY.encode())}]"
+    assert stdout(probed["cells"]["pass_line"]) == want, f"expected {want!r}, saw {stdout(probed['cells']['pass_line'])!r}"
+
+
+def test_files_outside_the_sandbox_are_invisible(probed):
+    """Are the gradebook, another student's files, source/, the checks' source and the home invisible?"""
+    seen = stdout(probed["cells"]["hidden"]).split()
+    assert seen == ["False"] * 5, f"expected nothing visible, saw {seen}"
+
+
+def test_notebook_folder_is_writable(probed):
+    """Can the notebook write in its own folder (and the file is there afterwards)?"""
+    assert stdout(probed["cells"]["write_here"]) == "ok"
+    assert (probed["cwd"] / "written.txt").read_text() == "ok", "expected the file in the notebook folder"
+
+
+def test_autograder_package_is_read_only(probed):
+    """Is the check runtime read-only for student code?"""
+    assert stdout(probed["cells"]["write_package"]) == "OSError", f"saw {stdout(probed['cells']['write_package'])!r}"
+
+
+def test_no_network(probed):
+    """Does opening a socket or resolving a host fail inside the sandbox?"""
+    got = (stdout(probed["cells"]["socket"]), stdout(probed["cells"]["dns"]))
+    assert got[0] == "OSError" and got[1] in ("gaierror", "OSError"), f"saw {got}"
+
+
+def test_torch_imports(probed):
+    """Does torch import and compute inside the sandbox?"""
+    assert stdout(probed["cells"]["torch"]) == "3.0", f"saw {stdout(probed['cells']['torch'])!r}, errors {errors(probed['cells']['torch'])}"
+
+
+def test_reference_source_not_readable(probed):
+    """Are the reference implementations importable only as bytecode (no source to print into feedback)?"""
+    assert stdout(probed["cells"]["no_source"]) == "no source", f"saw {stdout(probed['cells']['no_source'])!r}"
+
+
+def test_memory_cap(probed):
+    """Does a 64 GB allocation fail with MemoryError instead of taking the machine?"""
+    assert stdout(probed["cells"]["memory"]) == "MemoryError", f"saw {stdout(probed['cells']['memory'])!r}"
+
+
+def test_output_cap(probed):
+    """Is a 1,000,000-character print cut to the per-cell limit with a notice?"""
+    text = stdout(probed["cells"]["big_print"])
+    cap = sandbox.limits()["output_chars"]
+    assert cap <= len(text) < cap + 200, f"expected about {cap} characters, saw {len(text)}"
+    assert "output truncated by the grader" in text, "expected the truncation notice"
+
+
+def test_os_exit_refused_and_kernel_survives(probed):
+    """Does os._exit in notebook code raise SystemExit, leaving the kernel alive for the next cell?"""
+    assert errors(probed["cells"]["os_exit"]) == ["SystemExit"], f"saw {errors(probed['cells']['os_exit'])}"
+    assert stdout(probed["cells"]["alive"]) == "alive"
+
+
+def test_own_pid_namespace(probed):
+    """Does the kernel see only its own few processes (not the grader's or other students')?"""
+    n = int(stdout(probed["cells"]["processes"]))
+    assert n < 5, f"expected a handful of processes, saw {n}"
+
+
+def test_runs_in_the_notebook_folder(probed):
+    """Does the kernel start in the folder the notebook executes in?"""
+    assert stdout(probed["cells"]["cwd"]) == str(probed["cwd"])
+
+
+def test_events_logged(probed):
+    """Are the blocked reads and the network attempts written to the workspace's event log?"""
+    events = "\n".join(probed["events"])
+    for pattern in (r"tried to read .*/bob/gradebook\.db", r"tried to read .*/source/a3/nmt\.ipynb",
+                    r"network connection to \('1\.1\.1\.1', 80\)", r"look up host 'pypi\.org'", r"os\._exit: refused"):
+        assert re.search(pattern, events), f"expected an event matching {pattern!r}, saw {probed['events']}"
+
+
+def test_event_log_cleared_after_reading(probed):
+    """Does read_events empty the log, so the next notebook's lines are its own?"""
+    assert sandbox.read_events(probed["ws"]) == [], "expected an empty log after reading"
+
+
+def test_infinite_loop_interrupted(tmp_path):
+    """Is a cell that never ends interrupted at the cell timeout, and does the next cell still run?"""
+    ws, cwd = workspace(tmp_path, "carol")
+    loop, after = execute(ws, cwd, ["while True:\n    pass", "print('after')"], timeout=5)
+    assert errors(loop), "expected the looping cell to end with an error"
+    assert stdout(after) == "after", f"expected the next cell to run, saw {stdout(after)!r} {errors(after)}"
+
+
+def test_segfault_graded_as_far_as_it_got(tmp_path):
+    """With ResilientExecute, does a segfault mark that cell and the rest, keeping what ran before?"""
+    ws, cwd = workspace(tmp_path, "dave")
+    cells = execute(ws, cwd, ["print('before')", "import ctypes\nctypes.string_at(0)", "print('after')"],
+                    client_class=sandbox.ResilientExecute)
+    assert stdout(cells[0]) == "before"
+    assert errors(cells[1]) == ["KernelDied"] and errors(cells[2]) == ["KernelDied"], \
+        f"expected KernelDied on the crashing and later cells, saw {errors(cells[1])}, {errors(cells[2])}"
+
+
+def test_kernel_refuses_to_run_outside_its_workspace(tmp_path):
+    """Does the launcher refuse a notebook folder outside the workspace (so it never binds arbitrary folders)?"""
+    ws, _ = workspace(tmp_path, "erin")
+    stray = tmp_path / "elsewhere"
+    stray.mkdir()
+    with pytest.raises(Exception):
+        execute(ws, stray, ["print(1)"], timeout=20)
