@@ -157,12 +157,12 @@ def time_breakdown(out):
     return "\n".join(lines)
 
 
-def grade_batch(submissions, out, workers, log):
+def grade_batch(submissions, out, workers, log, source=paths.SOURCE):
     """Run `python -m autograder grade` as a fresh process; returns (wall seconds, RunStats dict)."""
     stats_file = Path(out).with_suffix(".stats.json")
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", **{STATS_ENV: str(stats_file)})
     cmd = [sys.executable, "-m", "autograder", "grade", str(submissions), "--out", str(out),
-           "--workers", str(workers), "--force"]
+           "--workers", str(workers), "--force", "--source", str(source)]
     start = time.perf_counter()
     with open(log, "w") as f:
         proc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, env=env, cwd=paths.ROOT)
@@ -190,8 +190,12 @@ def main(argv=None):
     try:
         work.mkdir(parents=True, exist_ok=True)
         print(f"bench: building {args.students} synthetic students in {work}", flush=True)
-        release = build.template(work / "template") / "release"
-        students = build_students(work / "submissions", args.students, release, paths.SOURCE)
+        source = work / "source"  # a snapshot, so every run grades against the same notebooks
+        if source.exists():
+            shutil.rmtree(source)
+        shutil.copytree(paths.SOURCE, source, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
+        release = build.template(work / "template", source) / "release"
+        students = build_students(work / "submissions", args.students, release, source)
         kinds = {k: sum(1 for _, kind in students if kind == k) for k in KINDS}
         notebooks = sorted({p.name for p in release.glob("*.ipynb")})
         print(f"bench: {kinds}; notebooks: {', '.join(notebooks)}", flush=True)
@@ -199,7 +203,7 @@ def main(argv=None):
         for w in args.workers:
             out = work / f"out-{w}"
             print(f"bench: grading with {w} worker(s)…", flush=True)
-            wall, stats = grade_batch(work / "submissions", out, w, work / f"grade-{w}.log")
+            wall, stats = grade_batch(work / "submissions", out, w, work / f"grade-{w}.log", source)
             rows.append(row_from(w, len(students), wall, stats))
             scores[w] = score_table(out)
         print()

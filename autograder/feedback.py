@@ -7,7 +7,6 @@ their last line, so neither the hidden code nor its traceback ever reaches a stu
 import argparse
 import copy
 import html
-import json
 import re
 import sys
 from pathlib import Path

@@ -111,8 +111,8 @@ def install_kernel(workspace, env, sandbox=None):
     - sandbox: True/False to force bubblewrap on/off; None uses it whenever available().
 
     Returns:
-    - dict with kernel_name (str), env (extra environment for the nbgrader subprocess: JUPYTER_PATH,
-      JUPYTER_RUNTIME_DIR), config (traitlets config to merge into nbgrader's), sandboxed (bool),
+    - dict with kernel_name (str), env (extra environment for the nbgrader subprocess: JUPYTER_PATH),
+      config (traitlets config to merge into nbgrader's), sandboxed (bool),
       runtime_dir (str, removed by `uninstall_kernel(workspace)`), limits (see `limits()`).
     """
     workspace = Path(workspace).resolve()
@@ -186,7 +186,7 @@ AUTOGRADE_PREPROCESSORS = [  # nbgrader 0.9.6's list, with Execute replaced by t
 @functools.lru_cache(maxsize=None)
 def _resilient_execute():
     """Build ResilientExecute (nbgrader is imported only here: the kernel launcher never needs it)."""
-    from nbclient.exceptions import DeadKernelError
+    from nbclient.exceptions import CellTimeoutError, DeadKernelError
     from nbformat.notebooknode import NotebookNode
     from nbgrader.preprocessors import Execute
 
@@ -198,7 +198,8 @@ def _resilient_execute():
 
         When the kernel dies (os._exit, a segfault, the memory or CPU limit), the cell gets an error
         output, later cells are not run and get one too, and grading goes on with what ran: the
-        notebook is graded as far as it got instead of not at all.
+        notebook is graded as far as it got instead of not at all. A cell whose output never stops
+        arriving (iopub timeout) gets an error output too instead of ending the whole run.
         """
 
         def preprocess(self, nb, resources=None, km=None):
@@ -214,6 +215,9 @@ def _resilient_execute():
                 return cell, self.resources
             try:
                 return super().preprocess_cell(cell, resources, index)
+            except CellTimeoutError:
+                cell.outputs.append(error("CellTimeoutError", "the cell's output did not stop arriving in time"))
+                return cell, self.resources
             except DeadKernelError as e:
                 self._a3_dead = f"cell {index}"
                 why = "os._exit, a crash such as a segfault, or the memory/CPU limit"
@@ -346,7 +350,7 @@ def launch(argv=None):
     events_path = workspace / ".sandbox" / EVENTS_FILE
     events = os.open(events_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     os.set_inheritable(events, True)
-    fds = {"A3_KEY_FD": str(r), "A3_EVENTS_FD": str(events), "A3_NOTEBOOK_DIR": str(cwd)}
+    fds = {"A3_KEY_FD": str(r), "A3_EVENTS_FD": str(events)}
     kernel_args = ["-f", str(connection_file)] + extra
     if args.bwrap:
         cmd = bwrap_command(workspace, cwd, connection_file, sockets, kernel_env, fds) + kernel_args

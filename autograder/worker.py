@@ -24,9 +24,9 @@ from datetime import datetime
 from pathlib import Path
 
 import nbformat
+from nbgrader.preprocessors import NbGraderPreprocessor
 
 from autograder import build, feedback, paths
-from autograder.checks import pass_token
 
 log = logging.getLogger(__name__)
 
@@ -108,6 +108,8 @@ def verify_cell(cell, grade_id, key, nbgrader_score, points):
     Returns:
     - (score or None for "needs manual grading", one-line note for the student and the log).
     """
+    from autograder.checks import pass_token  # imports torch: not at module level (nbgrader imports this module)
+
     if cell is None:
         return 0.0, "test cell missing from the graded notebook"
     text = _stdout_text(cell)
@@ -199,20 +201,71 @@ def _prepare(task, ws):
     return todo
 
 
-def _run_autograde(task, ws, notebook, settings, env):
-    """One `nbgrader autograde` subprocess for one notebook, killed (whole group) after the time limit."""
-    (ws / "nbgrader_config.py").write_text(build.config_text(settings))
+class KeyedKernel(NbGraderPreprocessor):
+    """Runs first for each notebook inside one `nbgrader autograde` process: installs the grading kernel
+    with that notebook's own check key (read from the 0600 file named by env A3_KEYS_FILE)."""
+
+    def preprocess(self, nb, resources):
+        info = json.loads(Path(os.environ["A3_KEYS_FILE"]).read_text())
+        key = info["keys"][resources["nbgrader"]["notebook"]]
+        _kernel(Path(info["workspace"]), dict(info["kernel_env"], A3_CHECK_KEY=key))
+        return nb, resources
+
+
+# nbgrader's autograde preprocessors with KeyedKernel in front (used when one process grades several notebooks)
+KEYED_PREPROCESSORS = [
+    "from autograder.worker import KeyedKernel",
+    "from nbconvert.preprocessors import ClearMetadataPreprocessor",
+    "from nbgrader.preprocessors import AssignLatePenalties, CheckCellMetadata, Execute, IgnorePattern, "
+    "LimitOutput, SaveAutoGrades",
+    "c.Autograde.autograde_preprocessors = [KeyedKernel, Execute, IgnorePattern, ClearMetadataPreprocessor, "
+    "LimitOutput, SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]",
+]
+
+
+def _run_autograde(task, ws, notebooks, keys, base_settings, base_env, kernel_env, log_lines):
+    """One `nbgrader autograde` subprocess for `notebooks` (one, or all of the student's), each notebook
+    under its own key; the whole process group is killed after the time limit.
+
+    Returns:
+    - (sandboxed?, wall seconds, nbgrader output, timed out?)
+    """
+    kernel_name, extra_env, config, sandboxed = _kernel(ws, dict(kernel_env, A3_CHECK_KEY=keys[notebooks[0]]))
+    if not sandboxed:
+        log_lines.append(f"WARNING {task.student}/{','.join(notebooks)}: graded UNSANDBOXED "
+                         "(bubblewrap sandbox unavailable)")
+    settings = dict(base_settings)
+    settings.update(_flatten(config))
+    settings["Execute.kernel_name"] = kernel_name
+    settings["Execute.timeout"] = task.cell_timeout
+    env = dict(base_env, **extra_env)  # the key reaches the kernel through its kernelspec only
     cmd = [sys.executable, "-m", "nbgrader", "autograde", paths.ASSIGNMENT, "--student", task.student,
-           "--notebook", notebook, "--force", "--create"]
+           "--force", "--create"]
+    code = ()
+    if len(notebooks) == 1:
+        cmd += ["--notebook", notebooks[0]]
+    else:
+        keyfile = ws / ".a3-keys.json"
+        fd = os.open(keyfile, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            json.dump({"workspace": str(ws), "kernel_env": kernel_env, "keys": keys}, f)
+        env["A3_KEYS_FILE"] = str(keyfile)
+        code = KEYED_PREPROCESSORS
+    (ws / "nbgrader_config.py").write_text(build.config_text(settings, code))
+    start = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=ws, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                             start_new_session=True)
     try:
-        out, _ = proc.communicate(timeout=task.notebook_timeout)
-        return proc.returncode, out, False
+        output, _ = proc.communicate(timeout=task.notebook_timeout * len(notebooks))
+        timed_out = False
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
-        out, _ = proc.communicate()
-        return proc.returncode, out, True
+        output, _ = proc.communicate()
+        timed_out = True
+    wall = time.perf_counter() - start
+    for line in _sandbox_events(ws):
+        log_lines.append(f"SANDBOX {task.student}/{','.join(notebooks)}: {line}")
+    return sandboxed, wall, output, timed_out
 
 
 def _cell_seconds(cell):
@@ -249,37 +302,26 @@ def _last_error(output):
     return " ".join((lines[-1] if lines else (output.strip().splitlines() or ["no output"])[-1]).split())[:300]
 
 
-def _grade_notebook(task, ws, notebook, layout, base_settings, base_env, kernel_env, log_lines):
-    """Autograde one submitted notebook and verify its tokens; returns its summary dict."""
+def _failed_summary(notebook, layout, why):
+    tests = layout[notebook]["tests"]
+    return {"notebook": notebook, "status": why, "score": 0.0, "notes": [], "timing": {},
+            "max_score": sum(tests.values()),
+            "cells": [{"grade_id": check_id(t), "score": 0.0, "max_score": p, "note": why} for t, p in tests.items()]}
+
+
+def _verify_notebook(task, ws, notebook, key, layout, log_lines):
+    """Scores of one autograded notebook after token verification (the shard is updated to match).
+
+    Returns:
+    - (summary dict, autograded notebook), or (None, None) when nbgrader left no autograded notebook.
+    """
     from nbgrader.api import Gradebook, MissingEntry
 
-    key = secrets.token_hex(16)
-    kenv = dict(kernel_env, A3_CHECK_KEY=key)
-    kernel_name, extra_env, config, sandboxed = _kernel(ws, kenv)
-    if not sandboxed:
-        log_lines.append(f"WARNING {task.student}/{notebook}: graded UNSANDBOXED (bubblewrap sandbox unavailable)")
-    settings = dict(base_settings)
-    settings.update(_flatten(config))
-    settings["Execute.kernel_name"] = kernel_name
-    settings["Execute.timeout"] = task.cell_timeout
-    env = dict(base_env, **extra_env)  # the key reaches the kernel through its kernelspec only
-    start = time.perf_counter()
-    rc, output, timed_out = _run_autograde(task, ws, notebook, settings, env)
-    wall = time.perf_counter() - start
-    for line in _sandbox_events(ws):
-        log_lines.append(f"SANDBOX {task.student}/{notebook}: {line}")
     graded = ws / "autograded" / task.student / paths.ASSIGNMENT / f"{notebook}.ipynb"
-    tests = layout[notebook]["tests"]
-    summary = {"notebook": notebook, "max_score": sum(tests.values()), "sandboxed": sandboxed, "notes": []}
-    if timed_out or not graded.exists():
-        why = (f"notebook ran past {task.notebook_timeout} s and was stopped" if timed_out
-               else f"nbgrader could not grade it: {_last_error(output)}")
-        log_lines.append(f"FAILED {task.student}/{notebook}: {why}")
-        summary.update(status=why, score=0.0, timing={"seconds": round(wall, 3)},
-                       cells=[{"grade_id": check_id(t), "score": 0.0, "max_score": p, "note": why}
-                              for t, p in tests.items()])
-        return summary, None
+    if not graded.exists():
+        return None, None
     nb = nbformat.read(graded, as_version=4)
+    tests = layout[notebook]["tests"]
     by_id = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in nb.cells}
     cells, ungradable = [], []
     with Gradebook(f"sqlite:///{ws / 'gradebook.db'}") as gb:
@@ -296,14 +338,58 @@ def _grade_notebook(task, ws, notebook, layout, base_settings, base_env, kernel_
             if score is None:
                 ungradable.append(gid)
                 log_lines.append(f"MANUAL {task.student}/{notebook}/{gid}: {note}")
-            elif note not in ("passed",) and grade is not None and (grade.manual_score or 0) == 0:
+            elif note != "passed":
                 log_lines.append(f"CHECK {task.student}/{notebook}/{gid}: 0/{points:g}: {note}")
             cells.append({"grade_id": gid, "score": score, "max_score": points, "note": note})
         gb.db.commit()
-    summary.update(
-        status=("needs manual grading: " + ", ".join(ungradable)) if ungradable else "graded",
-        score=sum(c["score"] or 0.0 for c in cells), cells=cells, timing=timing(nb, wall))
+    summary = {"notebook": notebook, "max_score": sum(tests.values()), "notes": [], "cells": cells,
+               "status": ("needs manual grading: " + ", ".join(ungradable)) if ungradable else "graded",
+               "score": sum(c["score"] or 0.0 for c in cells)}
     return summary, nb
+
+
+def _grade_notebooks(task, ws, todo, layout, base_settings, base_env, kernel_env, log_lines):
+    """Autograde and verify every submitted notebook: first all in one nbgrader process (one start-up),
+    then, one at a time, any that the shared run did not finish (a crash or time-out there).
+
+    Returns:
+    - {notebook: (summary, autograded notebook or None)}
+    """
+    done = {}
+    keys = {nb: secrets.token_hex(16) for nb in todo}
+    if len(todo) > 1:
+        sandboxed, wall, output, timed_out = _run_autograde(task, ws, list(todo), keys, base_settings, base_env,
+                                                            kernel_env, log_lines)
+        verified = {nb: _verify_notebook(task, ws, nb, keys[nb], layout, log_lines) for nb in todo}
+        finished = {nb: v for nb, v in verified.items() if v[0] is not None}
+        if len(finished) < len(todo):
+            log_lines.append(f"RETRY {task.student}: the shared run left {sorted(set(todo) - set(finished))} "
+                             f"ungraded ({'time-out' if timed_out else _last_error(output)}); grading them one by one")
+        cell_time = {nb: sum(_cell_seconds(c) for c in v[1].cells) for nb, v in finished.items()}
+        shared = max(0.0, wall - sum(cell_time.values())) / max(1, len(finished))
+        for nb, (summary, graded_nb) in finished.items():
+            summary["timing"] = timing(graded_nb, cell_time[nb] + shared)
+            summary["timing"]["shared_process"] = True
+            summary["sandboxed"] = sandboxed
+            done[nb] = (summary, graded_nb)
+    for nb in todo:
+        if nb in done:
+            continue
+        keys[nb] = secrets.token_hex(16)
+        sandboxed, wall, output, timed_out = _run_autograde(task, ws, [nb], keys, base_settings, base_env,
+                                                            kernel_env, log_lines)
+        summary, graded_nb = _verify_notebook(task, ws, nb, keys[nb], layout, log_lines)
+        if summary is None:
+            why = (f"notebook ran past {task.notebook_timeout} s and was stopped" if timed_out
+                   else f"nbgrader could not grade it: {_last_error(output)}")
+            log_lines.append(f"FAILED {task.student}/{nb}: {why}")
+            summary = _failed_summary(nb, layout, why)
+            summary["timing"] = {"seconds": round(wall, 3)}
+        else:
+            summary["timing"] = timing(graded_nb, wall)
+        summary["sandboxed"] = sandboxed
+        done[nb] = (summary, graded_nb)
+    return done
 
 
 def grade_student(task):
@@ -340,31 +426,23 @@ def grade_student(task):
             "ClearMetadataPreprocessor.preserve_cell_metadata_mask": {"nbgrader", "execution", "tags"},
             "Autograde.create_student": True,
         })
+        try:
+            graded = _grade_notebooks(task, ws, todo, layout, base_settings, base_env, kernel_env, result["log"])
+        except Exception as exc:  # report it for these notebooks and keep the student's other results
+            why = f"grading error: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+            result["log"].append(f"FAILED {task.student}/{','.join(todo)}: {why}\n{traceback.format_exc()}")
+            graded = {nb: (_failed_summary(nb, layout, why), None) for nb in todo}
         for notebook in layout:
             sub = subs.get(notebook, {"notebook": notebook, "status": "missing", "repairs": []})
             for line in sub.get("repairs", []):
                 result["log"].append(f"REPAIR {task.student}/{notebook}: {line}")
-            if notebook not in todo:
+            if notebook in graded:
+                summary, nb = graded[notebook]
+            else:
                 status = sub["status"] if sub["status"] != "ok" else "missing"
                 if status != "missing":
                     result["log"].append(f"NOT GRADED {task.student}/{notebook}: {status}")
-                summary = {"notebook": notebook, "status": status, "score": 0.0, "notes": [],
-                           "max_score": sum(layout[notebook]["tests"].values()), "timing": {},
-                           "cells": [{"grade_id": check_id(t), "score": 0.0, "max_score": p, "note": status}
-                                     for t, p in layout[notebook]["tests"].items()]}
-                nb = None
-            else:
-                try:
-                    summary, nb = _grade_notebook(task, ws, notebook, layout, base_settings, base_env,
-                                                  kernel_env, result["log"])
-                except Exception as exc:  # keep going with the other notebooks
-                    why = f"grading error: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
-                    result["log"].append(f"FAILED {task.student}/{notebook}: {why}\n{traceback.format_exc()}")
-                    summary = {"notebook": notebook, "status": why, "score": 0.0, "notes": [], "timing": {},
-                               "max_score": sum(layout[notebook]["tests"].values()),
-                               "cells": [{"grade_id": check_id(t), "score": 0.0, "max_score": p, "note": why}
-                                         for t, p in layout[notebook]["tests"].items()]}
-                    nb = None
+                summary, nb = _failed_summary(notebook, layout, status), None
             summary["repairs"] = list(sub.get("repairs", []))
             summary["manual"] = dict(layout[notebook]["manual"])
             result["notebooks"][notebook] = summary

@@ -241,3 +241,23 @@ def test_nmt_one_mutant_loses_exactly_that_cell(nmt_graded):
     ref, got = cell_scores(out, "reference"), cell_scores(out, "wrong")
     assert {g for g in ref if ref[g] != got[g]} == {wrong_id}
     assert got[wrong_id] == "0"
+
+
+def test_one_process_grades_several_notebooks_each_under_its_own_key(tmp_path):
+    """Do two notebooks graded by one nbgrader process both earn their points (each verified with its own key)?"""
+    source = tmp_path / "source"
+    shutil.copytree(toy.TOY_SOURCE, source)
+    shutil.copy(source / "toy.ipynb", source / "toy2.ipynb")
+    out = tmp_path / "out"
+    from autograder import build
+
+    build.build(source, tmp_path / "release")
+    rel = nbformat.read(tmp_path / "release" / "toy.ipynb", as_version=4)
+    subs = tmp_path / "subs" / "dana"
+    subs.mkdir(parents=True)
+    for name in ("toy", "toy2"):
+        nbformat.write(toy.fill(rel, toy.RIGHT), subs / f"{name}.ipynb")
+    grade.grade(subs.parent, out, workers=1, source=source, ingest_fn=grade.plain_ingest)
+    got = scores(out)
+    assert [(got[("dana", n)]["score"], got[("dana", n)]["status"]) for n in ("toy", "toy2")] == [("3", "graded")] * 2
+    assert "RETRY" not in (out / "grading.log").read_text()  # both came from the shared run

@@ -109,10 +109,13 @@ def test_no_unguarded_cuda_calls():
 
 @pytest.mark.slow
 def test_executes_in_quick_mode(tmp_path):
-    """Does the source notebook run top to bottom in quick mode, with every hidden check passing, well under 60 s?"""
+    """Does the source notebook run top to bottom in quick mode, every hidden check passing, in well under 60 s of CPU?"""
     import nbclient
 
     nb = load()
+    # Last cell: the kernel's own CPU time, which (unlike wall time) does not grow when other jobs share the CPU.
+    nb.cells.append(nbformat.v4.new_code_cell(
+        "import resource\n_u = resource.getrusage(resource.RUSAGE_SELF)\nprint(f'KERNEL_CPU {_u.ru_utime + _u.ru_stime:.2f}')"))
     env = {"A3_QUICK": "1", "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1",
            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])}
     old = {k: os.environ.get(k) for k in env}
@@ -129,7 +132,8 @@ def test_executes_in_quick_mode(tmp_path):
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
-    print(f"nmt.ipynb quick mode: {seconds:.1f} s", file=sys.stderr)
+    cpu = float(nb.cells[-1].outputs[0]["text"].split()[1])
+    print(f"nmt.ipynb quick mode: {seconds:.1f} s wall, {cpu:.1f} s kernel CPU", file=sys.stderr)
     outputs = {}
     for cell in nb.cells:
         gid = nbgrader_meta(cell).get("grade_id")
@@ -144,7 +148,7 @@ def test_executes_in_quick_mode(tmp_path):
     text = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     assert "quick mode: numbers are not meaningful" in text, "expected the quick-mode warning in the output"
     assert "estimate at C = 1e+15 FLOPs" in text, "expected the 1e15 FLOPs estimate in quick mode too"
-    assert seconds < 60, f"expected quick mode well under 60 s, took {seconds:.1f} s"
+    assert cpu < 45, f"expected quick mode well under 60 s of CPU time, took {cpu:.1f} s ({seconds:.1f} s wall)"
 
 
 def _definitions(source):

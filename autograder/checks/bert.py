@@ -37,10 +37,23 @@ def _exact_tensor(x, name):
 
 
 def _row(x, i):
+    """Row i of tensor x as a list of ints."""
     return [int(v) for v in pristine.tensor_to(pristine.tensor_detach(x), "cpu")[i].tolist()]
 
 
+def _is_sequence(x, n):
+    """True when x is a tuple or list of n items."""
+    return pristine.type(x) in (tuple, list) and pristine.len(x) == n
+
+
+def _describe(x):
+    """Type name of x, with its length for a tuple or list."""
+    what = pristine.type(x).__name__
+    return what + (f" of length {pristine.len(x)}" if pristine.type(x) in (tuple, list) else "")
+
+
 def _first_bad_row(got, want):
+    """Index of the first row where got and want differ, or None."""
     for i in range(want.shape[0]):
         if not pristine.equal(got[i], want[i]):
             return i
@@ -52,7 +65,7 @@ def _first_bad_row(got, want):
 def _explain_ids(got, want, tokenizer, sentences, max_len):
     """One line naming the likely mistake behind wrong input_ids."""
     pad, cls, sep = tokenizer.pad_token_id, tokenizer.cls_token_id, tokenizer.sep_token_id
-    left = ref.encode_sentences(_left_padding(tokenizer), sentences, max_len)[0]
+    left = ref.encode_sentences(_left_padded_tokenizer(), sentences, max_len)[0]
     if pristine.equal(got, left):
         return "the padding is on the left; put [CLS] first and pad on the right, after [SEP]"
     if not pristine.equal(got[:, 0], want[:, 0]):
@@ -68,7 +81,8 @@ def _explain_ids(got, want, tokenizer, sentences, max_len):
     return f"input_ids row {i} ({sentences[i]!r}, max_len={max_len}): expected {_row(want, i)}, got {_row(got, i)}"
 
 
-def _left_padding(tokenizer):
+def _left_padded_tokenizer():
+    """The check's tokenizer, padding on the left."""
     left = tiny_tokenizer()
     left.padding_side = "left"
     return left
@@ -83,11 +97,8 @@ def check_encode_sentences(encode_sentences):
         tokenizer = tiny_tokenizer()  # a fresh one: whatever the student's code does to it stays here
         got = encode_sentences(tokenizer, list(sentences), max_len)
         call = f"encode_sentences(tokenizer, {pristine.len(sentences)} sentences, max_len={max_len})"
-        if pristine.type(got) not in (tuple, list) or pristine.len(got) != 2:
-            what = pristine.type(got).__name__
-            if pristine.type(got) in (tuple, list):
-                what += f" of length {pristine.len(got)}"
-            raise CheckFailed(f"{call} should return a tuple (input_ids, attention_mask), got {what}")
+        if not _is_sequence(got, 2):
+            raise CheckFailed(f"{call} should return a tuple (input_ids, attention_mask), got {_describe(got)}")
         ids, mask = got
         _exact_tensor(ids, "input_ids")
         _exact_tensor(mask, "attention_mask")
@@ -157,12 +168,14 @@ def _candidates(encoder, classifier, ids, mask):
 
 
 def _close(a, b):
+    """True when a is a plain tensor with b's shape and values (within tolerance)."""
     return pristine.type(a) is pristine.Tensor and tuple(a.shape) == tuple(b.shape) and pristine.allclose(
         pristine.tensor_to(pristine.tensor_detach(a), "cpu", torch.float64),
         pristine.tensor_to(pristine.tensor_detach(b), "cpu", torch.float64), rtol=1e-4, atol=1e-5)
 
 
 def _expect_logits(logits, encoder, classifier, ids, mask, num_labels, call):
+    """logits must match one accepted form; returns the accepted candidates, else names the mistake."""
     _exact_tensor(logits, "logits")
     B = ids.shape[0]
     if tuple(logits.shape) != (B, num_labels):
@@ -179,6 +192,7 @@ def _expect_logits(logits, encoder, classifier, ids, mask, num_labels, call):
 
 
 def _expect_loss(loss, logits, labels, call):
+    """loss must be the mean cross-entropy of logits; otherwise name the likely mistake."""
     _exact_tensor(loss, "loss")
     if loss.numel() != 1:
         raise CheckFailed(f"{call}: loss should be a scalar tensor, got shape {tuple(loss.shape)}")
@@ -222,7 +236,7 @@ def check_sentence_classifier(SentenceClassifier):
             raise CheckFailed(f"{name}.classifier should be nn.Linear({H}, {num_labels}), "
                               f"got nn.Linear({shape[0]}, {shape[1]}): {hint}")
         expect(getattr(model, "encoder", None) is encoder, f"{name}.encoder should be the encoder passed in")
-        model.eval()
+        model.to("cpu").eval()  # the check's inputs live on the CPU, whatever DEVICE the student used
 
         ids, mask = _batch(kind, encoder.config.vocab_size, seed=seed)
         labels = torch.arange(ids.shape[0]) % num_labels
@@ -230,21 +244,15 @@ def check_sentence_classifier(SentenceClassifier):
             call = f"{name}(input_ids{', attention_mask' if kwargs else ''})"
             with torch.no_grad():
                 out = model(ids, **kwargs)
-            if pristine.type(out) not in (tuple, list) or pristine.len(out) != 1:
-                what = pristine.type(out).__name__
-                if pristine.type(out) in (tuple, list):
-                    what += f" of length {pristine.len(out)}"
-                raise CheckFailed(f"{call} without labels should return a tuple (logits,), got {what}")
+            if not _is_sequence(out, 1):
+                raise CheckFailed(f"{call} without labels should return a tuple (logits,), got {_describe(out)}")
             _expect_logits(out[0], encoder, classifier, ids, m, num_labels, call)
 
         call = f"{name}(input_ids, attention_mask, labels)"
         model.zero_grad(set_to_none=True)
         out = model(ids, attention_mask=mask, labels=labels)
-        if pristine.type(out) not in (tuple, list) or pristine.len(out) != 2:
-            what = pristine.type(out).__name__
-            if pristine.type(out) in (tuple, list):
-                what += f" of length {pristine.len(out)}"
-            raise CheckFailed(f"{call} should return a tuple (logits, loss), got {what}")
+        if not _is_sequence(out, 2):
+            raise CheckFailed(f"{call} should return a tuple (logits, loss), got {_describe(out)}")
         logits, loss = out
         if pristine.type(logits) is pristine.Tensor and logits.dim() == 0:
             raise CheckFailed(f"{call} should return (logits, loss) in that order, got (loss, logits)")

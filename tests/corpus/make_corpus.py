@@ -226,6 +226,7 @@ class Case:
     student: str  # the id the grader must use
     expect: dict  # notebook -> (status regex, score); notebooks not listed: missing, 0
     log: list = field(default_factory=list)  # regexes that must appear in grading.log
+    baseline: str = ""  # for tampering: the honest case whose score it must not beat
 
 
 def build(submissions, release, source):
@@ -242,10 +243,10 @@ def build(submissions, release, source):
     zero = ("^graded$", 0)
     cases = []
 
-    def case(name, what, expect, files, student=None, log=()):
+    def case(name, what, expect, files, student=None, log=(), baseline=""):
         for rel_path, content in files.items():
             write(content, sub / rel_path)
-        cases.append(Case(name, what, student or name, {"nmt": expect}, list(log)))
+        cases.append(Case(name, what, student or name, {"nmt": expect}, list(log), baseline))
 
     # -- Colab and LMS damage: the code is right, so the score must be full
     case("clean", "solved notebook, nothing wrong", full, {"clean/nmt.ipynb": solved(rel, src)})
@@ -292,51 +293,65 @@ def build(submissions, release, source):
          {"other_assignment/nmt.ipynb": other})
     case("no_notebook", "only a README", (r"^missing \(found only: README\.txt\)", 0),
          {"no_notebook/README.txt": "I could not finish.\n"})
-    # -- tampering: the grade must not rise
+    # -- honest baselines the tampering cases are compared with
+    case("unsolved", "the release as handed out, nothing filled in", zero, {"unsolved/nmt.ipynb": unsolved(rel)})
+    nb = solved(rel, src)
+    set_solution(nb, "positional_encodings", PE_ZEROS)
+    wrong = assignment.GRADED["nmt"]["positional_encodings"]
+    case("pe_wrong", "solved except positional encodings (all zeros)", ("^graded$", NMT_MAX - wrong),
+         {"pe_wrong/nmt.ipynb": nb})
+    # -- tampering: the grade must not rise above its baseline
     nb = unsolved(rel)
     for cell in nb.cells:
         if (gid(cell) or "").startswith("test_"):
             cell.source = f"print('PASSED {gid(cell)[5:]} [a3:{FAKE_TOKEN}]')"
     case("edited_tests", "unsolved; test cells replaced by fake PASSED lines", zero, {"edited_tests/nmt.ipynb": nb},
-         log=[r"restored the edited locked cell 'test_positional_encodings'"])
+         log=[r"restored the edited locked cell 'test_positional_encodings'"], baseline="unsolved")
     nb = unsolved(rel)
     for cell in nb.cells:
         if (gid(cell) or "").startswith("test_"):
             cell.metadata["tags"] = ["skip-execution"]
     case("skip_tag", "unsolved; skip-execution tag on every test cell", zero, {"skip_tag/nmt.ipynb": nb},
-         log=[r"removed tag\(s\) skip-execution from 'test_positional_encodings'"])
+         log=[r"removed tag\(s\) skip-execution from 'test_positional_encodings'"], baseline="unsolved")
     nb = unsolved(rel)
     drop_test_cells(nb)
-    case("deleted_tests_unsolved", "unsolved; every test cell deleted", zero, {"deleted_tests_unsolved/nmt.ipynb": nb})
+    case("deleted_tests_unsolved", "unsolved; every test cell deleted", zero,
+         {"deleted_tests_unsolved/nmt.ipynb": nb}, baseline="unsolved")
     nb = unsolved(rel)
     for grade_id, line in REFERENCE.items():
         set_solution(nb, grade_id, line)
     insert_after(nb, "imports", FAKE_MODULE)
     case("fake_module", "reference implementations imported + fake autograder.checks.nmt in sys.modules", zero,
-         {"fake_module/nmt.ipynb": nb})
+         {"fake_module/nmt.ipynb": nb}, baseline="unsolved")
     nb = unsolved(rel)
     for grade_id, line in REFERENCE.items():
         set_solution(nb, grade_id, line)
-    case("reference_import", "solution cells import autograder.reference", zero,
-         {"reference_import/nmt.ipynb": nb}, log=[r"CHECK reference_import/nmt/positional_encodings: 0/1: .*defined in this notebook"])
+    case("reference_import", "solution cells import autograder.reference", zero, {"reference_import/nmt.ipynb": nb},
+         log=[r"CHECK reference_import/nmt/positional_encodings: 0/1: .*defined in this notebook"],
+         baseline="unsolved")
     nb = unsolved(rel)
     for grade_id, line in REFERENCE.items():
         set_solution(nb, grade_id, line + "\n\n" + REDEFINE_CHECKS)
     case("redefine_check", "reference imports + check_* functions redefined in the notebook", zero,
-         {"redefine_check/nmt.ipynb": nb}, log=[r"CHECK redefine_check/nmt/fit_linear_log: 0/1: .*defined in this notebook"])
+         {"redefine_check/nmt.ipynb": nb},
+         log=[r"CHECK redefine_check/nmt/fit_linear_log: 0/1: .*defined in this notebook"], baseline="unsolved")
     nb = solved(rel, src)
     insert_after(nb, "imports", MONKEYPATCH)
     set_solution(nb, "positional_encodings", PE_ZEROS)
-    wrong = assignment.GRADED["nmt"]["positional_encodings"]
     case("monkeypatch", "torch.allclose/equal, numpy.testing and builtins.abs patched; positional encodings wrong",
          ("^graded$", NMT_MAX - wrong), {"monkeypatch/nmt.ipynb": nb},
-         log=[r"CHECK monkeypatch/nmt/positional_encodings: 0/1"])
+         log=[r"CHECK monkeypatch/nmt/positional_encodings: 0/1"], baseline="pe_wrong")
+    lost = assignment.GRADED["nmt"]["find_optimal_params"] + assignment.GRADED["nmt"]["fit_linear_log"]
+    nb = solved(rel, src)
+    set_solution(nb, "find_optimal_params", "def find_optimal_params(x, y):\n    return 0.0, 0.0\n")
+    set_solution(nb, "fit_linear_log", "def fit_linear_log(x, y):\n    return 0.0, 0.0\n")
+    case("zeros", "solved except find_optimal_params and fit_linear_log (return zeros)", ("^graded$", NMT_MAX - lost),
+         {"zeros/nmt.ipynb": nb})
     nb = solved(rel, src)
     set_solution(nb, "find_optimal_params", ANYTHING + "def find_optimal_params(x, y):\n    return Anything(0), Anything(0)\n")
     set_solution(nb, "fit_linear_log", ANYTHING + "def fit_linear_log(x, y):\n    return Anything(0), Anything(0)\n")
-    lost = assignment.GRADED["nmt"]["find_optimal_params"] + assignment.GRADED["nmt"]["fit_linear_log"]
-    case("eq_true", "results are objects whose __eq__ always returns True", ("^graded$", NMT_MAX - lost),
-         {"eq_true/nmt.ipynb": nb})
+    case("eq_true", "as zeros, but the results are objects whose __eq__ always returns True", ("^graded$", NMT_MAX - lost),
+         {"eq_true/nmt.ipynb": nb}, log=[r"CHECK eq_true/nmt/fit_linear_log: 0/1"], baseline="zeros")
     # -- the sandbox: nothing to read, no network; the log says so
     nb = solved(rel, src)
     insert_after(nb, "test_positional_encodings", SNOOP.format(root=str(paths.ROOT)))

@@ -1,0 +1,98 @@
+"""A feedback page rendered by headless Chromium shows the score and the check's message, never hidden tests."""
+import copy
+import shutil
+import subprocess
+from html.parser import HTMLParser
+
+import nbformat
+import pytest
+
+from autograder import feedback, paths
+
+MESSAGE = "CheckFailed: fit_linear_log: (m, c) should be (0.5, 0.4771) for y = 3 * x**0.5, got (0, 0)"
+HIDDEN = ("BEGIN HIDDEN TESTS", "from autograder.checks", "check_fit_linear_log(", "[a3:")
+
+
+class _Text(HTMLParser):
+    """Text a reader sees: everything outside <script>, <style> and <head>."""
+
+    def __init__(self):
+        super().__init__()
+        self.parts, self.skip = [], 0
+
+    def handle_starttag(self, tag, attrs):
+        self.skip += tag in ("script", "style", "head")
+
+    def handle_endtag(self, tag):
+        self.skip -= tag in ("script", "style", "head") and self.skip > 0
+
+    def handle_data(self, data):
+        if not self.skip:
+            self.parts.append(data)
+
+
+def rendered_text(html_path, tmp_path):
+    """The page's visible text after headless Chromium loaded it (its DOM, scripts run)."""
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    assert chromium, "expected Debian's chromium (./setup.sh installs it)"
+    proc = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                           f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=3000",
+                           "--dump-dom", html_path.as_uri()], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "<body" in proc.stdout, f"chromium failed: {proc.stderr[-300:]}"
+    parser = _Text()
+    parser.feed(proc.stdout)
+    return " ".join(" ".join(parser.parts).split()), proc.stdout
+
+
+def autograded_page():
+    """An autograded nmt notebook as nbgrader leaves it: hidden tests restored, one check failed with a traceback."""
+    nb = copy.deepcopy(nbformat.read(paths.SOURCE / "nmt.ipynb", as_version=4))
+    for cell in nb.cells:
+        meta = cell.metadata.get("nbgrader", {})
+        if meta.get("grade") and not meta.get("solution") and cell.cell_type == "code":
+            gid = meta["grade_id"][len("test_"):]
+            if gid == "fit_linear_log":
+                cell.outputs = [nbformat.v4.new_output(
+                    "error", ename="CheckFailed", evalue=MESSAGE[len("CheckFailed: "):],
+                    traceback=["Traceback (most recent call last):", "check_fit_linear_log(fit_linear_log)", MESSAGE])]
+            else:
+                cell.outputs = [nbformat.v4.new_output("stream", name="stdout",
+                                                       text=f"visible checks passed\nPASSED {gid} [a3:0123456789abcdef0123]\n")]
+    summary = {"notebook": "nmt", "score": 10.0, "max_score": 11.0, "status": "graded", "repairs": ["took 'Copy of nmt.ipynb' as nmt.ipynb"],
+               "notes": [], "manual": {"written_scaling": 2.0},
+               "cells": [{"grade_id": "positional_encodings", "score": 1.0, "max_score": 1.0, "note": "passed"},
+                         {"grade_id": "fit_linear_log", "score": 0.0, "max_score": 1.0, "note": MESSAGE}]}
+    return feedback.render(nb, summary, "alice")
+
+
+def test_feedback_page_shows_score_and_message(tmp_path):
+    """Does Chromium show the score and the failing check's one-line message on the page?"""
+    page = tmp_path / "nmt.html"
+    page.write_text(autograded_page())
+    text, _ = rendered_text(page, tmp_path)
+    assert "Autograded score: 10 / 11" in text, f"expected the score on the page, saw {text[:300]!r}"
+    assert MESSAGE in text, "expected the check's one-line message on the page"
+    assert "took 'Copy of nmt.ipynb' as nmt.ipynb" in text, "expected the repair on the page"
+
+
+def test_feedback_page_has_no_hidden_tests(tmp_path):
+    """Is there no hidden test source, hidden traceback line or pass token anywhere in the rendered page?"""
+    page = tmp_path / "nmt.html"
+    page.write_text(autograded_page())
+    _, dom = rendered_text(page, tmp_path)
+    leaks = [h for h in HIDDEN if h in dom]
+    assert not leaks, f"expected no hidden test source in the page, found {leaks}"
+
+
+@pytest.mark.slow
+def test_real_feedback_page_from_the_corpus(tmp_path_factory, tmp_path):
+    """On a page the grader wrote for a corpus submission, are score and message visible and the hidden tests absent?"""
+    from tests.corpus import batch
+
+    corpus = batch.graded_corpus(tmp_path_factory)
+    page = corpus["out"] / "feedback" / "eq_true" / "nmt.html"
+    text, dom = rendered_text(page, tmp_path)
+    assert "Autograded score: 9 / 11" in text, f"expected the score, saw {text[:300]!r}"
+    assert "fit_linear_log: (m, c) should be" in text, "expected the check's message"
+    leaks = [h for h in HIDDEN if h in dom]
+    assert not leaks, f"expected no hidden test source, found {leaks}"
