@@ -131,7 +131,7 @@ def grade(submissions, out, *, workers=None, scheduler_address=None, force=False
         if isinstance(result, dict) and set(result) == {"task", "status"}:
             result = failure_result(result["task"].student, layout, result["status"])
         if not result.get("complete"):
-            failed[result["student"]] = next(iter(result["notebooks"].values()))["status"]
+            failed[result["student"]] = result.get("error", "grading failed")
         results.record(result)
 
     scheduler.run(tasks, worker.grade_student, workers=workers, scheduler=scheduler_address,

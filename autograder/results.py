@@ -45,7 +45,7 @@ def atomic_write(path, data):
 def failure_result(student, notebooks, reason):
     """A recorded result for a student whose grading never produced one (e.g. the worker kept dying)."""
     why = f"grading failed: {reason}"
-    return {"student": student, "complete": False, "seconds": 0.0, "log": [f"FAILED {student}: {why}"],
+    return {"student": student, "complete": False, "error": why, "seconds": 0.0, "log": [f"FAILED {student}: {why}"],
             "shard": None, "autograded": {}, "feedback": {},
             "notebooks": {nb: {"notebook": nb, "status": why, "score": 0.0, "max_score": sum(cells["tests"].values()),
                                "timing": {}, "repairs": [], "notes": [], "manual": {},
@@ -118,9 +118,10 @@ class Results:
     def write_csvs(self):
         """Rewrite the CSVs from every recorded student (idempotent: one row per student x notebook)."""
         grades, cells, timings = [], [], []
+        order = {name: i for i, name in enumerate(paths.NOTEBOOKS)}
         for state in self.states():
             student = state["student"]
-            for nb, s in state["notebooks"].items():
+            for nb, s in sorted(state["notebooks"].items(), key=lambda kv: (order.get(kv[0], 99), kv[0])):
                 grades.append([student, nb, _num(s["score"]), _num(s["max_score"]), s["status"]])
                 for c in s["cells"]:
                     cells.append([student, nb, c["grade_id"], _num(c["score"]), _num(c["max_score"])])

@@ -302,6 +302,20 @@ def _last_error(output):
     return " ".join((lines[-1] if lines else (output.strip().splitlines() or ["no output"])[-1]).split())[:300]
 
 
+def _zero_in_shard(ws, student, notebook):
+    """Give every graded cell of a notebook that could not be graded 0 points in the shard."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    with Gradebook(f"sqlite:///{ws / 'gradebook.db'}") as gb:
+        try:
+            sub = gb.find_submission_notebook(notebook, paths.ASSIGNMENT, student)
+        except MissingEntry:
+            return
+        for grade in sub.grades:
+            grade.auto_score, grade.needs_manual_grade = 0.0, False
+        gb.db.commit()
+
+
 def _failed_summary(notebook, layout, why):
     tests = layout[notebook]["tests"]
     return {"notebook": notebook, "status": why, "score": 0.0, "notes": [], "timing": {},
@@ -383,6 +397,7 @@ def _grade_notebooks(task, ws, todo, layout, base_settings, base_env, kernel_env
             why = (f"notebook ran past {task.notebook_timeout} s and was stopped" if timed_out
                    else f"nbgrader could not grade it: {_last_error(output)}")
             log_lines.append(f"FAILED {task.student}/{nb}: {why}")
+            _zero_in_shard(ws, task.student, nb)
             summary = _failed_summary(nb, layout, why)
             summary["timing"] = {"seconds": round(wall, 3)}
         else:
@@ -449,12 +464,12 @@ def grade_student(task):
             if nb is not None:
                 result["autograded"][notebook] = nbformat.writes(nb)
             result["feedback"][notebook] = feedback.render(nb, summary, task.student)
-        _sandbox_cleanup(ws)
         if todo and (ws / "gradebook.db").exists():
             result["shard"] = (ws / "gradebook.db").read_bytes()
     except Exception as exc:  # the workspace itself broke: report, let the caller retry on a later run
         result["complete"] = False
         why = f"grading failed: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+        result["error"] = why
         result["log"].append(f"FAILED {task.student}: {why}\n{traceback.format_exc()}")
         for notebook in layout:
             if notebook not in result["notebooks"]:
@@ -464,6 +479,8 @@ def grade_student(task):
                     "max_score": sum(layout[notebook]["tests"].values()), "manual": {},
                     "cells": [{"grade_id": check_id(t), "score": 0.0, "max_score": p, "note": why}
                               for t, p in layout[notebook]["tests"].items()]}
+    finally:
+        _sandbox_cleanup(ws)
     result["seconds"] = round(time.perf_counter() - start, 3)
     clean = result["complete"] and all(n["status"] in ("graded", "missing") or n["status"].startswith("needs manual")
                                        for n in result["notebooks"].values())

@@ -92,34 +92,38 @@ def test_the_template_gradebook_stays_out_of_the_release(toy_release):
 
 # --- the committed course release -------------------------------------------------------------------
 
-def source_secrets(nb):
-    """Non-trivial lines of solution regions and hidden test regions of a source notebook."""
-    lines = []
-    for cell in nb.cells:
-        inside = False
-        for line in cell.source.splitlines():
-            s = line.strip()
-            if s in ("### BEGIN SOLUTION", "### BEGIN HIDDEN TESTS"):
-                inside = True
-            elif s in ("### END SOLUTION", "### END HIDDEN TESTS"):
-                inside = False
-            elif inside and len(s) > 25 and not s.startswith("#"):
-                lines.append(s)
+def region_lines(cell, begin):
+    """Non-trivial lines inside the `### BEGIN ...` regions (SOLUTION or HIDDEN TESTS) of a cell."""
+    lines, inside = [], False
+    for line in cell.source.splitlines():
+        s = line.strip()
+        if s == f"### BEGIN {begin}":
+            inside = True
+        elif s == f"### END {begin}":
+            inside = False
+        elif inside and len(s) > 12 and not s.startswith("#"):
+            lines.append(s)
     return lines
+
+
+def by_grade_id(nb):
+    return {c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells if "nbgrader" in c.get("metadata", {})}
 
 
 @pytest.mark.parametrize("name", paths.NOTEBOOKS)
 def test_course_release_has_no_solution_or_hidden_test_text(name):
-    """Does release/a3/<nb>.ipynb contain no solution code, no hidden test text and no check import?"""
-    path = paths.RELEASE / f"{name}.ipynb"
+    """Does release/a3/<nb>.ipynb lack the markers, each solution cell's solution lines and every hidden test line?"""
     if not (paths.SOURCE / f"{name}.ipynb").exists():
         pytest.skip(f"source/a3/{name}.ipynb not written yet")
-    text = path.read_text()
-    found = [m for m in SECRET_MARKERS if m in text]
-    release_lines = {l.strip() for c in nbformat.reads(text, as_version=4).cells for l in c.source.splitlines()}
-    leaked = [l for l in source_secrets(nbformat.read(paths.SOURCE / f"{name}.ipynb", as_version=4))
-              if l in release_lines]
-    assert not found and not leaked, f"release leaks {found + leaked[:3]}"
+    text = (paths.RELEASE / f"{name}.ipynb").read_text()
+    release, source = nbformat.reads(text, as_version=4), nbformat.read(paths.SOURCE / f"{name}.ipynb", as_version=4)
+    leaks = [m for m in SECRET_MARKERS if m in text]
+    rel_cells, everything = by_grade_id(release), "\n".join(c.source for c in release.cells)
+    for gid, cell in by_grade_id(source).items():
+        kept = {l.strip() for l in rel_cells[gid].source.splitlines()} if gid in rel_cells else set()
+        leaks += [f"{gid}: {l}" for l in region_lines(cell, "SOLUTION") if l in kept]
+        leaks += [f"hidden {gid}: {l}" for l in region_lines(cell, "HIDDEN TESTS") if l in everything]
+    assert leaks == [], f"release leaks {leaks[:3]}"
 
 
 def test_course_release_is_up_to_date():
