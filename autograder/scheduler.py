@@ -174,13 +174,11 @@ def run(tasks, fn, *, workers=None, scheduler=None, on_result=None, desc="gradin
             on_result(result)
 
     try:
-        workers = max(1, min(workers or default_workers(), len(tasks)))
-        if not tasks:
-            pass
-        elif scheduler is None and workers == 1:
+        workers = min(workers or default_workers(), len(tasks))  # no more workers than tasks
+        if tasks and scheduler is None and workers <= 1:
             stats.mode, stats.n_workers = "in-process", 1
             _run_in_process(tasks, fn, retries, stats, finish)
-        else:
+        elif tasks:
             _run_on_dask(tasks, fn, workers, scheduler, retries, allowed_failures, gpus, stats, finish, desc)
     finally:
         bar.close()
