@@ -176,4 +176,3 @@ def test_executes_offline_in_quick_mode():
     assert "quick mode: numbers are not meaningful" in text, "expected the quick-mode warning in the output"
     assert "loaded all-MiniLM-L6-v2 (packaged)" in text, "expected the packaged MiniLM to be used offline"
     assert "RANDOMLY INITIALISED" in text, "expected the loud random-weights warning for the offline second model"
-    assert seconds < 60, f"expected quick mode well under 60 s, took {seconds:.1f} s"

@@ -4,7 +4,6 @@ import os
 import signal
 import threading
 import time
-from pathlib import Path
 
 import pytest
 
@@ -19,20 +18,26 @@ def rows(path):
 
 @pytest.fixture(scope="module")
 def toy_students(tmp_path_factory):
-    """The toy course's standard students (reference, untouched, wrong, nothing, broken) and a second reference."""
-    root = tmp_path_factory.mktemp("toy_dask")
+    """Four toy students: reference, one wrong cell, no notebook, and a file nbgrader cannot read."""
     rel = toy.release(tmp_path_factory.getbasetemp())
-    students = toy.standard_students(rel)
-    students["ref2"] = students["ref"]
-    return toy.write_students(root / "subs", rel, students)
+    students = {k: v for k, v in toy.standard_students(rel).items() if k in ("ref", "wrongmul", "nothing", "broken")}
+    return toy.write_students(tmp_path_factory.mktemp("toy_dask") / "subs", rel, students)
 
 
-@pytest.fixture(scope="module")
-def in_process(toy_students, tmp_path_factory):
-    """The same students graded with workers=1 (no Dask): the expected CSVs."""
-    out = tmp_path_factory.mktemp("toy_inproc") / "out"
-    grade.grade(toy_students, out, workers=1, source=toy.TOY_SOURCE, ingest_fn=grade.plain_ingest)
-    return out
+def assert_graded_correctly(out):
+    """The toy students' known grades, one row each, and the merged gradebook."""
+    from nbgrader.api import Gradebook
+
+    grades = {r["student"]: r for r in rows(out / "grades.csv")}
+    assert len(rows(out / "grades.csv")) == len(grades) == 4, rows(out / "grades.csv")
+    assert {s: (r["score"], r["max_score"], r["status"]) for s, r in grades.items() if s != "broken"} == {
+        "ref": ("3", "3", "graded"), "wrongmul": ("1", "3", "graded"), "nothing": ("0", "3", "missing")}
+    assert grades["broken"]["score"] == "0" and grades["broken"]["status"].startswith("nbgrader could not grade it")
+    cells = sorted((r["student"], r["grade_id"], r["score"]) for r in rows(out / "grades_by_cell.csv"))
+    assert cells == [("broken", "add", "0"), ("broken", "mul", "0"), ("nothing", "add", "0"), ("nothing", "mul", "0"),
+                     ("ref", "add", "1"), ("ref", "mul", "2"), ("wrongmul", "add", "1"), ("wrongmul", "mul", "0")]
+    with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:  # shards came back over Dask and were merged
+        assert {s: gb.find_submission("a3", s).score for s in ("ref", "wrongmul")} == {"ref": 3.0, "wrongmul": 1.0}
 
 
 @pytest.fixture
@@ -44,20 +49,20 @@ def address(cluster):  # noqa: F811
     return cluster
 
 
-def test_grading_through_an_existing_scheduler_matches_in_process(toy_students, in_process, address, tmp_path):
-    """Does grading on a two-worker cluster give exactly the in-process CSVs, using both workers?"""
+def test_grading_through_an_existing_scheduler(toy_students, address, tmp_path):
+    """Does grading on an existing two-worker cluster give every student's right grade, using both workers?"""
     out = tmp_path / "out"
     summary = grade.grade(toy_students, out, scheduler_address=address, source=toy.TOY_SOURCE,
                           ingest_fn=grade.plain_ingest)
     stats = scheduler.last_stats
-    assert (stats.mode, stats.n_workers, stats.n_tasks) == ("scheduler", 2, 6)
+    assert (stats.mode, stats.n_workers, stats.n_tasks) == ("scheduler", 2, 4)
     assert len(stats.workers) == 2, f"expected both workers to grade, saw {[vars(w) for w in stats.workers.values()]}"
-    for name in ("grades.csv", "grades_by_cell.csv"):
-        assert rows(out / name) == rows(in_process / name), name
-    assert sorted(summary["graded"]) == ["broken", "nothing", "ref", "ref2", "untouched", "wrongmul"]
+    assert_graded_correctly(out)
+    assert sorted(summary["graded"]) == ["broken", "nothing", "ref", "wrongmul"]
 
 
-def test_worker_killed_mid_grade_loses_and_duplicates_nothing(toy_students, in_process, address, tmp_path):
+@pytest.mark.slow
+def test_worker_killed_mid_grade_loses_and_duplicates_nothing(toy_students, address, tmp_path):
     """When a worker process is SIGKILLed while grading, is its student regraded once and every row still right?"""
     from distributed import Client
 
@@ -81,17 +86,13 @@ def test_worker_killed_mid_grade_loses_and_duplicates_nothing(toy_students, in_p
     grade.grade(toy_students, out, scheduler_address=address, source=toy.TOY_SOURCE, ingest_fn=grade.plain_ingest)
     killer.join()
     assert killed.is_set(), "the test never saw grading start, so no worker was killed"
-    got = rows(out / "grades.csv")
-    assert len(got) == len({(r["student"], r["notebook"]) for r in got}) == 6, got
-    assert got == rows(in_process / "grades.csv")
-    assert rows(out / "grades_by_cell.csv") == rows(in_process / "grades_by_cell.csv")
+    assert_graded_correctly(out)
 
 
-def test_local_two_worker_cluster_grades_like_in_process(toy_students, in_process, tmp_path):
-    """Does `grade --workers 2` (a local cluster started by run) give exactly the in-process CSVs?"""
+@pytest.mark.slow
+def test_local_two_worker_cluster_grades_correctly(toy_students, tmp_path):
+    """Does `grade --workers 2` (a local cluster started by run) give every student's right grade?"""
     out = tmp_path / "out"
     grade.grade(toy_students, out, workers=2, source=toy.TOY_SOURCE, ingest_fn=grade.plain_ingest)
     assert scheduler.last_stats.mode == "local-cluster" and scheduler.last_stats.n_workers == 2
-    for name in ("grades.csv", "grades_by_cell.csv"):
-        assert rows(out / name) == rows(in_process / name), name
-    assert Path(out / "gradebook.db").exists()
+    assert_graded_correctly(out)
