@@ -7,10 +7,9 @@ Each grading run is a fresh process, so its memory and start-up are measured as 
 """
 import argparse
 import csv
-import importlib
 import json
 import os
-import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -21,10 +20,10 @@ from pathlib import Path
 import nbformat
 
 from autograder import paths
+from autograder.demo import reference_submission, with_cell, wrong_samples
 from autograder.scheduler import STATS_ENV
 
 KINDS = ("reference", "wrong", "damaged")
-SOLUTION_MARKERS = re.compile(r"^\s*### (BEGIN|END) SOLUTION\s*$")
 
 
 # --- synthetic students -------------------------------------------------------------------------
@@ -33,31 +32,6 @@ def in_course_order(names):
     """Notebook names in course order (nmt, bert, clip), any others after them alphabetically."""
     names = set(names)
     return [nb for nb in paths.NOTEBOOKS if nb in names] + sorted(names - set(paths.NOTEBOOKS))
-
-
-def solution_text(source):
-    """A source cell's text as a student who solved it would submit it: solution markers removed."""
-    return "\n".join(line for line in source.splitlines() if not SOLUTION_MARKERS.match(line))
-
-
-def reference_submission(release_nb, source_nb):
-    """The release notebook with every solution cell filled in from the source notebook."""
-    solutions = {c.metadata["nbgrader"]["grade_id"]: c.source for c in source_nb.cells
-                 if c.metadata.get("nbgrader", {}).get("solution")}
-    nb = nbformat.from_dict(json.loads(json.dumps(release_nb)))  # deep copy
-    for cell in nb.cells:
-        gid = cell.metadata.get("nbgrader", {}).get("grade_id")
-        if cell.metadata.get("nbgrader", {}).get("solution") and gid in solutions:
-            cell.source = solution_text(solutions[gid])
-    return nb
-
-
-def wrong_samples(notebook):
-    """{grade_id: wrong solution cell source} from autograder.samples.<notebook>, or {} if none."""
-    try:
-        return dict(importlib.import_module(f"autograder.samples.{notebook}").WRONG)
-    except (ImportError, AttributeError):
-        return {}
 
 
 def damage(nb):
@@ -79,7 +53,7 @@ def build_students(dest, n, release, source, wrong=None):
     - dest: folder to create (a SUBMISSIONS folder for `grade`).
     - n: number of students; kinds cycle reference, wrong, damaged.
     - release, source: folders holding the release and source notebooks.
-    - wrong: {notebook: {grade_id: cell source}} (default: autograder.samples).
+    - wrong: {notebook: {grade_id: cell source}} (default: autograder.samples, via autograder.demo).
     Returns:
     - list of (student, kind). A wrong student has one wrong cell per notebook (rotating through the
       samples); a damaged one has Colab names and metadata for its first notebook, the release copy
@@ -102,10 +76,7 @@ def build_students(dest, n, release, source, wrong=None):
             nb, filename = nbformat.from_dict(json.loads(json.dumps(reference[nb_name]))), f"{nb_name}.ipynb"
             samples = sorted(wrong.get(nb_name, {}).items())
             if kind == "wrong" and samples:
-                gid, text = samples[(i // len(KINDS)) % len(samples)]
-                for cell in nb.cells:
-                    if cell.metadata.get("nbgrader", {}).get("grade_id") == gid:
-                        cell.source = text
+                nb = with_cell(nb, *samples[(i // len(KINDS)) % len(samples)])
             if kind == "damaged":
                 if j == 2:
                     continue  # never submitted
@@ -120,10 +91,10 @@ def build_students(dest, n, release, source, wrong=None):
 
 # --- measurement --------------------------------------------------------------------------------
 
-def row_from(workers, n_students, wall, stats):
-    """One table row from a batch's wall time and its scheduler statistics (RunStats.as_dict())."""
+def row_from(workers, n_students, wall, stats, cpu=None):
+    """One table row from a batch's wall time, its scheduler statistics (RunStats.as_dict()) and CPU seconds."""
     return {
-        "workers": workers, "students": n_students, "wall": wall, "grading": stats["seconds"],
+        "workers": workers, "students": n_students, "wall": wall, "cpu": cpu, "grading": stats["seconds"],
         "startup": stats["startup_seconds"], "mode": stats["mode"], "failures": stats["failures"],
         "rss": [(w["peak_rss_mb"], w["children_peak_rss_mb"]) for w in stats["workers"]],
     }
@@ -132,13 +103,14 @@ def row_from(workers, n_students, wall, stats):
 def format_table(rows):
     """The benchmark table: seconds per student and speed-up against the first row, memory per worker."""
     base = rows[0]
-    head = (f"{'workers':>7} {'students':>8} {'wall s':>8} {'s/student':>9} {'speed-up':>8} "
+    head = (f"{'workers':>7} {'students':>8} {'wall s':>8} {'s/student':>9} {'speed-up':>8} {'CPU s/student':>13} "
             f"{'grading s':>9} {'cluster start s':>15}  peak RSS per worker, MiB (process / largest child)")
     lines = [head, "-" * len(head)]
     for r in rows:
         rss = ", ".join(f"{p:.0f} / {c:.0f}" for p, c in r["rss"]) or "-"
+        cpu = "-" if r["cpu"] is None else f"{r['cpu'] / r['students']:.1f}"
         lines.append(f"{r['workers']:>7} {r['students']:>8} {r['wall']:>8.1f} {r['wall'] / r['students']:>9.1f} "
-                     f"{base['wall'] / r['wall']:>7.2f}x {r['grading']:>9.1f} {r['startup']:>15.1f}  {rss}")
+                     f"{base['wall'] / r['wall']:>7.2f}x {cpu:>13} {r['grading']:>9.1f} {r['startup']:>15.1f}  {rss}")
     return "\n".join(lines)
 
 
@@ -157,20 +129,30 @@ def time_breakdown(out):
     return "\n".join(lines)
 
 
+def _children_cpu():
+    """CPU seconds (user + system) of this process's finished, waited-for descendants so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def grade_batch(submissions, out, workers, log, source=paths.SOURCE):
-    """Run `python -m autograder grade` as a fresh process; returns (wall seconds, RunStats dict)."""
+    """Run `python -m autograder grade` as a fresh process; returns (wall s, CPU s, RunStats dict).
+
+    CPU seconds cover the grade process and everything it waited for (workers, nbgrader, kernels):
+    unlike wall time, they do not grow when other jobs compete for the machine.
+    """
     stats_file = Path(out).with_suffix(".stats.json")
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", **{STATS_ENV: str(stats_file)})
     cmd = [sys.executable, "-m", "autograder", "grade", str(submissions), "--out", str(out),
            "--workers", str(workers), "--force", "--source", str(source)]
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), _children_cpu()
     with open(log, "w") as f:
         proc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, env=env, cwd=paths.ROOT)
-    wall = time.perf_counter() - start
+    wall, cpu = time.perf_counter() - start, _children_cpu() - cpu
     if proc.returncode != 0 or not stats_file.exists():
         tail = Path(log).read_text()[-2000:]
         raise RuntimeError(f"grading with {workers} worker(s) failed (exit {proc.returncode}); log {log}:\n{tail}")
-    return wall, json.loads(stats_file.read_text())
+    return wall, cpu, json.loads(stats_file.read_text())
 
 
 def score_table(out):
@@ -203,8 +185,8 @@ def main(argv=None):
         for w in args.workers:
             out = work / f"out-{w}"
             print(f"bench: grading with {w} worker(s)…", flush=True)
-            wall, stats = grade_batch(work / "submissions", out, w, work / f"grade-{w}.log", source)
-            rows.append(row_from(w, len(students), wall, stats))
+            wall, cpu, stats = grade_batch(work / "submissions", out, w, work / f"grade-{w}.log", source)
+            rows.append(row_from(w, len(students), wall, stats, cpu))
             scores[w] = score_table(out)
         print()
         print(format_table(rows))

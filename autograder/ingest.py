@@ -126,24 +126,34 @@ def discover(root, unwrap=False):
     root = Path(root)
     while True:
         entries = [p for p in root.iterdir() if not p.name.startswith(".") and p.name not in JUNK_DIRS]
-        if unwrap and len(entries) == 1 and entries[0].is_dir() and not any(
-                f.is_file() and CANVAS.match(f.name) is None and notebook_from_name(f.name) for f in entries[0].iterdir()):
+        only = entries[0] if len(entries) == 1 and entries[0].is_dir() else None
+        holds_notebooks = only and any(f.is_file() and not CANVAS.match(f.name) and notebook_from_name(f.name)
+                                       for f in only.iterdir())
+        if unwrap and only and not holds_notebooks:  # a wrapper folder, not a student's folder
             root = entries[0]
         else:
             break
-    students = {}
+    students, ids = {}, {}
+
+    def student_id(raw):
+        """slug(raw), made unique: two different names never share a student id."""
+        if raw not in ids:
+            sid, n = slug(raw), 2
+            while sid in students:
+                sid, n = f"{slug(raw)}_{n}", n + 1
+            ids[raw] = sid
+            students[sid] = (raw, [])
+        return ids[raw]
 
     def add(raw, candidate):
-        sid = slug(raw)
-        students.setdefault(sid, (raw, []))[1].append(candidate)
+        students[student_id(raw)][1].append(candidate)
 
     for entry in sorted(entries):
         if entry.is_dir():
             m = MOODLE.match(entry.name)
             raw = m.group("name") if m else entry.name
             files = _files_under(entry)
-            if not files:
-                students.setdefault(slug(raw), (raw, []))
+            student_id(raw)
             for f in files:
                 shown = str(f.relative_to(entry))
                 add(raw, _Candidate(f, shown, f.stat().st_mtime, notebook_from_name(f.name)))
@@ -283,7 +293,7 @@ def _placeholder(rel_cell):
     if rel_cell.cell_type == "markdown":
         cell = nbformat.v4.new_markdown_cell("*(This answer cell was missing from the submission.)*")
     else:
-        cell = nbformat.v4.new_code_cell("# This solution cell was missing from the submission; the grader restored it empty.")
+        cell = nbformat.v4.new_code_cell("# This solution cell was missing from the submission (restored empty).")
     cell.metadata = _release_meta(rel_cell)
     return cell
 
@@ -450,7 +460,8 @@ def _prepare(candidate, releases):
     if score < 3:
         if candidate.name_says and candidate.name_says not in releases:
             return candidate.name_says, nb, None, repairs  # no release to compare with: taken as is
-        return candidate.name_says, None, "not this assignment's notebook (none of its cells match the A3 release)", repairs
+        problem = "not this assignment's notebook (none of its cells match the A3 release)"
+        return candidate.name_says, None, problem, repairs
     if candidate.name_says and name != candidate.name_says:
         repairs.append(f"{candidate.shown!r} holds the {name} notebook: graded as {name}")
     return name, nb, None, repairs
@@ -467,7 +478,7 @@ def ingest(submissions, staging, release=None):
       next to staging (OUT/.cache/template/release, what `grade` compiles from source) when it exists,
       else release/a3.
     Returns:
-    - list of Submission, one per student x notebook (nmt, bert, clip), sorted by student then notebook.
+    - list of Submission, one per student x notebook (nmt, bert, clip), sorted by student.
     """
     submissions, staging = Path(submissions), Path(staging)
     if release is None:

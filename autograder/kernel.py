@@ -7,7 +7,8 @@ student code exists in the process it
   snapshots the pristine torch/numpy/builtins functions and takes the key out of the environment;
 - caps the output each cell may send (a runaway print cannot flood the grader);
 - turns os._exit/os.abort from notebook code into SystemExit, so an accidental exit does not end grading;
-- installs an audit hook that logs attempts to open hidden paths or the network to A3_EVENTS_FD.
+- installs an audit hook that logs attempts to open hidden paths or the network to A3_EVENTS_FD and
+  refuses os.environ writes of A3_ALLOW_NON_NOTEBOOK / A3_CHECK_KEY.
 """
 import ipaddress
 import os
@@ -19,7 +20,7 @@ from autograder.sandbox import limits
 
 
 class ResourceLimitExceeded(BaseException):
-    """Raised in student code when the kernel's CPU budget runs out (a BaseException, so `except Exception` cannot swallow it)."""
+    """Raised in student code when the kernel's CPU budget runs out (BaseException: `except Exception` misses it)."""
 
 
 _events_fd = None
@@ -132,7 +133,8 @@ def _is_address(host):
 
 
 def watch_access():
-    """Audit hook: log attempts to reach paths hidden by the sandbox or the network."""
+    """Audit hook: log attempts to reach paths hidden by the sandbox or the network; refuse to set the
+    check runtime's escape hatch (A3_ALLOW_NON_NOTEBOOK) or key from notebook code."""
     protect = [p for p in os.environ.get("A3_SANDBOX_PROTECT", "").split(os.pathsep) if p]
     visible = [p for p in os.environ.get("A3_SANDBOX_VISIBLE", "").split(os.pathsep) if p]
 
@@ -140,6 +142,9 @@ def watch_access():
         return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
 
     def hook(event, args):
+        if event == "os.putenv" and os.fsdecode(args[0]) in ("A3_ALLOW_NON_NOTEBOOK", "A3_CHECK_KEY"):
+            log_event(f"blocked: notebook code tried to set {os.fsdecode(args[0])}")
+            raise PermissionError(f"{os.fsdecode(args[0])} cannot be set while grading")
         if event in ("open", "os.listdir", "os.scandir") and args and isinstance(args[0], (str, bytes, os.PathLike)):
             try:
                 path = os.path.abspath(os.fsdecode(args[0]))
@@ -168,6 +173,7 @@ def read_key():
 
 
 def main(argv=None):
+    """Limits, key, check runtime, output cap, exit guard and audit hook; then run ipykernel with argv."""
     global _events_fd
     argv = sys.argv[1:] if argv is None else argv
     fd = os.environ.pop("A3_EVENTS_FD", None)

@@ -40,7 +40,9 @@ EVENTS_FILE = "sandbox-events.log"
 FORWARDED_ENV = (
     "NBGRADER_EXECUTION", "TOKENIZERS_PARALLELISM", "MPLBACKEND", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
     "OPENBLAS_NUM_THREADS", "CUDA_VISIBLE_DEVICES", "LANG", "LC_ALL", "TZ", "PYTHONHASHSEED",
+    "A3_MEM_LIMIT_MB", "A3_CPU_LIMIT_S", "A3_FSIZE_LIMIT_MB", "A3_OUTPUT_LIMIT_CHARS",
 )
+NEVER_ENV = ("A3_CHECK_KEY", "A3_ALLOW_NON_NOTEBOOK")  # the key goes by pipe; the test-only escape hatch never
 FORCED_ENV = {"A3_QUICK": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONDONTWRITEBYTECODE": "1"}
 SYSTEM_RO = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/sys")
 ETC_RO = (
@@ -128,7 +130,7 @@ def install_kernel(workspace, env, sandbox=None):
     runtime.mkdir(mode=0o700, parents=True)
     kernel_dir = state / "kernels" / KERNEL_NAME
     kernel_dir.mkdir(parents=True, exist_ok=True)
-    passed = sorted(k for k in env if k != "A3_CHECK_KEY")
+    passed = sorted(k for k in env if k not in NEVER_ENV)
     argv = [sys.executable, "-m", "autograder.sandbox", "launch", "--workspace", str(workspace),
             "--pass-env", ",".join(passed), "--bwrap" if sandboxed else "--no-bwrap", "-f", "{connection_file}"]
     spec = {
@@ -340,9 +342,8 @@ def launch(argv=None):
                  f"(install_kernel's config does), got ip={ip!r}")
     sockets = Path(ip).parent
     key = os.environ.pop("A3_CHECK_KEY", "")
-    names = set(FORWARDED_ENV) | {n for n in args.pass_env.split(",") if n}
-    names |= {n for n in os.environ if n.startswith("A3_")}
-    kernel_env = {n: os.environ[n] for n in names if n in os.environ and n != "A3_CHECK_KEY"}
+    names = (set(FORWARDED_ENV) | {n for n in args.pass_env.split(",") if n}) - set(NEVER_ENV)
+    kernel_env = {n: os.environ[n] for n in names if n in os.environ}
     r, w = os.pipe()
     os.write(w, key.encode())
     os.close(w)
@@ -355,7 +356,7 @@ def launch(argv=None):
     if args.bwrap:
         cmd = bwrap_command(workspace, cwd, connection_file, sockets, kernel_env, fds) + kernel_args
         os.execvp("bwrap", cmd)
-    env = {k: v for k, v in os.environ.items() if k != "A3_CHECK_KEY"}
+    env = {k: v for k, v in os.environ.items() if k not in NEVER_ENV}
     env.update(FORCED_ENV)
     env.update(fds)
     env["PYTHONPATH"] = str(workspace / ".sandbox" / "lib")

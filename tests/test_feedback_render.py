@@ -56,10 +56,10 @@ def autograded_page():
                     "error", ename="CheckFailed", evalue=MESSAGE[len("CheckFailed: "):],
                     traceback=["Traceback (most recent call last):", "check_fit_linear_log(fit_linear_log)", MESSAGE])]
             else:
-                cell.outputs = [nbformat.v4.new_output("stream", name="stdout",
-                                                       text=f"visible checks passed\nPASSED {gid} [a3:0123456789abcdef0123]\n")]
-    summary = {"notebook": "nmt", "score": 10.0, "max_score": 11.0, "status": "graded", "repairs": ["took 'Copy of nmt.ipynb' as nmt.ipynb"],
-               "notes": [], "manual": {"written_scaling": 2.0},
+                text = f"visible checks passed\nPASSED {gid} [a3:0123456789abcdef0123]\n"
+                cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)]
+    summary = {"notebook": "nmt", "score": 10.0, "max_score": 11.0, "status": "graded",
+               "repairs": ["took 'Copy of nmt.ipynb' as nmt.ipynb"], "notes": [], "manual": {"written_scaling": 2.0},
                "cells": [{"grade_id": "positional_encodings", "score": 1.0, "max_score": 1.0, "note": "passed"},
                          {"grade_id": "fit_linear_log", "score": 0.0, "max_score": 1.0, "note": MESSAGE}]}
     return feedback.render(nb, summary, "alice")

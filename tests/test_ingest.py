@@ -3,7 +3,6 @@ import copy
 import json
 import os
 import zipfile
-from pathlib import Path
 
 import nbformat
 import pytest
@@ -113,7 +112,8 @@ def test_lms_zip_with_wrapper_folder_and_junk(tmp_path, release_dir, rel, src):
         zf.writestr("__MACOSX/A3 submissions/alice/._nmt.ipynb", b"\x00\x05\x16\x07")
         zf.writestr("../evil.ipynb", b"{}")
     subs = ingest.ingest(archive, tmp_path / "staging", release=release_dir)
-    assert {s.student for s in subs} == {"alice", "bob"}, f"expected alice and bob, got {sorted({s.student for s in subs})}"
+    students = sorted({s.student for s in subs})
+    assert students == ["alice", "bob"], f"expected alice and bob, got {students}"
     assert one(subs, "alice").status == "ok" and one(subs, "bob").status == "ok"
     assert not (tmp_path / "evil.ipynb").exists(), "a '../' entry escaped the staging folder"
 
@@ -126,7 +126,7 @@ def test_several_candidates_take_most_complete_then_newest(tmp_path, release_dir
     mc.write(mc.solved(rel, src), subs_dir / "alice" / "nmt (1).ipynb")
     os.utime(subs_dir / "alice" / "old" / "nmt.ipynb", (1_000_000, 1_000_000))
     s = one(ingest.ingest(subs_dir, tmp_path / "staging", release=release_dir), "alice")
-    assert s.repairs[0].startswith("3 files for nmt: took 'nmt (1).ipynb'"), f"expected nmt (1).ipynb taken, got {s.repairs}"
+    assert s.repairs[0].startswith("3 files for nmt: took 'nmt (1).ipynb'"), f"expected nmt (1), got {s.repairs}"
     n_solutions = sum(1 for c in rel.cells if c.metadata.get("nbgrader", {}).get("solution"))
     assert ingest.completeness(nbformat.read(s.path, as_version=4), rel) == n_solutions, \
         "expected the solved notebook, got a less complete one"
@@ -151,14 +151,14 @@ def test_colab_metadata_removed(tmp_path, release_dir, rel, src):
     out = nbformat.read(s.path, as_version=4)
     left = [k for k in ("colab", "accelerator", "gpuClass", "widgets") if k in out.metadata]
     assert not left, f"expected no Colab metadata, saw {left}"
-    assert out.metadata.kernelspec == rel.metadata.kernelspec, f"expected kernelspec python3, saw {out.metadata.kernelspec}"
+    assert out.metadata.kernelspec == rel.metadata.kernelspec, f"expected python3, saw {out.metadata.kernelspec}"
     cell_junk = [k for c in out.cells for k in ("colab", "executionInfo", "outputId", "id") if k in c.metadata]
     assert not cell_junk, f"expected no Colab cell metadata, saw {sorted(set(cell_junk))}"
     assert any(r.startswith("removed editor metadata") for r in s.repairs), f"expected a repair line, got {s.repairs}"
 
 
 def test_lost_metadata_restored(tmp_path, release_dir, rel, src):
-    """When every nbgrader metadata is gone, are all graded cells found again, in release order, with the student's code?"""
+    """With all nbgrader metadata gone, are the graded cells found again, in order, with the student's code?"""
     nb = mc.solved(rel, src)
     mc.strip_nbgrader(nb)
     s = one(run(tmp_path, {"alice/nmt.ipynb": nb}, release_dir), "alice")
@@ -166,7 +166,8 @@ def test_lost_metadata_restored(tmp_path, release_dir, rel, src):
     assert graded_ids(out) == graded_ids(rel), f"expected the release's graded cells, got {graded_ids(out)}"
     cells = by_id(out)
     assert "torch.sin" in cells["positional_encodings"].source, "expected the student's solution in its cell"
-    assert cells["test_scaled_dot_attention"].metadata.nbgrader == by_id(rel)["test_scaled_dot_attention"].metadata.nbgrader
+    want = by_id(rel)["test_scaled_dot_attention"].metadata.nbgrader
+    assert cells["test_scaled_dot_attention"].metadata.nbgrader == want, "expected the release's test metadata"
     MetadataValidator().validate_nb(out)
 
 
@@ -189,7 +190,7 @@ def test_deleted_test_cells_restored_after_their_solution(tmp_path, release_dir,
     s = one(run(tmp_path, {"alice/nmt.ipynb": nb}, release_dir), "alice")
     order = graded_ids(nbformat.read(s.path, as_version=4))
     for grade_id in assignment.GRADED["nmt"]:
-        assert order.index(f"test_{grade_id}") == order.index(grade_id) + 1, f"test_{grade_id} not after {grade_id}: {order}"
+        assert order.index(f"test_{grade_id}") == order.index(grade_id) + 1, f"test_{grade_id} misplaced: {order}"
     assert "restored deleted test cell 'test_fit_linear_log'" in s.repairs, f"got {s.repairs}"
 
 
@@ -273,10 +274,13 @@ PDF = b"%PDF-1.4\n1 0 obj\n"
 @pytest.mark.parametrize("filename, content, status", [
     ("nmt.ipynb", b"", "empty file (0 bytes)"),
     ("nmt.ipynb", b"  \n", "empty file (only whitespace)"),
-    ("nmt.ipynb", b'{"cells": [', "not a notebook: invalid JSON (line 1, column 12: Expecting value; truncated download?)"),
+    ("nmt.ipynb", b'{"cells": [',
+     "not a notebook: invalid JSON (line 1, column 12: Expecting value; truncated download?)"),
     ("nmt.ipynb", PDF, "not a notebook: the file is a PDF file"),
-    ("nmt.ipynb", b"<!DOCTYPE html><html>", "not a notebook: the file is HTML or XML (exported instead of downloaded as .ipynb?)"),
-    ("nmt.ipynb", b"import torch\nprint(1)\n", "not a notebook: the file is plain text or Python source, not notebook JSON"),
+    ("nmt.ipynb", b"<!DOCTYPE html><html>",
+     "not a notebook: the file is HTML or XML (exported instead of downloaded as .ipynb?)"),
+    ("nmt.ipynb", b"import torch\nprint(1)\n",
+     "not a notebook: the file is plain text or Python source, not notebook JSON"),
     ("nmt.ipynb", b'{"name": "x"}', "not a notebook: JSON without notebook cells"),
     ("nmt.pdf", PDF, "not a notebook: 'nmt.pdf' is not an .ipynb file"),
     ("nmt.ipynb", nbformat.writes(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import tensorflow")])),
@@ -286,6 +290,23 @@ def test_ungradable_files_get_one_line_status(tmp_path, release_dir, filename, c
     """Does each kind of broken file get its one-line status (and no staged notebook)?"""
     s = one(run(tmp_path, {f"alice/{filename}": content}, release_dir), "alice")
     assert (s.status, s.path) == (status, None), f"expected {status!r}, got {s.status!r}"
+
+
+def test_canvas_zip_with_wrapper_folder(tmp_path, release_dir, rel, src):
+    """Are Canvas-named files inside a zip's wrapper folder given to their students?"""
+    archive = tmp_path / "canvas.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("submissions/smithj_12345_678_nmt.ipynb", nbformat.writes(mc.solved(rel, src)))
+        zf.writestr("submissions/doea_222_333_nmt.ipynb", nbformat.writes(mc.solved(rel, src)))
+    subs = ingest.ingest(archive, tmp_path / "staging", release=release_dir)
+    assert {s.student for s in subs} == {"smithj", "doea"}, f"got {sorted({s.student for s in subs})}"
+
+
+def test_colliding_student_names_stay_apart(tmp_path, release_dir, rel, src):
+    """Do two folders whose names slug alike ('Jane Doe', 'Jane_Doe') stay two students?"""
+    subs = run(tmp_path, {"Jane Doe/nmt.ipynb": mc.solved(rel, src), "Jane_Doe/nmt.ipynb": mc.solved(rel, src)},
+               release_dir)
+    assert sorted({s.student for s in subs}) == ["Jane_Doe", "Jane_Doe_2"], f"got {sorted({s.student for s in subs})}"
 
 
 def test_batch_goes_on_after_a_broken_student(tmp_path, release_dir, rel, src):

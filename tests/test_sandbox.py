@@ -2,10 +2,10 @@
 import os
 import re
 import time
-from pathlib import Path
 
 import nbformat
 import pytest
+from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
 from traitlets.config import Config
 
@@ -15,22 +15,32 @@ from autograder.paths import ROOT, SOURCE
 
 KEY = "sandbox-test-key"
 
-PROBES = {
-    "env_key": "import os\nprint('A3_CHECK_KEY' in os.environ, b'A3_CHECK_KEY' in open('/proc/self/environ', 'rb').read())",
+PROBES = {  # name -> cell source; each test below reads one cell's output
+    "env_key": "import os\n"
+               "print('A3_CHECK_KEY' in os.environ, b'A3_CHECK_KEY' in open('/proc/self/environ', 'rb').read())",
     "pass_line": "from autograder.checks import check\n@check('probe')\ndef probe():\n    pass\nprobe()",
-    "hidden": "for p in {paths!r}:\n    try:\n        open(p, 'rb')\n        print(True)\n    except OSError:\n        print(False)",
+    "hidden": "for p in {paths!r}:\n    try:\n        open(p, 'rb')\n        print(True)\n"
+              "    except OSError:\n        print(False)",
     "write_here": "open('written.txt', 'w').write('ok')\nprint(open('written.txt').read())",
-    "write_package": "import autograder.checks as c\ntry:\n    open(c.__file__, 'ab')\nexcept OSError as e:\n    print(type(e).__name__)",
-    "socket": "import socket\ntry:\n    socket.create_connection(('1.1.1.1', 80), timeout=2)\n    print('connected')\nexcept OSError as e:\n    print(type(e).__name__)",
-    "dns": "try:\n    socket.getaddrinfo('pypi.org', 443)\n    print('resolved')\nexcept OSError as e:\n    print(type(e).__name__)",
+    "write_package": "import autograder.checks as c\ntry:\n    open(c.__file__, 'ab')\n"
+                     "except OSError as e:\n    print(type(e).__name__)",
+    "socket": "import socket\ntry:\n    socket.create_connection(('1.1.1.1', 80), timeout=2)\n    print('connected')\n"
+              "except OSError as e:\n    print(type(e).__name__)",
+    "dns": "try:\n    socket.getaddrinfo('pypi.org', 443)\n    print('resolved')\n"
+           "except OSError as e:\n    print(type(e).__name__)",
     "torch": "import torch\nprint(torch.ones(3).sum().item())",
-    "no_source": "import inspect, autograder.reference.nmt as ref\ntry:\n    inspect.getsource(ref)\n    print('source visible')\nexcept (OSError, TypeError):\n    print('no source')",
-    "memory": "try:\n    x = bytearray(64 * 2**30)\n    print('allocated')\nexcept MemoryError:\n    print('MemoryError')",
+    "no_source": "import inspect, autograder.reference.nmt as ref\ntry:\n    inspect.getsource(ref)\n"
+                 "    print('source visible')\nexcept (OSError, TypeError):\n    print('no source')",
+    "memory": "try:\n    x = bytearray(64 * 2**30)\n    print('allocated')\n"
+              "except MemoryError:\n    print('MemoryError')",
     "big_print": "print('y' * 1_000_000)",
     "os_exit": "os._exit(3)",
     "alive": "print('alive')",
     "processes": "print(len([p for p in os.listdir('/proc') if p.isdigit()]))",
     "cwd": "print(os.getcwd())",
+    "allow_flag": "print(os.environ.get('A3_ALLOW_NON_NOTEBOOK'))",
+    "set_flag": "os.environ['A3_ALLOW_NON_NOTEBOOK'] = '1'",
+    "flag_after": "print(os.environ.get('A3_ALLOW_NON_NOTEBOOK'))",
 }
 
 
@@ -81,9 +91,11 @@ def probed(tmp_path_factory):
     hidden = [str(ws / "gradebook.db"), str(other / "gradebook.db"), str(SOURCE / "nmt.ipynb"),
               str(ROOT / "autograder" / "reference" / "nmt.py"), os.path.expanduser("~/.bashrc")]
     sources = dict(PROBES, hidden=PROBES["hidden"].format(paths=hidden))
-    start = time.perf_counter()
-    cells = execute(ws, cwd, list(sources.values()))
-    seconds = time.perf_counter() - start
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("A3_ALLOW_NON_NOTEBOOK", "1")  # set in the grader's environment: must not reach the kernel
+        start = time.perf_counter()
+        cells = execute(ws, cwd, list(sources.values()))
+        seconds = time.perf_counter() - start
     return {"cells": dict(zip(sources, cells)), "ws": ws, "cwd": cwd, "events": sandbox.read_events(ws),
             "seconds": seconds}
 
@@ -101,7 +113,8 @@ def test_key_not_in_environment(probed):
 def test_checks_print_a_valid_token(probed):
     """Does a check running in the sandbox print the pass line with the token for the key it was given?"""
     want = f"PASSED probe [a3:{pass_token('probe', KEY.encode())}]"
-    assert stdout(probed["cells"]["pass_line"]) == want, f"expected {want!r}, saw {stdout(probed['cells']['pass_line'])!r}"
+    got = stdout(probed["cells"]["pass_line"])
+    assert got == want, f"expected {want!r}, saw {got!r}"
 
 
 def test_files_outside_the_sandbox_are_invisible(probed):
@@ -129,7 +142,8 @@ def test_no_network(probed):
 
 def test_torch_imports(probed):
     """Does torch import and compute inside the sandbox?"""
-    assert stdout(probed["cells"]["torch"]) == "3.0", f"saw {stdout(probed['cells']['torch'])!r}, errors {errors(probed['cells']['torch'])}"
+    cell = probed["cells"]["torch"]
+    assert stdout(cell) == "3.0", f"expected 3.0, saw {stdout(cell)!r}, errors {errors(cell)}"
 
 
 def test_reference_source_not_readable(probed):
@@ -160,6 +174,17 @@ def test_own_pid_namespace(probed):
     """Does the kernel see only its own few processes (not the grader's or other students')?"""
     n = int(stdout(probed["cells"]["processes"]))
     assert n < 5, f"expected a handful of processes, saw {n}"
+
+
+def test_check_escape_hatch_not_forwarded(probed):
+    """Is A3_ALLOW_NON_NOTEBOOK (which turns off require_notebook_defined) kept out of the kernel?"""
+    assert stdout(probed["cells"]["allow_flag"]) == "None", f"saw {stdout(probed['cells']['allow_flag'])!r}"
+
+
+def test_escape_hatch_cannot_be_set_from_the_notebook(probed):
+    """Does setting A3_ALLOW_NON_NOTEBOOK in notebook code fail, leaving it unset?"""
+    assert errors(probed["cells"]["set_flag"]) == ["PermissionError"], f"saw {errors(probed['cells']['set_flag'])}"
+    assert stdout(probed["cells"]["flag_after"]) == "None", f"saw {stdout(probed['cells']['flag_after'])!r}"
 
 
 def test_runs_in_the_notebook_folder(probed):
@@ -203,5 +228,13 @@ def test_kernel_refuses_to_run_outside_its_workspace(tmp_path):
     ws, _ = workspace(tmp_path, "erin")
     stray = tmp_path / "elsewhere"
     stray.mkdir()
-    with pytest.raises(RuntimeError, match="Kernel died"):
-        execute(ws, stray, ["print(1)"], timeout=20)
+    info = sandbox.install_kernel(ws, {"A3_CHECK_KEY": KEY})
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("JUPYTER_PATH", info["env"]["JUPYTER_PATH"])
+        km = KernelManager(kernel_name=info["kernel_name"], config=Config(info["config"]))
+        km.start_kernel(cwd=str(stray))
+        try:
+            assert km.provisioner.process.wait(timeout=60) != 0, "expected the launcher to exit with an error"
+        finally:
+            km.shutdown_kernel(now=True) if km.is_alive() else km.cleanup_resources()
+    sandbox.uninstall_kernel(ws)

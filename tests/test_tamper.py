@@ -4,6 +4,7 @@ The submissions are cases of the corpus (tests/corpus/make_corpus.py), graded in
 """
 import re
 
+import nbformat
 import pytest
 
 from autograder import assignment
@@ -70,13 +71,11 @@ def test_patched_functions_do_not_fool_the_check(corpus):
 def test_sandbox_denies_and_logs(corpus, what, pattern):
     """Does a submission that reaches for this get nothing, and does grading.log say so?"""
     assert re.search(pattern, corpus["log"]), f"expected a log line for {what} matching {pattern!r}"
-    assert score(corpus, "snoop") == assignment.max_score("nmt"), "expected the snooping (but correct) notebook graded in full"
+    assert score(corpus, "snoop") == assignment.max_score("nmt"), "expected the snooping (correct) notebook in full"
 
 
 def test_snoop_read_nothing(corpus):
     """Did every read and the socket fail inside the notebook (as its own output shows)?"""
-    import nbformat
-
     nb = nbformat.read(corpus["out"] / "autograded" / "snoop" / "a3" / "nmt.ipynb", as_version=4)
     text = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
     assert " read " not in text and "network: connected" not in text, f"expected no successful read, saw {text[:300]!r}"

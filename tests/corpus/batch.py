@@ -42,7 +42,8 @@ def graded_corpus(tmp_path_factory):
               "output": proc.stdout + proc.stderr}
     if (out / "grades.csv").exists():
         result["grades"] = {(r["student"], r["notebook"]): r for r in read_csv(out / "grades.csv")}
-        result["cells"] = {(r["student"], r["notebook"], r["grade_id"]): r for r in read_csv(out / "grades_by_cell.csv")}
+        rows = read_csv(out / "grades_by_cell.csv")
+        result["cells"] = {(r["student"], r["notebook"], r["grade_id"]): r for r in rows}
         result["log"] = (out / "grading.log").read_text()
     else:
         result.update(grades={}, cells={}, log="")

@@ -42,7 +42,8 @@ def index_of(nb, grade_id):
 
 def strip_markers(source):
     """A source solution cell as a student would write it: the nbgrader region markers removed."""
-    return "\n".join(line for line in source.splitlines() if line.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION"))
+    markers = ("### BEGIN SOLUTION", "### END SOLUTION")
+    return "\n".join(line for line in source.splitlines() if line.strip() not in markers)
 
 
 CHEAP_CALLS = {"int", "float", "str", "len", "range", "list", "dict", "set", "tuple", "sorted", "min", "max", "sum"}
@@ -348,9 +349,9 @@ def build(submissions, release, source):
     case("zeros", "solved except find_optimal_params and fit_linear_log (return zeros)", ("^graded$", NMT_MAX - lost),
          {"zeros/nmt.ipynb": nb})
     nb = solved(rel, src)
-    set_solution(nb, "find_optimal_params", ANYTHING + "def find_optimal_params(x, y):\n    return Anything(0), Anything(0)\n")
-    set_solution(nb, "fit_linear_log", ANYTHING + "def fit_linear_log(x, y):\n    return Anything(0), Anything(0)\n")
-    case("eq_true", "as zeros, but the results are objects whose __eq__ always returns True", ("^graded$", NMT_MAX - lost),
+    for name in ("find_optimal_params", "fit_linear_log"):
+        set_solution(nb, name, ANYTHING + f"def {name}(x, y):\n    return Anything(0), Anything(0)\n")
+    case("eq_true", "as zeros, but the results' __eq__ always returns True", ("^graded$", NMT_MAX - lost),
          {"eq_true/nmt.ipynb": nb}, log=[r"CHECK eq_true/nmt/fit_linear_log: 0/1"], baseline="zeros")
     # -- the sandbox: nothing to read, no network; the log says so
     nb = solved(rel, src)
