@@ -23,6 +23,7 @@ from autograder.paths import NOTEBOOKS, ROOT
 
 NOTEBOOK = ROOT / "notebooks" / "grade_report.ipynb"
 OUT_ENV = "A3_REPORT_OUT"
+MANUAL = "needs manual grading"  # status prefix of a graded submission with a cell a person must grade
 COLUMNS = {
     "grades.csv": ["student", "notebook", "score", "max_score", "status"],
     "grades_by_cell.csv": ["student", "notebook", "grade_id", "score", "max_score"],
@@ -100,8 +101,13 @@ def _count_kinds(texts, label, count):
     return counts.sort_values([count, label], ascending=[False, True], ignore_index=True)
 
 
+def is_graded(status):
+    """True for a submission that was graded, including one with a cell left to a person."""
+    return status == "graded" or status.startswith(MANUAL)
+
+
 def failures_by_kind(grades):
-    """Submissions whose status is not 'graded', counted by kind of reason."""
+    """Submissions not graded, or graded with a cell left to a person, counted by kind of status."""
     return _count_kinds(grades.loc[grades["status"] != "graded", "status"], "reason", "submissions")
 
 

@@ -438,6 +438,7 @@ def grade_student(task):
             "CourseDirectory.root": str(ws.resolve()),
             "CourseDirectory.db_url": f"sqlite:///{(ws / 'gradebook.db').resolve()}",
             "Execute.timeout": task.cell_timeout,
+            "Execute.shutdown_kernel": "immediate",  # outputs are in; a graceful kernel shutdown costs ~2 s
             "ClearMetadataPreprocessor.preserve_cell_metadata_mask": {"nbgrader", "execution", "tags"},
             "Autograde.create_student": True,
         })

@@ -163,3 +163,12 @@ def test_report_without_grades_fails_clearly(tmp_path, capsys):
     assert report.main([str(tmp_path)]) == 1
     err = capsys.readouterr().err.strip()
     assert "grades.csv not found" in err and len(err.splitlines()) == 1
+
+
+def test_submission_waiting_for_a_person_is_graded_but_listed():
+    """Is 'needs manual grading: …' counted as graded, yet listed among the statuses that need attention?"""
+    grades = pd.DataFrame({"student": ["a", "b", "c"], "notebook": ["clip"] * 3, "score": [4.0, 5.0, 0.0],
+                           "max_score": [5.0] * 3,
+                           "status": ["needs manual grading: scavenger_caption", "graded", "missing"]})
+    assert [report.is_graded(s) for s in grades["status"]] == [True, True, False]
+    assert report.failures_by_kind(grades).values.tolist() == [["missing", 1], ["needs manual grading", 1]]

@@ -1,6 +1,5 @@
 """OUT bookkeeping: CSVs rewritten from recorded students, resume state, failures, gradebook merge."""
 import csv
-import shutil
 
 import pytest
 
