@@ -63,12 +63,22 @@ pristine = types.SimpleNamespace(
     stdout_write=sys.stdout.write if hasattr(sys.stdout, "write") else None,
 )
 
-_KEY = os.environ.pop("A3_CHECK_KEY", "").encode()
-
-
 def pass_token(grade_id, key):
     """HMAC token that proves a check for `grade_id` really ran under `key` (bytes)."""
     return hmac.new(key, grade_id.encode(), hashlib.sha256).hexdigest()[:20]
+
+
+def _make_signer(key):
+    """Keep the per-run key in a closure, not in a module attribute a notebook can read by name."""
+
+    def sign(label):
+        return f" [a3:{pass_token(label, key)}]" if key else ""
+
+    return sign
+
+
+_sign = _make_signer(os.environ.pop("A3_CHECK_KEY", "").encode())
+del _make_signer
 
 
 def is_tensor(x):
@@ -115,11 +125,27 @@ def expect_close(got, want, name, atol=1e-5, rtol=1e-4, hint=""):
         raise CheckFailed(msg + (f"; {hint}" if hint else ""))
 
 
+def _autograder_parts(obj):
+    """Names of the autograder modules that `obj` (a function or class) or anything it inherits comes from."""
+    found = set()
+    for klass in getattr(obj, "__mro__", None) or (obj,):
+        for part in (klass, *vars(klass).values()) if isinstance(klass, type) else (klass,):
+            module = getattr(part, "__module__", None) or ""
+            if module.split(".")[0] == "autograder":
+                found.add(module)
+    return found
+
+
 def require_notebook_defined(obj, name):
-    """A graded object must be defined in the notebook itself, not imported from elsewhere."""
+    """A graded object must be defined in the notebook itself, not imported, subclassed or copied from us."""
+    if os.environ.get("A3_ALLOW_NON_NOTEBOOK"):  # test suites only; the grading kernel never receives it
+        return
     module = getattr(obj, "__module__", None)
-    if module != "__main__" and not os.environ.get("A3_ALLOW_NON_NOTEBOOK"):
+    if module != "__main__":
         raise CheckFailed(f"{name} must be defined in this notebook (it comes from module {module!r})")
+    borrowed = _autograder_parts(obj)
+    if borrowed:
+        raise CheckFailed(f"{name} must be your own code, but it uses {sorted(borrowed)[0]} from the grader")
 
 
 def _one_line(exc):
@@ -146,19 +172,13 @@ def check(grade_id):
                 raise CheckFailed(f"{grade_id}: {e}") from None
             except CheckUngradable as e:
                 # The grader turns this into "needs manual grading": no points awarded or removed silently.
-                line = f"UNGRADABLE {grade_id}"
-                if _KEY:
-                    line += f" [a3:{pass_token('ungradable:' + grade_id, _KEY)}]"
-                pristine.print(f"{line}: {e}")
+                pristine.print(f"UNGRADABLE {grade_id}{_sign('ungradable:' + grade_id)}: {e}")
                 raise CheckFailed(f"{grade_id}: not graded automatically: {e}") from None
             except Exception as e:  # student code crashed inside the check
                 raise CheckFailed(f"{grade_id}: your code raised {_one_line(e)}") from None
             finally:
                 torch.set_num_threads(threads)
-            line = f"PASSED {grade_id}"
-            if _KEY:
-                line += f" [a3:{pass_token(grade_id, _KEY)}]"
-            pristine.print(line)
+            pristine.print(f"PASSED {grade_id}{_sign(grade_id)}")
 
         wrapper.check_id = grade_id
         wrapper.unwrapped = fn
