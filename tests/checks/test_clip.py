@@ -274,3 +274,31 @@ def test_wrong_sample_fails_its_check(grade_id):
         failure(checks.check_scavenger_caption, obj, loader=keyword_loader)
     else:
         failure(CHECKS[grade_id], obj)
+
+
+# ---------------------------------------------------------------- one mistake, one cell
+WRONG_SIMILARITY = """
+def similarity_matrix(image_features, text_features):
+    return image_features @ text_features.T  # forgot to normalise
+"""
+USES_SIMILARITY = {
+    "zero_shot_probs": """
+def zero_shot_probs(image_features, text_features, logit_scale=100.0):
+    return (logit_scale * similarity_matrix(image_features, text_features)).softmax(dim=-1)
+""",
+    "rank_images": """
+def rank_images(caption, model, tokenizer, image_features):
+    with torch.no_grad():
+        text = model.encode_text(tokenizer([caption]).to(image_features.device))
+    return torch.argsort(similarity_matrix(image_features, text)[:, 0], descending=True)
+""",
+}
+
+
+@pytest.mark.parametrize("grade_id", sorted(USES_SIMILARITY))
+def test_correct_cell_passes_despite_wrong_similarity_matrix(grade_id):
+    """Does a correct function that calls the notebook's (wrong) similarity_matrix still pass its own check?"""
+    obj = cell(WRONG_SIMILARITY + USES_SIMILARITY[grade_id], grade_id)
+    students = obj.__globals__["similarity_matrix"]
+    assert f"PASSED {grade_id}" in run(CHECKS[grade_id], obj)
+    assert obj.__globals__["similarity_matrix"] is students, "the notebook's own function should be put back"
