@@ -13,7 +13,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from autograder import build, paths, scheduler, worker
+from autograder import build, ingest, paths, scheduler, worker
 from autograder.results import Results, failure_result
 
 
@@ -55,23 +55,17 @@ def plain_ingest(submissions, staging, notebooks):
     return subs
 
 
-def real_ingest(submissions, staging, notebooks):
-    """autograder.ingest (repairs Colab/LMS damage) as plain dicts; ImportError when it is not there."""
-    from autograder import ingest
-
+def real_ingest(submissions, staging, notebooks, release):
+    """autograder.ingest (repairs Colab/LMS damage against `release`) as plain dicts."""
     return [{"student": s.student, "notebook": s.notebook, "path": str(s.path) if s.path else None,
-             "status": s.status, "repairs": list(s.repairs)} for s in ingest.ingest(Path(submissions), Path(staging))]
+             "status": s.status, "repairs": list(s.repairs)}
+            for s in ingest.ingest(Path(submissions), Path(staging), release=Path(release))]
 
 
-def collect(submissions, staging, notebooks, ingest_fn=None):
+def collect(submissions, staging, notebooks, release, ingest_fn=None):
     """{student: [submission dicts]} for every student, with every notebook of `notebooks` present."""
     if ingest_fn is None:
-        try:
-            subs = real_ingest(submissions, staging, notebooks)
-        except ImportError:
-            print("grade: autograder.ingest not available; taking SUBMISSIONS/<student>/<nb>.ipynb as they are",
-                  file=sys.stderr)
-            subs = plain_ingest(submissions, staging, notebooks)
+        subs = real_ingest(submissions, staging, notebooks, release)
     else:
         subs = ingest_fn(submissions, staging, notebooks)
     by_student = {}
@@ -109,7 +103,7 @@ def grade(submissions, out, *, workers=None, scheduler_address=None, force=False
     if staging.exists():
         shutil.rmtree(staging)
     staging.mkdir(parents=True)
-    students = collect(submissions, staging, notebooks, ingest_fn)
+    students = collect(submissions, staging, notebooks, template / "release", ingest_fn)
     results.log([f"RUN grade {submissions} -> {out} ({len(students)} students, force={force})"])
 
     n_workers = workers or scheduler.default_workers()

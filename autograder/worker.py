@@ -26,13 +26,12 @@ from pathlib import Path
 import nbformat
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from autograder import build, feedback, paths
+from autograder import build, feedback, paths, sandbox
 
 log = logging.getLogger(__name__)
 
 CELL_TIMEOUT = 60  # seconds per cell (nbgrader's 30 s default is too short for training cells)
 NOTEBOOK_TIMEOUT = 600  # seconds for one notebook's whole nbgrader run; then it is killed
-KERNEL_NAME = "a3-grading"
 
 
 @dataclass
@@ -129,44 +128,13 @@ def verify_cell(cell, grade_id, key, nbgrader_score, points):
 
 
 def _kernel(ws, kernel_env):
-    """Kernel for this workspace: autograder.sandbox's (bubblewrap when available), else a plain local one.
+    """Kernel for this workspace from autograder.sandbox (bubblewrap whenever available).
 
     Returns:
     - (kernel name, extra env for nbgrader, traitlets config dict, sandboxed?)
     """
-    try:
-        from autograder import sandbox
-    except ImportError:
-        sandbox = None
-    if sandbox is not None:
-        spec = sandbox.install_kernel(ws, dict(kernel_env))
-        return (spec["kernel_name"], dict(spec.get("env", {})), dict(spec.get("config", {})),
-                bool(spec.get("sandboxed", sandbox.available())))
-    kdir = ws / "jupyter" / "kernels" / KERNEL_NAME
-    kdir.mkdir(parents=True, exist_ok=True)
-    argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}",
-            "--IPKernelApp.exec_lines=['import autograder.checks']"]  # pops the key before student code
-    (kdir / "kernel.json").write_text(json.dumps(
-        {"argv": argv, "display_name": "A3 grading (unsandboxed)", "language": "python", "env": kernel_env}))
-    return KERNEL_NAME, {"JUPYTER_PATH": str(ws / "jupyter")}, {}, False
-
-
-def _sandbox_events(ws):
-    """Lines the sandboxed kernels logged since the last call (blocked reads, network, limits)."""
-    try:
-        from autograder import sandbox
-    except ImportError:
-        return []
-    return sandbox.read_events(ws) if hasattr(sandbox, "read_events") else []
-
-
-def _sandbox_cleanup(ws):
-    try:
-        from autograder import sandbox
-    except ImportError:
-        return
-    if hasattr(sandbox, "uninstall_kernel"):
-        sandbox.uninstall_kernel(ws)
+    spec = sandbox.install_kernel(ws, dict(kernel_env))
+    return spec["kernel_name"], dict(spec["env"]), dict(spec["config"]), bool(spec["sandboxed"])
 
 
 def _flatten(config, prefix=""):
@@ -212,14 +180,11 @@ class KeyedKernel(NbGraderPreprocessor):
         return nb, resources
 
 
-# nbgrader's autograde preprocessors with KeyedKernel in front (used when one process grades several notebooks)
+# The sandbox's autograde preprocessors (resilient Execute) with KeyedKernel in front, for one process
+# grading several notebooks
 KEYED_PREPROCESSORS = [
-    "from autograder.worker import KeyedKernel",
-    "from nbconvert.preprocessors import ClearMetadataPreprocessor",
-    "from nbgrader.preprocessors import AssignLatePenalties, CheckCellMetadata, Execute, IgnorePattern, "
-    "LimitOutput, SaveAutoGrades",
-    "c.Autograde.autograde_preprocessors = [KeyedKernel, Execute, IgnorePattern, ClearMetadataPreprocessor, "
-    "LimitOutput, SaveAutoGrades, AssignLatePenalties, CheckCellMetadata]",
+    "from autograder.sandbox import AUTOGRADE_PREPROCESSORS",
+    "c.Autograde.autograde_preprocessors = ['autograder.worker.KeyedKernel'] + AUTOGRADE_PREPROCESSORS",
 ]
 
 
@@ -263,7 +228,7 @@ def _run_autograde(task, ws, notebooks, keys, base_settings, base_env, kernel_en
         output, _ = proc.communicate()
         timed_out = True
     wall = time.perf_counter() - start
-    for line in _sandbox_events(ws):
+    for line in sandbox.read_events(ws):
         log_lines.append(f"SANDBOX {task.student}/{','.join(notebooks)}: {line}")
     return sandboxed, wall, output, timed_out
 
@@ -481,7 +446,7 @@ def grade_student(task):
                     "cells": [{"grade_id": check_id(t), "score": 0.0, "max_score": p, "note": why}
                               for t, p in layout[notebook]["tests"].items()]}
     finally:
-        _sandbox_cleanup(ws)
+        sandbox.uninstall_kernel(ws)
     result["seconds"] = round(time.perf_counter() - start, 3)
     clean = result["complete"] and all(n["status"] in ("graded", "missing") or n["status"].startswith("needs manual")
                                        for n in result["notebooks"].values())

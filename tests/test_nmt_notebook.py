@@ -2,7 +2,6 @@
 import os
 import sys
 import time
-from pathlib import Path
 
 import nbformat
 import pytest
