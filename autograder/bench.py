@@ -9,7 +9,6 @@ import argparse
 import csv
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -91,10 +90,10 @@ def build_students(dest, n, release, source, wrong=None):
 
 # --- measurement --------------------------------------------------------------------------------
 
-def row_from(workers, n_students, wall, stats, cpu=None):
-    """One table row from a batch's wall time, its scheduler statistics (RunStats.as_dict()) and CPU seconds."""
+def row_from(workers, n_students, wall, stats):
+    """One table row from a batch's wall time and its scheduler statistics (RunStats.as_dict())."""
     return {
-        "workers": workers, "students": n_students, "wall": wall, "cpu": cpu, "grading": stats["seconds"],
+        "workers": workers, "students": n_students, "wall": wall, "grading": stats["seconds"],
         "startup": stats["startup_seconds"], "mode": stats["mode"], "failures": stats["failures"],
         "rss": [(w["peak_rss_mb"], w["children_peak_rss_mb"]) for w in stats["workers"]],
     }
@@ -103,14 +102,13 @@ def row_from(workers, n_students, wall, stats, cpu=None):
 def format_table(rows):
     """The benchmark table: seconds per student and speed-up against the first row, memory per worker."""
     base = rows[0]
-    head = (f"{'workers':>7} {'students':>8} {'wall s':>8} {'s/student':>9} {'speed-up':>8} {'CPU s/student':>13} "
+    head = (f"{'workers':>7} {'students':>8} {'wall s':>8} {'s/student':>9} {'speed-up':>8} "
             f"{'grading s':>9} {'cluster start s':>15}  peak RSS per worker, MiB (process / largest child)")
     lines = [head, "-" * len(head)]
     for r in rows:
         rss = ", ".join(f"{p:.0f} / {c:.0f}" for p, c in r["rss"]) or "-"
-        cpu = "-" if r["cpu"] is None else f"{r['cpu'] / r['students']:.1f}"
         lines.append(f"{r['workers']:>7} {r['students']:>8} {r['wall']:>8.1f} {r['wall'] / r['students']:>9.1f} "
-                     f"{base['wall'] / r['wall']:>7.2f}x {cpu:>13} {r['grading']:>9.1f} {r['startup']:>15.1f}  {rss}")
+                     f"{base['wall'] / r['wall']:>7.2f}x {r['grading']:>9.1f} {r['startup']:>15.1f}  {rss}")
     return "\n".join(lines)
 
 
@@ -129,30 +127,20 @@ def time_breakdown(out):
     return "\n".join(lines)
 
 
-def _children_cpu():
-    """CPU seconds (user + system) of this process's finished, waited-for descendants so far."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
-
-
 def grade_batch(submissions, out, workers, log, source=paths.SOURCE):
-    """Run `python -m autograder grade` as a fresh process; returns (wall s, CPU s, RunStats dict).
-
-    CPU seconds cover the grade process and everything it waited for (workers, nbgrader, kernels):
-    unlike wall time, they do not grow when other jobs compete for the machine.
-    """
+    """Run `python -m autograder grade` as a fresh process; returns (wall seconds, RunStats dict)."""
     stats_file = Path(out).with_suffix(".stats.json")
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", **{STATS_ENV: str(stats_file)})
     cmd = [sys.executable, "-m", "autograder", "grade", str(submissions), "--out", str(out),
            "--workers", str(workers), "--force", "--source", str(source)]
-    start, cpu = time.perf_counter(), _children_cpu()
+    start = time.perf_counter()
     with open(log, "w") as f:
         proc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, env=env, cwd=paths.ROOT)
-    wall, cpu = time.perf_counter() - start, _children_cpu() - cpu
+    wall = time.perf_counter() - start
     if proc.returncode != 0 or not stats_file.exists():
         tail = Path(log).read_text()[-2000:]
         raise RuntimeError(f"grading with {workers} worker(s) failed (exit {proc.returncode}); log {log}:\n{tail}")
-    return wall, cpu, json.loads(stats_file.read_text())
+    return wall, json.loads(stats_file.read_text())
 
 
 def score_table(out):
@@ -185,8 +173,8 @@ def main(argv=None):
         for w in args.workers:
             out = work / f"out-{w}"
             print(f"bench: grading with {w} worker(s)…", flush=True)
-            wall, cpu, stats = grade_batch(work / "submissions", out, w, work / f"grade-{w}.log", source)
-            rows.append(row_from(w, len(students), wall, stats, cpu))
+            wall, stats = grade_batch(work / "submissions", out, w, work / f"grade-{w}.log", source)
+            rows.append(row_from(w, len(students), wall, stats))
             scores[w] = score_table(out)
         print()
         print(format_table(rows))

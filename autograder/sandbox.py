@@ -301,6 +301,11 @@ def bwrap_command(workspace, cwd, connection_file, sockets, kernel_env, pass_fds
         if os.path.isdir(host):  # cached pretrained weights, read-only (online model source)
             inside = f"/opt/a3-cache/{name.lower()}"
             cmd += ["--ro-bind", host, inside, "--setenv", name, inside]
+    for name in ("A3_MODEL_CACHE", "HF_HUB_CACHE"):  # a model cache elsewhere: same path inside, read-only
+        host = os.environ.get(name)
+        if host and os.path.isdir(host):
+            host = os.path.realpath(host)
+            cmd += ["--ro-bind", host, host, "--setenv", name, host]
     cmd += ["--bind", str(cwd), str(cwd), "--chdir", str(cwd)]
     cmd += ["--bind", str(sockets), str(sockets), "--ro-bind", str(connection_file), str(connection_file)]
     env = dict(kernel_env)

@@ -238,3 +238,18 @@ def test_kernel_refuses_to_run_outside_its_workspace(tmp_path):
         finally:
             km.shutdown_kernel(now=True) if km.is_alive() else km.cleanup_resources()
     sandbox.uninstall_kernel(ws)
+
+
+def test_model_cache_readable_read_only(tmp_path):
+    """Is a model cache named by A3_MODEL_CACHE readable inside the sandbox, at the same path, and read-only?"""
+    cache = tmp_path / "models"
+    cache.mkdir()
+    (cache / "weights.txt").write_text("w")
+    ws, cwd = workspace(tmp_path, "carol")
+    probe = ("import os\np = os.environ['A3_MODEL_CACHE']\nprint(open(os.path.join(p, 'weights.txt')).read())\n"
+             "try:\n    open(os.path.join(p, 'new.txt'), 'w')\n    print('writable')\n"
+             "except OSError:\n    print('read-only')")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("A3_MODEL_CACHE", str(cache))
+        cells = execute(ws, cwd, [probe])
+    assert stdout(cells[0]).split() == ["w", "read-only"], cells[0].outputs
