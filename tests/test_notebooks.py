@@ -1,0 +1,107 @@
+"""The source notebooks (nmt, bert, clip): committed clean, nbgrader cells as in the contract.
+
+Notebook-specific checks and the quick-mode executions live in test_<name>_notebook.py.
+"""
+import nbformat
+import pytest
+
+from autograder import assignment
+from autograder.assignment import GRADED
+from tests.notebooks import NAMES, OBJECT, SETUP_CELL, WRITTEN, cells_by_grade_id, code, load, nbgrader_meta
+
+each_notebook = pytest.mark.parametrize("name", NAMES)
+each_graded = pytest.mark.parametrize("name, grade_id, points", [
+    pytest.param(name, grade_id, points, id=f"{name}-{grade_id}")
+    for name in NAMES for grade_id, points in sorted(GRADED[name].items())])
+each_grade_id = pytest.mark.parametrize("name, grade_id", [
+    pytest.param(name, grade_id, id=f"{name}-{grade_id}") for name in NAMES for grade_id in sorted(GRADED[name])])
+each_written = pytest.mark.parametrize("name, grade_id, points", [
+    pytest.param(name, grade_id, points, id=f"{name}-{grade_id}")
+    for name in NAMES for grade_id, points in sorted(WRITTEN[name].items())])
+
+
+@each_notebook
+def test_notebook_is_valid_nbformat(name):
+    """Is the notebook valid nbformat 4 with a python3 kernelspec?"""
+    nb = load(name)
+    nbformat.validate(nb)
+    assert nb.metadata["kernelspec"]["name"] == "python3", f"expected kernel python3, saw {nb.metadata['kernelspec']}"
+
+
+@each_notebook
+def test_no_outputs_committed(name):
+    """Is the source notebook committed without outputs or execution counts?"""
+    dirty = [i for i, c in enumerate(load(name).cells)
+             if c.cell_type == "code" and (c.outputs or c.execution_count is not None)]
+    assert not dirty, f"expected no outputs, saw outputs or execution counts in cells {dirty}"
+
+
+@each_notebook
+def test_first_code_cell_is_setup_cell(name):
+    """Does the first code cell start with docs/setup_cell.py verbatim?"""
+    first = next(c for c in load(name).cells if c.cell_type == "code")
+    assert first.source.startswith(SETUP_CELL.read_text().strip()), \
+        "expected the first code cell to be docs/setup_cell.py"
+
+
+@each_graded
+def test_graded_cell_pair(name, grade_id, points):
+    """Does this grade id have a solution cell and a locked test cell with the contract's points?"""
+    cells = cells_by_grade_id(load(name))
+    assert grade_id in cells, f"expected a solution cell {grade_id!r}"
+    sol = nbgrader_meta(cells[grade_id])
+    assert (sol["solution"], sol["grade"], sol["locked"]) == (True, False, False), f"{grade_id}: saw metadata {sol}"
+    assert "### BEGIN SOLUTION" in cells[grade_id].source and "### END SOLUTION" in cells[grade_id].source
+    tid = assignment.test_cell_id(grade_id)
+    assert tid in cells, f"expected a test cell {tid!r}"
+    meta = nbgrader_meta(cells[tid])
+    assert (meta["grade"], meta["solution"], meta["locked"]) == (True, False, True), f"{tid}: saw metadata {meta}"
+    assert meta["points"] == points, f"{tid}: expected {points} points, saw {meta['points']}"
+
+
+@each_grade_id
+def test_hidden_region_only_calls_its_check(name, grade_id):
+    """Does the test cell's hidden region import check_<grade_id> and call it on the graded object, and nothing
+    else, after the visible asserts?"""
+    tid = assignment.test_cell_id(grade_id)
+    source = cells_by_grade_id(load(name))[tid].source
+    visible, _, rest = source.partition("### BEGIN HIDDEN TESTS\n")
+    hidden, _, after = rest.partition("### END HIDDEN TESTS")
+    assert "assert " in visible, f"expected visible asserts before the hidden region of {tid}"
+    lines = hidden.strip().splitlines()
+    want = [f"from autograder.checks.{name} import check_{grade_id}", f"check_{grade_id}({OBJECT[name][grade_id]})"]
+    assert lines == want, f"expected hidden lines {want}, saw {lines}"
+    assert after.strip() == "", f"expected nothing after the hidden region, saw {after.strip()!r}"
+
+
+@each_notebook
+def test_grade_ids_unique_and_only_contract_cells_graded(name):
+    """Are grade ids unique, and are the only graded cells the contract's test cells and the written answers?"""
+    nb = load(name)
+    ids = [nbgrader_meta(c)["grade_id"] for c in nb.cells if "grade_id" in nbgrader_meta(c)]
+    assert len(ids) == len(set(ids)), f"expected unique grade ids, saw duplicates {sorted({i for i in ids if ids.count(i) > 1})}"
+    graded = {nbgrader_meta(c)["grade_id"] for c in nb.cells if nbgrader_meta(c).get("grade")}
+    want = {assignment.test_cell_id(g) for g in GRADED[name]} | set(WRITTEN[name])
+    assert graded == want, f"expected graded cells {sorted(want)}, saw {sorted(graded)}"
+
+
+@each_written
+def test_written_answer_cells(name, grade_id, points):
+    """Is each written answer a manually graded markdown cell, with its points, right after a locked question cell?"""
+    nb = load(name)
+    index = next(i for i, c in enumerate(nb.cells) if nbgrader_meta(c).get("grade_id") == grade_id)
+    cell, question = nb.cells[index], nb.cells[index - 1]
+    meta = nbgrader_meta(cell)
+    assert cell.cell_type == "markdown" and meta["grade"] and meta["solution"] and not meta["locked"], f"saw {meta}"
+    assert meta["points"] == points, f"expected {points} points on {grade_id}, saw {meta['points']}"
+    qmeta = nbgrader_meta(question)
+    assert question.cell_type == "markdown" and qmeta.get("locked") and "Question" in question.source, \
+        f"expected a locked question cell before {grade_id}"
+
+
+@each_notebook
+def test_no_unguarded_cuda_calls(name):
+    """Does the notebook avoid .cuda() and hard-coded 'cuda' devices (everything goes through DEVICE)?"""
+    source = code(load(name))
+    assert ".cuda()" not in source, "expected no .cuda() calls"
+    assert source.count('"cuda"') == 1, "expected 'cuda' to appear only in get_device()"
