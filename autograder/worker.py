@@ -7,6 +7,7 @@ subprocess, in the sandbox kernel, with a fresh random check key; a test cell's 
 only when its output carries the matching pass token. The result (scores, timings, log lines, the
 shard, the autograded notebooks and feedback HTML) goes back to the caller, which writes OUT.
 """
+import ctypes
 import hmac
 import json
 import logging
@@ -188,6 +189,15 @@ KEYED_PREPROCESSORS = [
 ]
 
 
+def _die_with_parent():
+    """In the nbgrader child: get SIGKILL when the grading worker dies, so no orphan writes to a workspace
+    that a retry is about to reuse (Linux prctl PR_SET_PDEATHSIG; a no-op elsewhere)."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
 def _run_autograde(task, ws, notebooks, keys, base_settings, base_env, kernel_env, log_lines):
     """One `nbgrader autograde` subprocess for `notebooks` (one, or all of the student's), each notebook
     under its own key; the whole process group is killed after the time limit.
@@ -219,7 +229,7 @@ def _run_autograde(task, ws, notebooks, keys, base_settings, base_env, kernel_en
     (ws / "nbgrader_config.py").write_text(build.config_text(settings, code))
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, cwd=ws, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=_die_with_parent)
     try:
         output, _ = proc.communicate(timeout=task.notebook_timeout * len(notebooks))
         timed_out = False
