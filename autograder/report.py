@@ -75,16 +75,21 @@ def kind(text):
     return " ".join(text.split())[:60] or "(empty)"
 
 
-def check_failure_rates(by_cell):
+def check_failure_rates(by_cell, grades=None):
     """Per test cell: submissions checked, how many lost points, failure rate; worst first.
 
     Inputs:
     - by_cell: grades_by_cell rows (student, notebook, grade_id, score, max_score); rows with an
       empty score (awaiting manual grading) are left out.
+    - grades: grades.csv rows; when given, only graded submissions count (a missing or unreadable
+      notebook says nothing about a check).
     Returns:
     - DataFrame with columns notebook, grade_id, checked, failed, failure_rate.
     """
     scored = by_cell.dropna(subset=["score"])
+    if grades is not None:
+        graded = grades.loc[grades["status"].map(is_graded), ["student", "notebook"]]
+        scored = scored.merge(graded, on=["student", "notebook"])
     if scored.empty:
         return pd.DataFrame(columns=["notebook", "grade_id", "checked", "failed", "failure_rate"])
     lost = scored["score"] < scored["max_score"]

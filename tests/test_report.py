@@ -70,6 +70,16 @@ def test_check_failure_rates_leave_out_pending_scores():
     assert (row["checked"], row["failed"]) == (2, 1)
 
 
+def test_check_failure_rates_count_only_graded_submissions():
+    """Are the zero scores of a missing or unreadable notebook left out of a check's failure rate?"""
+    by_cell = pd.DataFrame({"student": ["a", "b", "c"], "notebook": ["nmt"] * 3,
+                            "grade_id": ["fit_linear_log"] * 3, "score": [1.0, 0.0, 0.0], "max_score": [1.0] * 3})
+    grades = pd.DataFrame({"student": ["a", "b", "c"], "notebook": ["nmt"] * 3,
+                           "status": ["graded", "graded", "missing"]})
+    (row,) = report.check_failure_rates(by_cell, grades).to_dict("records")
+    assert (row["checked"], row["failed"]) == (2, 1)
+
+
 @pytest.mark.parametrize("text, expected", [
     ("invalid JSON: Expecting value: line 1 column 1", "invalid JSON"),
     ("renamed 'Copy of nmt (3).ipynb' to nmt.ipynb", "renamed … to …"),
