@@ -5,6 +5,8 @@ import time
 
 import nbformat
 
+from autograder import assignment
+from autograder.assignment import GRADED
 from autograder.paths import ROOT, SOURCE
 
 NAMES = ("nmt", "bert", "clip")
@@ -70,6 +72,17 @@ def streams(outputs):
     """(stdout text, stderr outputs) of one cell's outputs."""
     stdout = "".join(o.get("text", "") for o in outputs if o.get("name") == "stdout")
     return stdout, [o for o in outputs if o.get("name") == "stderr"]
+
+
+def assert_checks_passed(nb, name, except_for=()):
+    """Every test cell of `name` printed `PASSED <grade_id>` (but those in except_for) and nothing on stderr."""
+    cells = cells_by_grade_id(nb)
+    for grade_id in GRADED[name]:
+        tid = assignment.test_cell_id(grade_id)
+        stdout, stderr = streams(cells[tid].outputs)
+        assert not stderr, f"expected no stderr in {tid}, saw {stderr}"
+        if grade_id not in except_for:
+            assert f"PASSED {grade_id}" in stdout, f"expected 'PASSED {grade_id}' in {tid}'s output, saw {stdout!r}"
 
 
 def output_text(nb):
