@@ -116,6 +116,8 @@ def grade(submissions, out, *, workers=None, scheduler_address=None, force=False
         tasks.append(worker.Task(student=student, notebooks=subs, template=str(template),
                                  work=str(out / ".work" / student), cell_timeout=cell_timeout,
                                  notebook_timeout=notebook_timeout, threads=threads, keep_work=keep_work))
+    # Heaviest students first, so that no worker is left alone with a full student at the end of the batch
+    tasks.sort(key=lambda t: -sum(1 for s in t.notebooks if s["status"] == "ok" and s.get("path")))
     if skipped:
         results.log([f"SKIP {len(skipped)} students already graded (use --force to regrade)"])
 
@@ -132,7 +134,7 @@ def grade(submissions, out, *, workers=None, scheduler_address=None, force=False
                   on_result=on_result, desc="grading")
     results.write_csvs()
     statuses = Counter(s["status"] for st in results.states() for s in st["notebooks"].values())
-    summary = {"graded": [t.student for t in tasks if t.student not in failed], "skipped": skipped,
+    summary = {"graded": sorted(t.student for t in tasks if t.student not in failed), "skipped": skipped,
                "failed": failed, "seconds": time.perf_counter() - start, "statuses": statuses}
     results.log([f"END graded {len(summary['graded'])}, skipped {len(skipped)}, failed {len(failed)} "
                  f"in {summary['seconds']:.1f} s"])

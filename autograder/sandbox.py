@@ -42,7 +42,7 @@ FORWARDED_ENV = (
     "OPENBLAS_NUM_THREADS", "CUDA_VISIBLE_DEVICES", "LANG", "LC_ALL", "TZ", "PYTHONHASHSEED",
     "A3_MEM_LIMIT_MB", "A3_CPU_LIMIT_S", "A3_FSIZE_LIMIT_MB", "A3_OUTPUT_LIMIT_CHARS",
 )
-NEVER_ENV = ("A3_CHECK_KEY", "A3_ALLOW_NON_NOTEBOOK")  # the key goes by pipe; the test-only escape hatch never
+NEVER_ENV = ("A3_CHECK_KEY", "A3_ALLOW_NON_NOTEBOOK", "A3_RUN_ID")  # the key goes by pipe; the others never
 FORCED_ENV = {"A3_QUICK": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONDONTWRITEBYTECODE": "1"}
 SYSTEM_RO = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/sys")
 ETC_RO = (
@@ -207,7 +207,9 @@ def _resilient_execute():
         def preprocess(self, nb, resources=None, km=None):
             self._a3_dead = None
             self._a3_chars = {}
-            return super().preprocess(nb, resources, km)
+            nb, resources = super().preprocess(nb, resources, km)
+            nb.metadata["a3_run"] = os.environ.get("A3_RUN_ID", "")  # the worker's proof that this run finished it
+            return nb, resources
 
         def preprocess_cell(self, cell, resources, index):
             if cell.cell_type != "code":

@@ -2,22 +2,24 @@
 
 The workspace is a tiny nbgrader course (`<work>/`): a copy of the template gradebook (the shard),
 `source/a3/` with the release's data (nbgrader copies it next to each notebook), and
-`submitted/<student>/a3/<nb>.ipynb`. Each notebook is autograded by its own `nbgrader autograde`
-subprocess, in the sandbox kernel, with a fresh random check key; a test cell's points are then kept
-only when its output carries the matching pass token. The result (scores, timings, log lines, the
-shard, the autograded notebooks and feedback HTML) goes back to the caller, which writes OUT.
+`submitted/<student>/a3/<nb>.ipynb`. One `nbgrader autograde` process, forked from a server that has
+nbgrader imported, grades all of the student's notebooks, each in a fresh sandbox kernel under its own
+random check key (a notebook that run did not finish is graded again on its own). A test cell's points
+are kept only when its output carries the matching pass token. The result (scores, timings, log lines,
+the shard, the autograded notebooks and feedback HTML) goes back to the caller, which writes OUT.
+Kernels draw no figures (autograder.nofigures): quick-mode plots mean nothing and cost seconds.
 """
 import ctypes
+import functools
 import hmac
 import json
 import logging
+import multiprocessing
 import os
 import re
 import secrets
 import shutil
 import signal
-import subprocess
-import sys
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -190,21 +192,69 @@ KEYED_PREPROCESSORS = [
 
 
 def _die_with_parent():
-    """In the nbgrader child: get SIGKILL when the grading worker dies, so no orphan writes to a workspace
-    that a retry is about to reuse (Linux prctl PR_SET_PDEATHSIG; a no-op elsewhere)."""
+    """In the nbgrader child: get SIGKILL when its parent dies, so no orphan writes to a workspace that a
+    retry is about to reuse (Linux prctl PR_SET_PDEATHSIG; a no-op elsewhere). The parent is the fork
+    server, which exits when the grading worker that started it dies."""
     try:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
     except (OSError, AttributeError):
         pass
 
 
+FORKSERVER_PRELOAD = ["nbgrader.apps.nbgraderapp", "autograder.sandbox", "autograder.worker"]
+
+
+@functools.lru_cache(maxsize=None)
+def _nbgrader_context():
+    """A multiprocessing fork server with nbgrader already imported, one per grading process.
+
+    Importing nbgrader costs 3-4 s; a child forked from this server starts with it imported, so each
+    student's `nbgrader autograde` run starts at once. The server is single-threaded (unlike a Dask
+    worker), so forking it is safe.
+    """
+    ctx = multiprocessing.get_context("forkserver")
+    ctx.set_forkserver_preload(FORKSERVER_PRELOAD)
+    return ctx
+
+
+def _start(proc):
+    """proc.start(), also from a daemonic process such as a Dask worker (multiprocessing refuses that by
+    default, so that no child outlives it; ours cannot: it dies with the fork server, which exits when
+    this process does)."""
+    config = multiprocessing.current_process()._config
+    daemon = config.get("daemon")
+    config["daemon"] = False
+    try:
+        proc.start()
+    finally:
+        config["daemon"] = daemon
+
+
+def _autograde_child(argv, cwd, env, log_path):
+    """Body of the forked nbgrader process: its own session, the given folder, environment and log file."""
+    os.setsid()  # its own process group, killed as a whole on time-out
+    _die_with_parent()
+    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.close(fd)
+    os.chdir(cwd)
+    os.environ.clear()
+    os.environ.update(env)
+    from nbgrader.apps.nbgraderapp import NbGraderApp
+
+    NbGraderApp.launch_instance(argv=argv)
+
+
 def _run_autograde(task, ws, notebooks, keys, base_settings, base_env, kernel_env, log_lines):
-    """One `nbgrader autograde` subprocess for `notebooks` (one, or all of the student's), each notebook
+    """One `nbgrader autograde` process for `notebooks` (one, or all of the student's), each notebook
     under its own key; the whole process group is killed after the time limit.
 
     Returns:
-    - (sandboxed?, wall seconds, nbgrader output, timed out?)
+    - (sandboxed?, wall seconds, nbgrader output, timed out?, run id: the mark ResilientExecute leaves on
+      each notebook it finished executing in this run)
     """
+    run_id = secrets.token_hex(8)
     kernel_name, extra_env, config, sandboxed = _kernel(ws, dict(kernel_env, A3_CHECK_KEY=keys[notebooks[0]]))
     if not sandboxed:
         log_lines.append(f"WARNING {task.student}/{','.join(notebooks)}: graded UNSANDBOXED "
@@ -213,12 +263,11 @@ def _run_autograde(task, ws, notebooks, keys, base_settings, base_env, kernel_en
     settings.update(_flatten(config))
     settings["Execute.kernel_name"] = kernel_name
     settings["Execute.timeout"] = task.cell_timeout
-    env = dict(base_env, **extra_env)  # the key reaches the kernel through its kernelspec only
-    cmd = [sys.executable, "-m", "nbgrader", "autograde", paths.ASSIGNMENT, "--student", task.student,
-           "--force", "--create"]
+    env = dict(base_env, **extra_env, A3_RUN_ID=run_id)  # the key reaches the kernel through its kernelspec only
+    argv = ["autograde", paths.ASSIGNMENT, "--student", task.student, "--force", "--create"]
     code = ()
     if len(notebooks) == 1:
-        cmd += ["--notebook", notebooks[0]]
+        argv += ["--notebook", notebooks[0]]
     else:
         keyfile = ws / ".a3-keys.json"
         fd = os.open(keyfile, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -227,20 +276,23 @@ def _run_autograde(task, ws, notebooks, keys, base_settings, base_env, kernel_en
         env["A3_KEYS_FILE"] = str(keyfile)
         code = KEYED_PREPROCESSORS
     (ws / "nbgrader_config.py").write_text(build.config_text(settings, code))
+    log_path = ws / ".nbgrader-output.log"
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=ws, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True, preexec_fn=_die_with_parent)
-    try:
-        output, _ = proc.communicate(timeout=task.notebook_timeout * len(notebooks))
-        timed_out = False
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        output, _ = proc.communicate()
-        timed_out = True
+    proc = _nbgrader_context().Process(target=_autograde_child, args=(argv, str(ws), env, str(log_path)))
+    _start(proc)
+    proc.join(task.notebook_timeout * len(notebooks))
+    timed_out = proc.is_alive()
+    if timed_out:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        proc.join()
+    output = log_path.read_text(errors="replace") if log_path.exists() else ""
     wall = time.perf_counter() - start
     for line in sandbox.read_events(ws):
         log_lines.append(f"SANDBOX {task.student}/{','.join(notebooks)}: {line}")
-    return sandboxed, wall, output, timed_out
+    return sandboxed, wall, output, timed_out, run_id
 
 
 def _cell_seconds(cell):
@@ -298,11 +350,12 @@ def _failed_summary(notebook, layout, why):
             "cells": [{"grade_id": check_id(t), "score": 0.0, "max_score": p, "note": why} for t, p in tests.items()]}
 
 
-def _verify_notebook(task, ws, notebook, key, layout, log_lines):
+def _verify_notebook(task, ws, notebook, key, layout, log_lines, run_id):
     """Scores of one autograded notebook after token verification (the shard is updated to match).
 
     Returns:
-    - (summary dict, autograded notebook), or (None, None) when nbgrader left no autograded notebook.
+    - (summary dict, autograded notebook), or (None, None) when the run `run_id` did not finish executing
+      it (nbgrader writes a copy of the submission there before executing it).
     """
     from nbgrader.api import Gradebook, MissingEntry
 
@@ -310,6 +363,8 @@ def _verify_notebook(task, ws, notebook, key, layout, log_lines):
     if not graded.exists():
         return None, None
     nb = nbformat.read(graded, as_version=4)
+    if nb.metadata.get("a3_run") != run_id:
+        return None, None
     tests = layout[notebook]["tests"]
     by_id = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in nb.cells}
     cells, ungradable = [], []
@@ -347,9 +402,9 @@ def _grade_notebooks(task, ws, todo, layout, base_settings, base_env, kernel_env
     done = {}
     keys = {nb: secrets.token_hex(16) for nb in todo}
     if len(todo) > 1:
-        sandboxed, wall, output, timed_out = _run_autograde(task, ws, list(todo), keys, base_settings, base_env,
-                                                            kernel_env, log_lines)
-        verified = {nb: _verify_notebook(task, ws, nb, keys[nb], layout, log_lines) for nb in todo}
+        sandboxed, wall, output, timed_out, run_id = _run_autograde(task, ws, list(todo), keys, base_settings,
+                                                                    base_env, kernel_env, log_lines)
+        verified = {nb: _verify_notebook(task, ws, nb, keys[nb], layout, log_lines, run_id) for nb in todo}
         finished = {nb: v for nb, v in verified.items() if v[0] is not None}
         if len(finished) < len(todo):
             log_lines.append(f"RETRY {task.student}: the shared run left {sorted(set(todo) - set(finished))} "
@@ -365,9 +420,9 @@ def _grade_notebooks(task, ws, todo, layout, base_settings, base_env, kernel_env
         if nb in done:
             continue
         keys[nb] = secrets.token_hex(16)
-        sandboxed, wall, output, timed_out = _run_autograde(task, ws, [nb], keys, base_settings, base_env,
-                                                            kernel_env, log_lines)
-        summary, graded_nb = _verify_notebook(task, ws, nb, keys[nb], layout, log_lines)
+        sandboxed, wall, output, timed_out, run_id = _run_autograde(task, ws, [nb], keys, base_settings, base_env,
+                                                                    kernel_env, log_lines)
+        summary, graded_nb = _verify_notebook(task, ws, nb, keys[nb], layout, log_lines, run_id)
         if summary is None:
             why = (f"notebook ran past {task.notebook_timeout} s and was stopped" if timed_out
                    else f"nbgrader could not grade it: {_last_error(output)}")
@@ -402,7 +457,7 @@ def grade_student(task):
     try:
         todo = _prepare(task, ws)
         kernel_env = {"A3_QUICK": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-                      "TOKENIZERS_PARALLELISM": "false", "MPLBACKEND": "module://matplotlib_inline.backend_inline",
+                      "TOKENIZERS_PARALLELISM": "false", "MPLBACKEND": "module://autograder.nofigures",
                       "PYTHONPATH": os.pathsep.join([str(paths.ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
                       **task.env}
         if task.threads:
@@ -415,6 +470,7 @@ def grade_student(task):
             "Execute.timeout": task.cell_timeout,
             "Execute.shutdown_kernel": "immediate",  # outputs are in; a graceful kernel shutdown costs ~2 s
             "ClearMetadataPreprocessor.preserve_cell_metadata_mask": {"nbgrader", "execution", "tags"},
+            "ClearMetadataPreprocessor.preserve_nb_metadata_mask": {("language_info", "name"), "a3_run"},
             "Autograde.create_student": True,
         })
         try:

@@ -119,6 +119,36 @@ def test_force_regrades(tmp_path):
     assert len(rows(out / "grades.csv")) == 1 and scores(out)[("alice", "toy")]["score"] == "1"
 
 
+def test_students_with_most_notebooks_are_started_first(tmp_path, monkeypatch):
+    """Are the heaviest students handed out first, so no worker is left alone with a full one at the end?"""
+    rel = toy.release(tmp_path.parent)
+    nb = nbformat.read(rel / "toy.ipynb", as_version=4)
+    subs = toy.write_students(tmp_path / "subs", rel, {"anna": None, "bob": None, "zoe": toy.fill(nb, toy.RIGHT)})
+    started = []
+    real_run = grade.scheduler.run
+
+    def spy(tasks, fn, **kwargs):
+        started.extend(t.student for t in tasks)
+        return real_run(tasks, fn, **kwargs)
+
+    monkeypatch.setattr(grade.scheduler, "run", spy)
+    summary = grade.grade(subs, tmp_path / "out", workers=1, source=toy.TOY_SOURCE, ingest_fn=grade.plain_ingest)
+    assert started == ["zoe", "anna", "bob"], f"expected zoe (one notebook) before the empty ones, saw {started}"
+    assert summary["graded"] == ["anna", "bob", "zoe"]
+
+
+def test_run_past_the_notebook_time_limit_is_stopped_with_a_reason(tmp_path):
+    """Is an nbgrader run that outlasts the notebook time limit killed, and recorded with a reason?"""
+    rel = toy.release(tmp_path.parent)
+    nb = nbformat.read(rel / "toy.ipynb", as_version=4)
+    slow = dict(toy.RIGHT, add="import time\ntime.sleep(120)\n" + toy.RIGHT["add"])
+    subs = toy.write_students(tmp_path / "subs", rel, {"slow": toy.fill(nb, slow)})
+    out = tmp_path / "out"
+    grade.grade(subs, out, workers=1, source=toy.TOY_SOURCE, ingest_fn=grade.plain_ingest, notebook_timeout=8)
+    row = scores(out)[("slow", "toy")]
+    assert row["status"] == "notebook ran past 8 s and was stopped" and row["score"] == "0", f"saw {row}"
+
+
 def test_cli_grades_into_out(tmp_path):
     """Does `python -m autograder grade SUBMISSIONS --out OUT` exit 0 and write both CSVs?"""
     from autograder.__main__ import main
