@@ -6,6 +6,7 @@ their last line, so neither the hidden code nor its traceback ever reaches a stu
 """
 import argparse
 import copy
+import functools
 import html
 import re
 import sys
@@ -144,11 +145,48 @@ def render(nb, summary, student):
     Returns:
     - a standalone HTML page (str).
     """
-    from nbconvert import HTMLExporter
-
-    exporter = HTMLExporter(template_name="lab")
-    body, _ = exporter.from_notebook_node(annotate(nb, summary, student))
+    body, _ = _exporter().from_notebook_node(annotate(nb, summary, student))
     return body
+
+
+class _Highlighted(str):
+    """Code input as Pygments rendered it: every character of the source is HTML-escaped already."""
+
+
+@functools.lru_cache(maxsize=None)
+def _exporter():
+    """nbconvert's lab HTML exporter, built once per process: sanitises what a student can fill with HTML,
+    and skips re-sanitising highlighted code.
+
+    By default nbconvert copies markdown cells and HTML outputs into the page as they are, so a student's
+    `<script>` would run in the reader's browser; `sanitize_html` passes them through bleach. The lab
+    template also passes every code input through Pygments and then through bleach, which is more than
+    half of the rendering time; Pygments escapes the source already, so that second pass is skipped.
+    """
+    import bleach
+    from nbconvert import HTMLExporter
+    from nbconvert.filters import Highlight2HTML
+
+    cleaner = bleach.Cleaner(tags=SAFE_TAGS, attributes=SAFE_ATTRIBUTES, protocols=SAFE_PROTOCOLS, strip=True)
+    exporter = HTMLExporter(template_name="lab", sanitize_html=True)  # markdown and HTML outputs too
+    highlight = Highlight2HTML(pygments_lexer="ipython3", parent=exporter)
+    exporter.filters = {
+        "highlight_code": lambda *args, **kwargs: _Highlighted(highlight(*args, **kwargs)),
+        "clean_html": lambda html: html if isinstance(html, _Highlighted) else cleaner.clean(str(html)),
+    }
+    return exporter
+
+
+# What sanitised student HTML may keep: text formatting, lists, tables (pandas), images, links; never
+# scripts, event handlers, forms, frames or styles. nbconvert's own list lacks p, div, span and tables.
+SAFE_TAGS = {
+    "a", "abbr", "b", "blockquote", "br", "caption", "code", "del", "details", "div", "em", "h1", "h2", "h3",
+    "h4", "h5", "h6", "hr", "i", "img", "kbd", "li", "ol", "p", "pre", "s", "samp", "small", "span", "strong",
+    "sub", "summary", "sup", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "u", "ul",
+}
+SAFE_ATTRIBUTES = {"*": ["class", "title"], "a": ["href"], "img": ["src", "alt", "width", "height"],
+                   "td": ["colspan", "rowspan"], "th": ["colspan", "rowspan"]}
+SAFE_PROTOCOLS = {"http", "https", "mailto", "data"}
 
 
 def rerender(out):

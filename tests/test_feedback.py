@@ -107,3 +107,40 @@ def test_render_escapes_student_controlled_text():
                "repairs": ["renamed <script>alert(1)</script>.ipynb to nmt.ipynb"], "notes": [], "manual": {}}
     page = feedback.render(None, summary, "eve")
     assert "<script>alert(1)</script>" not in page
+
+
+def test_render_never_lets_student_html_run():
+    """Is HTML a student puts in code, markdown or an HTML output made inert (no script, handler or js link)?"""
+    code = nbformat.v4.new_code_cell("s = '</pre><script>alert(1)</script>'")
+    code.outputs = [nbformat.v4.new_output("display_data", data={
+        "text/html": "<img src=x onerror=alert(2)><script>alert(3)</script>", "text/plain": "x"})]
+    markdown = nbformat.v4.new_markdown_cell("Answer <script>alert(4)</script><img src=x onerror=alert(5)> "
+                                             "<a href='javascript:alert(6)'>link</a>")
+    summary = {"notebook": "nmt", "score": 0.0, "max_score": 11.0, "status": "graded", "cells": [],
+               "repairs": [], "notes": [], "manual": {}}
+    page = feedback.render(nbformat.v4.new_notebook(cells=[code, markdown]), summary, "eve")
+    for bad in ("<script>alert", "onerror", "javascript:"):
+        assert bad not in page, f"{bad!r} from the student's notebook reached the feedback page"
+
+
+def test_render_keeps_harmless_student_html():
+    """Are a pandas table and markdown formatting still shown after sanitising?"""
+    cell = nbformat.v4.new_code_cell("display(df)")
+    cell.outputs = [nbformat.v4.new_output("display_data", data={
+        "text/html": "<table class='dataframe'><thead><tr><th>sentence</th></tr></thead>"
+                     "<tbody><tr><td>one plus two</td></tr></tbody></table>", "text/plain": "x"})]
+    markdown = nbformat.v4.new_markdown_cell("The loss is **lower** on the large set.")
+    summary = {"notebook": "nmt", "score": 0.0, "max_score": 11.0, "status": "graded", "cells": [],
+               "repairs": [], "notes": [], "manual": {}}
+    page = feedback.render(nbformat.v4.new_notebook(cells=[cell, markdown]), summary, "eve")
+    assert "<td>one plus two</td>" in page and "<thead>" in page
+    assert "<strong>lower</strong>" in page
+
+
+def test_render_shows_highlighted_code_text():
+    """Does a code cell's text still appear in the page, highlighted, after the faster rendering path?"""
+    cell = nbformat.v4.new_code_cell("def add(a, b):\n    return a < b")
+    summary = {"notebook": "nmt", "score": 0.0, "max_score": 11.0, "status": "graded", "cells": [],
+               "repairs": [], "notes": [], "manual": {}}
+    page = feedback.render(nbformat.v4.new_notebook(cells=[cell]), summary, "eve")
+    assert '<span class="k">def</span>' in page and "&lt;" in page
