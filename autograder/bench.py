@@ -127,6 +127,17 @@ def time_breakdown(out):
     return "\n".join(lines)
 
 
+def seed_template(out, template, source):
+    """Put an already built grading template into OUT's cache, stamped for `source` (see grade.ensure_template)."""
+    from autograder.grade import source_digest
+
+    cache = Path(out) / ".cache" / "template"
+    if cache.exists():
+        shutil.rmtree(cache)
+    shutil.copytree(template, cache)
+    (cache / "source.sha256").write_text(source_digest(source))
+
+
 def grade_batch(submissions, out, workers, log, source=paths.SOURCE):
     """Run `python -m autograder grade` as a fresh process; returns (wall seconds, RunStats dict)."""
     stats_file = Path(out).with_suffix(".stats.json")
@@ -164,7 +175,10 @@ def main(argv=None):
         if source.exists():
             shutil.rmtree(source)
         shutil.copytree(paths.SOURCE, source, ignore=shutil.ignore_patterns(".ipynb_checkpoints", "__pycache__"))
-        release = build.template(work / "template", source) / "release"
+        t0 = time.perf_counter()
+        template = build.template(work / "template", source)
+        template_seconds = time.perf_counter() - t0
+        release = template / "release"
         students = build_students(work / "submissions", args.students, release, source)
         kinds = {k: sum(1 for _, kind in students if kind == k) for k in KINDS}
         notebooks = sorted({p.name for p in release.glob("*.ipynb")})
@@ -172,11 +186,13 @@ def main(argv=None):
         rows, scores = [], {}
         for w in args.workers:
             out = work / f"out-{w}"
+            seed_template(out, template, source)
             print(f"bench: grading with {w} worker(s)…", flush=True)
             wall, stats = grade_batch(work / "submissions", out, w, work / f"grade-{w}.log", source)
             rows.append(row_from(w, len(students), wall, stats))
             scores[w] = score_table(out)
-        print()
+        print(f"\nThe grading template (nbgrader generate_assignment) took {template_seconds:.1f} s once; every run "
+              "below reuses it, as `grade` does on an OUT it has graded into before.")
         print(format_table(rows))
         same = all(s == scores[args.workers[0]] for s in scores.values())
         print(f"\ngrades identical across worker counts: {'yes' if same else 'NO'}")

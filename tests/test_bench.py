@@ -107,3 +107,17 @@ def test_time_breakdown_averages_each_phase_per_notebook(tmp_path):
     assert lines[1].split() == ["nmt", "2", "15.0", "5.0", "4.0", "4.0", "2.0"]
     assert lines[2].split() == ["bert", "1", "8.0", "4.0", "2.0", "1.0", "1.0"]
     assert bench.time_breakdown(tmp_path / "nowhere") == ""
+
+
+def test_seeded_template_is_reused_by_grade(tmp_path, monkeypatch):
+    """Does `grade` reuse the template bench seeds into OUT instead of building its own?"""
+    from autograder import build, grade
+
+    _, source = toy_course(tmp_path)
+    template = tmp_path / "template"
+    (template / "release").mkdir(parents=True)
+    (template / "gradebook.db").write_text("a gradebook")
+    bench.seed_template(tmp_path / "out", template, source)
+    monkeypatch.setattr(build, "template", lambda *a, **k: pytest.fail("grade rebuilt the seeded template"))
+    cache = grade.ensure_template(tmp_path / "out", source)
+    assert (cache / "gradebook.db").read_text() == "a gradebook"
