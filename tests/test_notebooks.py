@@ -100,6 +100,14 @@ def test_written_answer_cells(name, grade_id, points):
 
 
 @each_notebook
+def test_provided_code_cells_are_locked(name):
+    """Is every code cell that is not a solution cell locked, so that autograding restores provided code?"""
+    unlocked = [c.id for c in load(name).cells if c.cell_type == "code"
+                and not nbgrader_meta(c).get("solution") and not nbgrader_meta(c).get("locked")]
+    assert not unlocked, f"expected every provided code cell locked, saw unlocked {unlocked}"
+
+
+@each_notebook
 def test_no_unguarded_cuda_calls(name):
     """Does the notebook avoid .cuda() and hard-coded 'cuda' devices (everything goes through DEVICE)?"""
     source = code(load(name))

@@ -5,13 +5,11 @@ returns the expectations: for each case the student id the grader must use and, 
 expected status (a regex) and score. tests/test_corpus.py grades the whole corpus in one batch;
 tests/test_ingest.py reuses the notebook builders below.
 
-Every submission is `lite`: in the student-editable provided cells (no nbgrader metadata) only the
-definitions are kept and the training runs are dropped, so the batch stays fast. Graded and locked
-cells are exactly as released; the hidden checks never depend on the training runs.
+Provided code cells are locked in every notebook, and ingest restores a locked cell a student edited,
+so each submission runs the notebook's full quick mode, as a real one would.
 
 Run `python tests/corpus/make_corpus.py DEST` to write the corpus somewhere to look at it.
 """
-import ast
 import copy
 import json
 import re
@@ -46,42 +44,14 @@ def strip_markers(source):
     return "\n".join(line for line in source.splitlines() if line.strip() not in markers)
 
 
-CHEAP_CALLS = {"int", "float", "str", "len", "range", "list", "dict", "set", "tuple", "sorted", "min", "max", "sum"}
-
-
-def _cheap(stmt):
-    """Definitions and constant assignments: what later cells need, without the work."""
-    if isinstance(stmt, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef)):
-        return True
-    if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
-        calls = [n for n in ast.walk(stmt) if isinstance(n, ast.Call)]
-        return all(isinstance(c.func, ast.Name) and c.func.id in CHEAP_CALLS for c in calls)
-    return False
-
-
-def lite(nb):
-    """Drop the training runs from the provided cells a student may edit (cells without nbgrader metadata)."""
-    for cell in nb.cells:
-        if cell.cell_type != "code" or gid(cell):
-            continue
-        try:
-            body = ast.parse(cell.source).body
-        except SyntaxError:
-            continue
-        kept = [stmt for stmt in body if _cheap(stmt)]
-        if len(kept) < len(body):
-            cell.source = "# (runs skipped in this corpus submission)\n" + "\n".join(ast.unparse(s) for s in kept)
-    return nb
-
-
 def unsolved(release_nb):
-    """The release notebook as handed out (every solution cell still a stub), without the training runs."""
-    return lite(copy.deepcopy(release_nb))
+    """The release notebook as handed out (every solution cell still a stub)."""
+    return copy.deepcopy(release_nb)
 
 
 def solved(release_nb, source_nb):
-    """The release notebook with every solution cell filled in from the instructor's source (lite)."""
-    nb = lite(copy.deepcopy(release_nb))
+    """The release notebook with every solution cell filled in from the instructor's source."""
+    nb = copy.deepcopy(release_nb)
     answers = {gid(c): c.source for c in source_nb.cells if gid(c)}
     for cell in nb.cells:
         meta = cell.metadata.get("nbgrader", {})
