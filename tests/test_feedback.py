@@ -109,6 +109,11 @@ def test_render_escapes_student_controlled_text():
     assert "<script>alert(1)</script>" not in page
 
 
+# A graded notebook with no check results: the page then shows just the student's cells
+EMPTY_SUMMARY = {"notebook": "nmt", "score": 0.0, "max_score": 11.0, "status": "graded", "cells": [],
+                 "repairs": [], "notes": [], "manual": {}}
+
+
 def test_render_never_lets_student_html_run():
     """Is HTML a student puts in code, markdown or an HTML output made inert (no script, handler or js link)?"""
     code = nbformat.v4.new_code_cell("s = '</pre><script>alert(1)</script>'")
@@ -116,9 +121,7 @@ def test_render_never_lets_student_html_run():
         "text/html": "<img src=x onerror=alert(2)><script>alert(3)</script>", "text/plain": "x"})]
     markdown = nbformat.v4.new_markdown_cell("Answer <script>alert(4)</script><img src=x onerror=alert(5)> "
                                              "<a href='javascript:alert(6)'>link</a>")
-    summary = {"notebook": "nmt", "score": 0.0, "max_score": 11.0, "status": "graded", "cells": [],
-               "repairs": [], "notes": [], "manual": {}}
-    page = feedback.render(nbformat.v4.new_notebook(cells=[code, markdown]), summary, "eve")
+    page = feedback.render(nbformat.v4.new_notebook(cells=[code, markdown]), EMPTY_SUMMARY, "eve")
     for bad in ("<script>alert", "onerror", "javascript:"):
         assert bad not in page, f"{bad!r} from the student's notebook reached the feedback page"
 
@@ -130,9 +133,7 @@ def test_render_keeps_harmless_student_html():
         "text/html": "<table class='dataframe'><thead><tr><th>sentence</th></tr></thead>"
                      "<tbody><tr><td>one plus two</td></tr></tbody></table>", "text/plain": "x"})]
     markdown = nbformat.v4.new_markdown_cell("The loss is **lower** on the large set.")
-    summary = {"notebook": "nmt", "score": 0.0, "max_score": 11.0, "status": "graded", "cells": [],
-               "repairs": [], "notes": [], "manual": {}}
-    page = feedback.render(nbformat.v4.new_notebook(cells=[cell, markdown]), summary, "eve")
+    page = feedback.render(nbformat.v4.new_notebook(cells=[cell, markdown]), EMPTY_SUMMARY, "eve")
     assert "<td>one plus two</td>" in page and "<thead>" in page
     assert "<strong>lower</strong>" in page
 
@@ -140,7 +141,5 @@ def test_render_keeps_harmless_student_html():
 def test_render_shows_highlighted_code_text():
     """Does a code cell's text still appear in the page, highlighted, after the faster rendering path?"""
     cell = nbformat.v4.new_code_cell("def add(a, b):\n    return a < b")
-    summary = {"notebook": "nmt", "score": 0.0, "max_score": 11.0, "status": "graded", "cells": [],
-               "repairs": [], "notes": [], "manual": {}}
-    page = feedback.render(nbformat.v4.new_notebook(cells=[cell]), summary, "eve")
+    page = feedback.render(nbformat.v4.new_notebook(cells=[cell]), EMPTY_SUMMARY, "eve")
     assert '<span class="k">def</span>' in page and "&lt;" in page
