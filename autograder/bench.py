@@ -90,10 +90,30 @@ def build_students(dest, n, release, source, wrong=None):
 
 # --- measurement --------------------------------------------------------------------------------
 
-def row_from(workers, n_students, wall, stats):
-    """One table row from a batch's wall time and its scheduler statistics (RunStats.as_dict())."""
+def cpu_times():
+    """(busy, total) CPU time of the whole machine so far, in clock ticks summed over cores (/proc/stat),
+    or None where there is no /proc/stat."""
+    try:
+        fields = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
+    except (OSError, ValueError, IndexError):
+        return None
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)  # idle + iowait
+    return sum(fields) - idle, sum(fields)
+
+
+def busy_cores(before, after, cores=None):
+    """Mean number of cores busy between two cpu_times() readings (None if either is missing)."""
+    if before is None or after is None or after[1] == before[1]:
+        return None
+    cores = cores or os.cpu_count() or 1
+    return cores * (after[0] - before[0]) / (after[1] - before[1])
+
+
+def row_from(workers, n_students, wall, stats, cores=None):
+    """One table row from a batch's wall time, its scheduler statistics (RunStats.as_dict()) and the mean
+    number of busy cores while it ran."""
     return {
-        "workers": workers, "students": n_students, "wall": wall, "grading": stats["seconds"],
+        "workers": workers, "students": n_students, "wall": wall, "grading": stats["seconds"], "cores": cores,
         "startup": stats["startup_seconds"], "mode": stats["mode"], "failures": stats["failures"],
         "rss": [(w["peak_rss_mb"], w["children_peak_rss_mb"]) for w in stats["workers"]],
     }
@@ -103,12 +123,13 @@ def format_table(rows):
     """The benchmark table: seconds per student and speed-up against the first row, memory per worker."""
     base = rows[0]
     head = (f"{'workers':>7} {'students':>8} {'wall s':>8} {'s/student':>9} {'speed-up':>8} "
-            f"{'grading s':>9} {'cluster start s':>15}  peak RSS per worker, MiB (process / largest child)")
+            f"{'grading s':>9} {'cluster start s':>15} {'busy cores':>10}  peak RSS per worker, MiB (process / largest child)")
     lines = [head, "-" * len(head)]
     for r in rows:
         rss = ", ".join(f"{p:.0f} / {c:.0f}" for p, c in r["rss"]) or "-"
+        cores = "-" if r.get("cores") is None else f"{r['cores']:.2f}"
         lines.append(f"{r['workers']:>7} {r['students']:>8} {r['wall']:>8.1f} {r['wall'] / r['students']:>9.1f} "
-                     f"{base['wall'] / r['wall']:>7.2f}x {r['grading']:>9.1f} {r['startup']:>15.1f}  {rss}")
+                     f"{base['wall'] / r['wall']:>7.2f}x {r['grading']:>9.1f} {r['startup']:>15.1f} {cores:>10}  {rss}")
     return "\n".join(lines)
 
 
@@ -139,19 +160,20 @@ def seed_template(out, template, source):
 
 
 def grade_batch(submissions, out, workers, log, source=paths.SOURCE):
-    """Run `python -m autograder grade` as a fresh process; returns (wall seconds, RunStats dict)."""
+    """Run `python -m autograder grade` as a fresh process; returns (wall seconds, RunStats dict, mean busy
+    cores of the whole machine meanwhile, or None)."""
     stats_file = Path(out).with_suffix(".stats.json")
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", **{STATS_ENV: str(stats_file)})
     cmd = [sys.executable, "-m", "autograder", "grade", str(submissions), "--out", str(out),
            "--workers", str(workers), "--force", "--source", str(source)]
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), cpu_times()
     with open(log, "w") as f:
         proc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, env=env, cwd=paths.ROOT)
-    wall = time.perf_counter() - start
+    wall, cores = time.perf_counter() - start, busy_cores(cpu, cpu_times())
     if proc.returncode != 0 or not stats_file.exists():
         tail = Path(log).read_text()[-2000:]
         raise RuntimeError(f"grading with {workers} worker(s) failed (exit {proc.returncode}); log {log}:\n{tail}")
-    return wall, json.loads(stats_file.read_text())
+    return wall, json.loads(stats_file.read_text()), cores
 
 
 def score_table(out):
@@ -188,12 +210,14 @@ def main(argv=None):
             out = work / f"out-{w}"
             seed_template(out, template, source)
             print(f"bench: grading with {w} worker(s)…", flush=True)
-            wall, stats = grade_batch(work / "submissions", out, w, work / f"grade-{w}.log", source)
-            rows.append(row_from(w, len(students), wall, stats))
+            wall, stats, cores = grade_batch(work / "submissions", out, w, work / f"grade-{w}.log", source)
+            rows.append(row_from(w, len(students), wall, stats, cores))
             scores[w] = score_table(out)
         print(f"\nThe grading template (nbgrader generate_assignment) took {template_seconds:.1f} s once; every run "
               "below reuses it, as `grade` does on an OUT it has graded into before.")
         print(format_table(rows))
+        print(f"busy cores: the whole machine's mean over the run, of {os.cpu_count()}; the speed-up can reach at "
+              "most the cores a run can use divided by the busy cores of the 1-worker run.")
         same = all(s == scores[args.workers[0]] for s in scores.values())
         print(f"\ngrades identical across worker counts: {'yes' if same else 'NO'}")
         statuses = {}

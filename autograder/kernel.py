@@ -3,8 +3,9 @@
 Run as `python -m autograder.kernel -f CONNECTION_FILE` (the sandbox launcher does this). Before any
 student code exists in the process it
 - applies resource limits (data segment, CPU time, file size, no core dumps);
-- reads the pass-token key from the pipe named by A3_KEY_FD and imports `autograder.checks`, which
-  snapshots the pristine torch/numpy/builtins functions and takes the key out of the environment;
+- imports `autograder.checks` (which snapshots the pristine torch/numpy/builtins functions) and the
+  course's check modules (A3_CHECK_MODULES), then seals the runtime (checks defined later print no pass
+  token), and only then gives it the pass-token key read from the pipe named by A3_KEY_FD;
 - caps the output each cell may send (a runaway print cannot flood the grader);
 - turns os._exit/os.abort from notebook code into SystemExit, so an accidental exit does not end grading;
 - installs an audit hook that logs attempts to open hidden paths or the network to A3_EVENTS_FD and
@@ -161,33 +162,74 @@ def watch_access():
 
 
 def read_key():
-    """Move the pass-token key from the inherited pipe into os.environ for `autograder.checks` to take."""
+    """The pass-token key (bytes) from the inherited pipe named by A3_KEY_FD (b"" without one)."""
     fd = os.environ.pop("A3_KEY_FD", None)
     if fd is None:
-        return
+        return b""
     chunks = []
     while chunk := os.read(int(fd), 4096):
         chunks.append(chunk)
     os.close(int(fd))
-    os.environ["A3_CHECK_KEY"] = b"".join(chunks).decode()
+    return b"".join(chunks)
 
 
-def main(argv=None):
-    """Limits, key, check runtime, output cap, exit guard and audit hook; then run ipykernel with argv."""
+def check_modules():
+    """Modules holding the course's checks (A3_CHECK_MODULES, comma-separated; default: autograder.checks.<nb>)."""
+    from autograder import paths
+
+    names = os.environ.get("A3_CHECK_MODULES") or ",".join(f"autograder.checks.{nb}" for nb in paths.NOTEBOOKS)
+    return [n.strip() for n in names.split(",") if n.strip()]
+
+
+def load_checks(quiet=False):
+    """Import every check module (see check_modules); a failure is logged unless quiet (the zygote tries
+    them early; its kernels try again in their own folder)."""
+    import importlib
+
+    for name in check_modules():
+        try:
+            importlib.import_module(name)
+        except Exception as exc:  # noqa: BLE001  (its hidden tests will then fail visibly)
+            if not quiet:
+                log_event(f"check module {name} could not be imported before the notebook: "
+                          f"{type(exc).__name__}: {exc}")
+
+
+def prepare():
+    """What a grading process sets up before any student code exists in it, except the check modules, the
+    key and the audit hook: event log, limits, the check runtime, output cap, exit guard.
+
+    Returns:
+    - the `autograder.checks` module
+    """
     global _events_fd
-    argv = sys.argv[1:] if argv is None else argv
     fd = os.environ.pop("A3_EVENTS_FD", None)
     if fd is not None:
         _events_fd = int(fd)
         os.set_inheritable(_events_fd, False)
     lim = limits()
     apply_limits(lim)
-    read_key()
-    import autograder.checks  # noqa: F401  (snapshots pristine functions and pops A3_CHECK_KEY)
+    import autograder.checks as checks  # snapshots the pristine functions
 
     os.environ.pop("A3_CHECK_KEY", None)
     cap_output(lim["output_chars"])
     guard_exit()
+    return checks
+
+
+def arm(checks, key):
+    """Import the check modules, seal the runtime (checks defined later print no token), then give it the key."""
+    load_checks()
+    checks.seal()
+    if key:
+        checks.set_key(key)
+
+
+def main(argv=None):
+    """Limits, sealed checks, key, output cap, exit guard and audit hook; then run ipykernel with argv."""
+    argv = sys.argv[1:] if argv is None else argv
+    checks = prepare()
+    arm(checks, read_key())
     watch_access()
     from ipykernel import kernelapp
 

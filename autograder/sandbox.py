@@ -40,7 +40,7 @@ EVENTS_FILE = "sandbox-events.log"
 FORWARDED_ENV = (
     "NBGRADER_EXECUTION", "TOKENIZERS_PARALLELISM", "MPLBACKEND", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
     "OPENBLAS_NUM_THREADS", "CUDA_VISIBLE_DEVICES", "LANG", "LC_ALL", "TZ", "PYTHONHASHSEED",
-    "A3_MEM_LIMIT_MB", "A3_CPU_LIMIT_S", "A3_FSIZE_LIMIT_MB", "A3_OUTPUT_LIMIT_CHARS",
+    "A3_MEM_LIMIT_MB", "A3_CPU_LIMIT_S", "A3_FSIZE_LIMIT_MB", "A3_OUTPUT_LIMIT_CHARS", "A3_CHECK_MODULES",
 )
 NEVER_ENV = ("A3_CHECK_KEY", "A3_ALLOW_NON_NOTEBOOK", "A3_RUN_ID")  # the key goes by pipe; the others never
 FORCED_ENV = {"A3_QUICK": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONDONTWRITEBYTECODE": "1"}
@@ -122,12 +122,7 @@ def install_kernel(workspace, env, sandbox=None):
     if sandboxed and not available():
         raise RuntimeError("bubblewrap (bwrap) is not usable on this machine; install the Debian package 'bubblewrap'")
     lim = limits()
-    state = workspace / ".sandbox"
-    state.mkdir(parents=True, exist_ok=True)
-    build_package_copy(state / "lib")
-    runtime = runtime_dir(workspace)
-    shutil.rmtree(runtime, ignore_errors=True)
-    runtime.mkdir(mode=0o700, parents=True)
+    state, runtime = prepare_workspace(workspace)
     kernel_dir = state / "kernels" / KERNEL_NAME
     kernel_dir.mkdir(parents=True, exist_ok=True)
     passed = sorted(k for k in env if k not in NEVER_ENV)
@@ -166,6 +161,26 @@ def install_kernel(workspace, env, sandbox=None):
         "runtime_dir": str(runtime),
         "limits": lim,
     }
+
+
+def prepare_workspace(workspace):
+    """Create the workspace's sandbox state once: the bytecode package copy and the kernels' runtime folder.
+
+    Both stay in place for the student's whole run: a running zygote (autograder.zygote) has them mounted,
+    and a mount of a folder that is deleted and made again would show the old, empty one.
+
+    Returns:
+    - (state folder Path, runtime folder Path)
+    """
+    workspace = Path(workspace).resolve()
+    state = workspace / ".sandbox"
+    state.mkdir(parents=True, exist_ok=True)
+    if not (state / "lib" / "autograder" / "kernel.pyc").exists():
+        build_package_copy(state / "lib")
+    runtime = runtime_dir(workspace)
+    runtime.mkdir(mode=0o700, parents=True, exist_ok=True)
+    runtime.chmod(0o700)
+    return state, runtime
 
 
 def runtime_dir(workspace):
@@ -282,11 +297,55 @@ def _ro(path):
     return ["--ro-bind-try", path, path]
 
 
-def bwrap_command(workspace, cwd, connection_file, sockets, kernel_env, pass_fds_env):
-    """The bwrap command line that runs the grading kernel for a notebook executing in cwd."""
+def kernel_variables(source, pass_names):
+    """The variables a grading kernel gets from the environment `source` (the nbgrader process's, with its
+    kernelspec's merged in): the FORWARDED_ENV ones and `pass_names`, never the NEVER_ENV ones."""
+    names = (set(FORWARDED_ENV) | set(pass_names)) - set(NEVER_ENV)
+    return {n: source[n] for n in names if n in source}
+
+
+def kernel_environment(workspace, visible, kernel_env, fds_env):
+    """The whole environment of a sandboxed kernel (or zygote) whose writable folders are `visible`."""
     python_roots = sorted({os.path.realpath(p) for p in
                            (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)})
-    venv_bin = os.path.dirname(sys.executable)
+    env = dict(kernel_env)
+    env.update(FORCED_ENV)
+    env.update(fds_env)
+    env.update({
+        "PATH": f"{os.path.dirname(sys.executable)}:/usr/local/bin:/usr/bin:/bin",
+        "HOME": SANDBOX_HOME,
+        "MPLCONFIGDIR": f"{SANDBOX_HOME}/.matplotlib",
+        "PYTHONPATH": PACKAGE_MOUNT,
+        "A3_SANDBOX": "1",
+        "A3_SANDBOX_PROTECT": os.pathsep.join([str(paths.ROOT), str(Path(workspace).parent), os.path.expanduser("~")]),
+        "A3_SANDBOX_VISIBLE": os.pathsep.join(python_roots + [sys.prefix] + [str(v) for v in visible]),
+        "JPY_PARENT_PID": "1",  # our parent is the namespace's init: no parent poller (it would exit at once)
+    })
+    for name, (_, inside) in _model_caches():
+        env[name] = inside
+    return env
+
+
+def _model_caches():
+    """[(variable, (host folder, path inside the sandbox))] for the model caches shown read-only."""
+    found = []
+    for name, host in (("HF_HOME", os.environ.get("HF_HOME") or os.path.expanduser("~/.cache/huggingface")),
+                       ("TORCH_HOME", os.environ.get("TORCH_HOME") or os.path.expanduser("~/.cache/torch"))):
+        if os.path.isdir(host):  # cached pretrained weights, read-only (online model source)
+            found.append((name, (host, f"/opt/a3-cache/{name.lower()}")))
+    for name in ("A3_MODEL_CACHE", "HF_HUB_CACHE"):  # a model cache elsewhere: same path inside, read-only
+        host = os.environ.get(name)
+        if host and os.path.isdir(host):
+            host = os.path.realpath(host)
+            found.append((name, (host, host)))
+    return found
+
+
+def bwrap_command(workspace, cwd, connection_file, sockets, env, module="autograder.kernel"):
+    """The bwrap command line that runs `python -m module` with environment `env` in cwd (writable, with
+    the sockets folder); connection_file (None for a zygote) is shown read-only."""
+    python_roots = sorted({os.path.realpath(p) for p in
+                           (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)})
     cmd = ["bwrap", "--die-with-parent", "--new-session", "--unshare-net", "--unshare-pid", "--unshare-ipc",
            "--unshare-uts", "--unshare-cgroup-try", "--hostname", "a3-sandbox", "--cap-drop", "ALL", "--clearenv"]
     for p in SYSTEM_RO + ETC_RO:
@@ -297,35 +356,15 @@ def bwrap_command(workspace, cwd, connection_file, sockets, kernel_env, pass_fds
         cmd += ["--dev-bind-try", str(dev), str(dev)]
     for p in python_roots + [sys.prefix]:
         cmd += ["--ro-bind", p, p]
-    cmd += ["--ro-bind", str(workspace / ".sandbox" / "lib"), PACKAGE_MOUNT]
-    for name, host in (("HF_HOME", os.environ.get("HF_HOME") or os.path.expanduser("~/.cache/huggingface")),
-                       ("TORCH_HOME", os.environ.get("TORCH_HOME") or os.path.expanduser("~/.cache/torch"))):
-        if os.path.isdir(host):  # cached pretrained weights, read-only (online model source)
-            inside = f"/opt/a3-cache/{name.lower()}"
-            cmd += ["--ro-bind", host, inside, "--setenv", name, inside]
-    for name in ("A3_MODEL_CACHE", "HF_HUB_CACHE"):  # a model cache elsewhere: same path inside, read-only
-        host = os.environ.get(name)
-        if host and os.path.isdir(host):
-            host = os.path.realpath(host)
-            cmd += ["--ro-bind", host, host, "--setenv", name, host]
-    cmd += ["--bind", str(cwd), str(cwd), "--chdir", str(cwd)]
-    cmd += ["--bind", str(sockets), str(sockets), "--ro-bind", str(connection_file), str(connection_file)]
-    env = dict(kernel_env)
-    env.update(FORCED_ENV)
-    env.update(pass_fds_env)
-    env.update({
-        "PATH": f"{venv_bin}:/usr/local/bin:/usr/bin:/bin",
-        "HOME": SANDBOX_HOME,
-        "MPLCONFIGDIR": f"{SANDBOX_HOME}/.matplotlib",
-        "PYTHONPATH": PACKAGE_MOUNT,
-        "A3_SANDBOX": "1",
-        "A3_SANDBOX_PROTECT": os.pathsep.join([str(paths.ROOT), str(workspace.parent), os.path.expanduser("~")]),
-        "A3_SANDBOX_VISIBLE": os.pathsep.join(python_roots + [sys.prefix, str(cwd), str(sockets)]),
-        "JPY_PARENT_PID": "1",  # our parent is the namespace's init: no parent poller (it would exit at once)
-    })
+    cmd += ["--ro-bind", str(Path(workspace) / ".sandbox" / "lib"), PACKAGE_MOUNT]
+    for _, (host, inside) in _model_caches():
+        cmd += ["--ro-bind", host, inside]
+    cmd += ["--bind", str(cwd), str(cwd), "--chdir", str(cwd), "--bind", str(sockets), str(sockets)]
+    if connection_file is not None:
+        cmd += ["--ro-bind", str(connection_file), str(connection_file)]
     for k, v in sorted(env.items()):
         cmd += ["--setenv", k, v]
-    cmd += ["--", sys.executable, "-m", "autograder.kernel"]
+    cmd += ["--", sys.executable, "-m", module]
     return cmd
 
 
@@ -349,8 +388,14 @@ def launch(argv=None):
                  f"(install_kernel's config does), got ip={ip!r}")
     sockets = Path(ip).parent
     key = os.environ.pop("A3_CHECK_KEY", "")
-    names = (set(FORWARDED_ENV) | {n for n in args.pass_env.split(",") if n}) - set(NEVER_ENV)
-    kernel_env = {n: os.environ[n] for n in names if n in os.environ}
+    kernel_env = kernel_variables(os.environ, [n for n in args.pass_env.split(",") if n])
+    kernel_args = ["-f", str(connection_file)] + extra
+    if args.bwrap:
+        from autograder import zygote
+
+        code = zygote.request(workspace, cwd, connection_file, extra, key, kernel_env)
+        if code is not None:  # the student's zygote ran this kernel
+            sys.exit(code)
     r, w = os.pipe()
     os.write(w, key.encode())
     os.close(w)
@@ -359,10 +404,9 @@ def launch(argv=None):
     events = os.open(events_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     os.set_inheritable(events, True)
     fds = {"A3_KEY_FD": str(r), "A3_EVENTS_FD": str(events)}
-    kernel_args = ["-f", str(connection_file)] + extra
     if args.bwrap:
-        cmd = bwrap_command(workspace, cwd, connection_file, sockets, kernel_env, fds) + kernel_args
-        os.execvp("bwrap", cmd)
+        env = kernel_environment(workspace, [cwd, sockets], kernel_env, fds)
+        os.execvp("bwrap", bwrap_command(workspace, cwd, connection_file, sockets, env) + kernel_args)
     env = {k: v for k, v in os.environ.items() if k not in NEVER_ENV}
     env.update(FORCED_ENV)
     env.update(fds)

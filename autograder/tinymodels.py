@@ -5,7 +5,6 @@ hub, and have the same classes, outputs (`last_hidden_state`, `pooler_output`) a
 real models. `save_tiny` writes one with `save_pretrained` so it loads back through `from_pretrained`.
 """
 import torch
-from transformers import BertConfig, BertModel, BertTokenizer, RobertaConfig, RobertaModel
 
 # Special tokens first but [PAD] deliberately not at id 0, so code that hard-codes 0 as padding shows.
 TINY_VOCAB = ["[UNK]", "[CLS]", "[SEP]", "[MASK]", "[PAD]",
@@ -15,6 +14,8 @@ TINY_VOCAB = ["[UNK]", "[CLS]", "[SEP]", "[MASK]", "[PAD]",
 
 def tiny_config(kind, hidden_size=16, num_layers=2, vocab_size=64, max_positions=40):
     """A BertConfig (kind "bert") or RobertaConfig (kind "roberta") for a tiny encoder without dropout."""
+    from transformers import BertConfig, RobertaConfig  # imported on use: importing the checks stays cheap
+
     common = dict(vocab_size=vocab_size, hidden_size=hidden_size, num_hidden_layers=num_layers,
                   num_attention_heads=2, intermediate_size=2 * hidden_size, hidden_dropout_prob=0.0,
                   attention_probs_dropout_prob=0.0)
@@ -29,6 +30,8 @@ def tiny_config(kind, hidden_size=16, num_layers=2, vocab_size=64, max_positions
 
 def tiny_encoder(kind, seed=0, **config):
     """A tiny random BertModel or RobertaModel (with pooler) in eval mode, initialised from `seed`."""
+    from transformers import BertModel, RobertaModel
+
     cfg = tiny_config(kind, **config)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
@@ -38,6 +41,8 @@ def tiny_encoder(kind, seed=0, **config):
 
 def tiny_tokenizer():
     """A WordPiece BertTokenizer over TINY_VOCAB ([CLS]=1, [SEP]=2, [PAD]=4), right padding."""
+    from transformers import BertTokenizer
+
     vocab = {token: i for i, token in enumerate(TINY_VOCAB)}
     return BertTokenizer(vocab, model_max_length=512)
 

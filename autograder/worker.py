@@ -4,7 +4,7 @@ The workspace is a tiny nbgrader course (`<work>/`): a copy of the template grad
 `source/a3/` with the release's data (nbgrader copies it next to each notebook), and
 `submitted/<student>/a3/<nb>.ipynb`. One `nbgrader autograde` process, forked from a server that has
 nbgrader imported, grades all of the student's notebooks, each in a fresh sandbox kernel under its own
-random check key (a notebook that run did not finish is graded again on its own). A test cell's points
+random check key (forked from the student's zygote, which has the libraries imported: autograder.zygote) (a notebook that run did not finish is graded again on its own). A test cell's points
 are kept only when its output carries the matching pass token. The result (scores, timings, log lines,
 the shard, the autograded notebooks and feedback HTML) goes back to the caller, which writes OUT.
 Kernels draw no figures (autograder.nofigures): quick-mode plots mean nothing and cost seconds.
@@ -29,7 +29,7 @@ from pathlib import Path
 import nbformat
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from autograder import build, feedback, paths, sandbox
+from autograder import build, feedback, paths, sandbox, zygote
 
 log = logging.getLogger(__name__)
 
@@ -72,6 +72,19 @@ def course_layout(release):
                 (manual if meta.get("solution") else tests)[meta["grade_id"]] = float(meta.get("points", 0))
         layout[path.stem] = {"tests": tests, "manual": manual}
     return layout
+
+
+def course_check_modules(template):
+    """Modules the course's test cells import from (`from autograder.checks.nmt import ...`), read from the
+    template's source notebooks: each grading kernel imports them before any student code, then seals the
+    check runtime (autograder.kernel)."""
+    found = set()
+    for path in sorted((Path(template) / "course" / "source").rglob("*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            meta = cell.get("metadata", {}).get("nbgrader", {})
+            if cell.cell_type == "code" and meta.get("grade") and not meta.get("solution"):
+                found.update(re.findall(r"^\s*from\s+([A-Za-z_][\w.]*)\s+import\b", cell.source, re.M))
+    return sorted(found)
 
 
 def check_id(test_grade_id):
@@ -446,7 +459,7 @@ def grade_student(task):
     - dict with "student", "complete" (False only when grading itself broke), "notebooks"
       ({nb: {"status", "score", "max_score", "cells", "repairs", "notes", "timing"}}), "log" (lines),
       "seconds", "shard" (gradebook bytes or None), "autograded" ({nb: notebook JSON}),
-      "feedback" ({nb: HTML}).
+      "feedback" ({nb: HTML}), and "zygote" ({"preload_seconds", "kernels" it forked}) when one ran.
     """
     start = time.perf_counter()
     ws = Path(task.work)
@@ -454,12 +467,13 @@ def grade_student(task):
     result = {"student": task.student, "complete": True, "notebooks": {}, "log": [], "seconds": 0.0,
               "shard": None, "autograded": {}, "feedback": {}}
     subs = {s["notebook"]: s for s in task.notebooks}
+    zyg = None
     try:
         todo = _prepare(task, ws)
         kernel_env = {"A3_QUICK": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
                       "TOKENIZERS_PARALLELISM": "false", "MPLBACKEND": "module://autograder.nofigures",
                       "PYTHONPATH": os.pathsep.join([str(paths.ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
-                      **task.env}
+                      "A3_CHECK_MODULES": ",".join(course_check_modules(task.template)), **task.env}
         if task.threads:
             kernel_env.update(OMP_NUM_THREADS=str(task.threads), MKL_NUM_THREADS=str(task.threads))
         base_env = build.nbgrader_env(ws)
@@ -473,6 +487,8 @@ def grade_student(task):
             "ClearMetadataPreprocessor.preserve_nb_metadata_mask": {("language_info", "name"), "a3_run"},
             "Autograde.create_student": True,
         })
+        if todo and sandbox.available() and os.environ.get("A3_ZYGOTE", "1") != "0":
+            zyg = zygote.start(ws, dict(base_env, NBGRADER_EXECUTION="autograde", **kernel_env), list(kernel_env))
         try:
             graded = _grade_notebooks(task, ws, todo, layout, base_settings, base_env, kernel_env, result["log"])
         except Exception as exc:  # report it for these notebooks and keep the student's other results
@@ -512,6 +528,9 @@ def grade_student(task):
                     "cells": [{"grade_id": check_id(t), "score": 0.0, "max_score": p, "note": why}
                               for t, p in layout[notebook]["tests"].items()]}
     finally:
+        if zyg is not None:
+            result["zygote"] = zyg.report()
+            zyg.stop()
         sandbox.uninstall_kernel(ws)
     result["seconds"] = round(time.perf_counter() - start, 3)
     clean = result["complete"] and all(n["status"] in ("graded", "missing") or n["status"].startswith("needs manual")

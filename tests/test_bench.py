@@ -121,3 +121,23 @@ def test_seeded_template_is_reused_by_grade(tmp_path, monkeypatch):
     monkeypatch.setattr(build, "template", lambda *a, **k: pytest.fail("grade rebuilt the seeded template"))
     cache = grade.ensure_template(tmp_path / "out", source)
     assert (cache / "gradebook.db").read_text() == "a gradebook"
+
+
+def test_busy_cores_from_two_readings():
+    """Does busy_cores turn two (busy, total) tick readings into the mean number of busy cores?"""
+    assert bench.busy_cores((100, 1000), (150, 1100), cores=2) == pytest.approx(1.0)
+    assert bench.busy_cores((100, 1000), (100, 1100), cores=2) == 0.0
+    assert bench.busy_cores(None, (150, 1100)) is None
+
+
+def test_cpu_times_reads_the_machine():
+    """Does cpu_times read this Linux machine's busy and total ticks, busy never above total, both growing?"""
+    import time
+
+    first = bench.cpu_times()
+    deadline = time.perf_counter() + 0.3
+    while time.perf_counter() < deadline:
+        pass
+    second = bench.cpu_times()
+    assert first is not None and 0 <= first[0] <= first[1]
+    assert second[0] > first[0] and second[1] > first[1]

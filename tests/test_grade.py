@@ -292,3 +292,20 @@ def test_one_process_grades_several_notebooks_each_under_its_own_key(tmp_path):
     assert [(got[("dana", n)]["score"], got[("dana", n)]["status"]) for n in ("toy", "toy2")] == [("3", "graded")] * 2
     assert "RETRY" not in (out / "grading.log").read_text()  # both came from the shared run
 
+
+
+def test_kernels_come_from_the_students_zygote(toy_graded):
+    """Did the reference student's zygote preload and fork the kernel of its one notebook?"""
+    import json
+
+    out, _ = toy_graded
+    state = json.loads((Path(out) / ".state" / "ref.json").read_text())
+    assert state.get("zygote", {}).get("kernels") == 1, state.get("zygote")
+    assert state["zygote"]["preload_seconds"] is not None
+    assert "zygote not used" not in (Path(out) / "grading.log").read_text()
+
+
+def test_check_modules_come_from_the_test_cells(toy_graded):
+    """Are the modules the course's test cells import checks from (toycheck here) found in the template?"""
+    out, _ = toy_graded
+    assert worker.course_check_modules(Path(out) / ".cache" / "template") == ["toycheck"]

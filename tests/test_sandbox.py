@@ -9,16 +9,21 @@ from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
 from traitlets.config import Config
 
-from autograder import sandbox
+from autograder import sandbox, zygote
 from autograder.checks import pass_token
 from autograder.paths import ROOT, SOURCE
 
 KEY = "sandbox-test-key"
+KERNEL_ENV = {"NBGRADER_EXECUTION": "autograde"}  # the kernelspec's variables (the key is added per kernel)
 
 PROBES = {  # name -> cell source; each test below reads one cell's output
     "env_key": "import os\n"
                "print('A3_CHECK_KEY' in os.environ, b'A3_CHECK_KEY' in open('/proc/self/environ', 'rb').read())",
-    "pass_line": "from autograder.checks import check\n@check('probe')\ndef probe():\n    pass\nprobe()",
+    "pass_line": "import numpy as np\nfrom autograder.checks.nmt import check_fit_linear_log\n"
+                 "def fit_linear_log(x, y):\n    m, c = np.polyfit(np.log10(x), np.log10(y), 1)\n    return m, c\n"
+                 "check_fit_linear_log(fit_linear_log)",
+    "notebook_check": "from autograder.checks import check\n@check('probe')\ndef probe():\n    pass\nprobe()",
+    "parent": "print(os.getppid())",
     "hidden": "for p in {paths!r}:\n    try:\n        open(p, 'rb')\n        print(True)\n"
               "    except OSError:\n        print(False)",
     "write_here": "open('written.txt', 'w').write('ok')\nprint(open('written.txt').read())",
@@ -52,9 +57,15 @@ def errors(cell):
     return [o.ename for o in cell.outputs if o.output_type == "error"]
 
 
-def execute(ws, cwd, sources, timeout=60, client_class=NotebookClient):
-    """Run `sources` as a notebook in `cwd` with the kernel install_kernel(ws) made; returns the cells."""
-    info = sandbox.install_kernel(ws, {"A3_CHECK_KEY": KEY, "NBGRADER_EXECUTION": "autograde"})
+def start_zygote(ws):
+    """The zygote of workspace ws, started with the environment execute() gives its kernels."""
+    return zygote.start(ws, dict(os.environ, **KERNEL_ENV), list(KERNEL_ENV))
+
+
+def execute(ws, cwd, sources, timeout=60, client_class=NotebookClient, key=KEY, uninstall=True):
+    """Run `sources` as a notebook in `cwd` with the kernel install_kernel(ws) made; returns the cells.
+    uninstall=False keeps the kernels' runtime folder, as the worker does between a student's notebooks."""
+    info = sandbox.install_kernel(ws, dict(KERNEL_ENV, A3_CHECK_KEY=key))
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
     config = Config(info["config"])
     with pytest.MonkeyPatch.context() as mp:
@@ -68,7 +79,8 @@ def execute(ws, cwd, sources, timeout=60, client_class=NotebookClient):
         else:
             client_class(timeout=timeout, kernel_name=info["kernel_name"], config=config).preprocess(
                 nb, {"metadata": {"path": str(cwd)}})
-    sandbox.uninstall_kernel(ws)
+    if uninstall:
+        sandbox.uninstall_kernel(ws)
     return nb.cells
 
 
@@ -81,23 +93,30 @@ def workspace(root, student):
     return ws, cwd
 
 
-@pytest.fixture(scope="module")
-def probed(tmp_path_factory):
-    """Every probe cell, executed once in the sandbox; also the workspace and its event log."""
+@pytest.fixture(scope="module", params=["direct", "zygote"])
+def probed(request, tmp_path_factory):
+    """Every probe cell, executed once in the sandbox, by a kernel started on its own ("direct") or forked
+    by the student's zygote ("zygote"); also the workspace and its event log."""
     assert sandbox.available(), "bubblewrap must be installed (./setup.sh installs the Debian package)"
     root = tmp_path_factory.mktemp("out")
     ws, cwd = workspace(root, "alice")
     other, _ = workspace(root, "bob")
     hidden = [str(ws / "gradebook.db"), str(other / "gradebook.db"), str(SOURCE / "nmt.ipynb"),
-              str(ROOT / "autograder" / "reference" / "nmt.py"), os.path.expanduser("~/.bashrc")]
+              str(ROOT / "autograder" / "reference" / "nmt.py"), os.path.expanduser("~/.bashrc"),
+              str(zygote.socket_path(ws))]
     sources = dict(PROBES, hidden=PROBES["hidden"].format(paths=hidden))
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("A3_ALLOW_NON_NOTEBOOK", "1")  # set in the grader's environment: must not reach the kernel
-        start = time.perf_counter()
-        cells = execute(ws, cwd, list(sources.values()))
-        seconds = time.perf_counter() - start
+        zyg = start_zygote(ws) if request.param == "zygote" else None
+        try:
+            start = time.perf_counter()
+            cells = execute(ws, cwd, list(sources.values()))
+            seconds = time.perf_counter() - start
+        finally:
+            if zyg is not None:
+                zyg.stop()
     return {"cells": dict(zip(sources, cells)), "ws": ws, "cwd": cwd, "events": sandbox.read_events(ws),
-            "seconds": seconds}
+            "seconds": seconds, "mode": request.param}
 
 
 def test_sandbox_available():
@@ -111,16 +130,32 @@ def test_key_not_in_environment(probed):
 
 
 def test_checks_print_a_valid_token(probed):
-    """Does a check running in the sandbox print the pass line with the token for the key it was given?"""
-    want = f"PASSED probe [a3:{pass_token('probe', KEY.encode())}]"
+    """Does a genuine check running in the sandbox print the pass line with the token for the key it was given?"""
+    want = f"PASSED fit_linear_log [a3:{pass_token('fit_linear_log', KEY.encode())}]"
     got = stdout(probed["cells"]["pass_line"])
     assert got == want, f"expected {want!r}, saw {got!r}"
 
 
+def test_checks_defined_in_the_notebook_print_no_token(probed):
+    """Does a check that notebook code defines with the real @check decorator print a pass line without a token?"""
+    got = stdout(probed["cells"]["notebook_check"])
+    assert got == "PASSED probe", f"expected a plain pass line, saw {got!r}"
+
+
+def test_kernel_comes_from_the_zygote_when_one_runs(probed):
+    """Is the kernel forked by the student's zygote when one runs (and started by bwrap's init otherwise)?"""
+    parent = stdout(probed["cells"]["parent"])
+    if probed["mode"] == "zygote":
+        assert parent not in ("", "1"), f"expected the zygote as the kernel's parent, saw pid {parent!r}"
+    else:
+        assert parent == "1", f"expected bwrap's init as the kernel's parent, saw pid {parent!r}"
+
+
 def test_files_outside_the_sandbox_are_invisible(probed):
-    """Are the gradebook, another student's files, source/, the checks' source and the home invisible?"""
+    """Are the gradebook, another student's files, source/, the checks' source, the home and the zygote's
+    socket invisible?"""
     seen = stdout(probed["cells"]["hidden"]).split()
-    assert seen == ["False"] * 5, f"expected nothing visible, saw {seen}"
+    assert seen == ["False"] * 6, f"expected nothing visible, saw {seen}"
 
 
 def test_notebook_folder_is_writable(probed):
@@ -198,6 +233,7 @@ def test_events_logged(probed):
     for pattern in (r"tried to read .*/bob/gradebook\.db", r"tried to read .*/source/a3/nmt\.ipynb",
                     r"network connection to \('1\.1\.1\.1', 80\)", r"look up host 'pypi\.org'", r"os\._exit: refused"):
         assert re.search(pattern, events), f"expected an event matching {pattern!r}, saw {probed['events']}"
+    assert "zygote not used" not in events, probed["events"]
 
 
 def test_event_log_cleared_after_reading(probed):

@@ -17,6 +17,7 @@ TAMPERING = {
     "skip_tag": "skip-execution tag on the test cells",
     "deleted_tests_unsolved": "test cells deleted",
     "fake_module": "fake autograder.checks.nmt planted in sys.modules",
+    "check_decorator": "fake autograder.checks.nmt built with the real @check decorator",
     "reference_import": "solutions imported from autograder.reference",
     "redefine_check": "check functions redefined in the notebook",
     "monkeypatch": "torch.allclose, torch.equal, numpy.testing and builtins.abs monkey-patched",
@@ -48,9 +49,11 @@ def test_tampering_does_not_raise_the_grade(corpus, name):
     assert got == c.expect["nmt"][1], f"{TAMPERING[name]}: expected {c.expect['nmt'][1]}, got {got}"
 
 
-def test_fake_pass_lines_are_rejected(corpus):
-    """Are PASSED lines printed by a planted fake check module refused for lack of a valid token?"""
-    lines = [l for l in corpus["log"].splitlines() if "CHECK fake_module/nmt/" in l]
+@pytest.mark.parametrize("name", ["fake_module", "check_decorator"])
+def test_fake_pass_lines_are_rejected(corpus, name):
+    """Are PASSED lines printed by a planted fake check module (hand-written, or built with the real @check
+    decorator) refused for lack of a valid token?"""
+    lines = [l for l in corpus["log"].splitlines() if f"CHECK {name}/nmt/" in l]
     assert len(lines) == len(assignment.GRADED["nmt"]), f"expected one refusal per check, got {lines}"
     assert all("no valid pass token" in l for l in lines), f"expected token refusals, got {lines}"
 

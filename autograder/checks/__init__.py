@@ -68,17 +68,31 @@ def pass_token(grade_id, key):
     return hmac.new(key, grade_id.encode(), hashlib.sha256).hexdigest()[:20]
 
 
-def _make_signer(key):
-    """Keep the per-run key in a closure, not in a module attribute a notebook can read by name."""
+def _runtime(key):
+    """The signer's state (key, seal) lives in this closure, not in module attributes a notebook can read."""
+    state = {"key": key, "sealed": False}
 
-    def sign(label):
-        return f" [a3:{pass_token(label, key)}]" if key else ""
+    def set_key(value):
+        """Give the kernel its per-run key (bytes) once, when it was not set at import."""
+        if state["key"]:
+            raise RuntimeError("the check key is already set")
+        state["key"] = value
 
-    return sign
+    def seal():
+        """From now on, checks defined with @check print no tokens (only the genuine ones, defined before, do)."""
+        state["sealed"] = True
+
+    def signer():
+        """Token suffix function for a check being defined now: empty after seal() or without a key."""
+        if state["sealed"]:
+            return lambda label: ""
+        return lambda label: f" [a3:{pass_token(label, state['key'])}]" if state["key"] else ""
+
+    return set_key, seal, signer
 
 
-_sign = _make_signer(os.environ.pop("A3_CHECK_KEY", "").encode())
-del _make_signer
+set_key, seal, _signer = _runtime(os.environ.pop("A3_CHECK_KEY", "").encode())
+del _runtime
 
 
 def is_tensor(x):
@@ -177,6 +191,8 @@ def check(grade_id):
     """Decorator: run a check quietly, turn any error into one line, print a pass line on success."""
 
     def decorate(fn):
+        sign = _signer()
+
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
             captured = io.StringIO()
@@ -191,13 +207,13 @@ def check(grade_id):
                 raise CheckFailed(f"{grade_id}: {e}") from None
             except CheckUngradable as e:
                 # The grader turns this into "needs manual grading": no points awarded or removed silently.
-                pristine.print(f"UNGRADABLE {grade_id}{_sign('ungradable:' + grade_id)}: {e}")
+                pristine.print(f"UNGRADABLE {grade_id}{sign('ungradable:' + grade_id)}: {e}")
                 raise CheckFailed(f"{grade_id}: not graded automatically: {e}") from None
             except Exception as e:  # student code crashed inside the check
                 raise CheckFailed(f"{grade_id}: your code raised {_one_line(e)}") from None
             finally:
                 torch.set_num_threads(threads)
-            pristine.print(f"PASSED {grade_id}{_sign(grade_id)}")
+            pristine.print(f"PASSED {grade_id}{sign(grade_id)}")
 
         wrapper.check_id = grade_id
         wrapper.unwrapped = fn

@@ -73,8 +73,10 @@ def test_failure_is_one_line_with_grade_id():
 
 
 def test_key_is_not_a_module_attribute():
-    """Is the per-run key kept out of the checks module's namespace?"""
-    assert not [name for name in vars(checks) if "KEY" in name.upper()], sorted(vars(checks))
+    """Is the per-run key kept out of the checks module's namespace (no attribute holds it)?"""
+    code = ("import autograder.checks as c\n"
+            "print([n for n, v in vars(c).items() if isinstance(v, (str, bytes)) and 's3cret' in str(v)])")
+    assert run_checks_code(code, key="s3cret").strip() == "[]"
 
 
 def test_pass_line_carries_token_under_key():
@@ -98,3 +100,39 @@ def test_pass_line_without_key_has_no_token(capsys):
 
     demo()
     assert capsys.readouterr().out.strip() == "PASSED demo_cell"
+
+
+def run_checks_code(code, key=None):
+    """stdout of `code` run in a fresh interpreter (A3_CHECK_KEY=key at import when given)."""
+    env = dict(os.environ, PYTHONPATH=ROOT)
+    env.pop("A3_CHECK_KEY", None)
+    if key is not None:
+        env["A3_CHECK_KEY"] = key
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+
+
+def test_checks_defined_after_seal_print_no_token():
+    """After seal(), does a check defined with @check print its pass line without a token, while a check
+    defined before still prints one?"""
+    code = ("from autograder.checks import check, seal\n"
+            "@check('before')\ndef before(): pass\n"
+            "seal()\n"
+            "@check('after')\ndef after(): pass\n"
+            "before(); after()\n")
+    out = run_checks_code(code, key="s3cret").split("\n")
+    assert out[:2] == [f"PASSED before [a3:{pass_token('before', b's3cret')}]", "PASSED after"], out
+
+
+def test_key_given_after_definition_is_used():
+    """Does a check defined (and sealed) before set_key() sign with the key given later, as forked kernels need?"""
+    code = ("from autograder.checks import check, seal, set_key\n"
+            "@check('cell')\ndef cell(): pass\n"
+            "seal(); set_key(b'later')\ncell()\n")
+    assert run_checks_code(code).strip() == f"PASSED cell [a3:{pass_token('cell', b'later')}]"
+
+
+def test_key_cannot_be_replaced():
+    """Does set_key() refuse to replace a key that is already set (so notebook code cannot swap in its own)?"""
+    code = ("from autograder.checks import set_key\n"
+            "try:\n    set_key(b'mine')\n    print('replaced')\nexcept RuntimeError:\n    print('refused')\n")
+    assert run_checks_code(code, key="s3cret").strip() == "refused"

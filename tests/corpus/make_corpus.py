@@ -133,6 +133,14 @@ for _id in {NMT_IDS!r}:
 sys.modules["autograder.checks.nmt"] = fake
 """
 
+FAKE_WITH_DECORATOR = f"""import sys, types
+from autograder.checks import check
+fake = types.ModuleType("autograder.checks.nmt")
+for _id in {NMT_IDS!r}:
+    setattr(fake, f"check_{{_id}}", check(_id)(lambda *args, **kwargs: None))
+sys.modules["autograder.checks.nmt"] = fake
+"""
+
 REDEFINE_CHECKS = "\n".join(
     f"def check_{i}(*args, **kwargs):\n    print('PASSED {i} [a3:{FAKE_TOKEN}]')\n" for i in NMT_IDS)
 
@@ -294,6 +302,10 @@ def build(submissions, release, source):
     insert_after(nb, "imports", FAKE_MODULE)
     case("fake_module", "reference implementations imported + fake autograder.checks.nmt in sys.modules", zero,
          {"fake_module/nmt.ipynb": nb}, baseline="unsolved")
+    nb = unsolved(rel)
+    insert_after(nb, "imports", FAKE_WITH_DECORATOR)
+    case("check_decorator", "unsolved + fake autograder.checks.nmt whose checks use the real @check decorator",
+         zero, {"check_decorator/nmt.ipynb": nb}, baseline="unsolved")
     nb = unsolved(rel)
     for grade_id, line in REFERENCE.items():
         set_solution(nb, grade_id, line)

@@ -1,0 +1,287 @@
+"""Per-student kernel zygote: one sandboxed process imports the heavy libraries once and forks each kernel.
+
+A fresh grading kernel spends seconds importing torch, transformers and open_clip before its first cell;
+a student's three notebooks paid that three times. The worker starts one zygote per student (`start`)
+in the same bubblewrap sandbox a kernel gets, showing the student's whole `autograded/` folder (where
+nbgrader runs every notebook) instead of one notebook's folder. The kernelspec launcher
+(`sandbox.launch`) asks it for each kernel (`request`): the zygote forks, and the child takes the
+launcher's stdin/stdout/stderr, its own per-notebook check key and the connection file, then runs
+ipykernel. The launcher stays as the kernel's stand-in for nbgrader: it exits when the kernel does, and
+the kernel exits when the launcher is killed.
+
+What stays as it was without a zygote:
+- every kernel starts from the same pristine state (the fork happens before any student code), under
+  the sandbox, limits, sealed checks, output cap, exit guard and audit hook of `autograder.kernel`;
+- the zygote never holds a key: each child gets its own over the request, after the fork;
+- the listening socket is in a host folder the sandbox does not show, so notebook code can neither ask
+  for kernels nor stand in for the zygote.
+A zygote that is missing, dead, stuck or started with another environment costs nothing but time: the
+launcher then starts the kernel in a sandbox of its own, as before.
+"""
+import hashlib
+import importlib
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = "autograded"  # the workspace folder the zygote's sandbox shows (writable); kernels run below it
+PRELOAD = (  # what the notebooks and their checks import; a module missing here is skipped
+    "numpy", "torch", "torch.nn", "torch.optim", "torch._dynamo", "matplotlib", "matplotlib.pyplot",
+    "autograder.nofigures", "tqdm.auto", "PIL.Image", "torchvision", "transformers",
+    "transformers.models.bert.modeling_bert", "transformers.models.bert.tokenization_bert",
+    "transformers.models.roberta.modeling_roberta", "transformers.modeling_utils", "safetensors.torch",
+    "open_clip", "ipykernel.kernelapp", "ipykernel.ipkernel",
+)
+READY_TIMEOUT = 120  # seconds a launcher waits for its kernel (the zygote may still be importing)
+VARS = "A3_ZYGOTE_VARS"  # the kernel variables the zygote was started with (JSON), before the sandbox's own
+
+
+_started_with = {}  # in the zygote: VARS, read at start
+
+
+def socket_path(workspace):
+    """Host path of a workspace's zygote socket (in a 0700 folder outside every sandbox)."""
+    digest = hashlib.sha256(str(Path(workspace).resolve()).encode()).hexdigest()[:16]
+    return Path(tempfile.gettempdir()) / f"a3z-{digest}" / "zygote.sock"
+
+
+class Zygote:
+    """A running zygote (host side); `stop()` ends it and its kernels."""
+
+    def __init__(self, proc, path, log):
+        self.proc, self.path, self.path_log = proc, path, Path(log)
+
+    def report(self):
+        """What the zygote's log says so far: {"preload_seconds": float or None, "kernels": forks}."""
+        try:
+            text = (self.path_log).read_text(errors="replace")
+        except OSError:
+            text = ""
+        found = re.search(r"preloaded in ([0-9.]+) s", text)
+        return {"preload_seconds": float(found.group(1)) if found else None,
+                "kernels": len(re.findall(r"forked kernel", text))}
+
+    def stop(self):
+        """Kill the zygote's sandbox (every process in it dies with it) and remove the socket."""
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self.proc.wait()
+        shutil.rmtree(self.path.parent, ignore_errors=True)
+
+
+def start(workspace, source_env, pass_names):
+    """Start the zygote of one workspace (one student) in a bubblewrap sandbox.
+
+    Inputs:
+    - workspace: the student's workspace (nbgrader course folder).
+    - source_env: the environment the launcher will see (nbgrader's, with the kernelspec's merged in).
+    - pass_names: names of the kernelspec's variables (the launcher's --pass-env).
+    Returns:
+    - Zygote; its log is `<workspace>/.sandbox/zygote.log`.
+    """
+    from autograder import sandbox
+
+    workspace = Path(workspace).resolve()
+    state, runtime = sandbox.prepare_workspace(workspace)
+    root = workspace / ROOT
+    root.mkdir(exist_ok=True)
+    path = socket_path(workspace)
+    shutil.rmtree(path.parent, ignore_errors=True)
+    path.parent.mkdir(mode=0o700, parents=True)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(str(path))
+    listener.listen(16)
+    events = os.open(state / sandbox.EVENTS_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    log = os.open(state / "zygote.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    kernel_env = sandbox.kernel_variables(source_env, pass_names)
+    fds = {"A3_EVENTS_FD": str(events), "A3_ZYGOTE_FD": str(listener.fileno()), VARS: json.dumps(kernel_env, sort_keys=True)}
+    env = sandbox.kernel_environment(workspace, [root, runtime], kernel_env, fds)
+    cmd = sandbox.bwrap_command(workspace, root, None, runtime, env, module="autograder.zygote")
+    try:
+        proc = subprocess.Popen(cmd, pass_fds=(events, listener.fileno()), stdin=subprocess.DEVNULL,
+                                stdout=log, stderr=log, start_new_session=True)
+    finally:
+        for fd in (events, log):
+            os.close(fd)
+        listener.close()  # the zygote holds it now; with the zygote gone, connecting fails at once
+    return Zygote(proc, path, state / "zygote.log")
+
+
+def _send_request(conn, cwd, connection_file, extra, key, kernel_env):
+    connection = Path(connection_file).read_text()
+    sockets = Path(json.loads(connection)["ip"]).parent
+    folders = {str(p): os.stat(p).st_ino for p in (cwd, sockets)}  # the child must see these very folders
+    message = json.dumps({"cwd": str(cwd), "connection": connection, "argv": list(extra), "key": key,
+                          "env": kernel_env, "folders": folders}).encode() + b"\n"
+    socket.send_fds(conn, [message], [0, 1, 2])
+
+
+def request(workspace, cwd, connection_file, extra, key, kernel_env):
+    """Launcher side: have the workspace's zygote run this kernel and wait until it ends.
+
+    Returns:
+    - the exit status for the launcher once the kernel has ended, or None when no zygote could start the
+      kernel (none running, dead, stuck, started with another environment, or cwd outside its folder);
+      the caller then starts the kernel itself.
+    """
+    path = socket_path(workspace)
+    root = Path(workspace).resolve() / ROOT
+    if not path.exists() or not (cwd == root or root in Path(cwd).parents):
+        return None
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        conn.settimeout(READY_TIMEOUT)
+        conn.connect(str(path))
+        _send_request(conn, cwd, connection_file, extra, key, kernel_env)
+        reply = b""
+        while not reply.endswith(b"\n"):
+            chunk = conn.recv(256)
+            if not chunk:
+                return None
+            reply += chunk
+    except OSError:  # refused (no zygote), timed out (stuck), reset
+        conn.close()
+        return None
+    if reply.strip() != b"ok":
+        conn.close()
+        return None
+    conn.settimeout(None)
+    try:
+        while conn.recv(256):  # the kernel's end closes the connection
+            pass
+    except OSError:
+        pass
+    return 0
+
+
+def _receive(conn):
+    """The child's request: (dict, [stdin, stdout, stderr fds])."""
+    data, fds, _, _ = socket.recv_fds(conn, 1 << 16, 3)
+    while data and not data.endswith(b"\n"):
+        chunk = conn.recv(1 << 16)
+        if not chunk:
+            break
+        data += chunk
+    return json.loads(data), fds
+
+
+def _same_folder(path, inode):
+    """True when this sandbox shows the host's folder `path` (same inode), not a stale or missing one."""
+    try:
+        return os.stat(path).st_ino == inode
+    except OSError:
+        return False
+
+
+def _watch(conn, real_exit):
+    """Child thread: end the kernel when its launcher goes away (nbgrader killed or shut it down)."""
+    try:
+        while conn.recv(256):
+            pass
+    except OSError:
+        pass
+    real_exit(0)
+
+
+def _child(conn, checks, real_exit):
+    """Forked child: take the launcher's streams, key and connection file, then become the kernel."""
+    from autograder import kernel
+
+    try:
+        req, fds = _receive(conn)
+        differs = sorted(n for n in set(req["env"]) | set(_started_with) if req["env"].get(n) != _started_with.get(n))
+        unseen = [p for p, inode in req["folders"].items() if not _same_folder(p, inode)]
+        if differs or unseen:  # the launcher starts its own kernel instead
+            why = (f"the kernel's environment differs in {', '.join(differs)}" if differs else
+                   f"its sandbox does not show {', '.join(unseen)} (made again since it started?)")
+            kernel.log_event(f"zygote not used: {why}")
+            conn.sendall(b"declined\n")
+            return
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+            os.close(fd)
+        os.chdir(req["cwd"])
+        sys.path.insert(0, "")  # as `python -m` in the notebook's folder: check modules may live there
+        kernel.arm(checks, req["key"].encode())
+        connection_file = f"/tmp/kernel-{os.getpid()}.json"
+        fd = os.open(connection_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(req["connection"])
+        del req
+        conn.sendall(b"ok\n")
+        threading.Thread(target=_watch, args=(conn, real_exit), daemon=True).start()
+        from ipykernel import kernelapp
+
+        kernelapp.launch_new_instance(argv=["-f", connection_file])
+    except BaseException:  # noqa: BLE001  (whatever happens, this process must not return to the zygote loop)
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        real_exit(0)
+
+
+def _reap(signum=None, frame=None):
+    """Collect finished children (kernels) so none stays a zombie."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def main():
+    """Sandbox side: set up as a kernel would, import PRELOAD, then fork one kernel per connection."""
+    from autograder import kernel
+
+    global _started_with
+    listener = socket.socket(fileno=int(os.environ.pop("A3_ZYGOTE_FD")))
+    _started_with = json.loads(os.environ.pop(VARS, "{}"))
+    real_exit = os._exit
+    checks = kernel.prepare()
+    start = time.perf_counter()
+    sys.path[:] = [p for p in sys.path if p not in ("", os.getcwd())]  # imports must not pick up student files
+    os.chdir("/tmp")
+    for name in PRELOAD:
+        try:
+            importlib.import_module(name)
+        except Exception as exc:  # noqa: BLE001  (an optional library; the kernel imports it itself if needed)
+            print(f"zygote: not preloaded: {name}: {type(exc).__name__}: {exc}", flush=True)
+    threads = len(os.listdir("/proc/self/task"))
+    print(f"zygote: {time.strftime('%H:%M:%S')} preloaded in {time.perf_counter() - start:.1f} s; {threads} thread(s)",
+          flush=True)
+    kernel.load_checks(quiet=True)
+    kernel.watch_access()
+    signal.signal(signal.SIGCHLD, _reap)
+    while True:
+        conn, _ = listener.accept()
+        pid = os.fork()
+        if pid == 0:
+            listener.close()
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            _child(conn, checks, real_exit)
+        conn.close()
+        print(f"zygote: {time.strftime('%H:%M:%S')} forked kernel {pid}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,148 @@
+"""The per-student kernel zygote: kernels forked from it, each with its own key, and the ways back to a
+kernel of its own when the zygote cannot serve. The sandbox itself is probed both ways in test_sandbox.py."""
+import os
+import time
+from pathlib import Path
+
+import pytest
+from jupyter_client.manager import KernelManager
+from traitlets.config import Config
+
+from autograder import sandbox, zygote
+from autograder.checks import pass_token
+from tests.test_sandbox import KERNEL_ENV, errors, execute, start_zygote, stdout, workspace
+
+GENUINE_CHECK = ("import numpy as np\nfrom autograder.checks.nmt import check_fit_linear_log\n"
+                 "def fit_linear_log(x, y):\n    return tuple(np.polyfit(np.log10(x), np.log10(y), 1))\n"
+                 "check_fit_linear_log(fit_linear_log)")
+PARENT = "import os\nprint(os.getppid())"
+
+pytestmark = pytest.mark.skipif(not sandbox.available(), reason="the zygote runs in bubblewrap")
+
+
+def descendants(pid):
+    """Host pids of every process below pid."""
+    children = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+            children.setdefault(ppid, []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+@pytest.fixture
+def running(tmp_path):
+    """A workspace, its notebook folder and its running zygote (stopped afterwards)."""
+    ws, cwd = workspace(tmp_path, "alice")
+    zyg = start_zygote(ws)
+    yield ws, cwd, zyg
+    zyg.stop()
+    sandbox.uninstall_kernel(ws)
+
+
+def test_each_kernel_signs_with_its_own_key(running):
+    """Do two kernels forked from one zygote each print pass tokens for the key their own kernelspec gave?"""
+    ws, cwd, _ = running
+    for key in ("first-notebook-key", "second-notebook-key"):
+        parent, cell = execute(ws, cwd, [PARENT, GENUINE_CHECK], key=key, uninstall=False)
+        assert stdout(parent) not in ("", "1"), f"expected a kernel forked by the zygote, saw {parent.outputs}"
+        want = f"PASSED fit_linear_log [a3:{pass_token('fit_linear_log', key.encode())}]"
+        assert stdout(cell) == want, f"expected {want!r}, saw {stdout(cell)!r} {errors(cell)}"
+
+
+def test_kernels_start_from_a_clean_state(running):
+    """Does a second kernel start without the first kernel's variables (each is forked from the zygote)?"""
+    ws, cwd, _ = running
+    execute(ws, cwd, ["leftover = 42"], uninstall=False)
+    parent, cell = execute(ws, cwd, [PARENT, "print('leftover' in globals())"], uninstall=False)
+    assert stdout(parent) not in ("", "1"), f"expected a kernel forked by the zygote, saw {parent.outputs}"
+    assert stdout(cell) == "False", f"expected a fresh namespace, saw {stdout(cell)!r}"
+
+
+def test_zygote_never_holds_a_key(running):
+    """Is no check key in the environment of the zygote or any process of its sandbox?"""
+    ws, cwd, zyg = running
+    execute(ws, cwd, [PARENT], key="a-key-that-must-stay-in-its-kernel")
+    for pid in descendants(zyg.proc.pid):
+        try:
+            environ = Path(f"/proc/{pid}/environ").read_bytes()
+        except OSError:
+            continue
+        assert b"A3_CHECK_KEY" not in environ and b"a-key-that-must-stay" not in environ, f"pid {pid}"
+
+
+def test_dead_zygote_falls_back_to_a_kernel_of_its_own(running):
+    """When the zygote is gone, does the kernel still start, in a sandbox of its own?"""
+    ws, cwd, zyg = running
+    zyg.stop()
+    (cell,) = execute(ws, cwd, [PARENT])
+    assert stdout(cell) == "1", f"expected bwrap's init as the parent, saw {stdout(cell)!r} {errors(cell)}"
+
+
+def test_other_environment_falls_back_and_says_so(tmp_path):
+    """Is a zygote started with another environment left unused, with a line in the event log?"""
+    ws, cwd = workspace(tmp_path, "bob")
+    zyg = zygote.start(ws, dict(os.environ, NBGRADER_EXECUTION="validate"), list(KERNEL_ENV))
+    try:
+        (cell,) = execute(ws, cwd, [PARENT])
+    finally:
+        zyg.stop()
+    assert stdout(cell) == "1", f"expected a kernel of its own, saw parent {stdout(cell)!r} {errors(cell)}"
+    events = sandbox.read_events(ws)
+    assert any("zygote not used" in e and "NBGRADER_EXECUTION" in e for e in events), events
+
+
+def test_remade_runtime_folder_falls_back_and_says_so(running):
+    """When the kernels' runtime folder is removed and made again after the zygote started (its sandbox
+    then shows a stale one), does the kernel start on its own, with a line in the event log?"""
+    ws, cwd, _ = running
+    execute(ws, cwd, [PARENT])  # removes the runtime folder at the end; the next install makes it again
+    (cell,) = execute(ws, cwd, [PARENT])
+    assert stdout(cell) == "1", f"expected a kernel of its own, saw parent {stdout(cell)!r} {errors(cell)}"
+    events = sandbox.read_events(ws)
+    assert any("zygote not used" in e and "does not show" in e for e in events), events
+
+
+def test_killed_launcher_ends_its_kernel(running):
+    """When nbgrader kills a kernel (its launcher), does the forked kernel exit too?"""
+    ws, cwd, zyg = running
+    deadline = time.monotonic() + 60
+    while "preloaded" not in (ws / ".sandbox" / "zygote.log").read_text():
+        assert time.monotonic() < deadline, "the zygote did not finish preloading in 60 s"
+        time.sleep(0.2)
+    baseline = set(descendants(zyg.proc.pid))
+    info = sandbox.install_kernel(ws, dict(KERNEL_ENV, A3_CHECK_KEY="k"))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("JUPYTER_PATH", info["env"]["JUPYTER_PATH"])
+        km = KernelManager(kernel_name=info["kernel_name"], config=Config(info["config"]))
+        km.start_kernel(cwd=str(cwd))
+        client = km.client()
+        client.start_channels()
+        client.wait_for_ready(timeout=60)
+        kernels = set(descendants(zyg.proc.pid)) - baseline
+        assert kernels, "expected a kernel forked in the zygote's sandbox"
+        client.stop_channels()
+        km.shutdown_kernel(now=True)
+    deadline = time.monotonic() + 10
+    while set(descendants(zyg.proc.pid)) & kernels and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not set(descendants(zyg.proc.pid)) & kernels, "expected the kernel to exit with its launcher"
+    sandbox.uninstall_kernel(ws)
+
+
+def test_stop_ends_the_sandbox(running):
+    """Does stop() end the zygote and every process of its sandbox, and remove its socket?"""
+    ws, cwd, zyg = running
+    execute(ws, cwd, [PARENT])
+    zyg.stop()
+    assert zyg.proc.poll() is not None and not descendants(zyg.proc.pid)
+    assert not zygote.socket_path(ws).exists()
