@@ -303,8 +303,11 @@ def build(submissions, release, source):
     case("fake_module", "reference implementations imported + fake autograder.checks.nmt in sys.modules", zero,
          {"fake_module/nmt.ipynb": nb}, baseline="unsolved")
     nb = unsolved(rel)
+    for grade_id, line in REFERENCE.items():
+        set_solution(nb, grade_id, line)
     insert_after(nb, "imports", FAKE_WITH_DECORATOR)
-    case("check_decorator", "unsolved + fake autograder.checks.nmt whose checks use the real @check decorator",
+    case("check_decorator", "reference implementations imported + fake autograder.checks.nmt whose checks use "
+         "the real @check decorator",
          zero, {"check_decorator/nmt.ipynb": nb}, baseline="unsolved")
     nb = unsolved(rel)
     for grade_id, line in REFERENCE.items():
