@@ -123,7 +123,8 @@ def format_table(rows):
     """The benchmark table: seconds per student and speed-up against the first row, memory per worker."""
     base = rows[0]
     head = (f"{'workers':>7} {'students':>8} {'wall s':>8} {'s/student':>9} {'speed-up':>8} "
-            f"{'grading s':>9} {'cluster start s':>15} {'busy cores':>10}  peak RSS per worker, MiB (process / largest child)")
+            f"{'grading s':>9} {'cluster start s':>15} {'busy cores':>10}  "
+            "peak RSS per worker, MiB (process / largest child)")
     lines = [head, "-" * len(head)]
     for r in rows:
         rss = ", ".join(f"{p:.0f} / {c:.0f}" for p, c in r["rss"]) or "-"

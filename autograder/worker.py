@@ -4,7 +4,8 @@ The workspace is a tiny nbgrader course (`<work>/`): a copy of the template grad
 `source/a3/` with the release's data (nbgrader copies it next to each notebook), and
 `submitted/<student>/a3/<nb>.ipynb`. One `nbgrader autograde` process, forked from a server that has
 nbgrader imported, grades all of the student's notebooks, each in a fresh sandbox kernel under its own
-random check key (forked from the student's zygote, which has the libraries imported: autograder.zygote) (a notebook that run did not finish is graded again on its own). A test cell's points
+random check key (a notebook that run did not finish is graded again on its own). The kernels are forked
+from the student's zygote, which has the libraries imported (autograder.zygote). A test cell's points
 are kept only when its output carries the matching pass token. The result (scores, timings, log lines,
 the shard, the autograded notebooks and feedback HTML) goes back to the caller, which writes OUT.
 Kernels draw no figures (autograder.nofigures): quick-mode plots mean nothing and cost seconds.

@@ -41,7 +41,7 @@ PRELOAD = (  # what the notebooks and their checks import; a module missing here
     "transformers.models.roberta.modeling_roberta", "transformers.modeling_utils", "safetensors.torch",
     "open_clip", "ipykernel.kernelapp", "ipykernel.ipkernel",
 )
-READY_TIMEOUT = 120  # seconds a launcher waits for its kernel (the zygote may still be importing)
+READY_TIMEOUT = 60  # seconds a launcher waits for its kernel (the zygote may still be importing, ~6 s)
 VARS = "A3_ZYGOTE_VARS"  # the kernel variables the zygote was started with (JSON), before the sandbox's own
 
 
@@ -106,7 +106,8 @@ def start(workspace, source_env, pass_names):
     events = os.open(state / sandbox.EVENTS_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     log = os.open(state / "zygote.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     kernel_env = sandbox.kernel_variables(source_env, pass_names)
-    fds = {"A3_EVENTS_FD": str(events), "A3_ZYGOTE_FD": str(listener.fileno()), VARS: json.dumps(kernel_env, sort_keys=True)}
+    fds = {"A3_EVENTS_FD": str(events), "A3_ZYGOTE_FD": str(listener.fileno()),
+           VARS: json.dumps(kernel_env, sort_keys=True)}
     env = sandbox.kernel_environment(workspace, [root, runtime], kernel_env, fds)
     cmd = sandbox.bwrap_command(workspace, root, None, runtime, env, module="autograder.zygote")
     try:
@@ -219,12 +220,13 @@ def _child(conn, checks, real_exit):
         fd = os.open(connection_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as f:
             f.write(req["connection"])
+        argv = ["-f", connection_file] + [str(a) for a in req["argv"]]
         del req
         conn.sendall(b"ok\n")
         threading.Thread(target=_watch, args=(conn, real_exit), daemon=True).start()
         from ipykernel import kernelapp
 
-        kernelapp.launch_new_instance(argv=["-f", connection_file])
+        kernelapp.launch_new_instance(argv=argv)
     except BaseException:  # noqa: BLE001  (whatever happens, this process must not return to the zygote loop)
         import traceback
 
@@ -266,7 +268,7 @@ def main():
             importlib.import_module(name)
         except Exception as exc:  # noqa: BLE001  (an optional library; the kernel imports it itself if needed)
             print(f"zygote: not preloaded: {name}: {type(exc).__name__}: {exc}", flush=True)
-    threads = len(os.listdir("/proc/self/task"))
+    threads = len(os.listdir("/proc/self/task"))  # besides this one: OpenBLAS pools, which survive a fork
     print(f"zygote: {time.strftime('%H:%M:%S')} preloaded in {time.perf_counter() - start:.1f} s; {threads} thread(s)",
           flush=True)
     kernel.load_checks(quiet=True)

@@ -59,6 +59,14 @@ def test_each_kernel_signs_with_its_own_key(running):
         assert stdout(cell) == want, f"expected {want!r}, saw {stdout(cell)!r} {errors(cell)}"
 
 
+def test_kernel_gets_the_launchers_options(running):
+    """Does a forked kernel get the options nbclient passes its launcher (an in-memory IPython history)?"""
+    ws, cwd, _ = running
+    parent, cell = execute(ws, cwd, [PARENT, "print(get_ipython().history_manager.hist_file)"], uninstall=False)
+    assert stdout(parent) not in ("", "1"), f"expected a kernel forked by the zygote, saw {parent.outputs}"
+    assert stdout(cell) == ":memory:", f"saw {stdout(cell)!r} {errors(cell)}"
+
+
 def test_kernels_start_from_a_clean_state(running):
     """Does a second kernel start without the first kernel's variables (each is forked from the zygote)?"""
     ws, cwd, _ = running
