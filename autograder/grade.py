@@ -132,6 +132,10 @@ def grade(submissions, out, *, workers=None, scheduler_address=None, force=False
 
     scheduler.run(tasks, worker.grade_student, workers=workers, scheduler=scheduler_address,
                   on_result=on_result, desc="grading")
+    worker.release_slot()  # this process's zygote, when it graded in-process
+    if not scheduler_address:  # a local cluster's workers have exited: their slots are free
+        for slot in (out / ".work").glob(worker.SLOT_PREFIX + "*"):
+            shutil.rmtree(slot, ignore_errors=True)
     results.write_csvs()
     statuses = Counter(s["status"] for st in results.states() for s in st["notebooks"].values())
     summary = {"graded": sorted(t.student for t in tasks if t.student not in failed), "skipped": skipped,

@@ -10,6 +10,7 @@ are kept only when its output carries the matching pass token. The result (score
 the shard, the autograded notebooks and feedback HTML) goes back to the caller, which writes OUT.
 Kernels draw no figures (autograder.nofigures): quick-mode plots mean nothing and cost seconds.
 """
+import atexit
 import ctypes
 import functools
 import hmac
@@ -167,8 +168,11 @@ def _flatten(config, prefix=""):
 
 
 def _prepare(task, ws):
-    """Create the workspace course for `task` in `ws`; returns {notebook: submitted path} to grade."""
-    if ws.exists():
+    """Create the workspace course for `task` in `ws` (a slot is emptied but for what its zygote has
+    mounted); returns {notebook: submitted path} to grade."""
+    if ws.name.startswith(SLOT_PREFIX):
+        _empty_slot(ws)
+    elif ws.exists():
         shutil.rmtree(ws)
     template = Path(task.template)
     (ws / "source").mkdir(parents=True)
@@ -184,6 +188,63 @@ def _prepare(task, ws):
             shutil.copyfile(sub["path"], dest)
             todo[sub["notebook"]] = dest
     return todo
+
+
+SLOT_PREFIX = ".slot-"
+_slot = {}  # this process's workspace slot and its zygote, reused from student to student
+
+
+def _empty_slot(ws):
+    """Empty a slot workspace for the next student, keeping the folders its zygote has mounted (the
+    autograded folder, emptied; the bytecode package; the event and zygote logs; the kernels' runtime folder,
+    emptied)."""
+    for entry in ws.iterdir():
+        if entry.name == zygote.ROOT:
+            zygote.empty(entry)
+        elif entry.name == ".sandbox":
+            shutil.rmtree(entry / "kernels", ignore_errors=True)
+        elif entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+    zygote.empty(sandbox.runtime_dir(ws))
+
+
+def _claim_slot(task, kernel_env):
+    """This process's slot workspace next to task.work, and its zygote, ready for the task's student.
+
+    The zygote of the previous student is reset (every process of its sandbox but itself killed, its
+    /tmp and home emptied) and reused when it was started with the same kernel environment; otherwise,
+    or when it does not confirm the reset, a fresh slot and zygote replace it.
+
+    Returns:
+    - (slot workspace Path, Zygote)
+    """
+    parent = Path(task.work).parent.resolve()
+    source_env = dict(build.nbgrader_env(parent), NBGRADER_EXECUTION="autograde")
+    source_env.update(kernel_env)
+    signature = json.dumps(sandbox.kernel_variables(source_env, list(kernel_env)), sort_keys=True)
+    old = _slot.get("current")
+    if old and old["parent"] == parent and old["signature"] == signature and old["zygote"].reset():
+        return old["ws"], old["zygote"]
+    release_slot()
+    ws = parent / f"{SLOT_PREFIX}{os.getpid()}-{secrets.token_hex(3)}"
+    ws.mkdir(parents=True)
+    zyg = zygote.start(ws, source_env, list(kernel_env))
+    _slot["current"] = {"parent": parent, "signature": signature, "ws": ws, "zygote": zyg}
+    return ws, zyg
+
+
+def release_slot():
+    """Stop this process's zygote and remove its slot workspace (at exit, or when a fresh one replaces it)."""
+    old = _slot.pop("current", None)
+    if old:
+        old["zygote"].stop()
+        sandbox.uninstall_kernel(old["ws"])
+        shutil.rmtree(old["ws"], ignore_errors=True)
+
+
+atexit.register(release_slot)
 
 
 class KeyedKernel(NbGraderPreprocessor):
@@ -460,7 +521,8 @@ def grade_student(task):
     - dict with "student", "complete" (False only when grading itself broke), "notebooks"
       ({nb: {"status", "score", "max_score", "cells", "repairs", "notes", "timing"}}), "log" (lines),
       "seconds", "shard" (gradebook bytes or None), "autograded" ({nb: notebook JSON}),
-      "feedback" ({nb: HTML}), and "zygote" ({"preload_seconds", "kernels" it forked}) when one ran.
+      "feedback" ({nb: HTML}), and "zygote" ({"preload_seconds", "kernels" it forked for this student,
+      "resets": students before this one}) when one ran.
     """
     start = time.perf_counter()
     ws = Path(task.work)
@@ -470,13 +532,18 @@ def grade_student(task):
     subs = {s["notebook"]: s for s in task.notebooks}
     zyg = None
     try:
-        todo = _prepare(task, ws)
         kernel_env = {"A3_QUICK": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
                       "TOKENIZERS_PARALLELISM": "false", "MPLBACKEND": "module://autograder.nofigures",
                       "PYTHONPATH": os.pathsep.join([str(paths.ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
                       "A3_CHECK_MODULES": ",".join(course_check_modules(task.template)), **task.env}
         if task.threads:
             kernel_env.update(OMP_NUM_THREADS=str(task.threads), MKL_NUM_THREADS=str(task.threads))
+        if any(s["status"] == "ok" and s.get("path") for s in task.notebooks) and sandbox.available() \
+                and os.environ.get("A3_ZYGOTE", "1") != "0":
+            if ws.exists():
+                shutil.rmtree(ws)  # a workspace kept by an earlier run
+            ws, zyg = _claim_slot(task, kernel_env)
+        todo = _prepare(task, ws)
         base_env = build.nbgrader_env(ws)
         base_settings = dict(build.NBGRADER_SETTINGS)
         base_settings.update({
@@ -488,8 +555,6 @@ def grade_student(task):
             "ClearMetadataPreprocessor.preserve_nb_metadata_mask": {("language_info", "name"), "a3_run"},
             "Autograde.create_student": True,
         })
-        if todo and sandbox.available() and os.environ.get("A3_ZYGOTE", "1") != "0":
-            zyg = zygote.start(ws, dict(base_env, NBGRADER_EXECUTION="autograde", **kernel_env), list(kernel_env))
         try:
             graded = _grade_notebooks(task, ws, todo, layout, base_settings, base_env, kernel_env, result["log"])
         except Exception as exc:  # report it for these notebooks and keep the student's other results
@@ -531,11 +596,13 @@ def grade_student(task):
     finally:
         if zyg is not None:
             result["zygote"] = zyg.report()
-            zyg.stop()
-        sandbox.uninstall_kernel(ws)
+        else:
+            sandbox.uninstall_kernel(ws)
     result["seconds"] = round(time.perf_counter() - start, 3)
     clean = result["complete"] and all(n["status"] in ("graded", "missing") or n["status"].startswith("needs manual")
                                        for n in result["notebooks"].values())
-    if clean and not task.keep_work and ws.exists():
+    if zyg is not None and (task.keep_work or not clean):
+        shutil.copytree(ws, task.work, symlinks=True)  # the slot goes on to the next student
+    elif clean and not task.keep_work and ws.exists() and zyg is None:
         shutil.rmtree(ws, ignore_errors=True)
     return result

@@ -18,11 +18,13 @@ What stays as it was without a zygote:
 A zygote that is missing, dead, stuck or started with another environment costs nothing but time: the
 launcher then starts the kernel in a sandbox of its own, as before.
 """
+import ctypes
 import hashlib
 import importlib
 import json
 import os
 import re
+import select
 import shutil
 import signal
 import socket
@@ -41,6 +43,8 @@ PRELOAD = (  # what the notebooks and their checks import; a module missing here
     "transformers.models.roberta.modeling_roberta", "transformers.modeling_utils", "safetensors.torch",
     "open_clip", "ipykernel.kernelapp", "ipykernel.ipkernel",
 )
+RESET_TIMEOUT = 30  # seconds the worker waits for a reset (after the preload) before it starts a fresh zygote
+CONTROL = "control.sock"  # the worker's socket beside the launchers' one
 READY_TIMEOUT = 60  # seconds a launcher waits for its kernel (the zygote may still be importing, ~6 s)
 VARS = "A3_ZYGOTE_VARS"  # the kernel variables the zygote was started with (JSON), before the sandbox's own
 
@@ -61,14 +65,38 @@ class Zygote:
         self.proc, self.path, self.path_log = proc, path, Path(log)
 
     def report(self):
-        """What the zygote's log says so far: {"preload_seconds": float or None, "kernels": forks}."""
+        """What the zygote's log says since its last reset: {"preload_seconds": float or None (the zygote's
+        import time, once), "kernels": kernels forked since the last reset, "resets": resets so far}."""
         try:
             text = (self.path_log).read_text(errors="replace")
         except OSError:
             text = ""
         found = re.search(r"preloaded in ([0-9.]+) s", text)
-        return {"preload_seconds": float(found.group(1)) if found else None,
-                "kernels": len(re.findall(r"forked kernel", text))}
+        resets = len(re.findall(r" reset: ", text))
+        return {"preload_seconds": float(found.group(1)) if found else None, "resets": resets,
+                "kernels": len(re.findall(r"forked kernel", text.rsplit(" reset: ", 1)[-1]))}
+
+    def reset(self, timeout=None):
+        """Make the zygote ready for another student: every other process of its sandbox killed, the
+        sandbox's /tmp (home included) and /dev/shm emptied. Returns True when it confirmed in time."""
+        if self.proc.poll() is not None:
+            return False
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            conn.settimeout(timeout or RESET_TIMEOUT)
+            conn.connect(str(self.path.with_name(CONTROL)))
+            conn.sendall(b"reset\n")
+            reply = b""
+            while not reply.endswith(b"\n"):
+                chunk = conn.recv(256)
+                if not chunk:
+                    break
+                reply += chunk
+        except OSError:
+            return False
+        finally:
+            conn.close()
+        return reply.strip() == b"clean"
 
     def stop(self):
         """Kill the zygote's sandbox (every process in it dies with it) and remove the socket."""
@@ -103,20 +131,24 @@ def start(workspace, source_env, pass_names):
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(str(path))
     listener.listen(16)
+    control = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    control.bind(str(path.with_name(CONTROL)))
+    control.listen(4)
     events = os.open(state / sandbox.EVENTS_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     log = os.open(state / "zygote.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     kernel_env = sandbox.kernel_variables(source_env, pass_names)
     fds = {"A3_EVENTS_FD": str(events), "A3_ZYGOTE_FD": str(listener.fileno()),
-           VARS: json.dumps(kernel_env, sort_keys=True)}
+           "A3_ZYGOTE_CONTROL_FD": str(control.fileno()), VARS: json.dumps(kernel_env, sort_keys=True)}
     env = sandbox.kernel_environment(workspace, [root, runtime], kernel_env, fds)
     cmd = sandbox.bwrap_command(workspace, root, None, runtime, env, module="autograder.zygote")
     try:
-        proc = subprocess.Popen(cmd, pass_fds=(events, listener.fileno()), stdin=subprocess.DEVNULL,
-                                stdout=log, stderr=log, start_new_session=True)
+        proc = subprocess.Popen(cmd, pass_fds=(events, listener.fileno(), control.fileno()),
+                                stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
     finally:
         for fd in (events, log):
             os.close(fd)
-        listener.close()  # the zygote holds it now; with the zygote gone, connecting fails at once
+        listener.close()  # the zygote holds them now; with the zygote gone, connecting fails at once
+        control.close()
     return Zygote(proc, path, state / "zygote.log")
 
 
@@ -240,6 +272,64 @@ def _child(conn, checks, real_exit):
         real_exit(0)
 
 
+def _set_dumpable(flag):
+    """prctl(PR_SET_DUMPABLE): a process that is not dumpable cannot be ptraced or have its memory read
+    (/proc/PID/mem) by the kernels, which run as the same user without capabilities."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(4, int(flag), 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def empty(folder, keep=()):
+    """Remove everything inside folder (the folder itself stays: it may be a mount point), except the
+    paths in keep and what leads to them (mount points: their contents are not ours to remove)."""
+    for entry in Path(folder).iterdir() if Path(folder).is_dir() else []:
+        path = str(entry)
+        if path in keep:
+            continue
+        if any(k.startswith(path + "/") for k in keep):
+            empty(entry, keep)
+        elif entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            try:
+                entry.unlink()
+            except OSError:
+                pass
+
+
+def _mount_points():
+    """Every mount point this process sees (/proc/self/mountinfo, octal escapes decoded)."""
+    points = set()
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        point = line.split()[4]
+        points.add(re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), point))
+    return points
+
+
+def _reset(home):
+    """Between students: kill every process of the sandbox but init and this one (the kernels and whatever
+    they started), then empty /tmp and /dev/shm and make the home again."""
+    try:
+        os.kill(-1, signal.SIGKILL)  # in this pid namespace: everyone but init (pid 1) and the caller
+    except ProcessLookupError:
+        pass
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        _reap()
+        others = [p for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, os.getpid())]
+        if not others:
+            break
+        time.sleep(0.02)
+    else:
+        raise RuntimeError(f"processes left after the reset: {others}")
+    mounts = _mount_points()  # the student's folders are mounted below /tmp when OUT is there
+    for folder in ("/tmp", "/dev/shm"):
+        empty(folder, keep=mounts)
+    os.makedirs(home, exist_ok=True)
+
+
 def _reap(signum=None, frame=None):
     """Collect finished children (kernels) so none stays a zombie."""
     while True:
@@ -257,6 +347,7 @@ def main():
 
     global _started_with
     listener = socket.socket(fileno=int(os.environ.pop("A3_ZYGOTE_FD")))
+    control = socket.socket(fileno=int(os.environ.pop("A3_ZYGOTE_CONTROL_FD")))
     _started_with = json.loads(os.environ.pop(VARS, "{}"))
     real_exit = os._exit
     checks = kernel.prepare()
@@ -273,13 +364,30 @@ def main():
           flush=True)
     kernel.load_checks(quiet=True)
     kernel.watch_access()
+    _set_dumpable(False)
     signal.signal(signal.SIGCHLD, _reap)
+    home = os.environ.get("HOME", "/tmp/home")
     while True:
+        ready, _, _ = select.select([listener, control], [], [])
+        if control in ready:  # the worker: another student is next
+            conn, _ = control.accept()
+            with conn:
+                conn.recv(64)
+                try:
+                    _reset(home)
+                    reply = b"clean\n"
+                except Exception as exc:  # noqa: BLE001  (the worker then starts a fresh zygote)
+                    reply = f"failed: {exc}\n".encode()
+                print(f"zygote: {time.strftime('%H:%M:%S')} reset: {reply.decode().strip()}", flush=True)
+                conn.sendall(reply)
+            continue
         conn, _ = listener.accept()
         pid = os.fork()
         if pid == 0:
             listener.close()
+            control.close()
             signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            _set_dumpable(True)
             _child(conn, checks, real_exit)
         conn.close()
         print(f"zygote: {time.strftime('%H:%M:%S')} forked kernel {pid}", flush=True)

@@ -305,6 +305,17 @@ def test_kernels_come_from_the_students_zygote(toy_graded):
     assert "zygote not used" not in (Path(out) / "grading.log").read_text()
 
 
+def test_students_share_the_workers_zygote(toy_graded):
+    """Did the students graded in one process share one zygote, reset before each student after the first?"""
+    import json
+
+    out, _ = toy_graded
+    states = [json.loads(p.read_text()) for p in sorted((Path(out) / ".state").glob("*.json"))]
+    resets = sorted(s["zygote"]["resets"] for s in states if "zygote" in s)
+    assert resets == list(range(len(resets))) and len(resets) >= 3, resets
+    assert not list((Path(out) / ".work").glob(worker.SLOT_PREFIX + "*")), "expected the slot removed at the end"
+
+
 def test_check_modules_come_from_the_test_cells(toy_graded):
     """Are the modules the course's test cells import checks from (toycheck here) found in the template?"""
     out, _ = toy_graded

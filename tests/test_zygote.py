@@ -1,6 +1,7 @@
 """The per-student kernel zygote: kernels forked from it, each with its own key, and the ways back to a
 kernel of its own when the zygote cannot serve. The sandbox itself is probed both ways in test_sandbox.py."""
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -120,13 +121,18 @@ def test_remade_runtime_folder_falls_back_and_says_so(running):
     assert any("zygote not used" in e and "does not show" in e for e in events), events
 
 
-def test_killed_launcher_ends_its_kernel(running):
-    """When nbgrader kills a kernel (its launcher), does the forked kernel exit too?"""
-    ws, cwd, zyg = running
+def wait_preloaded(ws):
+    """Wait until the zygote of ws has imported its libraries."""
     deadline = time.monotonic() + 60
     while "preloaded" not in (ws / ".sandbox" / "zygote.log").read_text():
         assert time.monotonic() < deadline, "the zygote did not finish preloading in 60 s"
         time.sleep(0.2)
+
+
+def test_killed_launcher_ends_its_kernel(running):
+    """When nbgrader kills a kernel (its launcher), does the forked kernel exit too?"""
+    ws, cwd, zyg = running
+    wait_preloaded(ws)
     baseline = set(descendants(zyg.proc.pid))
     info = sandbox.install_kernel(ws, dict(KERNEL_ENV, A3_CHECK_KEY="k"))
     with pytest.MonkeyPatch.context() as mp:
@@ -154,3 +160,65 @@ def test_stop_ends_the_sandbox(running):
     zyg.stop()
     assert zyg.proc.poll() is not None and not descendants(zyg.proc.pid)
     assert not zygote.socket_path(ws).exists()
+
+
+LEAVE_BEHIND = ("import os, subprocess\n"
+                "p = subprocess.Popen(['sleep', '300'], start_new_session=True)\n"
+                "os.makedirs('/tmp/home/.ipython/profile_default/startup', exist_ok=True)\n"
+                "open('/tmp/home/.ipython/profile_default/startup/00-left.py', 'w').write('LEFT_BEHIND = True')\n"
+                "open('/tmp/left.txt', 'w').write('x')\n"
+                "print(p.pid)")
+LOOK = "import os\nprint('LEFT_BEHIND' in globals(), os.path.exists('/tmp/left.txt'), os.path.exists('/proc/{pid}'))"
+READ_PARENT = ("import os\npid = os.getppid()\ntry:\n"
+               "    start = int(open(f'/proc/{pid}/maps').readline().split('-')[0], 16)\n"
+               "    with open(f'/proc/{pid}/mem', 'rb') as f:\n        f.seek(start)\n        f.read(16)\n"
+               "    print('read')\nexcept OSError as e:\n    print(type(e).__name__)")
+
+
+def test_reset_leaves_nothing_for_the_next_student(running):
+    """What one student's kernel leaves behind (a running process, an IPython startup file in the home, a
+    file in /tmp) reaches the next kernel of the same zygote; after a reset, does none of it?"""
+    ws, cwd, zyg = running
+    (left,) = execute(ws, cwd, [LEAVE_BEHIND], uninstall=False)
+    pid = stdout(left)
+    assert pid.isdigit(), left.outputs
+    (same_student,) = execute(ws, cwd, [LOOK.format(pid=pid)], uninstall=False)
+    assert stdout(same_student) == "True True True", f"expected the leftovers to be there, saw {same_student.outputs}"
+    assert zyg.reset(), "expected the zygote to confirm the reset"
+    (next_student,) = execute(ws, cwd, [PARENT, LOOK.format(pid=pid)], uninstall=False)[1:]
+    assert stdout(next_student) == "False False False", f"saw {next_student.outputs}"
+    assert (cwd).is_dir(), "expected the reset to leave the mounted notebook folder alone"
+
+
+def test_zygote_memory_is_not_readable_from_a_kernel(running):
+    """Can a kernel read its zygote's memory (through /proc/PID/mem), which would let one student's code
+    change what the next student's kernels start from? It must fail."""
+    ws, cwd, _ = running
+    (cell,) = execute(ws, cwd, [READ_PARENT], uninstall=False)
+    assert stdout(cell) == "PermissionError", f"saw {stdout(cell)!r} {errors(cell)}"
+
+
+def test_unresponsive_zygote_is_replaced(tmp_path, monkeypatch):
+    """When a worker's zygote does not confirm a reset (here: stopped), does the next student get a fresh
+    slot and zygote instead of waiting on it?"""
+    import signal
+
+    from autograder import worker
+
+    monkeypatch.setattr(zygote, "RESET_TIMEOUT", 2)
+    kernel_env = {"A3_QUICK": "1"}
+    first = worker.Task(student="s1", notebooks=[], template="", work=str(tmp_path / ".work" / "s1"))
+    second = worker.Task(student="s2", notebooks=[], template="", work=str(tmp_path / ".work" / "s2"))
+    try:
+        ws1, zyg1 = worker._claim_slot(first, kernel_env)
+        wait_preloaded(ws1)
+        assert worker._claim_slot(second, kernel_env) == (ws1, zyg1), "expected a healthy zygote to be reused"
+        (pid,) = [p for p in descendants(zyg1.proc.pid)  # the zygote itself, not the bwrap processes above it
+                  if Path(f"/proc/{p}/cmdline").read_bytes().split(b"\0")[:3] == [sys.executable.encode(), b"-m",
+                                                                                    b"autograder.zygote"]]
+        os.kill(pid, signal.SIGSTOP)
+        ws2, zyg2 = worker._claim_slot(first, kernel_env)
+        assert zyg2 is not zyg1 and ws2 != ws1, "expected a fresh slot and zygote"
+        assert zyg1.proc.poll() is not None and not ws1.exists(), "expected the stopped one gone"
+    finally:
+        worker.release_slot()
