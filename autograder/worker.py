@@ -22,6 +22,7 @@ import re
 import secrets
 import shutil
 import signal
+import threading
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -191,7 +192,7 @@ def _prepare(task, ws):
 
 
 SLOT_PREFIX = ".slot-"
-_slot = {}  # this process's workspace slot and its zygote, reused from student to student
+_slots = {}  # {thread: its slot workspace and zygote}, reused from student to student
 
 
 def _empty_slot(ws):
@@ -211,7 +212,7 @@ def _empty_slot(ws):
 
 
 def _claim_slot(task, kernel_env):
-    """This process's slot workspace next to task.work, and its zygote, ready for the task's student.
+    """This thread's slot workspace next to task.work, and its zygote, ready for the task's student.
 
     The zygote of the previous student is reset (every process of its sandbox but itself killed, its
     /tmp and home emptied) and reused when it was started with the same kernel environment; otherwise,
@@ -224,24 +225,27 @@ def _claim_slot(task, kernel_env):
     source_env = dict(build.nbgrader_env(parent), NBGRADER_EXECUTION="autograde")
     source_env.update(kernel_env)
     signature = json.dumps(sandbox.kernel_variables(source_env, list(kernel_env)), sort_keys=True)
-    old = _slot.get("current")
+    thread = threading.get_ident()  # a worker with several threads grades several students at once
+    old = _slots.get(thread)
     if old and old["parent"] == parent and old["signature"] == signature and old["zygote"].reset():
         return old["ws"], old["zygote"]
-    release_slot()
+    release_slot(thread)
     ws = parent / f"{SLOT_PREFIX}{os.getpid()}-{secrets.token_hex(3)}"
     ws.mkdir(parents=True)
     zyg = zygote.start(ws, source_env, list(kernel_env))
-    _slot["current"] = {"parent": parent, "signature": signature, "ws": ws, "zygote": zyg}
+    _slots[thread] = {"parent": parent, "signature": signature, "ws": ws, "zygote": zyg}
     return ws, zyg
 
 
-def release_slot():
-    """Stop this process's zygote and remove its slot workspace (at exit, or when a fresh one replaces it)."""
-    old = _slot.pop("current", None)
-    if old:
-        old["zygote"].stop()
-        sandbox.uninstall_kernel(old["ws"])
-        shutil.rmtree(old["ws"], ignore_errors=True)
+def release_slot(thread=None):
+    """Stop a thread's zygote (every thread's by default) and remove its slot workspace: at exit, at the
+    end of an in-process run, or when a fresh one replaces it."""
+    for key in [thread] if thread is not None else list(_slots):
+        old = _slots.pop(key, None)
+        if old:
+            old["zygote"].stop()
+            sandbox.uninstall_kernel(old["ws"])
+            shutil.rmtree(old["ws"], ignore_errors=True)
 
 
 atexit.register(release_slot)
