@@ -5,7 +5,7 @@ The workspace is a tiny nbgrader course (`<work>/`): a copy of the template grad
 `submitted/<student>/a3/<nb>.ipynb`. One `nbgrader autograde` process, forked from a server that has
 nbgrader imported, grades all of the student's notebooks, each in a fresh sandbox kernel under its own
 random check key (a notebook that run did not finish is graded again on its own). The kernels are forked
-from the student's zygote, which has the libraries imported (autograder.zygote). A test cell's points
+from the worker's zygote, which has the libraries imported (autograder.zygote). A test cell's points
 are kept only when its output carries the matching pass token. The result (scores, timings, log lines,
 the shard, the autograded notebooks and feedback HTML) goes back to the caller, which writes OUT.
 Kernels draw no figures (autograder.nofigures): quick-mode plots mean nothing and cost seconds.
@@ -526,7 +526,7 @@ def grade_student(task):
       ({nb: {"status", "score", "max_score", "cells", "repairs", "notes", "timing"}}), "log" (lines),
       "seconds", "shard" (gradebook bytes or None), "autograded" ({nb: notebook JSON}),
       "feedback" ({nb: HTML}), and "zygote" ({"preload_seconds", "kernels" it forked for this student,
-      "resets": students before this one}) when one ran.
+      "resets": students the zygote served before this one}) when one ran.
     """
     start = time.perf_counter()
     ws = Path(task.work)

@@ -173,6 +173,10 @@ def request(workspace, cwd, connection_file, extra, key, kernel_env):
     root = Path(workspace).resolve() / ROOT
     if not path.exists() or not (cwd == root or root in Path(cwd).parents):
         return None
+    parent = os.getppid()
+    _die_with(signal.SIGKILL)  # nbgrader killed (time limit): this launcher goes, and the kernel with it
+    if os.getppid() != parent:
+        sys.exit(1)
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         conn.settimeout(READY_TIMEOUT)
@@ -270,6 +274,14 @@ def _child(conn, checks, real_exit):
             except (OSError, ValueError):
                 pass
         real_exit(0)
+
+
+def _die_with(sig):
+    """prctl(PR_SET_PDEATHSIG): receive sig when the parent process dies."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(sig), 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
 
 
 def _set_dumpable(flag):

@@ -222,3 +222,27 @@ def test_unresponsive_zygote_is_replaced(tmp_path, monkeypatch):
         assert zyg1.proc.poll() is not None and not ws1.exists(), "expected the stopped one gone"
     finally:
         worker.release_slot()
+
+
+def test_kernel_ends_when_nbgrader_dies(running):
+    """When the process that started the kernel (nbgrader) is killed, as at the notebook time limit, does the
+    forked kernel end too, instead of running on in the zygote's sandbox?"""
+    import subprocess
+
+    ws, cwd, zyg = running
+    wait_preloaded(ws)
+    baseline = set(descendants(zyg.proc.pid))
+    info = sandbox.install_kernel(ws, dict(KERNEL_ENV, A3_CHECK_KEY="k"))
+    code = (f"import os\nfrom jupyter_client.manager import KernelManager\nfrom traitlets.config import Config\n"
+            f"km = KernelManager(kernel_name={info['kernel_name']!r}, config=Config({info['config']!r}))\n"
+            f"km.start_kernel(cwd={str(cwd)!r})\nc = km.client()\nc.start_channels()\nc.wait_for_ready(timeout=60)\n"
+            f"print('ready', flush=True)\nos.kill(os.getpid(), 9)\n")
+    env = dict(os.environ, JUPYTER_PATH=info["env"]["JUPYTER_PATH"])
+    log = ws / "nbgrader-standin.log"
+    with open(log, "w") as f:  # a file, not a pipe: what lives on must not keep this test waiting
+        subprocess.run([sys.executable, "-c", code], env=env, stdout=f, stderr=subprocess.STDOUT, timeout=120)
+    assert log.read_text().strip() == "ready", log.read_text()
+    deadline = time.monotonic() + 10
+    while set(descendants(zyg.proc.pid)) - baseline and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not set(descendants(zyg.proc.pid)) - baseline, "expected the kernel to end with the process that started it"
