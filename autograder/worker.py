@@ -11,7 +11,6 @@ the shard, the autograded notebooks and feedback HTML) goes back to the caller, 
 Kernels draw no figures (autograder.nofigures): quick-mode plots mean nothing and cost seconds.
 """
 import atexit
-import ctypes
 import functools
 import hmac
 import json
@@ -270,16 +269,6 @@ KEYED_PREPROCESSORS = [
 ]
 
 
-def _die_with_parent():
-    """In the nbgrader child: get SIGKILL when its parent dies, so no orphan writes to a workspace that a
-    retry is about to reuse (Linux prctl PR_SET_PDEATHSIG; a no-op elsewhere). The parent is the fork
-    server, which exits when the grading worker that started it dies."""
-    try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
-
-
 FORKSERVER_PRELOAD = ["nbgrader.apps.nbgraderapp", "autograder.sandbox", "autograder.worker"]
 
 
@@ -312,7 +301,9 @@ def _start(proc):
 def _autograde_child(argv, cwd, env, log_path):
     """Body of the forked nbgrader process: its own session, the given folder, environment and log file."""
     os.setsid()  # its own process group, killed as a whole on time-out
-    _die_with_parent()
+    # SIGKILL when the fork server (its parent) exits with the grading worker: no orphan writes to a
+    # workspace that a retry is about to reuse
+    zygote.die_with_parent()
     fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(fd, 1)
     os.dup2(fd, 2)

@@ -174,7 +174,7 @@ def request(workspace, cwd, connection_file, extra, key, kernel_env):
     if not path.exists() or not (cwd == root or root in Path(cwd).parents):
         return None
     parent = os.getppid()
-    _die_with(signal.SIGKILL)  # nbgrader killed (time limit): this launcher goes, and the kernel with it
+    die_with_parent()  # nbgrader killed (time limit): this launcher goes, and the kernel with it
     if os.getppid() != parent:
         sys.exit(1)
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -276,10 +276,10 @@ def _child(conn, checks, real_exit):
         real_exit(0)
 
 
-def _die_with(sig):
-    """prctl(PR_SET_PDEATHSIG): receive sig when the parent process dies."""
+def die_with_parent():
+    """Get SIGKILL when the parent process dies (Linux prctl PR_SET_PDEATHSIG; a no-op elsewhere)."""
     try:
-        ctypes.CDLL(None, use_errno=True).prctl(1, int(sig), 0, 0, 0)
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
     except (OSError, AttributeError):
         pass
 
