@@ -20,6 +20,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from autograder.checks.devices import (FAKE_CUDA, MixedDevices, Undecided, on_fake_cuda, same_device, shown,
+                                       to_fake_cuda)  # noqa: F401 - re-exported for the checks
+
 
 class CheckFailed(AssertionError):
     """A check's verdict: one line saying what was expected and what was seen."""
@@ -121,6 +124,31 @@ def expect_tensor(x, name, shape=None):
         raise CheckFailed(f"{name} should have shape {tuple(shape)}, got {tuple(x.shape)}")
 
 
+def expect_device(got, want, name):
+    """Tensor `got` must sit on device `want`, compared by meaning ('cuda' is 'cuda:0')."""
+    if not same_device(got.device, want):
+        raise CheckFailed(f"{name} should be on the inputs' device {shown(want)}, but it is on {shown(got.device)}")
+
+
+UNDECIDED = object()  # what run_on_gpu returns when the stand-in GPU cannot run the code
+
+
+def run_on_gpu(what, fn, *args, **kwargs):
+    """
+    Call fn(*args, **kwargs) as if its tensor inputs were on a GPU (the stand-in meta device).
+
+    Returns fn's result, or UNDECIDED when the stand-in cannot run the code (the CPU run judges it).
+    Raises CheckFailed when the code mixes devices, as it would on a real GPU.
+    """
+    try:
+        return on_fake_cuda(fn, *args, **kwargs)
+    except MixedDevices as e:
+        raise CheckFailed(f"{what} on a GPU should run without errors, but it mixes devices ({e}); create "
+                          f"new tensors on the inputs' device, e.g. device=x.device") from None
+    except Undecided:
+        return UNDECIDED
+
+
 def max_abs_diff(a, b):
     """Largest absolute difference between two tensors, as a Python float (computed on CPU, float64)."""
     a = pristine.tensor_to(pristine.tensor_detach(a), "cpu", torch.float64)
@@ -168,17 +196,26 @@ def substituted(fn, **names):
 
     A graded function that calls another graded function of the notebook (e.g. zero_shot_probs calling
     similarity_matrix) is then checked on its own, so one mistake costs points in one cell only.
+    A name the notebook lacks (its cell was left undone or raised) is lent for the block too. For a
+    class, the namespace is that of the first of its own methods that has one.
     """
     namespace = getattr(fn, "__globals__", None)
+    if namespace is None and pristine.isinstance(fn, type):
+        methods = [m for m in vars(fn).values() if hasattr(m, "__globals__")]
+        namespace = methods[0].__globals__ if methods else None
     if namespace is None:
         yield
         return
     saved = {name: namespace[name] for name in names if name in namespace}
-    namespace.update({name: value for name, value in names.items() if name in namespace})
+    namespace.update(names)
     try:
         yield
     finally:
-        namespace.update(saved)
+        for name in names:
+            if name in saved:
+                namespace[name] = saved[name]
+            else:
+                namespace.pop(name, None)
 
 
 def _one_line(exc):
@@ -237,5 +274,6 @@ def finite(x):
 __all__ = [
     "CheckFailed", "CheckUngradable", "check", "expect", "expect_tensor", "expect_close", "max_abs_diff",
     "require_notebook_defined", "seeded_generator", "substituted", "pristine", "pass_token", "is_tensor",
-    "fmt_shape", "finite", "math",
+    "fmt_shape", "finite", "math", "expect_device", "same_device", "run_on_gpu", "to_fake_cuda", "FAKE_CUDA",
+    "UNDECIDED",
 ]

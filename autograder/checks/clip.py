@@ -1,23 +1,20 @@
 """Hidden checks for clip.ipynb: one per graded cell, each called by that cell's hidden test region.
 
-Checks run on CUDA when it is available (so device mistakes show up there) and on the CPU otherwise.
-Features are random with row norms between 0.2 and 5, so forgetting to normalise always changes the
+Values are checked on the CPU on every machine, and placement on the stand-in GPU (see
+autograder/checks/devices.py), so a verdict never depends on whether the grading machine has a GPU. Features are random with row norms between 0.2 and 5, so forgetting to normalise always changes the
 answer. The scavenger hunt needs the real ViT-B-32 OpenAI weights: they are looked up, without network,
 in the hub cache $A3_MODEL_CACHE (see autograder/fetch_models.py); when they are not there the check
 raises CheckUngradable and a person grades the caption.
 """
 import torch
 
-from autograder.checks import (CheckFailed, CheckUngradable, check, expect_close, fmt_shape, is_tensor,
-                               pristine, require_notebook_defined, seeded_generator, substituted)
+from autograder.checks import (FAKE_CUDA, UNDECIDED, CheckFailed, CheckUngradable, check, expect_close,
+                               expect_device, fmt_shape, is_tensor, pristine, require_notebook_defined,
+                               run_on_gpu, seeded_generator, substituted, to_fake_cuda)
+from autograder.checks.devices import MixedDevices, same_device
 from autograder.reference import clip as ref
 
 MAX_CAPTION_WORDS = 12
-
-
-def _device():
-    """The device checks run on: CUDA when available, else the CPU."""
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
 def _features(n, d, seed, device):
@@ -49,9 +46,13 @@ def _expect_shape(got, want_shape, call, axes):
         raise CheckFailed(f"{call} should have shape {axes} = {tuple(want_shape)}, got {tuple(got.shape)}")
 
 
-def _expect_device(got, device, call):
-    if got.device != device:
-        raise CheckFailed(f"{call} should stay on the inputs' device {device}, but it is on {got.device}")
+def _expect_on_gpu(fn, img, txt, call, **kwargs):
+    """fn(img, txt) with both on the stand-in GPU must run there and return its (N_images, N_texts) tensor there."""
+    img, txt = to_fake_cuda(img, txt)
+    got = run_on_gpu(call, fn, img, txt, **kwargs)
+    if got is UNDECIDED or not is_tensor(got):
+        return
+    expect_device(got, FAKE_CUDA, f"{call} on a GPU")
 
 
 def _hint(got, candidates):
@@ -70,7 +71,7 @@ def _unit(x):
 def check_similarity_matrix(similarity_matrix):
     """Cosine similarities of un-normalised features, (N_images, N_texts), inputs untouched, same device."""
     require_notebook_defined(similarity_matrix, "similarity_matrix")
-    device = _device()
+    device = torch.device("cpu")
     for seed, (n_img, n_txt, d) in enumerate([(5, 3, 16), (2, 7, 8), (4, 4, 6)]):
         img, txt = _features(n_img, d, 10 + seed, device), _features(n_txt, d, 20 + seed, device)
         img_in, txt_in = img.clone(), txt.clone()
@@ -79,7 +80,7 @@ def check_similarity_matrix(similarity_matrix):
         _expect_unchanged(txt, txt_in, "text_features")
         call = f"similarity_matrix of {n_img} images and {n_txt} texts"
         _expect_shape(got, (n_img, n_txt), call, "(N_images, N_texts)")
-        _expect_device(got, device, call)
+        expect_device(got, device, call)
         want = ref.similarity_matrix(img, txt)
         a, b = _cpu64(img), _cpu64(txt)
         hint = _hint(got, [
@@ -91,13 +92,14 @@ def check_similarity_matrix(similarity_matrix):
              "it looks like you normalised each column (dim=0) instead of each feature vector (dim=-1)"),
         ])
         expect_close(got, want, call, hint=hint)
+    _expect_on_gpu(similarity_matrix, img, txt, "similarity_matrix")
 
 
 @check("zero_shot_probs")
 def check_zero_shot_probs(zero_shot_probs):
     """Softmax over texts of logit_scale * cosine similarity, for the default and other scales."""
     require_notebook_defined(zero_shot_probs, "zero_shot_probs")
-    device = _device()
+    device = torch.device("cpu")
     cases = [((4, 6, 16), None), ((3, 5, 8), 4.0), ((5, 2, 12), 1.0)]
     for seed, ((n_img, n_txt, d), scale) in enumerate(cases):
         img, txt = _features(n_img, d, 30 + seed, device), _features(n_txt, d, 40 + seed, device)
@@ -113,7 +115,7 @@ def check_zero_shot_probs(zero_shot_probs):
         _expect_unchanged(txt, txt_in, "text_features")
         call = f"zero_shot_probs of {n_img} images and {n_txt} texts {how}"
         _expect_shape(got, (n_img, n_txt), call, "(N_images, N_texts)")
-        _expect_device(got, device, call)
+        expect_device(got, device, call)
         cos = ref.similarity_matrix(_cpu64(img), _cpu64(txt))  # (N_images, N_texts)
         want = ref.zero_shot_probs(img, txt, logit_scale=scale)
         hint = _hint(got, [
@@ -126,6 +128,8 @@ def check_zero_shot_probs(zero_shot_probs):
              "it looks like the features were not normalised to unit length"),
         ])
         expect_close(got, want, call, hint=hint)
+    with substituted(zero_shot_probs, similarity_matrix=ref.similarity_matrix):
+        _expect_on_gpu(zero_shot_probs, img, txt, "zero_shot_probs", logit_scale=2.0)
 
 
 @check("build_prompts")
@@ -183,13 +187,27 @@ def _as_order(got, n, call):
     return order
 
 
+class _ModelOnGpu(torch.nn.Module):
+    """A stand-in CLIP on the stand-in GPU: like CUDA, encode_text refuses tokens left on another device."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.text_projection = torch.nn.Parameter(torch.empty(dim, dim, device=FAKE_CUDA))
+
+    def encode_text(self, text, normalize=False):
+        if not same_device(text.device, self.text_projection.device):
+            raise MixedDevices(f"Expected all tensors to be on the same device, but found at least two devices, "
+                               f"cuda:0 and {text.device}!")
+        return torch.empty(text.shape[0], self.text_projection.shape[1], device=FAKE_CUDA)  # (B, D)
+
+
 @check("rank_images")
 def check_rank_images(rank_images):
     """Indices of un-normalised image features, most cosine-similar to the caption first."""
     require_notebook_defined(rank_images, "rank_images")
     from autograder.tinyclip import tiny_clip
 
-    device = _device()
+    device = torch.device("cpu")
     model, _, tokenizer = tiny_clip(seed=0, device=device)
     captions = ["a photo of a cat", "an astronaut next to a rocket", "handwritten equations on paper"]
     for seed, caption in enumerate(captions):
@@ -215,6 +233,10 @@ def check_rank_images(rank_images):
         elif order == torch.argsort(_cpu64(feats @ text.T)[:, 0], descending=True).tolist():
             hint = "; it looks like the image features were not normalised"
         raise CheckFailed(f"{call}: expected image indices best first {want}, got {order}{hint}")
+    feats, = to_fake_cuda(_features(5, 8, 60, device))
+    with substituted(rank_images, similarity_matrix=ref.similarity_matrix):
+        run_on_gpu("rank_images with the model and image_features on a GPU", rank_images, captions[0],
+                   _ModelOnGpu(8), tokenizer, feats)
 
 
 def _real_clip(device):
@@ -263,7 +285,7 @@ def check_scavenger_caption(caption, loader=None):
                           "write your own caption")
     if len(words) > MAX_CAPTION_WORDS:
         raise CheckFailed(f"scavenger_caption should have at most {MAX_CAPTION_WORDS} words, got {len(words)}")
-    device = _device()
+    device = torch.device("cpu")  # the same ranking on every grading machine
     try:
         model, preprocess, tokenizer = (loader or _real_clip)(device)
     except CheckUngradable as e:

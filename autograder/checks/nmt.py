@@ -12,14 +12,20 @@ import torch
 import torch.nn as nn
 
 from autograder.checks import (
+    FAKE_CUDA,
+    UNDECIDED,
     CheckFailed,
     check,
+    expect_device,
     expect_tensor,
     fmt_shape,
     max_abs_diff,
     pristine,
     require_notebook_defined,
+    run_on_gpu,
     seeded_generator,
+    substituted,
+    to_fake_cuda,
 )
 from autograder.checks import _one_line  # the runtime's one-line text of an exception
 from autograder.reference import nmt as ref
@@ -297,6 +303,18 @@ def _compare_attention(module, ref_module, params, queries, keys, values, H, cau
     _expect_close_or_explain(context, want_context, f"context for {what}", [(d, h[0]) for d, h in hyps])
 
 
+def _attention_on_gpu(module, queries, keys, values, what):
+    """The module and its inputs on the stand-in GPU: forward must run there and keep both outputs there."""
+    module.to(FAKE_CUDA)
+    out = run_on_gpu(f"forward with {what} (module.to('cuda'))", module, *to_fake_cuda(queries, keys, values))
+    if out is UNDECIDED:
+        return
+    context, weights = _pair(out, f"forward with {what} on a GPU", "context, attention_weights")
+    for name, got in (("context", context), ("attention_weights", weights)):
+        expect_tensor(got, f"{name} for {what} on a GPU")
+        expect_device(got, FAKE_CUDA, f"{name} for {what} on a GPU")
+
+
 def _identity_projections(module, H):
     """Set Q, K, V to identity maps without bias, for hand-made examples."""
     with torch.no_grad():
@@ -349,10 +367,7 @@ def check_scaled_dot_attention(ScaledDotAttention):
     _compare_attention(module, reference, params, queries, keys, values, H, False, "queries (3, 4, 6)", k)
     _compare_attention(module, reference, params, queries[:, 0], keys, values, H, False,
                        "2-D queries (B, H) = (3, 6)", 1)
-    if torch.cuda.is_available():
-        module.to("cuda")
-        _compare_attention(module, reference, params, *(t.cuda() for t in (queries, keys, values)), H, False,
-                           "queries (3, 4, 6) on CUDA", k)
+    _attention_on_gpu(module, queries, keys, values, "queries (3, 4, 6)")
 
 
 @check("causal_scaled_dot_attention")
@@ -401,10 +416,26 @@ def check_causal_scaled_dot_attention(CausalScaledDotAttention):
     y = torch.randn(B, 4, H, generator=gen)
     z = torch.randn(B, 4, H, generator=gen)
     _compare_attention(module, reference, params, y, z, z, H, True, "queries (2, 4, 6) with other keys", 4)
-    if torch.cuda.is_available():
-        module.to("cuda")
-        x = torch.randn(B, 6, H, generator=gen).cuda()
-        _compare_attention(module, reference, params, x, x, x, H, True, "self-attention on (2, 6, 6) on CUDA", 6)
+    # Fewer queries than keys: query i still sees keys 0..i, so a (T, T) mask does not fit the scores.
+    y = torch.randn(B, 3, H, generator=gen)
+    z = torch.randn(B, 5, H, generator=gen)
+    _compare_attention(module, reference, params, y, z, z, H, True, "3 queries and 5 keys, (2, 3, 6) and (2, 5, 6)", 3)
+    _compare_attention(module, reference, params, y[:, 0], z, z, H, True, "2-D queries (B, H) = (2, 6) and 5 keys", 1)
+    # Hand-made: three orthogonal tokens, so every score off the diagonal is exactly 0. A mask computed from
+    # the scores' values (scores == 0, tril(scores) == 0, ...) then hides the wrong entries.
+    o = torch.eye(4)[:3][None] * 2.0  # (1, 3, 4): tokens 2e0, 2e1, 2e2; scores are 2 on the diagonal, 0 elsewhere
+    out = _call("forward on three orthogonal tokens", small, o, o, o)
+    _, weights = _pair(out, "forward", "context, attention_weights")
+    expect_tensor(weights, "attention_weights for 3 orthogonal tokens", (1, 3, 3))
+    _expect_distributions(weights, "three orthogonal tokens")
+    scaled = torch.tensor([[[2.0, 0, 0], [0, 2.0, 0], [0, 0, 2.0]]])  # (1, 3, 3) scores after the 1/2 scaling
+    want = scaled.masked_fill(torch.ones(3, 3, dtype=torch.bool).triu(1), float("-inf")).softmax(-1)
+    if not _close(weights, want):
+        raise CheckFailed("for three orthogonal tokens (scores 2 on the diagonal, exactly 0 elsewhere) "
+                          f"attention_weights should be {_rounded(want[0])}, got {_rounded(weights[0])}; build the "
+                          f"mask from positions (j > i), never from the scores' values")
+
+    _attention_on_gpu(module, x, x, x, "self-attention on (2, 7, 6)")
 
 
 # --------------------------------------------------------------------------------------------
@@ -425,8 +456,7 @@ def _check_decoder_tensors(fn, src, tgt, start, cuda, what):
         expect_tensor(got, f"{name} ({what})", (B, Ls + Lt))
         if got.dtype != src.dtype:
             raise CheckFailed(f"{name} should have the inputs' dtype {src.dtype} (token indices), got {got.dtype}")
-        if got.device != src.device:
-            raise CheckFailed(f"{name} should be on the inputs' device {src.device}, got {got.device}")
+        expect_device(got, src.device, name)
         if not pristine.equal(pristine.tensor_to(got, "cpu"), want):
             row = int((got.cpu() != want).any(1).nonzero()[0])
             raise CheckFailed(f"{name}[{row}] should be {want[row].tolist()}, got {got[row].tolist()} ({what}; "
@@ -446,8 +476,12 @@ def check_generate_tensors_for_training_decoder_nmt(generate_tensors_for_trainin
     src = torch.cat([torch.randint(1, 27, (5, 6), generator=gen), torch.full((5, 1), 2)], 1)  # (5, 7), EOP = 2
     tgt = torch.cat([torch.randint(1, 27, (5, 3), generator=gen), torch.full((5, 1), 1)], 1)  # (5, 4), EOS = 1
     _check_decoder_tensors(fn, src, tgt, 0, False, "a random batch")
-    if torch.cuda.is_available():
-        _check_decoder_tensors(fn, src.cuda(), tgt.cuda(), 0, True, "a random batch on CUDA")
+    out = run_on_gpu("generate_tensors_for_training_decoder_nmt with src_EOP and tgt_EOS on a GPU (cuda=True)",
+                     fn, *to_fake_cuda(src, tgt), 0, True)
+    if out is not UNDECIDED:
+        for name, got in zip(("SOS_src_EOP_tgt", "src_EOP_tgt_EOS"), _pair(out, "on a GPU", "two tensors")):
+            expect_tensor(got, f"{name} on a GPU", (5, 11))
+            expect_device(got, FAKE_CUDA, f"{name} with inputs on a GPU")
 
 
 # --------------------------------------------------------------------------------------------
@@ -489,7 +523,11 @@ def check_decoder_only_transformer(DecoderOnlyTransformer):
     require_notebook_defined(DecoderOnlyTransformer, "DecoderOnlyTransformer")
     V, H, L = 11, 8, 2
     name = "DecoderOnlyTransformer"
-    model = _instantiate(DecoderOnlyTransformer, name, V, H, L)
+    # __init__ builds CausalScaledDotAttention layers and the positional table, graded in their own cells:
+    # lend it the reference ones, so an unfinished or broken earlier cell costs nothing here.
+    with substituted(DecoderOnlyTransformer, CausalScaledDotAttention=ref.CausalScaledDotAttention,
+                     create_positional_encodings=ref.create_positional_encodings):
+        model = _instantiate(DecoderOnlyTransformer, name, V, H, L)
     model.eval()
     if getattr(model, "num_layers", None) != L:
         raise CheckFailed(f"{name}.num_layers should be {L}, got {getattr(model, 'num_layers', None)!r}")
@@ -523,14 +561,6 @@ def check_decoder_only_transformer(DecoderOnlyTransformer):
     B, T = 3, 6
     inputs = torch.randint(0, V, (B, T), generator=gen)
 
-    if torch.cuda.is_available():
-        model.to("cuda")
-        out = _call("forward on CUDA (model.to('cuda'))", model, inputs.cuda())
-        logits, _ = _pair(out, "forward", "logits, attention_weights")
-        expect_tensor(logits, "logits on CUDA", (B, T, V))
-        if logits.device.type != "cuda":
-            raise CheckFailed(f"logits should stay on the model's device cuda, got {logits.device}")
-        model.to("cpu")
 
     # The positional table is the positional_encodings cell's job; use the reference table here.
     table = ref.create_positional_encodings(pe.shape[0], H)
@@ -571,6 +601,13 @@ def check_decoder_only_transformer(DecoderOnlyTransformer):
     logits, _ = _pair(_call("forward in training mode", model, inputs), "forward", "logits, attention_weights")
     if not (pristine.isinstance(logits, pristine.Tensor) and logits.requires_grad):
         raise CheckFailed("logits should carry gradients in training mode (no torch.no_grad() or .detach() in forward)")
+
+    model.to(FAKE_CUDA)
+    out = run_on_gpu("forward with the model and inputs on a GPU (model.to('cuda'))", model, *to_fake_cuda(inputs))
+    if out is not UNDECIDED:
+        logits, _ = _pair(out, "forward on a GPU", "logits, attention_weights")
+        expect_tensor(logits, "logits on a GPU", (B, T, V))
+        expect_device(logits, FAKE_CUDA, "logits with the model on a GPU")
 
 
 # --------------------------------------------------------------------------------------------

@@ -105,8 +105,9 @@ def similarity_matrix(image_features, text_features):
 """),
 ]
 
-# Only wrong on a CUDA device: the result (or an intermediate) ends up on the CPU.
-SIMILARITY_MUTANTS_CUDA = [
+# Device mistakes: right on a CPU, wrong on a GPU (the result or an intermediate ends up on the CPU). The checks
+# catch them on every machine with the stand-in GPU (autograder/checks/devices.py).
+SIMILARITY_MUTANTS_DEVICE = [
     # filled a CPU tensor in a Python loop: the result is on the CPU when the features are on the GPU
     ("loop into a CPU tensor", """
 def similarity_matrix(image_features, text_features):
@@ -220,7 +221,7 @@ def zero_shot_probs(image_features, text_features, logit_scale=100.0):
 """),
 ]
 
-ZERO_SHOT_MUTANTS_CUDA = [
+ZERO_SHOT_MUTANTS_DEVICE = [
     # built the logits with NumPy and came back as a CPU tensor
     ("numpy round trip to cpu", """
 def zero_shot_probs(image_features, text_features, logit_scale=100.0):
@@ -432,7 +433,7 @@ def rank_images(caption, model, tokenizer, image_features):
 """),
 ]
 
-RANK_MUTANTS_CUDA = [
+RANK_MUTANTS_DEVICE = [
     # tokens left on the CPU while the model is on the GPU
     ("tokens not moved to device", """
 def rank_images(caption, model, tokenizer, image_features):

@@ -2,7 +2,7 @@
 
 ALTERNATIVES[grade_id] lists correct implementations that the check must accept.
 MUTANTS[grade_id] lists (wrong implementation, text the failure message must contain).
-GPU_MUTANTS[grade_id] lists mistakes that only show on a CUDA device.
+DEVICE_MUTANTS[grade_id] lists the mistakes of MUTANTS that are right on a CPU and wrong on a GPU.
 Each definition carries a one-line comment naming the student's mistake (or the alternative's idea).
 Attention mutants subclass the reference so that only the part a student writes differs.
 """
@@ -15,6 +15,11 @@ import torch.nn.functional as F
 
 from autograder.reference import nmt as ref
 from autograder.reference.nmt import CausalScaledDotAttention, ScaledDotAttention, create_positional_encodings
+
+
+def _as_3d(queries):
+    """(B, H) queries as (B, 1, H); (B, k, H) unchanged."""
+    return queries.unsqueeze(1) if queries.dim() == 2 else queries
 
 
 # ============================================================================================
@@ -287,6 +292,7 @@ class SDASwappedOutputs(ScaledDotAttention):
 # Alternative: anchor style, a tril mask of ones and torch.where.
 class CausalWhereTril(CausalScaledDotAttention):
     def forward(self, queries, keys, values):
+        queries = _as_3d(queries)
         q, k, v = self.Q(queries), self.K(keys), self.V(values)
         scores = self.scaling_factor * torch.bmm(q, k.transpose(1, 2))
         mask = torch.tril(torch.ones(scores.shape[-2:], device=scores.device)).bool()
@@ -294,13 +300,14 @@ class CausalWhereTril(CausalScaledDotAttention):
         return torch.bmm(weights, v), weights
 
 
-# Alternative: additive mask, neg_inf times a float upper-triangular matrix.
+# Alternative: additive mask, neg_inf times a float (k, T) upper-triangular matrix.
 class CausalAdditive(CausalScaledDotAttention):
     def forward(self, queries, keys, values):
+        queries = _as_3d(queries)
         q, k, v = self.Q(queries), self.K(keys), self.V(values)
-        T = keys.size(1)
+        n_q, T = q.size(1), keys.size(1)
         scores = self.scaling_factor * q @ k.transpose(1, 2)
-        scores = scores + self.neg_inf * torch.triu(torch.ones(T, T, device=keys.device), diagonal=1)
+        scores = scores + self.neg_inf * torch.triu(torch.ones(n_q, T, device=keys.device), diagonal=1)
         weights = self.softmax(scores)
         return weights @ v, weights
 
@@ -312,6 +319,7 @@ class CausalEinsumInf(CausalScaledDotAttention):
         self.neg_inf = float("-inf")
 
     def forward(self, queries, keys, values):
+        queries = _as_3d(queries)
         q, k, v = self.Q(queries), self.K(keys), self.V(values)
         scores = torch.einsum("bkh,bth->bkt", q, k) * self.scaling_factor
         future = torch.ones_like(scores[0], dtype=torch.bool).triu(1)
@@ -322,6 +330,7 @@ class CausalEinsumInf(CausalScaledDotAttention):
 # Alternative: F.scaled_dot_product_attention(is_causal=True) for the context, masked weights beside it.
 class CausalSdpa(CausalScaledDotAttention):
     def forward(self, queries, keys, values):
+        queries = _as_3d(queries)
         q, k, v = self.Q(queries), self.K(keys), self.V(values)
         context = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         scores = q @ k.transpose(1, 2) * self.scaling_factor
@@ -337,6 +346,7 @@ class CausalBufferMask(CausalScaledDotAttention):
         self.register_buffer("future", torch.ones(512, 512, dtype=torch.bool).triu(1), persistent=False)
 
     def forward(self, queries, keys, values):
+        queries = _as_3d(queries)
         q, k, v = self.Q(queries), self.K(keys), self.V(values)
         scores = self.scaling_factor * torch.bmm(q, k.transpose(1, 2))
         scores = scores.masked_fill(self.future[: q.size(1), : k.size(1)], self.neg_inf)
@@ -355,11 +365,53 @@ class _Causal(CausalScaledDotAttention):
         return torch.ones(scores.shape[-2:], dtype=torch.bool, device=scores.device).triu(1)
 
     def forward(self, queries, keys, values):
+        queries = _as_3d(queries)
         q, k, v = self.Q(queries), self.K(keys), self.V(values)
         scale = self.scaling_factor if self.scale is None else self.scale(self.hidden_size)
         scores = scale * torch.bmm(q, k.transpose(1, 2))
         scores = scores.masked_fill(self.hidden(scores, keys), self.neg_inf if self.fill is None else self.fill)
         weights = torch.softmax(scores, dim=self.softmax_dim)
+        return torch.bmm(weights, v), weights
+
+
+# Mistake: additive (T, T) mask sized from the keys: right only when there are as many queries as keys.
+class CausalAdditiveSquare(CausalScaledDotAttention):
+    def forward(self, queries, keys, values):
+        queries = _as_3d(queries)
+        q, k, v = self.Q(queries), self.K(keys), self.V(values)
+        T = keys.size(1)
+        scores = self.scaling_factor * q @ k.transpose(1, 2)
+        scores = scores + self.neg_inf * torch.triu(torch.ones(T, T, device=keys.device), diagonal=1)
+        weights = self.softmax(scores)
+        return weights @ v, weights
+
+
+# Mistake: a (T, T) boolean mask from the keys' length, sliced to the last k rows (aligned to the end).
+class CausalMaskAlignedToEnd(_Causal):
+    def hidden(self, scores, keys):
+        T = keys.size(1)
+        return torch.ones(T, T, dtype=torch.bool, device=scores.device).triu(1)[T - scores.size(1):]
+
+
+# Mistake: masks by value: every entry where tril(scores) is 0, which also hides allowed scores equal to 0.
+class CausalMaskTrilZero(_Causal):
+    def hidden(self, scores, keys):
+        return torch.tril(scores) == 0
+
+
+# Mistake: masks by value: the nonzero scores above the diagonal (a future score equal to 0 stays visible).
+class CausalMaskTriuNonzero(_Causal):
+    def hidden(self, scores, keys):
+        return scores.triu(1) != 0
+
+
+# Mistake: no support for 2-D queries (B, H).
+class CausalNo2D(CausalScaledDotAttention):
+    def forward(self, queries, keys, values):
+        q, k, v = self.Q(queries), self.K(keys), self.V(values)
+        scores = self.scaling_factor * torch.bmm(q, k.transpose(1, 2))
+        future = torch.ones(scores.shape[-2:], dtype=torch.bool, device=scores.device).triu(1)
+        weights = self.softmax(scores.masked_fill(future, self.neg_inf))
         return torch.bmm(weights, v), weights
 
 
@@ -439,7 +491,7 @@ class CausalSoftmaxQueries(_Causal):
     softmax_dim = 1
 
 
-# Mistake (CUDA only): the mask is created on the CPU (no device=), so masked_fill fails on CUDA scores.
+# Mistake (device): the mask is created on the CPU (no device=), so masked_fill fails on CUDA scores.
 class CausalMaskOnCpu(_Causal):
     def hidden(self, scores, keys):
         return torch.triu(torch.ones(scores.size(1), keys.size(1)), diagonal=1).bool()
@@ -536,7 +588,7 @@ def gen_always_cuda(src_EOP, tgt_EOS, start_token, cuda):
     return torch.cat([SOS, src_EOP, tgt_EOS[:, :-1]], 1), torch.cat([src_EOP, tgt_EOS], 1)
 
 
-# Mistake (CUDA only): SOS created on the CPU and never moved, ignoring the cuda flag.
+# Mistake (device): SOS created on the CPU and never moved, ignoring the cuda flag.
 def gen_sos_on_cpu(src_EOP, tgt_EOS, start_token, cuda):
     SOS = torch.LongTensor([[start_token]] * src_EOP.size(0))
     return torch.cat([SOS, src_EOP, tgt_EOS[:, :-1]], 1), torch.cat([src_EOP, tgt_EOS], 1)
@@ -717,7 +769,7 @@ class DecoderNoGrad(_Decoder):
             return ref.DecoderOnlyTransformer.forward(self, inputs)
 
 
-# Mistake (CUDA only): positional encodings kept as a plain CPU attribute that model.to() does not move.
+# Mistake (device): positional encodings kept as a plain CPU attribute that model.to() does not move.
 class DecoderPEOnCpu(_Decoder):
     def __init__(self, vocab_size, hidden_size, num_layers):
         super().__init__(vocab_size, hidden_size, num_layers)
@@ -937,6 +989,12 @@ MUTANTS = {
         (CausalCachedMask, "on (2, 7, 6) should run without errors"),
         (CausalNoScale, "not multiplied by scaling_factor"),
         (CausalSoftmaxQueries, "sum to 1 over the keys"),
+        (CausalAdditiveSquare, "3 queries and 5 keys"),
+        (CausalMaskAlignedToEnd, "should give weight 0 to every later key"),
+        (CausalMaskTrilZero, "never from the scores' values"),
+        (CausalMaskTriuNonzero, "never from the scores' values"),
+        (CausalNo2D, "2-D queries (B, H) = (2, 6)"),
+        (CausalMaskOnCpu, "on a GPU should run without errors, but it mixes devices"),
     ],
     "generate_tensors_for_training_decoder_nmt": [
         (gen_no_drop_last, "SOS_src_EOP_tgt (a hand-made batch) should have shape (2, 8), got (2, 9)"),
@@ -949,6 +1007,7 @@ MUTANTS = {
         (gen_hardcoded_sos, "SOS=0"),
         (gen_swapped, "SOS_src_EOP_tgt[0] should be"),
         (gen_always_cuda, "raised"),
+        (gen_sos_on_cpu, "on a GPU (cuda=True) on a GPU should run without errors, but it mixes devices"),
     ],
     "decoder_only_transformer": [
         (DecoderNonCausal, "should be a CausalScaledDotAttention"),
@@ -963,6 +1022,7 @@ MUTANTS = {
         (DecoderMlpOnContext, "logits for inputs (3, 6) has the expected shape"),
         (DecoderPlainList, "nn.ModuleList"),
         (DecoderNoGrad, "carry gradients"),
+        (DecoderPEOnCpu, "on a GPU (model.to('cuda')) on a GPU should run without errors, but it mixes devices"),
     ],
     "find_optimal_params": [
         (fop_natural_log, "natural log"),
@@ -985,9 +1045,9 @@ MUTANTS = {
     ],
 }
 
-# Mistakes that only a CUDA run can reveal (tests marked `gpu`).
-GPU_MUTANTS = {
-    "causal_scaled_dot_attention": [(CausalMaskOnCpu, "on CUDA should run without errors")],
-    "generate_tensors_for_training_decoder_nmt": [(gen_sos_on_cpu, "on CUDA should run without errors")],
-    "decoder_only_transformer": [(DecoderPEOnCpu, "forward on CUDA (model.to('cuda')) should run without errors")],
+# Device mistakes: right on a CPU, wrong on a GPU. The checks catch them on every machine (stand-in GPU).
+DEVICE_MUTANTS = {
+    "causal_scaled_dot_attention": [CausalMaskOnCpu],
+    "generate_tensors_for_training_decoder_nmt": [gen_sos_on_cpu],
+    "decoder_only_transformer": [DecoderPEOnCpu],
 }
