@@ -35,6 +35,21 @@ def fetch(relpath):
     return path
 
 
+def needs(cell, probe):
+    """Run probe(), which uses the graded object `cell` of an earlier cell; if that does not work yet, say so.
+
+    Returns probe()'s result, or None (after a one-line note) when it raises: the visible checks that
+    depend on `cell` are then skipped, and only that earlier cell needs fixing.
+    """
+    try:
+        return probe()
+    except Exception as e:  # noqa: BLE001 - any failure of the earlier cell means "not ready yet"
+        reason = f"{type(e).__name__}: {e}".strip().rstrip(":")
+        print(f"skipped: these visible checks need `{cell}`, which does not work yet ({reason[:120]}); "
+              f"finish that cell first")
+        return None
+
+
 DEVICE = get_device()
 set_seed(0)
 print(f"device: {DEVICE}, quick mode: {QUICK}")

@@ -53,3 +53,49 @@ def test_executes_in_quick_mode(tmp_path):
         "expected the loud random-weights banner"
     pictures = sum("image/png" in o.get("data", {}) for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     assert pictures >= 7, f"expected the grid, heat map, bar charts, template plot, searches and target, saw {pictures}"
+
+
+def _load_clip_paths(monkeypatch):
+    """Run the notebook's load_clip on each path (cached, download, offline) with create_model_and_transforms
+    recorded instead of called; returns {path: the keyword arguments it was called with}."""
+    import open_clip
+
+    calls, current = {}, [None]
+
+    def record(name, **kwargs):
+        calls[current[0]] = dict(kwargs, name=name)
+        return None, None, None
+
+    monkeypatch.setattr(open_clip, "create_model_and_transforms", record)
+    source = cells_by_grade_id(load("clip"))["load_model"].source.split("model, preprocess, PRETRAINED")[0]
+    for path, cached, online in (("cached", "/cache/open_clip_model.safetensors", False),
+                                 ("download", None, True), ("offline full size", None, False)):
+        current[0] = path
+        namespace = {"os": __import__("os"), "QUICK": False}
+        exec(source.replace("from huggingface_hub import try_to_load_from_cache", ""), namespace)
+        namespace["cached_openai_weights"] = lambda cached=cached: cached
+        namespace["hub_reachable"] = lambda online=online: online
+        namespace["open_clip"] = open_clip
+        namespace["load_clip"]()
+    return calls
+
+
+def test_every_clip_loading_path_builds_the_quickgelu_model(monkeypatch):
+    """Do the cached, downloading and offline paths of load_clip all build ViT-B-32 with QuickGELU, the
+    activation the OpenAI weights were trained with?"""
+    calls = _load_clip_paths(monkeypatch)
+    assert set(calls) == {"cached", "download", "offline full size"}, f"saw {calls}"
+    for path, kwargs in calls.items():
+        assert kwargs["name"] == "ViT-B-32" and kwargs.get("force_quick_gelu") is True, f"{path}: saw {kwargs}"
+    assert calls["download"]["pretrained"] == "openai"
+
+
+def test_quickgelu_flag_sets_the_activation():
+    """Does force_quick_gelu=True give ViT-B-32 QuickGELU in both towers, where the default gives nn.GELU?"""
+    import open_clip
+
+    quick = open_clip.create_model("ViT-B-32", pretrained=None, force_quick_gelu=True, device="meta")
+    plain = open_clip.create_model("ViT-B-32", pretrained=None, device="meta")
+    assert type(quick.visual.transformer.resblocks[0].mlp.gelu).__name__ == "QuickGELU"
+    assert type(quick.transformer.resblocks[0].mlp.gelu).__name__ == "QuickGELU"
+    assert type(plain.visual.transformer.resblocks[0].mlp.gelu).__name__ == "GELU"
