@@ -79,6 +79,57 @@ def sanitize(nb):
     return nb
 
 
+# Outputs a reader's browser may render; anything else (JavaScript, SVG, widget views) can run code.
+SAFE_OUTPUTS = ("text/plain", "text/html", "text/markdown", "text/latex", "image/png", "image/jpeg", "image/gif")
+_LINK_TARGET = re.compile(r"(\]\(\s*<?|^[ \t]*\[[^\]]*\]:[ \t]*<?)([^\s)>]*)", re.M)
+_SAFE_DATA = ("data:image/png", "data:image/jpeg", "data:image/gif")
+_NOT_A_TAG = re.compile(r"&lt;(?=[^A-Za-z/!?])")
+
+
+def safe_markdown(text):
+    """Markdown a student wrote, with any HTML outside the allowlist and any script link made inert."""
+    cleaned = _cleaner().clean(text)
+    # bleach escapes every bare < and >; give back those that cannot start a tag, so markdown and math read as
+    # written (blockquotes, a < b)
+    cleaned = _NOT_A_TAG.sub("<", cleaned.replace("&gt;", ">"))
+    return _LINK_TARGET.sub(_inert_link, cleaned)
+
+
+def _inert_link(match):
+    """A markdown link target, unless it runs code when followed (javascript:, vbscript:, data: but images)."""
+    url = "".join(c for c in html.unescape(match.group(2)) if ord(c) > 32).lower()
+    if url.startswith(("javascript:", "vbscript:", "data:")) and not url.startswith(_SAFE_DATA):
+        return match.group(1) + "unsafe:removed"
+    return match.group(0)
+
+
+def safe_for_readers(nb):
+    """Copy of an autograded notebook that a TA's browser (formgrader, nbgrader's feedback) can show safely.
+
+    On top of sanitize() (no hidden tests, tokens or hidden tracebacks): student markdown and HTML outputs
+    keep only the allowlisted tags, script links are made inert, and outputs that can run code
+    (JavaScript, SVG, widgets) are replaced by a note.
+    """
+    nb = sanitize(nb)
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            cell.source = safe_markdown(cell.source)
+        for out in cell.get("outputs", []):
+            data = out.get("data")
+            if not data:
+                continue
+            removed = sorted(mime for mime in data if mime not in SAFE_OUTPUTS)
+            for mime in removed:
+                del data[mime]
+            if "text/html" in data:
+                data["text/html"] = _cleaner().clean(str(data["text/html"]))
+            if "text/markdown" in data:
+                data["text/markdown"] = safe_markdown(str(data["text/markdown"]))
+            if removed and not data:
+                data["text/plain"] = f"[output not shown: {', '.join(removed)}]"
+    return nb
+
+
 def _fmt(x):
     return "" if x is None else f"{x:g}"
 
@@ -163,11 +214,10 @@ def _exporter():
     template also passes every code input through Pygments and then through bleach, which is more than
     half of the rendering time; Pygments escapes the source already, so that second pass is skipped.
     """
-    import bleach
     from nbconvert import HTMLExporter
     from nbconvert.filters import Highlight2HTML
 
-    cleaner = bleach.Cleaner(tags=SAFE_TAGS, attributes=SAFE_ATTRIBUTES, protocols=SAFE_PROTOCOLS, strip=True)
+    cleaner = _cleaner()
     exporter = HTMLExporter(template_name="lab", sanitize_html=True)  # markdown and HTML outputs too
     highlight = Highlight2HTML(pygments_lexer="ipython3", parent=exporter)
     exporter.filters = {
@@ -175,6 +225,14 @@ def _exporter():
         "clean_html": lambda html: html if isinstance(html, _Highlighted) else cleaner.clean(str(html)),
     }
     return exporter
+
+
+@functools.lru_cache(maxsize=None)
+def _cleaner():
+    """The bleach cleaner for student HTML: SAFE_TAGS, SAFE_ATTRIBUTES and SAFE_PROTOCOLS only."""
+    import bleach
+
+    return bleach.Cleaner(tags=SAFE_TAGS, attributes=SAFE_ATTRIBUTES, protocols=SAFE_PROTOCOLS, strip=True)
 
 
 # What sanitised student HTML may keep: text formatting, lists, tables (pandas), images, links; never

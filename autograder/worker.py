@@ -571,7 +571,7 @@ def grade_student(task):
             summary["manual"] = dict(layout[notebook]["manual"])
             result["notebooks"][notebook] = summary
             if nb is not None:
-                result["autograded"][notebook] = nbformat.writes(nb)
+                result["autograded"][notebook] = nbformat.writes(feedback.safe_for_readers(nb))  # formgrader shows it
             result["feedback"][notebook] = feedback.render(nb, summary, task.student)
         if todo and (ws / "gradebook.db").exists():
             result["shard"] = (ws / "gradebook.db").read_bytes()
