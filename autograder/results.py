@@ -99,16 +99,27 @@ class Results:
     def record(self, result):
         """Store one student's result: notebooks, feedback, shard merge, state, CSVs, log."""
         student = result["student"]
+        before = {nb: self.answers(student, nb) for nb in result["notebooks"]}  # the answers a TA may have graded
         for notebook, text in result.get("autograded", {}).items():
             atomic_write(self.autograded_path(student, notebook), text)
         for notebook, html in result.get("feedback", {}).items():
             self.write_feedback(student, notebook, html)
+        kept = []
         if result.get("shard"):
-            self.merge_shard(student, result["shard"])
+            kept = self.merge_shard(student, result["shard"], before)
         state = {k: v for k, v in result.items() if k not in ("shard", "autograded", "feedback")}
         atomic_write(self.state_dir / f"{student}.json", json.dumps(state, indent=1, sort_keys=True))
-        self.log(result.get("log", []) + [self._summary_line(result)])
+        self.log(result.get("log", []) + kept + [self._summary_line(result)])
         self.write_csvs()
+
+    def answers(self, student, notebook):
+        """{grade_id: source} of the manually graded answer cells in the student's recorded autograded notebook."""
+        path = self.autograded_path(student, notebook)
+        if not path.exists():
+            return {}
+        nb = json.loads(path.read_text())
+        return {c["metadata"]["nbgrader"]["grade_id"]: "".join(c["source"]) for c in nb.get("cells", [])
+                if c.get("cell_type") == "markdown" and c.get("metadata", {}).get("nbgrader", {}).get("grade")}
 
     @staticmethod
     def _summary_line(result):
@@ -141,8 +152,13 @@ class Results:
     def gradebook_path(self):
         return self.out / "gradebook.db"
 
-    def merge_shard(self, student, shard_bytes):
-        """Put `student`'s submission from a shard into OUT/gradebook.db (replacing an older one)."""
+    def merge_shard(self, student, shard_bytes, before=None):
+        """Put `student`'s submission from a shard into OUT/gradebook.db (replacing an older one).
+
+        A TA's hand grades and comments on written answers survive: each is carried over when the answer
+        it graded is unchanged (`before`: {notebook: {grade_id: answer}} as recorded before this run), and
+        dropped otherwise. Returns log lines saying what was kept and what was not.
+        """
         from nbgrader.api import Gradebook, MissingEntry
 
         course = self.gradebook_path()
@@ -158,7 +174,8 @@ class Results:
                 try:
                     sub = sb.find_submission(paths.ASSIGNMENT, student)
                 except MissingEntry:
-                    return
+                    return []
+                hand = _hand_grades(gb, student)
                 try:
                     gb.remove_submission(paths.ASSIGNMENT, student)
                     gb.db.commit()
@@ -181,3 +198,52 @@ class Results:
                         t = gb.find_comment(c.name, snb.name, paths.ASSIGNMENT, student)
                         t.auto_comment, t.manual_comment = c.auto_comment, c.manual_comment
                 gb.db.commit()
+                return _restore_hand_grades(gb, student, hand, before or {}, self.answers)
+        return []
+
+
+def _hand_grades(gb, student):
+    """{(notebook, grade_id): {"score", "comment"}} a person entered for the student's written answers."""
+    from nbgrader.api import MissingEntry
+
+    try:
+        sub = gb.find_submission(paths.ASSIGNMENT, student)
+    except MissingEntry:
+        return {}
+    hand = {}
+    for snb in sub.notebooks:
+        written = {g.name for g in snb.grades if g.cell.cell_type == "markdown"}
+        for g in snb.grades:
+            if g.name in written and g.manual_score is not None:
+                hand.setdefault((snb.name, g.name), {})["score"] = g.manual_score
+        for c in snb.comments:
+            if c.name in written and c.manual_comment:
+                hand.setdefault((snb.name, c.name), {})["comment"] = c.manual_comment
+    return hand
+
+
+def _restore_hand_grades(gb, student, hand, before, answers):
+    """Put back each hand grade whose answer is unchanged; log lines for what was kept and what was dropped."""
+    from nbgrader.api import MissingEntry
+
+    lines = []
+    for (notebook, grade_id), entered in sorted(hand.items()):
+        what = " and ".join(f"{k} {v!r}" if k == "comment" else f"{k} {v:g}" for k, v in sorted(entered.items()))
+        where = f"{student}/{notebook}/{grade_id}"
+        old, new = before.get(notebook, {}).get(grade_id), answers(student, notebook).get(grade_id)
+        if old is None or new != old:
+            why = "the notebook was not graded again" if new is None else "the answer changed"
+            lines.append(f"HAND GRADE DROPPED {where}: {why}; grade it again ({what} was entered)")
+            continue
+        try:
+            if "score" in entered:
+                grade = gb.find_grade(grade_id, notebook, paths.ASSIGNMENT, student)
+                grade.manual_score, grade.needs_manual_grade = entered["score"], False
+            if "comment" in entered:
+                gb.find_comment(grade_id, notebook, paths.ASSIGNMENT, student).manual_comment = entered["comment"]
+        except MissingEntry:
+            lines.append(f"HAND GRADE DROPPED {where}: the cell is no longer in the gradebook ({what} was entered)")
+            continue
+        lines.append(f"HAND GRADE KEPT {where}: {what} (answer unchanged)")
+    gb.db.commit()
+    return lines

@@ -1,0 +1,60 @@
+"""Hand grades are kept: re-grading a student never loses what a TA entered for an unchanged written answer."""
+import nbformat
+import pytest
+
+from autograder import grade, paths
+from tests.fixtures import toy
+
+
+def enter_hand_grade(out, student, score, comment):
+    """What a TA does in formgrader: a score and a comment on the toy notebook's written answer."""
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:
+        gb.find_grade("written_toy", "toy", paths.ASSIGNMENT, student).manual_score = score
+        gb.find_comment("written_toy", "toy", paths.ASSIGNMENT, student).manual_comment = comment
+        gb.db.commit()
+
+
+def hand_grade(out, student):
+    from nbgrader.api import Gradebook
+
+    with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:
+        g = gb.find_grade("written_toy", "toy", paths.ASSIGNMENT, student)
+        c = gb.find_comment("written_toy", "toy", paths.ASSIGNMENT, student)
+        return g.manual_score, c.manual_comment
+
+
+@pytest.fixture(scope="module")
+def regraded(tmp_path_factory):
+    """Two students graded, hand-graded by a TA, then graded again with --force after one changed the answer."""
+    root = tmp_path_factory.mktemp("hand")
+    rel = toy.release(tmp_path_factory.getbasetemp())
+    nb = nbformat.read(rel / "toy.ipynb", as_version=4)
+    answered = toy.fill(nb, dict(toy.RIGHT, written_toy="Counting does not depend on order."))
+    subs = toy.write_students(root / "subs", rel, {"same": answered, "changed": answered})
+    out = root / "out"
+    kwargs = dict(workers=1, source=toy.TOY_SOURCE, ingest_fn=grade.plain_ingest)
+    grade.grade(subs, out, **kwargs)
+    enter_hand_grade(out, "same", 1.0, "Clear and right.")
+    enter_hand_grade(out, "changed", 0.5, "Half right.")
+    toy.write_students(subs, rel, {"changed": toy.fill(nb, dict(toy.RIGHT, written_toy="Because I say so."))})
+    grade.grade(subs, out, force=True, **kwargs)
+    return out
+
+
+def test_regrading_keeps_the_hand_grade_of_an_unchanged_answer(regraded):
+    """After grade --force, does an unchanged written answer keep the TA's score and comment?"""
+    assert hand_grade(regraded, "same") == (1.0, "Clear and right.")
+
+
+def test_regrading_drops_the_hand_grade_of_a_changed_answer(regraded):
+    """Is the hand grade of an answer that changed since the TA graded it dropped, to be graded again?"""
+    assert hand_grade(regraded, "changed") == (None, None)
+
+
+def test_log_says_what_was_kept_and_what_was_not(regraded):
+    """Does grading.log say which hand grade was kept and which was dropped, and why?"""
+    log = (regraded / "grading.log").read_text()
+    assert "HAND GRADE KEPT same/toy/written_toy: comment 'Clear and right.' and score 1 (answer unchanged)" in log
+    assert "HAND GRADE DROPPED changed/toy/written_toy: the answer changed; grade it again" in log
