@@ -1,8 +1,12 @@
 """What a grading run leaves in OUT, written incrementally so a crash keeps every finished student.
 
 OUT/
-  grades.csv            student,notebook,score,max_score,status (every student x notebook)
-  grades_by_cell.csv    student,notebook,grade_id,score,max_score (autograded cells; empty score = manual)
+  grades.csv            student,notebook,score,max_score,status (every student x notebook; score and
+                        max_score are the autograded points), then written_score,written_max_score (hand
+                        grades entered so far, out of the written answers' points) and ungraded (the cells a
+                        person still has to grade: the total is provisional while it is not empty)
+  grades_by_cell.csv    student,notebook,grade_id,score,max_score,message (autograded cells and written
+                        answers; empty score = waiting for a person)
   timings.csv           student,notebook,seconds,overhead,setup,cells,tests (where grading time went)
   grading.log           every repair, failure and warning
   gradebook.db          nbgrader course gradebook merged from the per-student shards
@@ -22,8 +26,11 @@ from pathlib import Path
 
 from autograder import paths
 
-GRADES_COLUMNS = ["student", "notebook", "score", "max_score", "status"]
-CELL_COLUMNS = ["student", "notebook", "grade_id", "score", "max_score"]
+GRADES_COLUMNS = ["student", "notebook", "score", "max_score", "status", "written_score", "written_max_score",
+                  "ungraded"]
+CELL_COLUMNS = ["student", "notebook", "grade_id", "score", "max_score", "message"]
+HAND_GRADED = "graded by hand"
+WAITING = "waiting for a person"
 TIMING_COLUMNS = ["student", "notebook", "seconds", "overhead", "setup", "cells", "tests"]
 
 
@@ -126,16 +133,36 @@ class Results:
         parts = [f"{nb} {_num(s['score'])}/{_num(s['max_score'])} {s['status']}" for nb, s in result["notebooks"].items()]
         return f"DONE {result['student']} in {result.get('seconds', 0):.1f} s: " + "; ".join(parts)
 
+    def hand_grades(self):
+        """{(student, notebook): {grade_id: {"score", "comment"}}}: what people entered for written answers.
+
+        Read from OUT/gradebook.db, where formgrader writes; score is None for an answer nobody graded yet.
+        """
+        return read_hand_grades(self.gradebook_path())
+
     def write_csvs(self):
         """Rewrite the CSVs from every recorded student (idempotent: one row per student x notebook)."""
         grades, cells, timings = [], [], []
         order = {name: i for i, name in enumerate(paths.NOTEBOOKS)}
+        hand = self.hand_grades()
         for state in self.states():
             student = state["student"]
             for nb, s in sorted(state["notebooks"].items(), key=lambda kv: (order.get(kv[0], 99), kv[0])):
-                grades.append([student, nb, _num(s["score"]), _num(s["max_score"]), s["status"]])
+                written = {} if s["status"] == "missing" else s.get("manual") or {}
+                entered = hand.get((student, nb), {})
+                scores = {gid: (entered.get(gid) or {}).get("score") for gid in written}
+                ungraded = [c["grade_id"] for c in s["cells"] if c["score"] is None and s["status"] != "missing"]
+                ungraded += [gid for gid, score in scores.items() if score is None]
+                graded_by_hand = [v for v in scores.values() if v is not None]
+                grades.append([student, nb, _num(s["score"]), _num(s["max_score"]), s["status"],
+                               _num(sum(graded_by_hand)) if graded_by_hand else "",
+                               _num(sum(written.values())) if written else "", " ".join(ungraded)])
                 for c in s["cells"]:
-                    cells.append([student, nb, c["grade_id"], _num(c["score"]), _num(c["max_score"])])
+                    cells.append([student, nb, c["grade_id"], _num(c["score"]), _num(c["max_score"]),
+                                  c.get("note", "")])
+                for gid, points in written.items():
+                    cells.append([student, nb, gid, _num(scores[gid]), _num(points),
+                                  WAITING if scores[gid] is None else HAND_GRADED])
                 t = s.get("timing") or {}
                 if "setup" in t:
                     timings.append([student, nb] + [f"{t[k]:.3f}" for k in TIMING_COLUMNS[2:]])
@@ -200,6 +227,39 @@ class Results:
                 gb.db.commit()
                 return _restore_hand_grades(gb, student, hand, before or {}, self.answers)
         return []
+
+
+HAND_QUERY = """
+SELECT st.id, nb.name, bc.name, g.manual_score,
+       (SELECT c.manual_comment FROM comment c JOIN base_cell cb ON c.cell_id = cb.id
+        WHERE c.notebook_id = snb.id AND cb.name = bc.name AND c.manual_comment IS NOT NULL LIMIT 1)
+FROM grade g
+JOIN grade_cells gc ON g.cell_id = gc.id
+JOIN base_cell bc ON bc.id = gc.id
+JOIN submitted_notebook snb ON g.notebook_id = snb.id
+JOIN notebook nb ON snb.notebook_id = nb.id
+JOIN submitted_assignment sa ON snb.assignment_id = sa.id
+JOIN student st ON sa.student_id = st.id
+WHERE gc.cell_type = 'markdown'
+"""
+
+
+def read_hand_grades(gradebook):
+    """{(student, notebook): {grade_id: {"score", "comment"}}} for the written answers in an nbgrader gradebook."""
+    import contextlib
+    import sqlite3
+
+    if not Path(gradebook).exists():
+        return {}
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{gradebook}?mode=ro", uri=True)) as con:
+            rows = con.execute(HAND_QUERY).fetchall()
+    except sqlite3.Error:  # no gradebook tables yet
+        return {}
+    hand = {}
+    for student, notebook, grade_id, score, comment in rows:
+        hand.setdefault((student, notebook), {})[grade_id] = {"score": score, "comment": comment or ""}
+    return hand
 
 
 def _hand_grades(gb, student):

@@ -45,7 +45,7 @@ def test_untouched_release_gets_zero_and_is_graded(toy_graded):
 def test_one_wrong_cell_loses_exactly_its_points(toy_graded):
     """Does a submission with one wrong cell lose that cell's points and only those?"""
     out, _ = toy_graded
-    assert cell_scores(out, "wrongmul") == {"add": "1", "mul": "0"}
+    assert cell_scores(out, "wrongmul") == {"add": "1", "mul": "0", "written_toy": ""}
     assert scores(out)[("wrongmul", "toy")]["score"] == "1"
 
 
@@ -66,11 +66,13 @@ def test_unreadable_notebook_gets_a_reason_and_the_batch_goes_on(toy_graded):
 
 
 def test_every_student_and_cell_appears_once(toy_graded):
-    """Does grades_by_cell.csv hold exactly one row per student x autograded cell, ids without `test_`?"""
+    """Does grades_by_cell.csv hold one row per student x autograded cell (ids without `test_`), and one per
+    written answer of each submitted notebook?"""
     out, _ = toy_graded
     keys = [(r["student"], r["grade_id"]) for r in rows(out / "grades_by_cell.csv")]
-    assert sorted(keys) == sorted((s, g) for s in ("ref", "untouched", "wrongmul", "nothing", "broken")
-                                  for g in ("add", "mul"))
+    students = ("ref", "untouched", "wrongmul", "nothing", "broken")
+    assert sorted(keys) == sorted([(s, g) for s in students for g in ("add", "mul")]
+                                  + [(s, "written_toy") for s in students if s != "nothing"])
 
 
 def test_log_records_failures(toy_graded):
@@ -158,7 +160,8 @@ def test_cli_grades_into_out(tmp_path):
     out = tmp_path / "out"
     assert main(["grade", str(subs), "--out", str(out), "--workers", "1", "--source", str(toy.TOY_SOURCE)]) == 0
     assert rows(out / "grades.csv") == [{"student": "bob", "notebook": "toy", "score": "0", "max_score": "3",
-                                         "status": "missing"}]
+                                         "status": "missing", "written_score": "", "written_max_score": "",
+                                         "ungraded": ""}]
     assert (out / "grades_by_cell.csv").exists()
 
 

@@ -58,3 +58,22 @@ def test_log_says_what_was_kept_and_what_was_not(regraded):
     log = (regraded / "grading.log").read_text()
     assert "HAND GRADE KEPT same/toy/written_toy: comment 'Clear and right.' and score 1 (answer unchanged)" in log
     assert "HAND GRADE DROPPED changed/toy/written_toy: the answer changed; grade it again" in log
+
+
+def test_hand_grades_reach_grades_csv(regraded):
+    """Does grades.csv carry the kept hand grade, and list the answer still waiting for a TA as ungraded?"""
+    from autograder.results import Results
+
+    Results(regraded).write_csvs()
+    rows = {r["student"]: r for r in toy_rows(regraded / "grades.csv")}
+    assert (rows["same"]["written_score"], rows["same"]["written_max_score"], rows["same"]["ungraded"]) == ("1", "1", "")
+    assert (rows["changed"]["written_score"], rows["changed"]["ungraded"]) == ("", "written_toy")
+    cells = {(r["student"], r["grade_id"]): r for r in toy_rows(regraded / "grades_by_cell.csv")}
+    assert (cells[("same", "written_toy")]["score"], cells[("same", "written_toy")]["message"]) == ("1", "graded by hand")
+
+
+def toy_rows(path):
+    import csv
+
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))

@@ -38,10 +38,24 @@ def test_recording_twice_keeps_one_row_per_notebook(tmp_path):
 
 
 def test_csv_columns_follow_the_spec(tmp_path):
-    """Do grades.csv and grades_by_cell.csv have exactly the spec's columns?"""
+    """Do grades.csv and grades_by_cell.csv start with the spec's columns, the hand-grading columns after them?"""
     Results(tmp_path).record(result("ann"))
-    assert (tmp_path / "grades.csv").read_text().splitlines()[0] == "student,notebook,score,max_score,status"
-    assert (tmp_path / "grades_by_cell.csv").read_text().splitlines()[0] == "student,notebook,grade_id,score,max_score"
+    assert (tmp_path / "grades.csv").read_text().splitlines()[0] == \
+        "student,notebook,score,max_score,status,written_score,written_max_score,ungraded"
+    assert (tmp_path / "grades_by_cell.csv").read_text().splitlines()[0] == \
+        "student,notebook,grade_id,score,max_score,message"
+
+
+def test_written_answers_wait_for_a_person(tmp_path):
+    """Before any hand grading, are the written answers listed as ungraded, with empty scores and their points?"""
+    r = result("ann")
+    r["notebooks"]["nmt"]["manual"] = {"written_x": 2.0, "written_y": 1.0}
+    Results(tmp_path).record(r)
+    row = read(tmp_path / "grades.csv")[0]
+    assert (row["written_score"], row["written_max_score"], row["ungraded"]) == ("", "3", "written_x written_y")
+    cells = {c["grade_id"]: c for c in read(tmp_path / "grades_by_cell.csv")}
+    assert (cells["written_x"]["score"], cells["written_x"]["max_score"]) == ("", "2")
+    assert cells["written_x"]["message"] == "waiting for a person" and cells["b"]["message"] == "x"
 
 
 def test_manual_cell_score_is_empty(tmp_path):
