@@ -1,4 +1,8 @@
-"""The graded cells of each notebook: grade ids and points (part of the contract, see SPEC)."""
+"""The graded cells of each notebook: grade ids and points (part of the contract, see SPEC).
+
+GRADED holds the autograded cells (each checked by its test cell), WRITTEN the written answers a person
+grades by hand (markdown cells `written_<topic>`).
+"""
 
 GRADED = {
     "nmt": {
@@ -25,6 +29,14 @@ GRADED = {
 }
 
 
+WRITTEN = {
+    "nmt": {"written_positional_encodings": 1, "written_study_analysis": 2, "written_decoder_only": 1,
+            "written_scaling": 2},
+    "bert": {"written_training_time": 1, "written_accuracy": 2},
+    "clip": {},
+}
+
+
 def test_cell_id(grade_id):
     """nbgrader grade_id of the test cell that checks `grade_id`."""
     return f"test_{grade_id}"
@@ -33,3 +45,8 @@ def test_cell_id(grade_id):
 def max_score(notebook):
     """Autograded points available in a notebook."""
     return sum(GRADED[notebook].values())
+
+
+def written_max_score(notebook):
+    """Points of the written answers of a notebook (graded by hand)."""
+    return sum(WRITTEN.get(notebook, {}).values())

@@ -1,7 +1,8 @@
 """Grade exports from OUT/grades.csv: an nbgrader-compatible CSV and a one-row-per-student LMS CSV.
 
 `python -m autograder.export OUT` writes both into OUT/export/ (the report command does it too).
-Scores are the autograded points; manually graded written answers are not in grades.csv.
+Scores are the autograded points plus the hand grades entered so far for written answers; a total is
+provisional (and says so in the notes) while a written answer or an ungradable cell waits for a person.
 """
 import argparse
 import contextlib
@@ -13,7 +14,7 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from autograder.assignment import max_score
+from autograder.assignment import max_score, written_max_score
 from autograder.paths import ASSIGNMENT, NOTEBOOKS
 
 NBGRADER_COLUMNS = ["assignment", "duedate", "timestamp", "student_id", "last_name", "first_name", "email",
@@ -42,7 +43,8 @@ def read_grades(out):
     students = {}
     with open(path, newline="") as f:
         for row in csv.DictReader(f):
-            row = dict(row, score=_number(row.get("score")), max_score=_number(row.get("max_score")))
+            row = dict(row, score=_number(row.get("score")), max_score=_number(row.get("max_score")),
+                       written_score=_number(row.get("written_score")), ungraded=(row.get("ungraded") or "").split())
             students.setdefault(row["student"], {})[row["notebook"]] = row
     return {s: students[s] for s in sorted(students, key=natural_key)}
 
@@ -68,20 +70,27 @@ def _cell(x):
 
 
 def student_totals(notebooks):
-    """(score, max_score, notes) summed over the assignment's notebooks for one student's rows."""
-    score, total, notes = 0.0, 0.0, []
+    """(score, max_score, notes) summed over the assignment's notebooks for one student's rows.
+
+    Written answers count with the hand grades entered so far; a note starting "provisional" names what
+    a person still has to grade.
+    """
+    score, total, notes, waiting = 0.0, 0.0, [], []
     for nb in NOTEBOOKS:
         row = notebooks.get(nb)
-        total += row["max_score"] if row and row["max_score"] is not None else max_score(nb)
+        total += (row["max_score"] if row and row["max_score"] is not None else max_score(nb)) + written_max_score(nb)
         if row is None:
             notes.append(f"{nb}: no row in grades.csv")
             continue
         if row["score"] is None:
             notes.append(f"{nb}: score pending ({row['status']})")
         else:
-            score += row["score"]
+            score += row["score"] + (row.get("written_score") or 0.0)
         if row["status"] != "graded":
             notes.append(f"{nb}: {row['status']}")
+        waiting += [f"{nb}/{gid}" for gid in row.get("ungraded", [])]
+    if waiting:
+        notes.insert(0, f"provisional: {len(waiting)} cell(s) still to grade by hand ({', '.join(waiting)})")
     return score, total, notes
 
 
@@ -98,6 +107,13 @@ def write_nbgrader_csv(out, dest):
     return len(grades)
 
 
+def _notebook_points(row):
+    """A notebook's points: autograded plus hand-graded so far; None when there is no score yet."""
+    if row is None or row["score"] is None:
+        return None
+    return row["score"] + (row.get("written_score") or 0.0)
+
+
 def write_lms_csv(out, dest):
     """One row per student: per-notebook scores, total, maximum, percent and notes; returns the row count."""
     grades = read_grades(out)
@@ -106,7 +122,7 @@ def write_lms_csv(out, dest):
         w.writerow(["student_id", *NOTEBOOKS, "total", "max_total", "percent", "notes"])
         for student, notebooks in grades.items():
             score, total, notes = student_totals(notebooks)
-            per_nb = [notebooks.get(nb, {}).get("score") for nb in NOTEBOOKS]
+            per_nb = [_notebook_points(notebooks.get(nb)) for nb in NOTEBOOKS]
             w.writerow([student, *("" if s is None else f"{s:g}" for s in per_nb), f"{score:g}", f"{total:g}",
                         f"{100 * score / total:.1f}" if total else "", "; ".join(notes)])
     return len(grades)

@@ -151,15 +151,28 @@ def summary_markdown(summary, student):
             lines.append(f"| `{c['grade_id']}` | {score} | {note} |")
         lines.append("")
     if summary.get("manual"):
-        pts = sum(summary["manual"].values())
-        lines += [f"Written answers ({', '.join('`' + k + '`' for k in summary['manual'])}, {_fmt(pts)} points) "
-                  "are graded by a TA and are not part of this score.", ""]
+        lines += written_markdown(summary["manual"], summary.get("hand") or {}, summary["score"])
     if summary.get("repairs"):
         lines += ["**Repairs made to your submission before grading:**", ""]
         lines += [f"- {_esc(r)}" for r in summary["repairs"]] + [""]
     for note in summary.get("notes", []):
         lines.append(f"- {_esc(note)}")
     return "\n".join(lines)
+
+
+def written_markdown(points, hand, autograded):
+    """Lines on the written answers: each one's hand grade and comment so far, and the provisional total."""
+    lines = ["| written answer | score | TA's comment |", "|---|---|---|"]
+    for gid, pts in points.items():
+        entered = hand.get(gid) or {}
+        score = "not graded yet" if entered.get("score") is None else f"{_fmt(entered['score'])} / {_fmt(pts)}"
+        lines.append(f"| `{gid}` | {score} | {_esc(' '.join((entered.get('comment') or '').split()))} |")
+    graded = [hand[g]["score"] for g in points if (hand.get(g) or {}).get("score") is not None]
+    waiting = len(points) - len(graded)
+    total = (autograded or 0.0) + sum(graded)
+    lines += ["", f"**Total so far: {_fmt(total)}** (autograded and written)"
+              + (f", provisional: {waiting} written answer(s) still to be graded by a TA" if waiting else ""), ""]
+    return lines
 
 
 def annotate(nb, summary, student):
@@ -191,7 +204,8 @@ def render(nb, summary, student):
     Inputs:
     - nb: the autograded notebook (NotebookNode), or None when there is nothing graded to show.
     - summary: the worker's summary of this notebook ("notebook", "score", "max_score", "status",
-      "cells" [{"grade_id", "score", "max_score", "note"}], "repairs", "notes", "manual").
+      "cells" [{"grade_id", "score", "max_score", "note"}], "repairs", "notes", "manual" {grade_id: points}
+      and, when re-rendered after hand grading, "hand" {grade_id: {"score", "comment"}}).
     - student: student id.
     Returns:
     - a standalone HTML page (str).
@@ -248,18 +262,22 @@ SAFE_PROTOCOLS = {"http", "https", "mailto", "data"}
 
 
 def rerender(out):
-    """Re-render OUT/feedback/<student>/<nb>.html from OUT/autograded and the recorded results."""
+    """Re-render OUT/feedback/<student>/<nb>.html from OUT/autograded, the recorded results and the hand grades
+    in OUT/gradebook.db (entered in formgrader), and rewrite the CSVs with those hand grades."""
     from autograder.results import Results
 
     results = Results(out)
+    hand = results.hand_grades()
     count = 0
     for state in results.states():
         student = state["student"]
         for name, summary in state["notebooks"].items():
             graded = results.autograded_path(student, name)
             nb = nbformat.read(graded, as_version=4) if graded.exists() else None
+            summary = dict(summary, hand=hand.get((student, name), {}))
             results.write_feedback(student, name, render(nb, summary, student))
             count += 1
+    results.write_csvs()  # hand grades entered since grading reach grades.csv too
     return count
 
 

@@ -6,19 +6,11 @@ import time
 import nbformat
 
 from autograder import assignment
-from autograder.assignment import GRADED
+from autograder.assignment import GRADED, WRITTEN  # noqa: F401 - WRITTEN is read by test_notebooks
 from autograder.paths import ROOT, SOURCE
 
 NAMES = ("nmt", "bert", "clip")
 SETUP_CELL = ROOT / "docs" / "setup_cell.py"
-
-# Manually graded written answers (markdown cells) and their points, as in each notebook's metadata.
-WRITTEN = {
-    "nmt": {"written_positional_encodings": 1, "written_study_analysis": 2, "written_decoder_only": 1,
-            "written_scaling": 2},
-    "bert": {"written_training_time": 1, "written_accuracy": 2},
-    "clip": {},
-}
 
 # The object each test cell's hidden region hands to check_<grade_id>: check_<grade_id>(<object>).
 OBJECT = {

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from autograder import export
-from autograder.assignment import GRADED, max_score
+from autograder.assignment import GRADED, WRITTEN, max_score, written_max_score
 
 # (student, notebook) -> points per grade id; a notebook left out is "missing" for that student.
 POINTS = {
@@ -20,6 +20,8 @@ POINTS = {
     ("bob", "clip"): dict(GRADED["clip"], rank_images=0, scavenger_caption=0),
 }
 STUDENTS = ["alice", "bob", "carol"]  # carol submitted nothing
+# Hand grades a TA entered so far: alice's nmt answers are half graded, the rest waits.
+HAND = {("alice", "nmt"): {"written_scaling": 2.0, "written_decoder_only": 1.0}}
 
 
 def write_csv(path, rows):
@@ -29,12 +31,15 @@ def write_csv(path, rows):
 
 def write_grades(out, extra=()):
     """grades.csv as the grade command writes it for POINTS (missing notebooks scored 0)."""
-    rows = [["student", "notebook", "score", "max_score", "status"]]
+    rows = [["student", "notebook", "score", "max_score", "status", "written_score", "written_max_score",
+             "ungraded"]]
     for student in STUDENTS:
         for nb in GRADED:
-            points = POINTS.get((student, nb))
+            points, hand = POINTS.get((student, nb)), HAND.get((student, nb), {})
+            waiting = " ".join(g for g in WRITTEN[nb] if g not in hand) if points else ""
             rows.append([student, nb, sum(points.values()) if points else 0, max_score(nb),
-                         "graded" if points else "missing"])
+                         "graded" if points else "missing", sum(hand.values()) if hand else "",
+                         written_max_score(nb) or "" if points else "", waiting])
     write_csv(out / "grades.csv", rows + list(extra))
 
 
@@ -50,6 +55,8 @@ def write_gradebook(out, monkeypatch):
             gb.update_or_create_notebook(nb, "a3")
             for gid, pts in cells.items():
                 gb.update_or_create_grade_cell(f"test_{gid}", nb, "a3", max_score=pts, cell_type="code")
+            for gid, pts in WRITTEN[nb].items():
+                gb.update_or_create_grade_cell(gid, nb, "a3", max_score=pts, cell_type="markdown")
         for student in STUDENTS:
             gb.add_student(student)
         for student in ("alice", "bob"):
@@ -60,11 +67,14 @@ def write_gradebook(out, monkeypatch):
                 for gid in cells:
                     grade = gb.find_grade(f"test_{gid}", nb, "a3", student)
                     grade.auto_score = POINTS.get((student, nb), {}).get(gid, 0)
+                for gid, score in HAND.get((student, nb), {}).items():
+                    gb.find_grade(gid, nb, "a3", student).manual_score = score
         gb.db.commit()
 
 
 def test_nbgrader_csv_matches_nbgrader_export_byte_for_byte(tmp_path, monkeypatch):
-    """Is our nbgrader CSV identical to what nbgrader's own CsvExportPlugin writes for the same grades?"""
+    """Is our nbgrader CSV, hand grades and written points included, identical to what nbgrader's own
+    CsvExportPlugin writes for the same gradebook?"""
     from nbgrader.api import Gradebook
     from nbgrader.plugins.export import CsvExportPlugin
 
@@ -75,7 +85,7 @@ def test_nbgrader_csv_matches_nbgrader_export_byte_for_byte(tmp_path, monkeypatc
         CsvExportPlugin(to=str(theirs)).export(gb)
     ours = tmp_path / "ours.csv"
     assert export.write_nbgrader_csv(tmp_path, ours) == 3
-    assert "a3,,2026-03-01 12:00:00,alice,,,,19.0,0.0,19.0,20.0" in theirs.read_text()
+    assert "a3,,2026-03-01 12:00:00,alice,,,,22.0,0.0,22.0,29.0" in theirs.read_text()
     assert ours.read_text() == theirs.read_text()
 
 
@@ -86,20 +96,25 @@ def test_nbgrader_csv_without_gradebook_leaves_timestamp_empty(tmp_path):
     export.write_nbgrader_csv(tmp_path, dest)
     rows = list(csv.DictReader(open(dest)))
     assert [(r["student_id"], r["timestamp"], r["raw_score"], r["score"], r["max_score"]) for r in rows] == [
-        ("alice", "", "19.0", "19.0", "20.0"), ("bob", "", "3.0", "3.0", "20.0"), ("carol", "", "0.0", "0.0", "20.0")]
+        ("alice", "", "22.0", "22.0", "29.0"), ("bob", "", "3.0", "3.0", "29.0"), ("carol", "", "0.0", "0.0", "29.0")]
 
 
 def test_lms_csv_has_one_row_per_student_with_totals_and_notes(tmp_path):
-    """Does the LMS CSV give each student one row: scores per notebook, total, percent and why something is missing?"""
+    """Does the LMS CSV give each student one row: points per notebook (hand grades included), total, percent,
+    what still waits for a TA and why something is missing?"""
     write_grades(tmp_path)
     dest = tmp_path / "lms.csv"
     assert export.write_lms_csv(tmp_path, dest) == 3
     rows = list(csv.reader(open(dest)))
     assert rows == [
         ["student_id", "nmt", "bert", "clip", "total", "max_total", "percent", "notes"],
-        ["alice", "11", "3", "5", "19", "20", "95.0", ""],
-        ["bob", "0", "0", "3", "3", "20", "15.0", "bert: missing"],
-        ["carol", "0", "0", "0", "0", "20", "0.0", "nmt: missing; bert: missing; clip: missing"],
+        ["alice", "14", "3", "5", "22", "29", "75.9", "provisional: 4 cell(s) still to grade by hand "
+         "(nmt/written_positional_encodings, nmt/written_study_analysis, bert/written_training_time, "
+         "bert/written_accuracy)"],
+        ["bob", "0", "0", "3", "3", "29", "10.3", "provisional: 4 cell(s) still to grade by hand "
+         "(nmt/written_positional_encodings, nmt/written_study_analysis, nmt/written_decoder_only, "
+         "nmt/written_scaling); bert: missing"],
+        ["carol", "0", "0", "0", "0", "29", "0.0", "nmt: missing; bert: missing; clip: missing"],
     ]
 
 

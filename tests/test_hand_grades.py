@@ -77,3 +77,16 @@ def toy_rows(path):
 
     with open(path, newline="") as f:
         return list(csv.DictReader(f))
+
+
+def test_feedback_command_shows_hand_grades_and_comments(regraded):
+    """After `feedback OUT`, does a student's page show the TA's score and comment and a total that is final,
+    while the page of an answer still waiting says it is provisional?"""
+    from autograder import feedback
+
+    assert feedback.main([str(regraded)]) == 0
+    same = (regraded / "feedback" / "same" / "toy.html").read_text()
+    assert "1 / 1" in same and "Clear and right." in same and "Total so far: 4" in same
+    assert "provisional" not in same
+    changed = (regraded / "feedback" / "changed" / "toy.html").read_text()
+    assert "not graded yet" in changed and "provisional: 1 written answer(s) still to be graded by a TA" in changed
