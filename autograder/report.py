@@ -20,10 +20,12 @@ import pandas as pd
 
 from autograder.export import export, natural_key
 from autograder.paths import NOTEBOOKS, ROOT
+from autograder.results import HAND_GRADED, WAITING
 
 NOTEBOOK = ROOT / "notebooks" / "grade_report.ipynb"
 OUT_ENV = "A3_REPORT_OUT"
 MANUAL = "needs manual grading"  # status prefix of a graded submission with a cell a person must grade
+NOT_ATTEMPTED = "NotImplementedError"  # what a cell left as released raises
 COLUMNS = {
     "grades.csv": ["student", "notebook", "score", "max_score", "status"],
     "grades_by_cell.csv": ["student", "notebook", "grade_id", "score", "max_score"],
@@ -37,7 +39,8 @@ def read_table(out, name):
     path = Path(out) / name
     if not path.exists() or path.stat().st_size == 0:
         return pd.DataFrame(columns=COLUMNS[name])
-    df = pd.read_csv(path, dtype={"student": str, "notebook": str, "grade_id": str, "status": str, "repair": str},
+    df = pd.read_csv(path, dtype={"student": str, "notebook": str, "grade_id": str, "status": str, "repair": str,
+                                  "message": str, "ungraded": str},
                      keep_default_na=False, na_values={"score": [""], "max_score": [""], "seconds": [""]})
     missing = set(COLUMNS[name]) - set(df.columns)
     if missing:
@@ -79,14 +82,18 @@ def check_failure_rates(by_cell, grades=None):
     """Per test cell: submissions checked, how many lost points, failure rate; worst first.
 
     Inputs:
-    - by_cell: grades_by_cell rows (student, notebook, grade_id, score, max_score); rows with an
-      empty score (awaiting manual grading) are left out.
+    - by_cell: grades_by_cell rows (student, notebook, grade_id, score, max_score[, message]); rows with
+      an empty score (awaiting manual grading), written answers and cells left as released (their
+      message names NotImplementedError: not attempted) are left out.
     - grades: grades.csv rows; when given, only graded submissions count (a missing or unreadable
       notebook says nothing about a check).
     Returns:
     - DataFrame with columns notebook, grade_id, checked, failed, failure_rate.
     """
     scored = by_cell.dropna(subset=["score"])
+    if "message" in scored.columns:  # written answers are not checks; an untouched cell was not attempted
+        message = scored["message"].fillna("")
+        scored = scored[~message.isin([HAND_GRADED, WAITING]) & ~message.str.contains(NOT_ATTEMPTED)]
     if grades is not None:
         graded = grades.loc[grades["status"].map(is_graded), ["student", "notebook"]]
         scored = scored.merge(graded, on=["student", "notebook"])
@@ -98,6 +105,44 @@ def check_failure_rates(by_cell, grades=None):
     table["failure_rate"] = table["failed"] / table["checked"]
     return table.sort_values(["failure_rate", "failed", "notebook", "grade_id"],
                              ascending=[False, False, True, True], ignore_index=True)
+
+
+def reason(message, grade_id):
+    """A check's one-line message as a reason shared by many students: no prefix, numbers and lists as N."""
+    text = re.sub(rf"^(CheckFailed: )?{re.escape(grade_id)}: ", "", str(message))
+    text = re.sub(r"\[[^\]]*\]|\([-\d., ]+\)|-?\d+(\.\d+)?(e-?\d+)?", "N", text)
+    return " ".join(text.split())[:90] or "(empty)"
+
+
+def top_reasons(by_cell, n=3):
+    """The n most common reasons each check failed among attempted cells: notebook, grade_id, reason, count."""
+    columns = ["notebook", "grade_id", "reason", "count"]
+    if "message" not in by_cell.columns:
+        return pd.DataFrame(columns=columns)
+    rows = by_cell.dropna(subset=["score"])
+    message = rows["message"].fillna("")
+    rows = rows[(rows["score"] < rows["max_score"]) & ~message.isin([HAND_GRADED, WAITING])
+                & ~message.str.contains(NOT_ATTEMPTED)]
+    if rows.empty:
+        return pd.DataFrame(columns=columns)
+    rows = rows.assign(reason=[reason(m, g) for m, g in zip(rows["message"], rows["grade_id"])])
+    counts = rows.groupby(["notebook", "grade_id", "reason"], as_index=False).size().rename(columns={"size": "count"})
+    counts = counts.sort_values(["notebook", "grade_id", "count", "reason"], ascending=[True, True, False, True])
+    return counts.groupby(["notebook", "grade_id"]).head(n).reset_index(drop=True)[columns]
+
+
+def hand_grading_progress(by_cell):
+    """Per written answer: how many are graded by hand and how many wait (notebook, grade_id, graded, waiting)."""
+    columns = ["notebook", "grade_id", "graded", "waiting"]
+    if "message" not in by_cell.columns:
+        return pd.DataFrame(columns=columns)
+    written = by_cell[by_cell["message"].isin([HAND_GRADED, WAITING])]
+    if written.empty:
+        return pd.DataFrame(columns=columns)
+    table = (written.assign(graded=(written["message"] == HAND_GRADED).astype(int),
+                            waiting=(written["message"] == WAITING).astype(int))
+             .groupby(["notebook", "grade_id"], as_index=False)[["graded", "waiting"]].sum())
+    return table[columns]
 
 
 def _count_kinds(texts, label, count):

@@ -19,7 +19,7 @@ def write_csv(path, rows):
 def make_out(out, timings=True, repairs=True):
     """A synthetic graded OUT: 6 students, one missing notebook, one invalid JSON, a check most fail."""
     grades = [["student", "notebook", "score", "max_score", "status"]]
-    cells = [["student", "notebook", "grade_id", "score", "max_score"]]
+    cells = [["student", "notebook", "grade_id", "score", "max_score", "message"]]
     times = [["student", "notebook", "seconds", "overhead", "setup", "cells", "tests"]]
     fixes = [["student", "notebook", "repair"]]
     for s in range(1, 7):
@@ -37,7 +37,11 @@ def make_out(out, timings=True, repairs=True):
                 score = 0 if (gid == "causal_scaled_dot_attention" and s != 1) or \
                     (gid == "freeze_encoder" and s == 4) else pts
                 total += score
-                cells.append([student, nb, gid, score, pts])
+                message = "passed" if score else f"CheckFailed: {gid}: expected [1, 0] for student {s}, got [0, {s}]"
+                cells.append([student, nb, gid, score, pts, message])
+            if nb == "nmt":  # a TA has graded student1's written answer; the others wait
+                cells.append([student, nb, "written_scaling", 2 if s == 1 else "", 2,
+                              "graded by hand" if s == 1 else "waiting for a person"])
             grades.append([student, nb, total, max_score(nb), "graded"])
             times.append([student, nb, 5.0 + s, 3.0, 1.0 + s, 0.5, 0.5])
         if s % 2:
@@ -68,6 +72,37 @@ def test_check_failure_rates_leave_out_pending_scores():
                             "grade_id": ["scavenger_caption"] * 3, "score": [1.0, None, 0.0], "max_score": [1.0] * 3})
     (row,) = report.check_failure_rates(by_cell).to_dict("records")
     assert (row["checked"], row["failed"]) == (2, 1)
+
+
+def test_check_failure_rates_count_only_attempted_cells():
+    """Is a cell left as released (NotImplementedError) left out of its check's failure rate, and a written
+    answer never counted as a check?"""
+    by_cell = pd.DataFrame({"student": ["a", "b", "c", "a"], "notebook": ["nmt"] * 4,
+                            "grade_id": ["fit_linear_log"] * 3 + ["written_scaling"],
+                            "score": [1.0, 0.0, 0.0, 1.0], "max_score": [1.0, 1.0, 1.0, 2.0],
+                            "message": ["passed", "CheckFailed: fit_linear_log: wrong", "NotImplementedError: ",
+                                        "graded by hand"]})
+    (row,) = report.check_failure_rates(by_cell).to_dict("records")
+    assert (row["grade_id"], row["checked"], row["failed"]) == ("fit_linear_log", 2, 1)
+
+
+def test_top_reasons_group_the_same_mistake_with_other_numbers():
+    """Are messages that differ only in numbers counted as one reason, most common first?"""
+    by_cell = pd.DataFrame({"student": list("abcd"), "notebook": ["nmt"] * 4, "grade_id": ["fit_linear_log"] * 4,
+                            "score": [0.0] * 4, "max_score": [1.0] * 4,
+                            "message": ["CheckFailed: fit_linear_log: (m, c) should be (0.5, 0.47), got (1, 2)",
+                                        "CheckFailed: fit_linear_log: (m, c) should be (0.5, 0.47), got (3, 4)",
+                                        "CheckFailed: fit_linear_log: x and y were swapped",
+                                        "NotImplementedError: "]})
+    rows = report.top_reasons(by_cell).to_dict("records")
+    assert [(r["reason"], r["count"]) for r in rows] == [("(m, c) should be N, got N", 2), ("x and y were swapped", 1)]
+
+
+def test_hand_grading_progress_counts_graded_and_waiting_answers(tmp_path):
+    """Does the hand-grading table count each written answer as graded or waiting?"""
+    progress = report.hand_grading_progress(report.read_table(make_out(tmp_path), "grades_by_cell.csv"))
+    assert progress.to_dict("records") == [{"notebook": "nmt", "grade_id": "written_scaling", "graded": 1,
+                                            "waiting": 5}]
 
 
 def test_check_failure_rates_count_only_graded_submissions():
@@ -146,12 +181,14 @@ def test_report_notebook_is_committed_without_outputs():
 
 
 def test_report_renders_plots_and_tables_to_html(tmp_path):
-    """Does `report OUT` write report.html with its five plots, the worst check first and no code?"""
+    """Does `report OUT` write report.html with its six plots, the worst check first and no code?"""
     out = make_out(tmp_path / "out")
     assert report.main([str(out)]) == 0
     html = (out / "report.html").read_text()
-    # scores, check failure rates, grading times, where the time goes, repairs and failures
-    assert len(re.findall(r"<img [^>]*src=\"data:image/png", html)) == 5
+    # scores, check failure rates, grading times, where the time goes, hand grading, repairs and failures
+    assert len(re.findall(r"<img [^>]*src=\"data:image/png", html)) == 6
+    assert "1 of 6" in html and "written answers graded by hand" in html
+    assert "expected N for student N, got N" in html, "expected the most common reason of the failing check"
     assert str(out.resolve()) in html, "the report did not read the OUT it was given"
     assert html.index("causal_scaled_dot_attention") < html.index("freeze_encoder")
     assert "Traceback" not in html and "read_table(" not in html
@@ -165,7 +202,7 @@ def test_report_survives_a_run_without_timings_or_repairs(tmp_path):
     html = dest.read_text()
     assert "grading times were not recorded" in html
     assert "read_table" in html, "--show-code should keep the code cells"
-    assert len(re.findall(r"<img [^>]*src=\"data:image/png", html)) == 3
+    assert len(re.findall(r"<img [^>]*src=\"data:image/png", html)) == 4
 
 
 def test_report_without_grades_fails_clearly(tmp_path, capsys):
