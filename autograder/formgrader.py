@@ -1,0 +1,81 @@
+"""python -m autograder formgrader OUT [--port N] [--no-browser]: nbgrader's formgrader on a graded OUT.
+
+TAs grade the written answers (`written_*` cells) there. The command makes OUT a course folder nbgrader
+understands (the source notebooks under OUT/source/a3 and an nbgrader_config.py pointing at
+OUT/gradebook.db), then starts a Jupyter server with only the formgrader extension, rooted at OUT, with
+no network access needed. Scores and comments go into OUT/gradebook.db; `python -m autograder feedback
+OUT` then puts them into grades.csv, the exports and the feedback pages.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from autograder import paths
+from autograder.build import NBGRADER_SETTINGS, config_text
+
+EXTENSION = "nbgrader.server_extensions.formgrader"
+
+
+def prepare(out, source=paths.SOURCE):
+    """Make OUT a course folder formgrader lists the assignment and submissions of; returns the environment to
+    run formgrader with."""
+    out = Path(out).resolve()
+    course_source = out / "source" / paths.ASSIGNMENT
+    if course_source.exists():
+        shutil.rmtree(course_source)
+    course_source.mkdir(parents=True)
+    for notebook in sorted(Path(source).glob("*.ipynb")):
+        shutil.copy2(notebook, course_source / notebook.name)
+    # formgrader counts a student's submission by its folder under submitted/; the grader keeps the graded,
+    # reader-safe notebooks under autograded/, which is what formgrader shows: mirror those
+    for graded in sorted((out / "autograded").glob(f"*/{paths.ASSIGNMENT}")):
+        submitted = out / "submitted" / graded.parent.name / paths.ASSIGNMENT
+        if submitted.exists():
+            shutil.rmtree(submitted)
+        shutil.copytree(graded, submitted)
+    settings = dict(NBGRADER_SETTINGS, **{"CourseDirectory.root": str(out), "CourseDirectory.course_id": "",
+                                          "CourseDirectory.db_url": f"sqlite:///{out / 'gradebook.db'}"})
+    (out / "nbgrader_config.py").write_text(config_text(settings))
+    config_dir = out / ".jupyter"
+    config_dir.mkdir(exist_ok=True)
+    server = {"ServerApp": {"jpserver_extensions": {EXTENSION: True}, "root_dir": str(out),
+                            "default_url": "/formgrader"}}
+    (config_dir / "jupyter_server_config.json").write_text(json.dumps(server, indent=1))
+    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(config_dir))
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
+    return env
+
+
+def command(out, port=8890, browser=True, token=None):
+    """The jupyter server command line that serves formgrader on OUT (run it with prepare()'s environment)."""
+    argv = [sys.executable, "-m", "jupyter_server", f"--port={port}", "--ip=127.0.0.1",
+            f"--ServerApp.open_browser={browser}"]
+    if hasattr(os, "geteuid") and os.geteuid() == 0:  # containers and CI often run as root
+        argv.append("--ServerApp.allow_root=True")
+    if token is not None:
+        argv.append(f"--IdentityProvider.token={token}")
+    return argv
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m autograder formgrader", description=__doc__.splitlines()[0])
+    parser.add_argument("out", type=Path, help="a graded OUT folder")
+    parser.add_argument("--port", type=int, default=8890, help="port on 127.0.0.1 (default 8890)")
+    parser.add_argument("--no-browser", action="store_true", help="do not open a browser")
+    args = parser.parse_args(argv)
+    if not (args.out / "gradebook.db").exists():
+        print(f"formgrader: {args.out / 'gradebook.db'} not found: grade first "
+              "(python -m autograder grade SUBMISSIONS --out OUT)", file=sys.stderr)
+        return 1
+    env = prepare(args.out)
+    print(f"formgrader on {args.out.resolve()}: open the printed URL, then Manual Grading -> a3; after grading "
+          f"run `python -m autograder feedback {args.out}` to update grades.csv, the exports and feedback")
+    return subprocess.call(command(args.out, args.port, not args.no_browser), cwd=args.out, env=env)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
