@@ -39,6 +39,14 @@ def _is_test(cell):
     return cell.cell_type == "code" and meta.get("grade") and not meta.get("solution")
 
 
+PROGRESS = re.compile(r"\d+%\|")  # a tqdm bar: "42%|████      | 21/50"
+
+
+def _collapse_progress(text):
+    """A progress bar's stream as its final state: each line keeps what follows its last carriage return."""
+    return "".join(line.rsplit("\r", 1)[-1] for line in text.splitlines(keepends=True) if line.strip("\r"))
+
+
 def _clean_text(text, hidden):
     """Output text without pass tokens and without any line that quotes hidden test source."""
     lines = [TOKEN.sub("", line) for line in text.splitlines(keepends=True)]
@@ -60,8 +68,14 @@ def sanitize(nb):
         for out in cell.get("outputs", []):
             kind = out.get("output_type")
             if kind == "stream":
-                out["text"] = _clean_text(out.get("text", ""), hidden_all)
+                out["text"] = _clean_text(_collapse_progress(out.get("text", "")), hidden_all)
+                if PROGRESS.search(out["text"]):
+                    out["name"] = "stdout"  # a progress bar is not an error, whatever stream tqdm used
             elif kind == "error":
+                if out.get("ename") == "NotImplementedError" and not out.get("evalue"):
+                    out["evalue"] = "not implemented yet (this cell still raises NotImplementedError)"
+                    out["traceback"] = [f"NotImplementedError: {out['evalue']}"]
+                    continue
                 if test:  # hidden test traceback lines: keep only "Name: message"
                     line = f"{out.get('ename', 'Error')}: {out.get('evalue', '')}"
                     out["traceback"] = [" ".join(ANSI.sub("", line).split())]
@@ -175,23 +189,36 @@ def written_markdown(points, hand, autograded):
     return lines
 
 
+def contents_markdown(summary, nb):
+    """A table of contents: each graded cell and written answer, linked to its place on the page."""
+    present = {c.get("metadata", {}).get("nbgrader", {}).get("grade_id") for c in nb.cells}
+    links = [f"[{c['grade_id']}](#{ANCHOR}{c['grade_id']})" for c in summary.get("cells", [])
+             if f"test_{c['grade_id']}" in present]
+    links += [f"[{gid}](#{ANCHOR}{gid})" for gid in summary.get("manual") or {} if gid in present]
+    return "**Contents:** " + " · ".join(links) if links else ""
+
+
 def annotate(nb, summary, student):
     """Sanitized notebook with the summary on top and each test cell's verdict right after it."""
     nb = sanitize(nb) if nb is not None else nbformat.v4.new_notebook()
+    nb.metadata["title"] = f"{summary['notebook']}.ipynb feedback: {student}"
     verdicts = {f"test_{c['grade_id']}": c for c in summary.get("cells", [])}
-    cells = [nbformat.v4.new_markdown_cell(summary_markdown(summary, student))]
+    cells = [nbformat.v4.new_markdown_cell(summary_markdown(summary, student) + "\n\n" + contents_markdown(summary, nb))]
     for cell in nb.cells:
-        cells.append(cell)
         gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        if gid in (summary.get("manual") or {}):
+            cells.append(nbformat.v4.new_markdown_cell(f'<a id="{ANCHOR}{gid}"></a>**written answer `{gid}`**'))
+        cells.append(cell)
         if _is_test(cell) and gid in verdicts:
             c = verdicts.pop(gid)
+            anchor = f'<a id="{ANCHOR}{c["grade_id"]}"></a>'
             if c["score"] is None:
                 text = f"**{c['grade_id']}: needs manual grading** — {_esc(c['note'])}"
             elif c["note"] == "passed":
                 text = f"**{c['grade_id']}: {_fmt(c['score'])} / {_fmt(c['max_score'])}** — passed"
             else:
                 text = f"**{c['grade_id']}: {_fmt(c['score'])} / {_fmt(c['max_score'])}** — {_esc(c['note'])}"
-            cells.append(nbformat.v4.new_markdown_cell(text))
+            cells.append(nbformat.v4.new_markdown_cell(anchor + text))
     nb.cells = cells
     for i, cell in enumerate(nb.cells):
         cell["id"] = f"fb-{i}"
@@ -256,7 +283,10 @@ SAFE_TAGS = {
     "h4", "h5", "h6", "hr", "i", "img", "kbd", "li", "ol", "p", "pre", "s", "samp", "small", "span", "strong",
     "sub", "summary", "sup", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "u", "ul",
 }
-SAFE_ATTRIBUTES = {"*": ["class", "title"], "a": ["href"], "img": ["src", "alt", "width", "height"],
+ANCHOR = "a3-"  # prefix of the anchors feedback pages link to (the only ids a page may carry)
+SAFE_ATTRIBUTES = {"*": ["class", "title"], "a": lambda tag, name, value: name == "href" or (
+                       name == "id" and value.startswith(ANCHOR)),
+                   "img": ["src", "alt", "width", "height"],
                    "td": ["colspan", "rowspan"], "th": ["colspan", "rowspan"]}
 SAFE_PROTOCOLS = {"http", "https", "mailto", "data"}
 
@@ -278,7 +308,63 @@ def rerender(out):
             results.write_feedback(student, name, render(nb, summary, student))
             count += 1
     results.write_csvs()  # hand grades entered since grading reach grades.csv too
+    write_index(out)
     return count
+
+
+def attention(row, repairs):
+    """Why a TA should look at one grades.csv row (a list of short reasons; empty when nothing stands out)."""
+    why = []
+    if row["status"] not in ("graded", "missing") and not row["status"].startswith("needs manual grading"):
+        why.append(row["status"])
+    if row["status"] == "graded" and row["score"] in ("0", ""):
+        why.append("no autograded points")
+    if row.get("ungraded"):
+        why.append(f"to grade by hand: {row['ungraded']}")
+    if repairs:
+        why.append(f"{len(repairs)} repair(s)")
+    return why
+
+
+def index_html(out):
+    """OUT/feedback/index.html: every student's pages with scores, the ones needing attention first."""
+    import csv
+
+    from autograder.results import Results
+
+    results = Results(out)
+    repairs = {(st["student"], nb): s.get("repairs", []) for st in results.states() for nb, s in st["notebooks"].items()}
+    with open(Path(out) / "grades.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+
+    def line(row, why):
+        e = html.escape
+        link = f'<a href="{e(row["student"])}/{e(row["notebook"])}.html">{e(row["notebook"])}</a>'
+        written = f'{e(row.get("written_score") or "–")} / {e(row.get("written_max_score"))}' \
+            if row.get("written_max_score") else ""
+        return (f"<tr><td>{e(row['student'])}</td><td>{link}</td><td>{e(row['score'])} / {e(row['max_score'])}</td>"
+                f"<td>{written}</td><td>{e(row['status'])}</td><td>{e('; '.join(why))}</td></tr>")
+
+    head = "<tr><th>student</th><th>notebook</th><th>autograded</th><th>written</th><th>status</th><th>why</th></tr>"
+    flagged = [(r, attention(r, repairs.get((r["student"], r["notebook"]), []))) for r in rows]
+    needs = [line(r, why) for r, why in flagged if why]
+    every = [line(r, why) for r, why in flagged]
+    return ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>A3 feedback: all students</title>"
+            "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
+            "padding:3px 8px;text-align:left}</style></head><body><h1>A3 feedback: all students</h1>"
+            f"<p>{len(rows)} submissions; <a href='#attention'>{len(needs)} need attention</a> (not graded, no "
+            f"autograded points, written answers to grade, repairs); <a href='#all'>all submissions</a>.</p>"
+            f"<h2 id='attention'>Needs attention ({len(needs)})</h2><table>{head}{''.join(needs)}</table>"
+            f"<h2 id='all'>All submissions</h2><table>{head}{''.join(every)}</table></body></html>")
+
+
+def write_index(out):
+    """Write OUT/feedback/index.html; returns its path."""
+    from autograder.results import atomic_write
+
+    path = Path(out) / "feedback" / "index.html"
+    atomic_write(path, index_html(out))
+    return path
 
 
 def main(argv=None):

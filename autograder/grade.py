@@ -13,7 +13,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from autograder import build, ingest, paths, scheduler, worker
+from autograder import build, feedback, ingest, paths, scheduler, worker
 from autograder.results import Results, failure_result
 
 
@@ -137,6 +137,7 @@ def grade(submissions, out, *, workers=None, scheduler_address=None, force=False
         for slot in (out / ".work").glob(worker.SLOT_PREFIX + "*"):
             shutil.rmtree(slot, ignore_errors=True)
     results.write_csvs()
+    feedback.write_index(out)
     statuses = Counter(s["status"] for st in results.states() for s in st["notebooks"].values())
     summary = {"graded": sorted(t.student for t in tasks if t.student not in failed), "skipped": skipped,
                "failed": failed, "seconds": time.perf_counter() - start, "statuses": statuses}

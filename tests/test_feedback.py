@@ -26,7 +26,7 @@ def toy_graded(tmp_path_factory):
 def test_feedback_has_no_hidden_test_source(toy_graded):
     """Does every toy feedback page leave out the hidden test lines (in any form)?"""
     out, _ = toy_graded
-    pages = sorted((out / "feedback").rglob("*.html"))
+    pages = sorted((out / "feedback").glob("*/*.html"))
     assert len(pages) == 5
     for page in pages:
         text = page.read_text()
@@ -63,7 +63,7 @@ def test_feedback_command_rerenders_every_page(toy_graded, tmp_path):
     shutil.copytree(out, copy)
     shutil.rmtree(copy / "feedback")
     assert feedback.main([str(copy)]) == 0
-    pages = sorted(p.relative_to(copy / "feedback") for p in (copy / "feedback").rglob("*.html"))
+    pages = sorted(p.relative_to(copy / "feedback") for p in (copy / "feedback").glob("*/*.html"))
     assert [str(p) for p in pages] == [f"{s}/toy.html" for s in ("broken", "nothing", "ref", "untouched", "wrongmul")]
 
 
@@ -143,3 +143,28 @@ def test_render_shows_highlighted_code_text():
     cell = nbformat.v4.new_code_cell("def add(a, b):\n    return a < b")
     page = feedback.render(nbformat.v4.new_notebook(cells=[cell]), EMPTY_SUMMARY, "eve")
     assert '<span class="k">def</span>' in page and "&lt;" in page
+
+
+def test_page_has_a_title_and_contents_linking_each_graded_cell():
+    """Does a feedback page carry a real title and a contents line linking to each graded cell's verdict?"""
+    test = nbformat.v4.new_code_cell("assert True")
+    test.metadata["nbgrader"] = {"grade": True, "solution": False, "grade_id": "test_fit_linear_log", "points": 1}
+    summary = dict(EMPTY_SUMMARY, cells=[{"grade_id": "fit_linear_log", "score": 1.0, "max_score": 1.0,
+                                          "note": "passed"}])
+    page = feedback.render(nbformat.v4.new_notebook(cells=[test]), summary, "eve")
+    assert "<title>nmt.ipynb feedback: eve</title>" in page
+    assert 'href="#a3-fit_linear_log"' in page and 'id="a3-fit_linear_log"' in page
+
+
+def test_progress_bars_are_one_line_and_unimplemented_cells_say_so():
+    """Is a tqdm bar shown as its final line (not as an error stream), and a stub's traceback as one sentence?"""
+    bar = nbformat.v4.new_code_cell("train()")
+    bar.outputs = [nbformat.v4.new_output("stream", name="stderr", text="ep:   0%|  | 0/5\rep:  40%|# | 2/5\r"
+                                                                        "ep: 100%|##| 5/5\n")]
+    stub = nbformat.v4.new_code_cell("f()")
+    stub.outputs = [nbformat.v4.new_output("error", ename="NotImplementedError", evalue="",
+                                           traceback=["Traceback (most recent call last)", "  File x, line 3"])]
+    clean = feedback.sanitize(nbformat.v4.new_notebook(cells=[bar, stub]))
+    assert (clean.cells[0].outputs[0].name, clean.cells[0].outputs[0].text) == ("stdout", "ep: 100%|##| 5/5\n")
+    assert clean.cells[1].outputs[0].traceback == [
+        "NotImplementedError: not implemented yet (this cell still raises NotImplementedError)"]

@@ -90,3 +90,15 @@ def test_feedback_command_shows_hand_grades_and_comments(regraded):
     assert "provisional" not in same
     changed = (regraded / "feedback" / "changed" / "toy.html").read_text()
     assert "not graded yet" in changed and "provisional: 1 written answer(s) still to be graded by a TA" in changed
+
+
+def test_index_lists_every_page_with_what_needs_attention(regraded):
+    """Does OUT/feedback/index.html link every student's page and list the one with an answer to grade
+    under "needs attention"?"""
+    from autograder import feedback
+
+    page = feedback.write_index(regraded).read_text()
+    assert 'href="same/toy.html"' in page and 'href="changed/toy.html"' in page
+    attention = page.split("<h2 id='all'>")[0]
+    assert "to grade by hand: written_toy" in attention and ">changed<" in attention
+    assert ">same<" not in attention
