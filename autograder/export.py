@@ -1,6 +1,14 @@
-"""Grade exports from OUT/grades.csv: an nbgrader-compatible CSV and a one-row-per-student LMS CSV.
+"""Grade exports from OUT/grades.csv into OUT/export/: nbgrader's CSV, a one-row-per-student summary, and
+files Canvas and Moodle import as they are.
 
-`python -m autograder.export OUT` writes both into OUT/export/ (the report command does it too).
+`python -m autograder.export OUT` writes them all (the report command does it too):
+- nbgrader_grades.csv: what `nbgrader export` writes for the same OUT;
+- lms_grades.csv: points per notebook, total, percent and notes (what is provisional, what is missing);
+- canvas_grades.csv: Canvas gradebook import (Student, ID, SIS User ID, SIS Login ID, Section, then the
+  assignment column and a "Points Possible" row); ID is the Canvas user id ingest read from Canvas's
+  download names, so Canvas matches each row to its student;
+- moodle_grades.csv: Moodle's offline grading worksheet (Identifier "Participant <id>", from Moodle's
+  download folder names), uploaded under the assignment's "Upload grading worksheet".
 Scores are the autograded points plus the hand grades entered so far for written answers; a total is
 provisional (and says so in the notes) while a written answer or an ungradable cell waits for a person.
 """
@@ -128,14 +136,58 @@ def write_lms_csv(out, dest):
     return len(grades)
 
 
+def read_lms_ids(out):
+    """{student: {"lms", "lms_user_id", "lms_name"}} from OUT/lms_ids.csv ({} when ingest found no LMS names)."""
+    path = Path(out) / "lms_ids.csv"
+    if not path.exists():
+        return {}
+    with open(path, newline="") as f:
+        return {r["student"]: r for r in csv.DictReader(f)}
+
+
+CANVAS_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
+MOODLE_COLUMNS = ["Identifier", "Full name", "Grade", "Maximum Grade", "Feedback comments"]
+
+
+def write_canvas_csv(out, dest, title=f"{ASSIGNMENT} (autograder)"):
+    """Canvas gradebook import: one row per student, matched by Canvas user id; returns the row count."""
+    grades, ids = read_grades(out), read_lms_ids(out)
+    with open(dest, "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(CANVAS_COLUMNS + [title])
+        totals = {s: student_totals(nbs) for s, nbs in grades.items()}
+        w.writerow(["Points Possible", "", "", "", "", f"{max((t for _, t, _ in totals.values()), default=0):g}"])
+        for student, (score, _, _) in totals.items():
+            lms = ids.get(student, {})
+            canvas = lms.get("lms") == "canvas"
+            w.writerow([lms.get("lms_name") or student, lms.get("lms_user_id", "") if canvas else "", "",
+                        "" if canvas else student, "", f"{score:g}"])
+    return len(grades)
+
+
+def write_moodle_csv(out, dest):
+    """Moodle offline grading worksheet: Identifier "Participant <id>", grade, maximum, notes; returns rows."""
+    grades, ids = read_grades(out), read_lms_ids(out)
+    with open(dest, "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(MOODLE_COLUMNS)
+        for student, notebooks in grades.items():
+            score, total, notes = student_totals(notebooks)
+            lms = ids.get(student, {})
+            ident = f"Participant {lms['lms_user_id']}" if lms.get("lms") == "moodle" else student
+            w.writerow([ident, lms.get("lms_name") or student, f"{score:g}", f"{total:g}", "; ".join(notes)])
+    return len(grades)
+
+
 def export(out):
-    """Write OUT/export/nbgrader_grades.csv and OUT/export/lms_grades.csv; returns their paths."""
+    """Write OUT/export/{nbgrader,lms,canvas,moodle}_grades.csv; returns their paths."""
     folder = Path(out) / "export"
     folder.mkdir(parents=True, exist_ok=True)
-    paths = folder / "nbgrader_grades.csv", folder / "lms_grades.csv"
-    write_nbgrader_csv(out, paths[0])
-    write_lms_csv(out, paths[1])
-    return paths
+    writers = {"nbgrader_grades.csv": write_nbgrader_csv, "lms_grades.csv": write_lms_csv,
+               "canvas_grades.csv": write_canvas_csv, "moodle_grades.csv": write_moodle_csv}
+    for name, write in writers.items():
+        write(out, folder / name)
+    return tuple(folder / name for name in writers)
 
 
 def main(argv=None):

@@ -58,7 +58,7 @@ def plain_ingest(submissions, staging, notebooks):
 def real_ingest(submissions, staging, notebooks, release):
     """autograder.ingest (repairs Colab/LMS damage against `release`) as plain dicts."""
     return [{"student": s.student, "notebook": s.notebook, "path": str(s.path) if s.path else None,
-             "status": s.status, "repairs": list(s.repairs)}
+             "status": s.status, "repairs": list(s.repairs), "lms": dict(s.lms)}
             for s in ingest.ingest(Path(submissions), Path(staging), release=Path(release))]
 
 
@@ -104,6 +104,8 @@ def grade(submissions, out, *, workers=None, scheduler_address=None, force=False
         shutil.rmtree(staging)
     staging.mkdir(parents=True)
     students = collect(submissions, staging, notebooks, template / "release", ingest_fn)
+    results.record_lms_ids({student: next((s["lms"] for s in subs if s.get("lms")), {})
+                            for student, subs in students.items()})
     results.log([f"RUN grade {submissions} -> {out} ({len(students)} students, force={force})"])
 
     n_workers = workers or scheduler.default_workers()

@@ -46,6 +46,7 @@ class Submission:
     path: Path | None
     status: str  # "ok", "missing", or a one-line reason it cannot be graded
     repairs: list[str] = field(default_factory=list)
+    lms: dict = field(default_factory=dict)  # {"lms": "canvas" or "moodle", "user_id", "name"} when an LMS named it
 
 
 @dataclass
@@ -56,6 +57,7 @@ class _Candidate:
     shown: str  # the name as the student (or LMS) gave it
     mtime: float
     name_says: str | None  # notebook named by the file name, if any
+    lms: dict = field(default_factory=dict)  # the LMS's own ids for the student, from the file or folder name
 
 
 def slug(text):
@@ -135,35 +137,42 @@ def discover(root, unwrap=False):
             break
     students, ids = {}, {}
 
-    def student_id(raw):
-        """slug(raw), made unique: two different names never share a student id."""
-        if raw not in ids:
+    def student_id(raw, lms=None):
+        """slug(raw), made unique: two different students never share an id. Two LMS users of the same name
+        are told apart by their LMS user id, anyone else by a number."""
+        key = (raw, (lms or {}).get("user_id"))
+        if key not in ids:
             sid, n = slug(raw), 2
+            if sid in students and key[1]:
+                sid = f"{slug(raw)}_{key[1]}"
             while sid in students:
                 sid, n = f"{slug(raw)}_{n}", n + 1
-            ids[raw] = sid
+            ids[key] = sid
             students[sid] = (raw, [])
-        return ids[raw]
+        return ids[key]
 
     def add(raw, candidate):
-        students[student_id(raw)][1].append(candidate)
+        students[student_id(raw, candidate.lms)][1].append(candidate)
 
     for entry in sorted(entries):
         if entry.is_dir():
             m = MOODLE.match(entry.name)
             raw = m.group("name") if m else entry.name
+            lms = {"lms": "moodle", "user_id": m.group("uid"), "name": raw} if m else {}
             files = _files_under(entry)
-            student_id(raw)
+            student_id(raw, lms)
             for f in files:
                 shown = str(f.relative_to(entry))
-                add(raw, _Candidate(f, shown, f.stat().st_mtime, notebook_from_name(f.name)))
+                add(raw, _Candidate(f, shown, f.stat().st_mtime, notebook_from_name(f.name), lms))
         elif entry.is_file():
             m = CANVAS.match(entry.name)
             if not m:
                 log.warning("ignored %s: not in a student folder and not an LMS (Canvas) file name", entry.name)
                 continue
             filename = re.sub(r"-\d+(?=\.[A-Za-z]+$)", "", m.group("file"))  # Canvas resubmission suffix
-            add(m.group("login"), _Candidate(entry, entry.name, entry.stat().st_mtime, notebook_from_name(filename)))
+            lms = {"lms": "canvas", "user_id": m.group("uid"), "name": m.group("login")}
+            add(m.group("login"), _Candidate(entry, entry.name, entry.stat().st_mtime, notebook_from_name(filename),
+                                             lms))
     return students
 
 
@@ -495,6 +504,7 @@ def ingest(submissions, staging, release=None):
     out = []
     for student, (raw, candidates) in sorted(discover(submissions, unwrap=submissions.name == ".unpacked").items()):
         header = [] if raw == student else [f"student {raw!r} is graded as {student!r}"]
+        lms = next((c.lms for c in candidates if c.lms), {})
         by_nb, problems, others = defaultdict(list), {}, []
         for cand in candidates:
             is_ipynb = cand.path.suffix.lower() == ".ipynb"
@@ -515,7 +525,7 @@ def ingest(submissions, staging, release=None):
                 status = problems.get(name)
                 if status is None:
                     status = "missing" + (f" (found only: {', '.join(others[:5])})" if others else "")
-                out.append(Submission(student, name, None, status, list(header)))
+                out.append(Submission(student, name, None, status, list(header), dict(lms)))
                 continue
             rel = releases.get(name)
 
@@ -533,7 +543,7 @@ def ingest(submissions, staging, release=None):
             elif cand.shown != f"{name}.ipynb":
                 repairs.insert(len(header), f"took {cand.shown!r} as {name}.ipynb")
             if nb is None:
-                out.append(Submission(student, name, None, problem, repairs))
+                out.append(Submission(student, name, None, problem, repairs, dict(lms)))
                 continue
             if rel is not None:
                 _clean_metadata(nb, rel, repairs)
@@ -551,10 +561,11 @@ def ingest(submissions, staging, release=None):
                     nbformat.validate(nb)
                 except nbformat.ValidationError as e:
                     out.append(Submission(student, name, None,
-                                          f"not a valid notebook: {' '.join(str(e).split())[:150]}", repairs))
+                                          f"not a valid notebook: {' '.join(str(e).split())[:150]}", repairs,
+                                          dict(lms)))
                     continue
             dest = staging / student / f"{name}.ipynb"
             dest.parent.mkdir(parents=True, exist_ok=True)
             nbformat.write(nb, dest)
-            out.append(Submission(student, name, dest, "ok", repairs))
+            out.append(Submission(student, name, dest, "ok", repairs, dict(lms)))
     return out

@@ -8,6 +8,7 @@ OUT/
   grades_by_cell.csv    student,notebook,grade_id,score,max_score,message (autograded cells and written
                         answers; empty score = waiting for a person)
   timings.csv           student,notebook,seconds,overhead,setup,cells,tests (where grading time went)
+  lms_ids.csv           student,lms,lms_user_id,lms_name (the LMS's own ids that ingest found, for the exports)
   grading.log           every repair, failure and warning
   gradebook.db          nbgrader course gradebook merged from the per-student shards
   feedback/<student>/<nb>.html
@@ -32,6 +33,7 @@ CELL_COLUMNS = ["student", "notebook", "grade_id", "score", "max_score", "messag
 HAND_GRADED = "graded by hand"
 WAITING = "waiting for a person"
 TIMING_COLUMNS = ["student", "notebook", "seconds", "overhead", "setup", "cells", "tests"]
+LMS_COLUMNS = ["student", "lms", "lms_user_id", "lms_name"]
 
 
 def _num(x):
@@ -132,6 +134,22 @@ class Results:
     def _summary_line(result):
         parts = [f"{nb} {_num(s['score'])}/{_num(s['max_score'])} {s['status']}" for nb, s in result["notebooks"].items()]
         return f"DONE {result['student']} in {result.get('seconds', 0):.1f} s: " + "; ".join(parts)
+
+    def record_lms_ids(self, students):
+        """Add {student: {"lms", "user_id", "name"} or {}} to OUT/lms_ids.csv (students of earlier runs kept)."""
+        path = self.out / "lms_ids.csv"
+        rows = {}
+        if path.exists():
+            with open(path, newline="") as f:
+                rows = {r["student"]: [r[c] for c in LMS_COLUMNS] for r in csv.DictReader(f)}
+        for student, lms in students.items():
+            if lms:
+                rows[student] = [student, lms.get("lms", ""), lms.get("user_id", ""), lms.get("name", "")]
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(LMS_COLUMNS)
+        writer.writerows(rows[s] for s in sorted(rows))
+        atomic_write(path, buf.getvalue())
 
     def hand_grades(self):
         """{(student, notebook): {grade_id: {"score", "comment"}}}: what people entered for written answers.

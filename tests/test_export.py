@@ -137,7 +137,9 @@ def test_students_sort_naturally(tmp_path):
     write_csv(tmp_path / "grades.csv", rows)
     paths = export.export(tmp_path)
     for path in paths:
-        ids = [r[3] if path.name.startswith("nbgrader") else r[0] for r in list(csv.reader(open(path)))[1:]]
+        rows = list(csv.reader(open(path)))[1:]
+        rows = rows[1:] if path.name.startswith("canvas") else rows  # after Canvas's Points Possible row
+        ids = [r[3] if path.name.startswith("nbgrader") else r[0] for r in rows]
         assert ids == ["student1", "student2", "student10"], (path.name, ids)
 
 
@@ -160,9 +162,38 @@ def test_cli_without_grades_csv_fails_clearly(tmp_path, capsys):
     assert "grades.csv not found" in err and len(err.splitlines()) == 1
 
 
-@pytest.mark.parametrize("name", ["nbgrader_grades.csv", "lms_grades.csv"])
+@pytest.mark.parametrize("name", ["nbgrader_grades.csv", "lms_grades.csv", "canvas_grades.csv", "moodle_grades.csv"])
 def test_export_writes_both_files_under_out_export(tmp_path, name):
     """Does export(OUT) write OUT/export/<name> with a row per student?"""
     write_grades(tmp_path)
     export.export(tmp_path)
-    assert len(list(csv.reader(open(tmp_path / "export" / name)))) == 1 + len(STUDENTS)
+    rows = list(csv.reader(open(tmp_path / "export" / name)))
+    assert len(rows) == 1 + len(STUDENTS) + (name == "canvas_grades.csv")  # Canvas: a Points Possible row
+
+
+def test_canvas_import_matches_students_by_canvas_user_id(tmp_path):
+    """Is canvas_grades.csv a Canvas gradebook import: its header, a Points Possible row, and each student's
+    total under their Canvas user id (students without one by login)?"""
+    write_grades(tmp_path)
+    write_csv(tmp_path / "lms_ids.csv", [["student", "lms", "lms_user_id", "lms_name"],
+                                         ["alice", "canvas", "12345", "alicew"]])
+    dest = tmp_path / "canvas.csv"
+    assert export.write_canvas_csv(tmp_path, dest) == 3
+    rows = list(csv.reader(open(dest)))
+    assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "a3 (autograder)"]
+    assert rows[1] == ["Points Possible", "", "", "", "", "29"]
+    assert rows[2] == ["alicew", "12345", "", "", "", "22"]
+    assert rows[3] == ["bob", "", "", "bob", "", "3"]
+
+
+def test_moodle_worksheet_uses_participant_ids(tmp_path):
+    """Is moodle_grades.csv Moodle's grading worksheet: Identifier 'Participant <id>', grade, maximum, notes?"""
+    write_grades(tmp_path)
+    write_csv(tmp_path / "lms_ids.csv", [["student", "lms", "lms_user_id", "lms_name"],
+                                         ["bob", "moodle", "456", "Bob Jones"]])
+    dest = tmp_path / "moodle.csv"
+    export.write_moodle_csv(tmp_path, dest)
+    rows = {r["Full name"]: r for r in csv.DictReader(open(dest))}
+    assert list(rows["Bob Jones"].values())[:4] == ["Participant 456", "Bob Jones", "3", "29"]
+    assert rows["Bob Jones"]["Feedback comments"].startswith("provisional: 4 cell(s)")
+    assert rows["carol"]["Identifier"] == "carol"

@@ -103,6 +103,22 @@ def test_moodle_folder_names(tmp_path, release_dir, rel, src):
     assert s.repairs[0] == "student 'Jane Doe' is graded as 'Jane_Doe'", f"expected the rename logged, got {s.repairs}"
 
 
+def test_two_moodle_students_of_one_name_keep_their_participant_ids(tmp_path, release_dir, rel, src):
+    """Are two Moodle students called 'Jane Doe' told apart by their participant ids (not by _2), each
+    submission carrying the LMS's own id for the exports?"""
+    subs = run(tmp_path, {"Jane Doe_123_assignsubmission_file_/nmt.ipynb": mc.solved(rel, src),
+                          "Jane Doe_456_assignsubmission_file_/nmt.ipynb": mc.solved(rel, src)}, release_dir)
+    ids = {s.student: s.lms for s in subs if s.notebook == "nmt"}
+    assert ids == {"Jane_Doe": {"lms": "moodle", "user_id": "123", "name": "Jane Doe"},
+                   "Jane_Doe_456": {"lms": "moodle", "user_id": "456", "name": "Jane Doe"}}, ids
+
+
+def test_canvas_user_id_is_kept(tmp_path, release_dir, rel, src):
+    """Does a Canvas-named file give its submission the Canvas user id (the number after the login)?"""
+    s = one(run(tmp_path, {"smithj_12345_678_nmt.ipynb": mc.solved(rel, src)}, release_dir), "smithj")
+    assert s.lms == {"lms": "canvas", "user_id": "12345", "name": "smithj"}, s.lms
+
+
 def test_lms_zip_with_wrapper_folder_and_junk(tmp_path, release_dir, rel, src):
     """Is an LMS zip (wrapper folder, __MACOSX junk, a path-traversal entry) read like the folder?"""
     archive = tmp_path / "export.zip"
