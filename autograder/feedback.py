@@ -117,6 +117,32 @@ def _inert_link(match):
     return match.group(0)
 
 
+OWN_RUN = "── the student's own run (outputs saved in the submitted notebook) ──\n"
+
+
+def with_submitted_outputs(graded, submitted):
+    """Copy of `graded` whose provided code cells also show the outputs the student submitted.
+
+    Grading re-runs a notebook in quick mode without drawing figures, so a TA grading a written answer
+    would not see the full-run plots the answer is about; they follow the graded outputs, after a marker
+    line. Errors and stderr of the student's run are left out.
+    """
+    graded = copy.deepcopy(graded)
+    theirs = {c.get("metadata", {}).get("nbgrader", {}).get("grade_id"): c for c in submitted.cells
+              if c.cell_type == "code"}
+    for cell in graded.cells:
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if cell.cell_type != "code" or meta.get("solution") or meta.get("grade") or meta.get("grade_id") not in theirs:
+            continue
+        own = [copy.deepcopy(o) for o in theirs[meta["grade_id"]].get("outputs", [])
+               if o.get("output_type") in ("display_data", "execute_result")
+               or (o.get("output_type") == "stream" and o.get("name") == "stdout")]
+        if own:
+            cell.outputs = list(cell.get("outputs", [])) + [nbformat.v4.new_output("stream", name="stdout",
+                                                                                   text=OWN_RUN)] + own
+    return graded
+
+
 def safe_for_readers(nb):
     """Copy of an autograded notebook that a TA's browser (formgrader, nbgrader's feedback) can show safely.
 

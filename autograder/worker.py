@@ -570,6 +570,11 @@ def grade_student(task):
             summary["repairs"] = list(sub.get("repairs", []))
             summary["manual"] = dict(layout[notebook]["manual"])
             result["notebooks"][notebook] = summary
+            if nb is not None and sub.get("path"):
+                try:  # the TA reads written answers beside the student's own full-run outputs
+                    nb = feedback.with_submitted_outputs(nb, nbformat.read(sub["path"], as_version=4))
+                except (OSError, ValueError) as exc:
+                    result["log"].append(f"NOTE {task.student}/{notebook}: submitted outputs not shown ({exc})")
             if nb is not None:
                 result["autograded"][notebook] = nbformat.writes(feedback.safe_for_readers(nb))  # formgrader shows it
             result["feedback"][notebook] = feedback.render(nb, summary, task.student)

@@ -168,3 +168,25 @@ def test_progress_bars_are_one_line_and_unimplemented_cells_say_so():
     assert (clean.cells[0].outputs[0].name, clean.cells[0].outputs[0].text) == ("stdout", "ep: 100%|##| 5/5\n")
     assert clean.cells[1].outputs[0].traceback == [
         "NotImplementedError: not implemented yet (this cell still raises NotImplementedError)"]
+
+
+def test_provided_cells_also_show_the_students_own_outputs():
+    """Does a provided cell of the graded notebook also carry the plot and text of the student's own run (not
+    their errors, and nothing on solution or test cells), after a marker line?"""
+    def provided(gid, outputs, **meta):
+        cell = nbformat.v4.new_code_cell("plot()")
+        cell.metadata["nbgrader"] = {"grade_id": gid, "grade": False, "solution": False, **meta}
+        cell.outputs = outputs
+        return cell
+
+    png = nbformat.v4.new_output("display_data", data={"image/png": "iVBORw0KGgo=", "text/plain": "<Figure>"})
+    text = nbformat.v4.new_output("stream", name="stdout", text="best val loss 0.48\n")
+    error = nbformat.v4.new_output("error", ename="KeyError", evalue="'x'", traceback=["KeyError: 'x'"])
+    note = nbformat.v4.new_output("stream", name="stdout", text="[1 figure not drawn: the autograder skips figures]\n")
+    graded = nbformat.v4.new_notebook(cells=[provided("study_plots", [note]), provided("sol", [], solution=True)])
+    submitted = nbformat.v4.new_notebook(cells=[provided("study_plots", [text, png, error]),
+                                                provided("sol", [png], solution=True)])
+    out = feedback.with_submitted_outputs(graded, submitted)
+    assert [o.get("text", "") or sorted(o.get("data", {})) for o in out.cells[0].outputs] == [
+        note.text, feedback.OWN_RUN, text.text, ["image/png", "text/plain"]]
+    assert out.cells[1].outputs == [] and graded.cells[0].outputs == [note]
