@@ -131,6 +131,29 @@ def top_reasons(by_cell, n=3):
     return counts.groupby(["notebook", "grade_id"]).head(n).reset_index(drop=True)[columns]
 
 
+def question_scores(by_cell):
+    """Per graded cell and written answer: scored submissions and the mean share of its points they earned."""
+    columns = ["notebook", "grade_id", "scored", "mean_share"]
+    scored = by_cell.dropna(subset=["score"])
+    if scored.empty:
+        return pd.DataFrame(columns=columns)
+    table = (scored.assign(share=scored["score"] / scored["max_score"])
+             .groupby(["notebook", "grade_id"], as_index=False, sort=False)
+             .agg(scored=("share", "size"), mean_share=("share", "mean")))
+    return table[columns]
+
+
+def totals(grades):
+    """Per student: points so far (autograded and hand-graded) and the maximum, written answers included."""
+    if grades.empty:
+        return pd.DataFrame(columns=["student", "points", "max_points"])
+    none = pd.Series(0.0, index=grades.index)  # grades.csv of a run before hand grading was counted
+    written = pd.to_numeric(grades.get("written_score", none), errors="coerce").fillna(0)
+    written_max = pd.to_numeric(grades.get("written_max_score", none), errors="coerce").fillna(0)
+    frame = grades.assign(points=grades["score"].fillna(0) + written, max_points=grades["max_score"] + written_max)
+    return frame.groupby("student", as_index=False)[["points", "max_points"]].sum()
+
+
 def hand_grading_progress(by_cell):
     """Per written answer: how many are graded by hand and how many wait (notebook, grade_id, graded, waiting)."""
     columns = ["notebook", "grade_id", "graded", "waiting"]

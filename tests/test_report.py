@@ -186,7 +186,7 @@ def test_report_renders_plots_and_tables_to_html(tmp_path):
     assert report.main([str(out)]) == 0
     html = (out / "report.html").read_text()
     # scores, check failure rates, grading times, where the time goes, hand grading, repairs and failures
-    assert len(re.findall(r"<img [^>]*src=\"data:image/png", html)) == 6
+    assert len(re.findall(r"<img [^>]*src=\"data:image/png", html)) == 7
     assert "1 of 6" in html and "written answers graded by hand" in html
     assert "expected N for student N, got N" in html, "expected the most common reason of the failing check"
     assert str(out.resolve()) in html, "the report did not read the OUT it was given"
@@ -202,7 +202,7 @@ def test_report_survives_a_run_without_timings_or_repairs(tmp_path):
     html = dest.read_text()
     assert "grading times were not recorded" in html
     assert "read_table" in html, "--show-code should keep the code cells"
-    assert len(re.findall(r"<img [^>]*src=\"data:image/png", html)) == 4
+    assert len(re.findall(r"<img [^>]*src=\"data:image/png", html)) == 5
 
 
 def test_report_without_grades_fails_clearly(tmp_path, capsys):
@@ -219,3 +219,18 @@ def test_submission_waiting_for_a_person_is_graded_but_listed():
                            "status": ["needs manual grading: scavenger_caption", "graded", "missing"]})
     assert [report.is_graded(s) for s in grades["status"]] == [True, True, False]
     assert report.failures_by_kind(grades).values.tolist() == [["missing", 1], ["needs manual grading", 1]]
+
+
+def test_totals_count_hand_grades_and_written_points():
+    """Does a student's total add the hand grades so far, and the maximum the written answers' points?"""
+    grades = pd.DataFrame({"student": ["a", "a"], "notebook": ["nmt", "bert"], "score": [10.0, 4.0],
+                           "max_score": [11.0, 4.0], "status": ["graded"] * 2, "written_score": [3.0, None],
+                           "written_max_score": [6.0, 3.0]})
+    assert report.totals(grades).to_dict("records") == [{"student": "a", "points": 17.0, "max_points": 24.0}]
+
+
+def test_question_scores_give_the_mean_share_per_question(tmp_path):
+    """Does the per-question table give each cell's mean share of its points over scored submissions?"""
+    table = report.question_scores(report.read_table(make_out(tmp_path), "grades_by_cell.csv"))
+    row = table[table["grade_id"] == "causal_scaled_dot_attention"].iloc[0]
+    assert (row["scored"], round(row["mean_share"], 3)) == (6, round(1 / 6, 3))
