@@ -43,11 +43,33 @@ def prepare(out, source=paths.SOURCE):
     config_dir = out / ".jupyter"
     config_dir.mkdir(exist_ok=True)
     server = {"ServerApp": {"jpserver_extensions": {EXTENSION: True}, "root_dir": str(out),
-                            "default_url": "/formgrader"}}
+                            "default_url": "/formgrader", "extra_static_paths": [str(config_dir / "static")]}}
     (config_dir / "jupyter_server_config.json").write_text(json.dumps(server, indent=1))
-    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(config_dir))
+    _offline_mathjax(config_dir)
+    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(config_dir), JUPYTER_PATH=str(config_dir / "data"))
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     return env
+
+
+# formgrader's grading page loads MathJax 2 from a CDN and its own script calls MathJax.Hub unguarded, so
+# offline the page stops with "MathJax is not defined". The kit serves this stand-in instead: the grading
+# page works, and formulas show as their TeX source.
+MATHJAX_STANDIN = """window.MathJax = {loaded: true, Hub: {Config: function () {}, Queue: function () {},
+    Typeset: function () {}, Startup: {signal: {Interest: function (f) { setTimeout(function () { f("End"); }, 0); }}}}};
+"""
+MATHJAX_MACRO = """{%- macro mathjax(url="") -%}
+<script src="/static/a3-mathjax-offline.js"></script>
+{%- endmacro %}
+"""
+
+
+def _offline_mathjax(config_dir):
+    """The MathJax stand-in and an nbconvert macro that loads it (found first on JUPYTER_PATH)."""
+    (config_dir / "static").mkdir(exist_ok=True)
+    (config_dir / "static" / "a3-mathjax-offline.js").write_text(MATHJAX_STANDIN)
+    macro = config_dir / "data" / "nbconvert" / "templates" / "base" / "mathjax.html.j2"
+    macro.parent.mkdir(parents=True, exist_ok=True)
+    macro.write_text(MATHJAX_MACRO)
 
 
 def command(out, port=8890, browser=True, token=None):

@@ -1,7 +1,9 @@
-"""The TA's loop end to end: formgrader opened on a graded OUT by one command, a hand grade entered through
-formgrader's own API, then seen in grades.csv and the feedback page after `feedback`."""
+"""The TA's loop end to end: formgrader opened on a graded OUT by one command, a hand grade entered in its
+manual grading view in headless Chromium, then seen in grades.csv and the feedback page after `feedback`;
+a hostile written answer runs nothing there."""
 import csv
 import json
+import shutil
 import socket
 import subprocess
 import time
@@ -14,6 +16,8 @@ from autograder import feedback, formgrader, grade
 from tests.fixtures import toy
 
 TOKEN = "a3-test-token"
+HOSTILE = ("By counting. <script>document.body.setAttribute('data-pwned', 'script')</script>"
+           "<img src=x onerror=\"document.body.setAttribute('data-pwned', 'img')\">")
 
 
 def free_port():
@@ -36,7 +40,7 @@ def server(tmp_path_factory):
     root = tmp_path_factory.mktemp("formgrader")
     rel = toy.release(tmp_path_factory.getbasetemp())
     nb = nbformat.read(rel / "toy.ipynb", as_version=4)
-    subs = toy.write_students(root / "subs", rel, {"ann": toy.fill(nb, dict(toy.RIGHT, written_toy="By counting."))})
+    subs = toy.write_students(root / "subs", rel, {"ann": toy.fill(nb, dict(toy.RIGHT, written_toy=HOSTILE))})
     out = root / "out"
     grade.grade(subs, out, workers=1, source=toy.TOY_SOURCE, ingest_fn=grade.plain_ingest)
     env = formgrader.prepare(out, source=toy.TOY_SOURCE)
@@ -72,20 +76,97 @@ def test_manual_grading_view_shows_the_written_answer(server):
     base, _ = server
     (notebook,) = call(base, "/formgrader/api/submitted_notebooks/a3/toy")
     page = call(base, f"/formgrader/submissions/{notebook['id']}/")
-    assert "By counting." in page and "written_toy" in page
+    assert "By counting." in page and "written_toy" in page and "<script>document" not in page
 
 
-def test_a_hand_grade_entered_in_formgrader_reaches_grades_csv(server):
-    """After a TA enters a score and a comment in formgrader and runs `feedback OUT`, are they in grades.csv
-    and on the student's feedback page?"""
-    base, out = server
+class Browser:
+    """Headless Chromium driven over the DevTools protocol: open a page, run JavaScript in it."""
+
+    def __init__(self, profile):
+        import websocket
+
+        chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+        assert chromium, "expected Debian's chromium (./setup.sh installs it)"
+        port = free_port()
+        self.proc = subprocess.Popen([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                                      f"--user-data-dir={profile}", f"--remote-debugging-port={port}",
+                                      "about:blank"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        for _ in range(60):
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/json", timeout=5) as r:
+                    page = next(t for t in json.load(r) if t["type"] == "page")
+                break
+            except (OSError, StopIteration):
+                time.sleep(0.5)
+        self.ws = websocket.create_connection(page["webSocketDebuggerUrl"], timeout=30, suppress_origin=True)
+        self.n = 0
+
+    def send(self, method, **params):
+        self.n += 1
+        self.ws.send(json.dumps({"id": self.n, "method": method, "params": params}))
+        while True:
+            reply = json.loads(self.ws.recv())
+            if reply.get("id") == self.n:
+                return reply.get("result", {})
+
+    def run(self, script):
+        """The value of a JavaScript expression in the page."""
+        return self.send("Runtime.evaluate", expression=script, returnByValue=True)["result"].get("value")
+
+    def open(self, url, ready):
+        """Go to url and wait until the expression `ready` is true."""
+        self.send("Page.navigate", url=url)
+        for _ in range(120):
+            if self.run(f"document.readyState === 'complete' && !!({ready})"):
+                return
+            time.sleep(0.25)
+        raise AssertionError(f"{url} never became ready ({ready})")
+
+    def close(self):
+        self.ws.close()
+        self.proc.kill()
+        self.proc.wait()
+
+
+@pytest.fixture(scope="module")
+def grading_view(server, tmp_path_factory):
+    """Chromium on formgrader's manual grading view of ann's notebook (console errors collected)."""
+    base, _ = server
     (notebook,) = call(base, "/formgrader/api/submitted_notebooks/a3/toy")
-    grades = call(base, f"/formgrader/api/grades?submission_id={notebook['id']}")
-    written = next(g for g in grades if g["name"] == "written_toy")
-    call(base, f"/formgrader/api/grade/{written['id']}", "PUT", {"manual_score": 1})
-    comments = call(base, f"/formgrader/api/comments?submission_id={notebook['id']}")
-    comment = next(c for c in comments if c["name"] == "written_toy")
-    call(base, f"/formgrader/api/comment/{comment['id']}", "PUT", {"manual_comment": "Nicely put."})
+    browser = Browser(tmp_path_factory.mktemp("chromium"))
+    browser.send("Runtime.enable")
+    browser.open(f"{base}/?token={TOKEN}", "document.title")  # the URL the server prints: logs the TA in
+    browser.open(f"{base}/formgrader/submissions/{notebook['id']}/",
+                 "window.formgrader && formgrader.grades.findWhere({name: 'written_toy'})")
+    yield browser
+    browser.close()
+
+
+def test_grading_view_runs_nothing_a_student_wrote(grading_view):
+    """In formgrader's grading view of a hostile written answer, did no planted script or handler run, and did
+    the page's own script start (no 'MathJax is not defined' offline)?"""
+    time.sleep(1)
+    assert grading_view.run("document.body.getAttribute('data-pwned')") is None
+    assert grading_view.run("document.body.innerText.includes('By counting.')")
+    assert grading_view.run("typeof MathJax !== 'undefined' && MathJax.loaded === true")
+
+
+def test_a_hand_grade_entered_in_formgrader_reaches_grades_csv(server, grading_view):
+    """After a TA types a score and a comment into formgrader's grading view and runs `feedback OUT`, are they
+    in grades.csv and on the student's feedback page?"""
+    base, out = server
+    grading_view.run("$('#written_toy').val('1').trigger('change'); "
+                     "$('#written_toy-comment').val('Nicely put.').trigger('change'); true")
+    (notebook,) = call(base, "/formgrader/api/submitted_notebooks/a3/toy")
+    for _ in range(40):  # the page saves through formgrader's API in the background
+        grades = call(base, f"/formgrader/api/grades?submission_id={notebook['id']}")
+        comments = call(base, f"/formgrader/api/comments?submission_id={notebook['id']}")
+        saved = (next(g for g in grades if g["name"] == "written_toy")["manual_score"],
+                 next(c for c in comments if c["name"] == "written_toy")["manual_comment"])
+        if saved == (1, "Nicely put."):
+            break
+        time.sleep(0.25)
+    assert saved == (1, "Nicely put."), f"formgrader saved {saved}"
     assert feedback.main([str(out)]) == 0
     with open(out / "grades.csv", newline="") as f:
         (row,) = list(csv.DictReader(f))
