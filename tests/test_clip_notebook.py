@@ -37,7 +37,7 @@ def test_open_clip_install_is_guarded():
 @pytest.mark.slow
 def test_executes_in_quick_mode(tmp_path):
     """Offline in quick mode, does the notebook run in well under 60 s, every check PASSED but the scavenger
-    hunt, which must say UNGRADABLE (no real weights) and score nothing?"""
+    hunt, which must say UNGRADABLE (no real weights), show the target image and score nothing?"""
     nb, seconds = execute("clip", extra_env={"A3_MODEL_CACHE": str(tmp_path / "empty-cache")}, allow_errors=True)
     print(f"clip.ipynb quick mode: {seconds:.1f} s", file=sys.stderr)
     by_id = {nbgrader_meta(c).get("grade_id"): c for c in nb.cells if c.cell_type == "code"}
@@ -47,6 +47,8 @@ def test_executes_in_quick_mode(tmp_path):
     stdout, _ = streams(by_id["test_scavenger_caption"].outputs)
     assert "UNGRADABLE scavenger_caption: no cached ViT-B-32 OpenAI weights" in stdout, f"saw {stdout!r}"
     assert "PASSED" not in stdout, f"saw {stdout!r}"
+    shown = [o for o in by_id["test_scavenger_caption"].outputs if "image/jpeg" in o.get("data", {})]
+    assert len(shown) == 1, "expected the target image beside the caption for the person who grades it"
     assert "not graded automatically" in errors["test_scavenger_caption"].evalue
     text = output_text(nb)
     assert "NO PRETRAINED WEIGHTS: this CLIP" in text and "MEANINGLESS" in text, \

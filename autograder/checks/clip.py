@@ -259,6 +259,20 @@ def _target_description():
     return next(description for file, _, _, description in IMAGES if file == TARGET)
 
 
+def _show_target():
+    """In a notebook, show the target image beside the caption, for the person who grades it by hand."""
+    try:
+        from IPython import get_ipython
+        from IPython.display import Image, display
+    except ImportError:
+        return
+    if get_ipython() is None:
+        return
+    from autograder.datagen.images import TARGET, encoded_images
+
+    display(Image(data=encoded_images()[TARGET], format="jpeg", width=160, metadata={"alt": "the target image"}))
+
+
 def _words(text):
     return " ".join("".join(c if c.isalnum() else " " for c in text.lower()).split())
 
@@ -289,6 +303,7 @@ def check_scavenger_caption(caption, loader=None):
     try:
         model, preprocess, tokenizer = (loader or _real_clip)(device)
     except CheckUngradable as e:
+        _show_target()
         raise CheckUngradable(f"{e}. Grade by hand: does the caption {caption!r} single out the target "
                               f"image grace_hopper.jpg?") from None
     files, images, target = candidate_pool()
