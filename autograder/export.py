@@ -102,16 +102,23 @@ def student_totals(notebooks):
     return score, total, notes
 
 
+def _write_csv(dest, header, rows):
+    """Write a CSV file: the header row, then rows (an iterable of lists)."""
+    with open(dest, "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(header)
+        w.writerows(rows)
+
+
 def write_nbgrader_csv(out, dest):
     """nbgrader export format: one row per student for the assignment; returns the row count."""
     grades, stamps = read_grades(out), _timestamps(out)
-    with open(dest, "w", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(NBGRADER_COLUMNS)
-        for student, notebooks in grades.items():
-            score, total, _ = student_totals(notebooks)
-            w.writerow([ASSIGNMENT, "", stamps.get(student, ""), student, "", "", "",
-                        _cell(score), _cell(0.0), _cell(max(0.0, score)), _cell(total)])
+    rows = []
+    for student, notebooks in grades.items():
+        score, total, _ = student_totals(notebooks)
+        rows.append([ASSIGNMENT, "", stamps.get(student, ""), student, "", "", "",
+                     _cell(score), _cell(0.0), _cell(max(0.0, score)), _cell(total)])
+    _write_csv(dest, NBGRADER_COLUMNS, rows)
     return len(grades)
 
 
@@ -124,15 +131,13 @@ def _notebook_points(row):
 
 def write_lms_csv(out, dest):
     """One row per student: per-notebook scores, total, maximum, percent and notes; returns the row count."""
-    grades = read_grades(out)
-    with open(dest, "w", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(["student_id", *NOTEBOOKS, "total", "max_total", "percent", "notes"])
-        for student, notebooks in grades.items():
-            score, total, notes = student_totals(notebooks)
-            per_nb = [_notebook_points(notebooks.get(nb)) for nb in NOTEBOOKS]
-            w.writerow([student, *("" if s is None else f"{s:g}" for s in per_nb), f"{score:g}", f"{total:g}",
-                        f"{100 * score / total:.1f}" if total else "", "; ".join(notes)])
+    grades, rows = read_grades(out), []
+    for student, notebooks in grades.items():
+        score, total, notes = student_totals(notebooks)
+        per_nb = [_notebook_points(notebooks.get(nb)) for nb in NOTEBOOKS]
+        rows.append([student, *("" if s is None else f"{s:g}" for s in per_nb), f"{score:g}", f"{total:g}",
+                     f"{100 * score / total:.1f}" if total else "", "; ".join(notes)])
+    _write_csv(dest, ["student_id", *NOTEBOOKS, "total", "max_total", "percent", "notes"], rows)
     return len(grades)
 
 
@@ -152,30 +157,26 @@ MOODLE_COLUMNS = ["Identifier", "Full name", "Grade", "Maximum Grade", "Feedback
 def write_canvas_csv(out, dest, title=f"{ASSIGNMENT} (autograder)"):
     """Canvas gradebook import: one row per student, matched by Canvas user id; returns the row count."""
     grades, ids = read_grades(out), read_lms_ids(out)
-    with open(dest, "w", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(CANVAS_COLUMNS + [title])
-        totals = {s: student_totals(nbs) for s, nbs in grades.items()}
-        w.writerow(["Points Possible", "", "", "", "", f"{max((t for _, t, _ in totals.values()), default=0):g}"])
-        for student, (score, _, _) in totals.items():
-            lms = ids.get(student, {})
-            canvas = lms.get("lms") == "canvas"
-            w.writerow([lms.get("lms_name") or student, lms.get("lms_user_id", "") if canvas else "", "",
-                        "" if canvas else student, "", f"{score:g}"])
+    totals = {s: student_totals(nbs) for s, nbs in grades.items()}
+    rows = [["Points Possible", "", "", "", "", f"{max((t for _, t, _ in totals.values()), default=0):g}"]]
+    for student, (score, _, _) in totals.items():
+        lms = ids.get(student, {})
+        canvas = lms.get("lms") == "canvas"
+        rows.append([lms.get("lms_name") or student, lms.get("lms_user_id", "") if canvas else "", "",
+                     "" if canvas else student, "", f"{score:g}"])
+    _write_csv(dest, CANVAS_COLUMNS + [title], rows)
     return len(grades)
 
 
 def write_moodle_csv(out, dest):
     """Moodle offline grading worksheet: Identifier "Participant <id>", grade, maximum, notes; returns rows."""
-    grades, ids = read_grades(out), read_lms_ids(out)
-    with open(dest, "w", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
-        w.writerow(MOODLE_COLUMNS)
-        for student, notebooks in grades.items():
-            score, total, notes = student_totals(notebooks)
-            lms = ids.get(student, {})
-            ident = f"Participant {lms['lms_user_id']}" if lms.get("lms") == "moodle" else student
-            w.writerow([ident, lms.get("lms_name") or student, f"{score:g}", f"{total:g}", "; ".join(notes)])
+    grades, ids, rows = read_grades(out), read_lms_ids(out), []
+    for student, notebooks in grades.items():
+        score, total, notes = student_totals(notebooks)
+        lms = ids.get(student, {})
+        ident = f"Participant {lms['lms_user_id']}" if lms.get("lms") == "moodle" else student
+        rows.append([ident, lms.get("lms_name") or student, f"{score:g}", f"{total:g}", "; ".join(notes)])
+    _write_csv(dest, MOODLE_COLUMNS, rows)
     return len(grades)
 
 

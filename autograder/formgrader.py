@@ -16,6 +16,7 @@ from pathlib import Path
 
 from autograder import paths
 from autograder.build import NBGRADER_SETTINGS, config_text
+from autograder.results import not_graded_yet
 
 EXTENSION = "nbgrader.server_extensions.formgrader"
 
@@ -89,9 +90,9 @@ def main(argv=None):
     parser.add_argument("--port", type=int, default=8890, help="port on 127.0.0.1 (default 8890)")
     parser.add_argument("--no-browser", action="store_true", help="do not open a browser")
     args = parser.parse_args(argv)
-    if not (args.out / "gradebook.db").exists():
-        print(f"formgrader: {args.out / 'gradebook.db'} not found: grade first "
-              "(python -m autograder grade SUBMISSIONS --out OUT)", file=sys.stderr)
+    error = not_graded_yet(args.out, "gradebook.db", "formgrader")
+    if error:
+        print(error, file=sys.stderr)
         return 1
     env = prepare(args.out)
     print(f"formgrader on {args.out.resolve()}: open the printed URL, then Manual Grading -> a3; after grading "

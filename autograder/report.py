@@ -20,7 +20,7 @@ import pandas as pd
 
 from autograder.export import export, natural_key
 from autograder.paths import NOTEBOOKS, ROOT
-from autograder.results import HAND_GRADED, WAITING
+from autograder.results import HAND_GRADED, WAITING, not_graded_yet
 
 NOTEBOOK = ROOT / "notebooks" / "grade_report.ipynb"
 OUT_ENV = "A3_REPORT_OUT"
@@ -236,9 +236,9 @@ def main(argv=None):
     parser.add_argument("--output", type=Path, help="HTML file to write (default OUT/report.html)")
     parser.add_argument("--show-code", action="store_true", help="include the notebook's code cells")
     args = parser.parse_args(argv)
-    if not (args.out / "grades.csv").exists():
-        print(f"report: {args.out / 'grades.csv'} not found: grade first "
-              "(python -m autograder grade SUBMISSIONS --out OUT)", file=sys.stderr)
+    error = not_graded_yet(args.out, "grades.csv", "report")
+    if error:
+        print(error, file=sys.stderr)
         return 1
     for path in export(args.out):
         print(f"wrote {path}")

@@ -51,6 +51,14 @@ def atomic_write(path, data):
     os.replace(tmp, path)
 
 
+def not_graded_yet(out, name, command):
+    """The one-line error of `command` when OUT/<name> is missing (grade first), else ''."""
+    path = Path(out) / name
+    if path.exists():
+        return ""
+    return f"{command}: {path} not found: grade first (python -m autograder grade SUBMISSIONS --out OUT)"
+
+
 def failure_result(student, notebooks, reason):
     """A recorded result for a student whose grading never produced one (e.g. the worker kept dying)."""
     why = f"grading failed: {reason}"

@@ -172,3 +172,10 @@ def test_a_hand_grade_entered_in_formgrader_reaches_grades_csv(server, grading_v
         (row,) = list(csv.DictReader(f))
     assert (row["written_score"], row["written_max_score"], row["ungraded"]) == ("1", "1", "")
     assert "Nicely put." in (out / "feedback" / "ann" / "toy.html").read_text()
+
+
+def test_formgrader_on_an_ungraded_folder_fails_clearly(tmp_path, capsys):
+    """Does `python -m autograder formgrader` on a folder without a gradebook exit 1 with one clear line?"""
+    assert formgrader.main([str(tmp_path)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert "gradebook.db not found: grade first" in err and len(err.splitlines()) == 1
