@@ -79,6 +79,25 @@ def _cell_id(cell, index, used):
     return cid
 
 
+STUB = "raise NotImplementedError()"
+
+
+def name_stubs(source, default="this cell"):
+    """A solution cell's stubs made to say what to implement: raise NotImplementedError("Class.method: ...")."""
+    lines, scope = source.split("\n"), {}
+    for i, line in enumerate(lines):
+        m = re.match(r"^(\s*)(?:def|class) (\w+)", line)
+        if m:
+            depth = len(m.group(1))
+            scope = {d: n for d, n in scope.items() if d < depth}
+            scope[depth] = m.group(2)
+        if line.strip() == STUB:
+            what = ".".join(scope[d] for d in sorted(scope) if d < len(line) - len(line.lstrip())) or default
+            lines[i] = line.replace(STUB, f'raise NotImplementedError("{what} is not implemented yet: replace '
+                                          f'this line with your code")')
+    return "\n".join(lines)
+
+
 def normalize(nb, name, repo=None):
     """Deterministic release form of notebook `name`: badge cell, no outputs, stable ids and metadata."""
     badge = nbformat.v4.new_markdown_cell(
@@ -89,7 +108,9 @@ def normalize(nb, name, repo=None):
     for i, cell in enumerate(cells):
         meta = {k: cell.metadata[k] for k in CELL_METADATA_KEEP if k in cell.get("metadata", {})}
         if cell.cell_type == "code":
-            new = nbformat.v4.new_code_cell(cell.source, metadata=meta)
+            solution = meta.get("nbgrader", {})
+            source = name_stubs(cell.source, solution.get("grade_id")) if solution.get("solution") else cell.source
+            new = nbformat.v4.new_code_cell(source, metadata=meta)
         elif cell.cell_type == "markdown":
             new = nbformat.v4.new_markdown_cell(cell.source, metadata=meta)
         else:

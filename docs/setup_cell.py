@@ -30,8 +30,15 @@ def fetch(relpath):
     path = Path(relpath)
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
+        url = f"{DATA_URL}/{relpath}"
         print(f"downloading {relpath} from {DATA_URL}")
-        urllib.request.urlretrieve(f"{DATA_URL}/{relpath}", path)
+        try:
+            urllib.request.urlretrieve(url, path)
+        except OSError as e:  # no network, a wrong A3_DATA_URL, a moved file
+            raise RuntimeError(f"could not download {url} ({e}). Put the course's data folder next to this "
+                               f"notebook, or point A3_DATA_URL at the course's copy (the folder that holds "
+                               f"{relpath}), e.g. os.environ['A3_DATA_URL'] = 'https://.../release/a3' before "
+                               f"this cell") from None
     return path
 
 

@@ -2,10 +2,13 @@
 
 Notebook-specific checks and the quick-mode executions live in test_<name>_notebook.py.
 """
+import re
+
 import nbformat
 import pytest
 
 from autograder import assignment
+from autograder.paths import RELEASE
 from autograder.assignment import GRADED
 from tests.notebooks import NAMES, OBJECT, SETUP_CELL, WRITTEN, cells_by_grade_id, code, load, nbgrader_meta
 
@@ -113,3 +116,47 @@ def test_no_unguarded_cuda_calls(name):
     source = code(load(name))
     assert ".cuda()" not in source, "expected no .cuda() calls"
     assert source.count('"cuda"') == 1, "expected 'cuda' to appear only in get_device()"
+
+
+def _setup_namespace(monkeypatch, tmp_path, data_url):
+    monkeypatch.setenv("A3_DATA_URL", data_url)
+    monkeypatch.chdir(tmp_path)
+    namespace = {"__name__": "__main__"}
+    exec(SETUP_CELL.read_text(), namespace)
+    return namespace
+
+
+def test_failed_download_says_which_url_and_how_to_fix_it(monkeypatch, tmp_path, capsys):
+    """When the data cannot be downloaded, does fetch name the URL and say how to point A3_DATA_URL elsewhere?"""
+    ns = _setup_namespace(monkeypatch, tmp_path, (tmp_path / "nowhere").as_uri())
+    with pytest.raises(RuntimeError) as info:
+        ns["fetch"]("data/pig_latin_small.txt")
+    message = str(info.value)
+    assert f"could not download {(tmp_path / 'nowhere').as_uri()}/data/pig_latin_small.txt" in message
+    assert "A3_DATA_URL" in message and "\n" not in message
+
+
+def test_needs_skips_with_one_line_naming_the_cell(monkeypatch, tmp_path, capsys):
+    """Does needs() return the probe's value when the earlier cell works, and None with one line naming it
+    when it raises?"""
+    ns = _setup_namespace(monkeypatch, tmp_path, "https://example.invalid")
+    capsys.readouterr()
+    assert ns["needs"]("similarity_matrix", lambda: 42) == 42
+
+    def broken():
+        raise NotImplementedError("similarity_matrix is not implemented yet")
+
+    assert ns["needs"]("similarity_matrix", broken) is None
+    out = capsys.readouterr()
+    assert out.out.startswith("skipped: these visible checks need `similarity_matrix`") and out.err == ""
+    assert len(out.out.strip().splitlines()) == 1
+
+
+@each_notebook
+def test_release_stubs_name_what_to_implement(name):
+    """Does every TODO stub of the release raise NotImplementedError naming the function to implement?"""
+    release = nbformat.read(RELEASE / f"{name}.ipynb", as_version=4)
+    stubs = [line.strip() for c in release.cells if c.cell_type == "code" for line in c.source.splitlines()
+             if "NotImplementedError" in line]
+    assert stubs and all(re.fullmatch(r'raise NotImplementedError\("[\w.]+ is not implemented yet: replace this '
+                                      r'line with your code"\)', s) for s in stubs), stubs
