@@ -57,6 +57,15 @@ def needs(cell, probe):
         return None
 
 
+def ready(*names):
+    """True when earlier cells made every one of `names`; else say in one line what this cell waits for."""
+    missing = [name for name in names if name not in globals()]
+    if missing:
+        print(f"skipped: this cell needs {', '.join(missing)} from an earlier cell that did not finish; fix the "
+              f"first error above (often a TODO still to do) and run the notebook again")
+    return not missing
+
+
 DEVICE = get_device()
 set_seed(0)
 print(f"device: {DEVICE}, quick mode: {QUICK}")

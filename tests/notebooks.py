@@ -91,15 +91,16 @@ def definitions(source):
     return {n.name: ast.dump(n) for n in tree.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))}
 
 
-def execute(name, extra_env=None, allow_errors=False, timeout=120, extra_cells=()):
-    """Run source/<name>.ipynb with nbclient in quick mode, offline, one thread, the repo root importable.
+def execute(name, extra_env=None, allow_errors=False, timeout=120, extra_cells=(), folder=SOURCE):
+    """Run <folder>/<name>.ipynb (default source/a3) with nbclient in quick mode, offline, one thread, the repo
+    root importable.
 
     extra_env is added to (and may override) that environment; os.environ is restored afterwards.
     extra_cells (code sources) are appended to the notebook before it runs. Returns (executed notebook, wall seconds).
     """
     import nbclient
 
-    nb = load(name)
+    nb = nbformat.read(folder / f"{name}.ipynb", as_version=4)
     nb.cells.extend(nbformat.v4.new_code_cell(source) for source in extra_cells)
     env = {"A3_QUICK": "1", "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1",
            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]), **(extra_env or {})}
@@ -107,7 +108,7 @@ def execute(name, extra_env=None, allow_errors=False, timeout=120, extra_cells=(
     os.environ.update(env)
     try:
         client = nbclient.NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=allow_errors,
-                                         resources={"metadata": {"path": str(SOURCE)}})
+                                         resources={"metadata": {"path": str(folder)}})
         start = time.time()
         client.execute()
         seconds = time.time() - start

@@ -160,3 +160,20 @@ def test_release_stubs_name_what_to_implement(name):
              if "NotImplementedError" in line]
     assert stubs and all(re.fullmatch(r'raise NotImplementedError\("[\w.]+ is not implemented yet: replace this '
                                       r'line with your code"\)', s) for s in stubs), stubs
+
+
+@pytest.mark.slow
+@each_notebook
+def test_untouched_release_fails_only_where_a_todo_is(name):
+    """Run as handed out, does every cell that stops stop because of a named TODO (the stub's
+    NotImplementedError, or a test cell saying its answer is not set yet), never with a KeyError, NameError or
+    empty plot in a provided cell?"""
+    from tests.notebooks import execute
+
+    nb, _ = execute(name, allow_errors=True, folder=RELEASE, extra_env={"A3_MODEL_CACHE": "/nonexistent"})
+    errors = [(c.metadata.get("nbgrader", {}).get("grade_id"), o) for c in nb.cells if c.cell_type == "code"
+              for o in c.outputs if o.output_type == "error"]
+    assert errors, "expected the untouched release to stop at its TODOs"
+    named = {"NotImplementedError": "is not implemented yet", "AssertionError": "is not set yet"}
+    wrong = [(gid, o.ename, o.evalue[:80]) for gid, o in errors if named.get(o.ename, "\0") not in o.evalue]
+    assert not wrong, f"expected only named NotImplementedErrors, saw {wrong}"
