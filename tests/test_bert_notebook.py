@@ -38,3 +38,5 @@ def test_executes_offline_in_quick_mode():
     assert "quick mode: numbers are not meaningful" in text, "expected the quick-mode warning in the output"
     assert "loaded all-MiniLM-L6-v2 (packaged)" in text, "expected the packaged MiniLM to be used offline"
     assert "RANDOMLY INITIALISED" in text, "expected the loud random-weights warning for the offline second model"
+    assert "learned from our 64 training sentences alone" in text, "expected the banner to state the sizes used"
+    assert text.count("(quick mode, 64 training sentences: not a result)") == 3, "expected every run labelled"

@@ -53,6 +53,7 @@ def test_executes_in_quick_mode(tmp_path):
     text = output_text(nb)
     assert "NO PRETRAINED WEIGHTS: this CLIP" in text and "MEANINGLESS" in text, \
         "expected the loud random-weights banner"
+    assert "the OpenAI weights have 100, and the accuracy means nothing" in text, "expected the logit scale labelled"
     pictures = sum("image/png" in o.get("data", {}) for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     assert pictures >= 7, f"expected the grid, heat map, bar charts, template plot, searches and target, saw {pictures}"
 
