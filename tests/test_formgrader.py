@@ -14,10 +14,21 @@ import pytest
 
 from autograder import feedback, formgrader, grade
 from tests.fixtures import toy
+from tests.test_reader_safe import MARK, MARKDOWN_PAYLOADS, OUTPUT_PAYLOADS
 
 TOKEN = "a3-test-token"
-HOSTILE = ("By counting. <script>document.body.setAttribute('data-pwned', 'script')</script>"
-           "<img src=x onerror=\"document.body.setAttribute('data-pwned', 'img')\">")
+HOSTILE = "By counting.\n\n" + "\n\n".join(p.format(js=MARK.format(n=i)) for i, p in enumerate(MARKDOWN_PAYLOADS))
+
+
+def hostile_submission(release_nb):
+    """The toy solved, a written answer carrying every markdown payload, the provided setup cell's saved
+    outputs carrying every output payload (they reach formgrader as the student's own run)."""
+    nb = toy.fill(release_nb, dict(toy.RIGHT, written_toy=HOSTILE))
+    setup = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "setup")
+    setup.outputs = [nbformat.v4.new_output("display_data", data={
+        **{k: v.format(js=MARK.format(n=50 + i)) for k, v in p.items()}, "text/plain": "x"})
+        for i, p in enumerate(OUTPUT_PAYLOADS)]
+    return nb
 
 
 def free_port():
@@ -40,7 +51,7 @@ def server(tmp_path_factory):
     root = tmp_path_factory.mktemp("formgrader")
     rel = toy.release(tmp_path_factory.getbasetemp())
     nb = nbformat.read(rel / "toy.ipynb", as_version=4)
-    subs = toy.write_students(root / "subs", rel, {"ann": toy.fill(nb, dict(toy.RIGHT, written_toy=HOSTILE))})
+    subs = toy.write_students(root / "subs", rel, {"ann": hostile_submission(nb)})
     out = root / "out"
     grade.grade(subs, out, workers=1, source=toy.TOY_SOURCE, ingest_fn=grade.plain_ingest)
     env = formgrader.prepare(out, source=toy.TOY_SOURCE)
@@ -143,10 +154,13 @@ def grading_view(server, tmp_path_factory):
 
 
 def test_grading_view_runs_nothing_a_student_wrote(grading_view):
-    """In formgrader's grading view of a hostile written answer, did no planted script or handler run, and did
-    the page's own script start (no 'MathJax is not defined' offline)?"""
+    """In formgrader's grading view of a submission with scripts, event handlers, javascript: links, SVG and
+    iframes in its written answer and outputs, did none run, and did the page's own script start (no
+    'MathJax is not defined' offline)?"""
     time.sleep(1)
+    assert grading_view.run("document.body.innerText.includes(\"the student's own run\")"), "outputs not shown"
     assert grading_view.run("document.body.getAttribute('data-pwned')") is None
+    assert grading_view.run("document.querySelectorAll('iframe, svg script, [onerror], [onload]').length") == 0
     assert grading_view.run("document.body.innerText.includes('By counting.')")
     assert grading_view.run("typeof MathJax !== 'undefined' && MathJax.loaded === true")
 
