@@ -128,11 +128,12 @@ def with_submitted_outputs(graded, submitted):
     line. Errors and stderr of the student's run are left out.
     """
     graded = copy.deepcopy(graded)
-    theirs = {c.get("metadata", {}).get("nbgrader", {}).get("grade_id"): c for c in submitted.cells
-              if c.cell_type == "code"}
+    theirs = {c.metadata["nbgrader"]["grade_id"]: c for c in submitted.cells
+              if c.cell_type == "code" and c.get("metadata", {}).get("nbgrader", {}).get("grade_id")}
     for cell in graded.cells:
         meta = cell.get("metadata", {}).get("nbgrader", {})
-        if cell.cell_type != "code" or meta.get("solution") or meta.get("grade") or meta.get("grade_id") not in theirs:
+        if (cell.cell_type != "code" or meta.get("solution") or meta.get("grade") or not meta.get("grade_id")
+                or meta["grade_id"] not in theirs):
             continue
         own = [copy.deepcopy(o) for o in theirs[meta["grade_id"]].get("outputs", [])
                if o.get("output_type") in ("display_data", "execute_result")

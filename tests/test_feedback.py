@@ -190,3 +190,12 @@ def test_provided_cells_also_show_the_students_own_outputs():
     assert [o.get("text", "") or sorted(o.get("data", {})) for o in out.cells[0].outputs] == [
         note.text, feedback.OWN_RUN, text.text, ["image/png", "text/plain"]]
     assert out.cells[1].outputs == [] and graded.cells[0].outputs == [note]
+
+
+def test_cells_a_student_added_are_left_alone():
+    """Do cells without nbgrader metadata (added by the student) neither break nor borrow submitted outputs?"""
+    added = nbformat.v4.new_code_cell("print('mine')")
+    added.outputs = [nbformat.v4.new_output("stream", name="stdout", text="mine\n")]
+    graded = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print('mine')")])
+    out = feedback.with_submitted_outputs(graded, nbformat.v4.new_notebook(cells=[added]))
+    assert out.cells[0].outputs == []

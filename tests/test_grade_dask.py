@@ -34,8 +34,10 @@ def assert_graded_correctly(out):
         "ref": ("3", "3", "graded"), "wrongmul": ("1", "3", "graded"), "nothing": ("0", "3", "missing")}
     assert grades["broken"]["score"] == "0" and grades["broken"]["status"].startswith("nbgrader could not grade it")
     cells = sorted((r["student"], r["grade_id"], r["score"]) for r in rows(out / "grades_by_cell.csv"))
-    assert cells == [("broken", "add", "0"), ("broken", "mul", "0"), ("nothing", "add", "0"), ("nothing", "mul", "0"),
-                     ("ref", "add", "1"), ("ref", "mul", "2"), ("wrongmul", "add", "1"), ("wrongmul", "mul", "0")]
+    assert cells == [("broken", "add", "0"), ("broken", "mul", "0"), ("broken", "written_toy", ""),
+                     ("nothing", "add", "0"), ("nothing", "mul", "0"),
+                     ("ref", "add", "1"), ("ref", "mul", "2"), ("ref", "written_toy", ""),
+                     ("wrongmul", "add", "1"), ("wrongmul", "mul", "0"), ("wrongmul", "written_toy", "")]
     with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:  # shards came back over Dask and were merged
         assert {s: gb.find_submission("a3", s).score for s in ("ref", "wrongmul")} == {"ref": 3.0, "wrongmul": 1.0}
 
