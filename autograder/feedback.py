@@ -334,7 +334,7 @@ def rerender(out):
             summary = dict(summary, hand=hand.get((student, name), {}))
             results.write_feedback(student, name, render(nb, summary, student))
             count += 1
-    results.write_csvs()  # hand grades entered since grading reach grades.csv too
+    results.write_csvs(hand)  # hand grades entered since grading reach grades.csv too
     write_index(out)
     return count
 

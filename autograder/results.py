@@ -166,11 +166,14 @@ class Results:
         """
         return read_hand_grades(self.gradebook_path())
 
-    def write_csvs(self):
-        """Rewrite the CSVs from every recorded student (idempotent: one row per student x notebook)."""
+    def write_csvs(self, hand=None):
+        """Rewrite the CSVs from every recorded student (idempotent: one row per student x notebook).
+
+        `hand`: the hand grades when the caller has read them already (default: read from the gradebook).
+        """
         grades, cells, timings = [], [], []
         order = {name: i for i, name in enumerate(paths.NOTEBOOKS)}
-        hand = self.hand_grades()
+        hand = self.hand_grades() if hand is None else hand
         for state in self.states():
             student = state["student"]
             for nb, s in sorted(state["notebooks"].items(), key=lambda kv: (order.get(kv[0], 99), kv[0])):
@@ -228,7 +231,10 @@ class Results:
                     sub = sb.find_submission(paths.ASSIGNMENT, student)
                 except MissingEntry:
                     return []
-                hand = _hand_grades(gb, student)
+                hand = {(nb, gid): {k: v for k, v in entered.items() if v not in (None, "")}
+                        for (_, nb), written in read_hand_grades(course, student).items()
+                        for gid, entered in written.items()}
+                hand = {key: entered for key, entered in hand.items() if entered}  # what a person entered
                 try:
                     gb.remove_submission(paths.ASSIGNMENT, student)
                     gb.db.commit()
@@ -266,12 +272,13 @@ JOIN submitted_notebook snb ON g.notebook_id = snb.id
 JOIN notebook nb ON snb.notebook_id = nb.id
 JOIN submitted_assignment sa ON snb.assignment_id = sa.id
 JOIN student st ON sa.student_id = st.id
-WHERE gc.cell_type = 'markdown'
+WHERE gc.cell_type = 'markdown' AND (:student IS NULL OR st.id = :student)
 """
 
 
-def read_hand_grades(gradebook):
-    """{(student, notebook): {grade_id: {"score", "comment"}}} for the written answers in an nbgrader gradebook."""
+def read_hand_grades(gradebook, student=None):
+    """{(student, notebook): {grade_id: {"score", "comment"}}} for the written answers in an nbgrader gradebook
+    (of every student, or of `student` only)."""
     import contextlib
     import sqlite3
 
@@ -279,32 +286,12 @@ def read_hand_grades(gradebook):
         return {}
     try:
         with contextlib.closing(sqlite3.connect(f"file:{gradebook}?mode=ro", uri=True)) as con:
-            rows = con.execute(HAND_QUERY).fetchall()
+            rows = con.execute(HAND_QUERY, {"student": student}).fetchall()
     except sqlite3.Error:  # no gradebook tables yet
         return {}
     hand = {}
     for student, notebook, grade_id, score, comment in rows:
         hand.setdefault((student, notebook), {})[grade_id] = {"score": score, "comment": comment or ""}
-    return hand
-
-
-def _hand_grades(gb, student):
-    """{(notebook, grade_id): {"score", "comment"}} a person entered for the student's written answers."""
-    from nbgrader.api import MissingEntry
-
-    try:
-        sub = gb.find_submission(paths.ASSIGNMENT, student)
-    except MissingEntry:
-        return {}
-    hand = {}
-    for snb in sub.notebooks:
-        written = {g.name for g in snb.grades if g.cell.cell_type == "markdown"}
-        for g in snb.grades:
-            if g.name in written and g.manual_score is not None:
-                hand.setdefault((snb.name, g.name), {})["score"] = g.manual_score
-        for c in snb.comments:
-            if c.name in written and c.manual_comment:
-                hand.setdefault((snb.name, c.name), {})["comment"] = c.manual_comment
     return hand
 
 

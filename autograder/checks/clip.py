@@ -1,7 +1,8 @@
 """Hidden checks for clip.ipynb: one per graded cell, each called by that cell's hidden test region.
 
 Values are checked on the CPU on every machine, and placement on the stand-in GPU (see
-autograder/checks/devices.py), so a verdict never depends on whether the grading machine has a GPU. Features are random with row norms between 0.2 and 5, so forgetting to normalise always changes the
+autograder/checks/devices.py), so a verdict never depends on whether the grading machine has a GPU.
+Features are random with row norms between 0.2 and 5, so forgetting to normalise always changes the
 answer. The scavenger hunt needs the real ViT-B-32 OpenAI weights: they are looked up, without network,
 in the hub cache $A3_MODEL_CACHE (see autograder/fetch_models.py); when they are not there the check
 raises CheckUngradable and a person grades the caption.

@@ -561,7 +561,6 @@ def check_decoder_only_transformer(DecoderOnlyTransformer):
     B, T = 3, 6
     inputs = torch.randint(0, V, (B, T), generator=gen)
 
-
     # The positional table is the positional_encodings cell's job; use the reference table here.
     table = ref.create_positional_encodings(pe.shape[0], H)
     model.positional_encodings = nn.Parameter(table, requires_grad=False) if pristine.isinstance(
