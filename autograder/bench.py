@@ -2,13 +2,19 @@
 
 Builds N synthetic students (a mix of reference, wrong and damaged submissions) from the release
 and source notebooks, grades them with `python -m autograder grade` once per worker count, and
-prints seconds per student, speed-up and peak memory per worker, then where grading time goes.
-Each grading run is a fresh process, so its memory and start-up are measured as a user sees them.
+prints seconds per student, speed-up, core-seconds per student (the CPU time of the grading process and
+every process under it), busy cores and peak memory per worker, then a projection for a whole course
+and where grading time goes. Each grading run is a fresh process, so its memory and start-up are
+measured as a user sees them.
+
+Core-seconds are what scales: a course of S students needs about S x core-seconds per student of CPU,
+whatever the number of workers, so on N fully used cores it takes at least that divided by N.
 """
 import argparse
 import csv
 import json
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -109,29 +115,78 @@ def busy_cores(before, after, cores=None):
     return cores * (after[0] - before[0]) / (after[1] - before[1])
 
 
-def row_from(workers, n_students, wall, stats, cores=None):
-    """One table row from a batch's wall time, its scheduler statistics (RunStats.as_dict()) and the mean
-    number of busy cores while it ran."""
+def become_subreaper():
+    """Make this process the reaper of its orphaned descendants (Linux), so that the CPU time of a grandchild
+    whose parent exits first (a kernel, a sandbox, a Dask worker) still reaches RUSAGE_CHILDREN once reaped.
+    Returns True when the kernel agreed."""
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        return False
+
+
+def reap_orphans():
+    """Wait for every descendant that was handed to this process and has exited (see become_subreaper)."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def children_cpu():
+    """CPU seconds (user + system) of every descendant of this process that has exited and been waited for."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def row_from(workers, n_students, wall, stats, cores=None, cpu=None):
+    """One table row from a batch's wall time, its scheduler statistics (RunStats.as_dict()), the mean
+    number of busy cores of the whole machine while it ran and the CPU seconds of the grading process tree
+    (None when not measured)."""
     return {
         "workers": workers, "students": n_students, "wall": wall, "grading": stats["seconds"], "cores": cores,
+        "cpu": cpu,
         "startup": stats["startup_seconds"], "mode": stats["mode"], "failures": stats["failures"],
         "rss": [(w["peak_rss_mb"], w["children_peak_rss_mb"]) for w in stats["workers"]],
     }
 
 
 def format_table(rows):
-    """The benchmark table: seconds per student and speed-up against the first row, memory per worker."""
+    """The benchmark table: seconds per student and speed-up against the first row, core-seconds per student
+    and the cores the grading processes kept busy (their CPU seconds over the wall time), the whole machine's
+    busy cores, memory per worker."""
     base = rows[0]
     head = (f"{'workers':>7} {'students':>8} {'wall s':>8} {'s/student':>9} {'speed-up':>8} "
-            f"{'grading s':>9} {'cluster start s':>15} {'busy cores':>10}  "
+            f"{'core-s/student':>14} {'grading cores':>13} {'busy cores':>10} "
+            f"{'grading s':>9} {'cluster start s':>15}  "
             "peak RSS per worker, MiB (process / largest child)")
     lines = [head, "-" * len(head)]
     for r in rows:
         rss = ", ".join(f"{p:.0f} / {c:.0f}" for p, c in r["rss"]) or "-"
         cores = "-" if r.get("cores") is None else f"{r['cores']:.2f}"
+        cpu = r.get("cpu")
+        per_student = "-" if cpu is None else f"{cpu / r['students']:.1f}"
+        own = "-" if cpu is None else f"{cpu / r['wall']:.2f}"
         lines.append(f"{r['workers']:>7} {r['students']:>8} {r['wall']:>8.1f} {r['wall'] / r['students']:>9.1f} "
-                     f"{base['wall'] / r['wall']:>7.2f}x {r['grading']:>9.1f} {r['startup']:>15.1f} {cores:>10}  {rss}")
+                     f"{base['wall'] / r['wall']:>7.2f}x {per_student:>14} {own:>13} {cores:>10} "
+                     f"{r['grading']:>9.1f} {r['startup']:>15.1f}  {rss}")
     return "\n".join(lines)
+
+
+def projection(core_seconds_per_student, students=500, cores=(2, 16, 64)):
+    """Lines projecting a course of `students` from the measured core-seconds per student: the CPU it needs
+    and the least wall time on each number of cores (every core busy grading; fixed start-up not counted)."""
+    total = core_seconds_per_student * students
+    lines = [f"projection for {students} students at {core_seconds_per_student:.1f} core-s each: "
+             f"{total / 3600:.2f} core-hours of CPU"]
+    for n in cores:
+        lines.append(f"  on {n:>3} cores: at least {total / n / 60:.1f} min")
+    return lines
 
 
 def time_breakdown(out):
@@ -162,19 +217,25 @@ def seed_template(out, template, source):
 
 def grade_batch(submissions, out, workers, log, source=paths.SOURCE):
     """Run `python -m autograder grade` as a fresh process; returns (wall seconds, RunStats dict, mean busy
-    cores of the whole machine meanwhile, or None)."""
+    cores of the whole machine meanwhile or None, CPU seconds of the grading process and all its
+    descendants)."""
     stats_file = Path(out).with_suffix(".stats.json")
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", **{STATS_ENV: str(stats_file)})
     cmd = [sys.executable, "-m", "autograder", "grade", str(submissions), "--out", str(out),
            "--workers", str(workers), "--force", "--source", str(source)]
-    start, cpu = time.perf_counter(), cpu_times()
+    become_subreaper()
+    reap_orphans()
+    start, cpu, used = time.perf_counter(), cpu_times(), children_cpu()
     with open(log, "w") as f:
         proc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, env=env, cwd=paths.ROOT)
     wall, cores = time.perf_counter() - start, busy_cores(cpu, cpu_times())
+    time.sleep(0.5)  # descendants killed at the end (kernels, sandboxes) finish exiting
+    reap_orphans()
+    used = children_cpu() - used
     if proc.returncode != 0 or not stats_file.exists():
         tail = Path(log).read_text()[-2000:]
         raise RuntimeError(f"grading with {workers} worker(s) failed (exit {proc.returncode}); log {log}:\n{tail}")
-    return wall, json.loads(stats_file.read_text()), cores
+    return wall, json.loads(stats_file.read_text()), cores, used
 
 
 def score_table(out):
@@ -211,14 +272,21 @@ def main(argv=None):
             out = work / f"out-{w}"
             seed_template(out, template, source)
             print(f"bench: grading with {w} worker(s)…", flush=True)
-            wall, stats, cores = grade_batch(work / "submissions", out, w, work / f"grade-{w}.log", source)
-            rows.append(row_from(w, len(students), wall, stats, cores))
+            wall, stats, cores, cpu = grade_batch(work / "submissions", out, w, work / f"grade-{w}.log", source)
+            rows.append(row_from(w, len(students), wall, stats, cores, cpu))
             scores[w] = score_table(out)
         print(f"\nThe grading template (nbgrader generate_assignment) took {template_seconds:.1f} s once; every run "
               "below reuses it, as `grade` does on an OUT it has graded into before.")
         print(format_table(rows))
-        print(f"busy cores: the whole machine's mean over the run, of {os.cpu_count()}; the speed-up can reach at "
-              "most the cores a run can use divided by the busy cores of the 1-worker run.")
+        print(f"core-s/student: CPU seconds (user + system) of the grading process and every process under it "
+              f"(workers, nbgrader, kernels, sandboxes), per student; grading cores: those CPU seconds over the wall "
+              f"time, the cores the run itself kept busy.")
+        print(f"busy cores: the whole machine's mean over the run, of {os.cpu_count()} (other programs included); the "
+              "speed-up can reach at most the cores a run can use divided by the busy cores of the 1-worker run.")
+        print()
+        widest = max(rows, key=lambda r: r["workers"])  # the run closest to a course on a full machine
+        print("\n".join(projection(widest["cpu"] / widest["students"], cores=(2, 16, 64))))
+        print(f"(from the {widest['workers']}-worker run: more workers per core cost more core-seconds each)")
         same = all(s == scores[args.workers[0]] for s in scores.values())
         print(f"\ngrades identical across worker counts: {'yes' if same else 'NO'}")
         statuses = {}

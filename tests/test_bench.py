@@ -141,3 +141,40 @@ def test_cpu_times_reads_the_machine():
     second = bench.cpu_times()
     assert first is not None and 0 <= first[0] <= first[1]
     assert second[0] > first[0] and second[1] > first[1]
+
+
+def test_table_shows_core_seconds_per_student_and_the_cores_the_run_used():
+    """Given a run's CPU seconds, does the table show them per student and over the wall time (cores used)?"""
+    stats = {"seconds": 10.0, "startup_seconds": 1.0, "mode": "local", "failures": 0, "workers": []}
+    row = bench.row_from(2, 4, 10.0, stats, cores=1.5, cpu=18.0)
+    line = bench.format_table([row]).splitlines()[2].split()
+    assert line[5:8] == ["4.5", "1.80", "1.50"]
+    assert bench.format_table([bench.row_from(1, 4, 10.0, stats)]).splitlines()[2].split()[5:7] == ["-", "-"]
+
+
+def test_projection_divides_the_course_cpu_by_the_cores():
+    """Does the projection turn core-seconds per student into core-hours and minutes on N busy cores?"""
+    lines = bench.projection(12.0, students=500, cores=(2, 16))
+    assert "1.67 core-hours" in lines[0]
+    assert lines[1].split()[-2:] == ["50.0", "min"]
+    assert lines[2].split()[-2:] == ["6.2", "min"]
+
+
+def test_children_cpu_counts_a_grandchild_whose_parent_exited_first():
+    """Is the CPU time of an orphaned grandchild counted once it has been reaped (subreaper)?"""
+    import subprocess
+    import sys
+
+    burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.4: pass"
+    spawn = f"import subprocess, sys; subprocess.Popen([sys.executable, '-c', {burn!r}])"  # parent exits at once
+    if not bench.become_subreaper():
+        pytest.skip("no PR_SET_CHILD_SUBREAPER here")
+    before = bench.children_cpu()
+    subprocess.run([sys.executable, "-c", spawn], check=True)
+    import time
+
+    deadline = time.time() + 10
+    while bench.children_cpu() - before < 0.4 and time.time() < deadline:
+        time.sleep(0.1)
+        bench.reap_orphans()
+    assert bench.children_cpu() - before >= 0.4
