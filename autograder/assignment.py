@@ -26,6 +26,17 @@ GRADED = {
         "rank_images": 1,
         "scavenger_caption": 1,
     },
+    "theory": {
+        "counterexample_w": 1,
+        "logit_after_fgsm": 1,
+        "logit_after_fgm": 1,
+        "ridge_closed_form": 2,
+        "eps_to_zero_logit": 1,
+        "nqm_expected_loss": 2,
+        "best_learning_rate": 1,
+        "regimes": 1,
+        "scaling_choice": 1,
+    },
 }
 
 
@@ -34,6 +45,7 @@ WRITTEN = {
             "written_scaling": 2},
     "bert": {"written_training_time": 1, "written_accuracy": 2},
     "clip": {},
+    "theory": {"written_fgsm_bound": 1, "written_weight_decay": 1, "written_batch_size": 1, "written_scaling": 1},
 }
 
 

@@ -1,0 +1,146 @@
+"""Reference solutions for theory.ipynb; the hidden checks compare student answers against these.
+
+Setting (SPEC part 4): linear classifier f(x; w) = wᵀx whose logit an attack lowers; ridge objective
+1/(2n)‖Xw − t‖² + λ‖w‖²; noisy quadratic model L(w) = ½aw² with minibatch gradient noise of variance σ²/B.
+"""
+import numpy as np
+
+counterexample_w = np.array([0.5, 2.0])  # all positive, but max|w_i| = 2 ≠ 1
+
+REGIMES = ("noise dominated", "curvature dominated")
+REMEDIES = ("seek parallel compute", "use higher order optimizers")
+regimes = {"A": ("noise dominated", "seek parallel compute"),
+           "B": ("curvature dominated", "use higher order optimizers")}
+SCALING_OPTIONS = {"A": "same model, same batch size, more steps",
+                   "B": "same model, larger batch size (learning rate tuned), same number of steps",
+                   "C": "a larger model"}
+scaling_choice = "C"
+
+
+def logit_after_fgsm(x, w, eps):
+    """
+    Logit of a linear classifier after one FGSM step that lowers it.
+
+    Inputs:
+    - x: (d,) input
+    - w: (d,) weights
+    - eps: step size ε > 0
+
+    Returns:
+    - f(x') as a float, where x' = x − ε sgn(w), i.e. wᵀx − ε‖w‖₁
+    """
+    return float(w @ x - eps * np.abs(w).sum())
+
+
+def logit_after_fgm(x, w, eps):
+    """
+    Logit of a linear classifier after one FGM step (the gradient, no sign) that lowers it.
+
+    Inputs:
+    - x: (d,) input
+    - w: (d,) weights
+    - eps: step size ε > 0
+
+    Returns:
+    - f(x') as a float, where x' = x − ε w, i.e. wᵀx − ε‖w‖₂²
+    """
+    return float(w @ x - eps * (w @ w))
+
+
+def ridge_closed_form(X, t, lam):
+    """
+    Minimiser of 1/(2n)‖Xw − t‖² + λ‖w‖².
+
+    Inputs:
+    - X: (n, d) design matrix (a 1-D X is read as (n, 1))
+    - t: (n,) targets
+    - lam: λ > 0
+
+    Returns:
+    - w: (d,) array, (XᵀX + 2nλI)⁻¹Xᵀt
+    """
+    X = np.asarray(X, dtype=float)
+    X = X[:, None] if X.ndim == 1 else X  # (n, d)
+    n, d = X.shape
+    return np.linalg.solve(X.T @ X + 2 * n * lam * np.eye(d), X.T @ np.asarray(t, dtype=float))  # (d,)
+
+
+def eps_to_zero_logit(x, X, t, lam):
+    """
+    FGM step size that brings the logit of the 1-D ridge model f(x) = w x to zero.
+
+    Inputs:
+    - x: the input, a float with w x > 0
+    - X: (n,) 1-D training inputs
+    - t: (n,) targets
+    - lam: λ > 0
+
+    Returns:
+    - ε as a float: w is the ridge solution, x' = x − ε ∂f/∂x = x − ε w, and f(x') = 0 gives ε = x / w
+    """
+    w = ridge_closed_form(np.asarray(X, dtype=float).reshape(-1, 1), t, lam)[0]
+    return float(x / w)
+
+
+def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):
+    """
+    Expected loss of SGD on the noisy quadratic model after `steps` steps.
+
+    Inputs:
+    - lr: learning rate η
+    - batch_size: B; a minibatch gradient is a w + noise of variance σ²/B
+    - a: curvature of L(w) = ½ a w²
+    - sigma: σ, the standard deviation of one example's gradient noise
+    - w0: starting point (deterministic)
+    - steps: number of SGD steps (0 gives L(w0))
+
+    Returns:
+    - ½ a E[w²] after `steps` steps, as a float; E[w²] follows E[w²]' = (1 − ηa)² E[w²] + η²σ²/B
+    """
+    second = float(w0) ** 2  # E[w_0²]
+    for _ in range(int(steps)):
+        second = (1 - lr * a) ** 2 * second + lr ** 2 * sigma ** 2 / batch_size
+    return 0.5 * a * second
+
+
+def best_learning_rate(batch_size, lrs, a, sigma, w0, steps):
+    """
+    The learning rate of a grid with the lowest expected NQM loss after `steps` steps.
+
+    Inputs:
+    - batch_size: B
+    - lrs: sequence of candidate learning rates
+    - a, sigma, w0, steps: as in nqm_expected_loss
+
+    Returns:
+    - the element of lrs with the lowest nqm_expected_loss
+    """
+    losses = [nqm_expected_loss(lr, batch_size, a, sigma, w0, steps) for lr in lrs]
+    return lrs[int(np.argmin(losses))]
+
+
+def steps_to_target(batch_size, lrs, curvatures, noise, w0, target, max_steps):
+    """
+    Fewest SGD steps, over a learning-rate grid, for a diagonal NQM to reach an expected loss of `target`.
+
+    The loss of L(w) = ½ Σ h_i w_i² is the sum of 1-D NQM losses, one per direction i.
+
+    Inputs:
+    - batch_size: B
+    - lrs: candidate learning rates
+    - curvatures, noise, w0: (m,) arrays h_i, σ_i, w_0,i
+    - target: expected loss to reach
+    - max_steps: give up after this many steps
+
+    Returns:
+    - the fewest steps (an int), or max_steps + 1 when no learning rate reaches the target
+    """
+    lr = np.asarray(lrs, dtype=float)[:, None]  # (L, 1)
+    decay = (1 - lr * curvatures) ** 2  # (L, m)
+    second = np.broadcast_to(np.asarray(w0, dtype=float) ** 2, decay.shape).copy()  # (L, m)
+    floor = lr ** 2 * np.asarray(noise, dtype=float) ** 2 / batch_size  # (L, m)
+    for step in range(1, max_steps + 1):
+        second = decay * second + floor
+        if (0.5 * second @ curvatures).min() <= target:
+            return step
+    return max_steps + 1

@@ -1,0 +1,216 @@
+"""Hidden checks of theory.ipynb, proved both ways: they pass correct answers and fail realistic mistakes."""
+import contextlib
+import inspect
+import io
+import math
+
+import numpy as np
+import pytest
+
+from autograder.assignment import GRADED
+from autograder.checks import CheckFailed
+from autograder.checks import theory as checks
+from autograder.reference import theory as ref
+from autograder.samples.theory import WRONG
+from tests.checks import mutants_theory as M
+
+CATALOGUE = {  # grade id -> (correct alternatives, mutants)
+    "counterexample_w": (M.COUNTEREXAMPLE_CORRECT, M.COUNTEREXAMPLE_MUTANTS),
+    "logit_after_fgsm": (M.FGSM_CORRECT, M.FGSM_MUTANTS),
+    "logit_after_fgm": (M.FGM_CORRECT, M.FGM_MUTANTS),
+    "ridge_closed_form": (M.RIDGE_CORRECT, M.RIDGE_MUTANTS),
+    "eps_to_zero_logit": (M.EPS_CORRECT, M.EPS_MUTANTS),
+    "nqm_expected_loss": (M.NQM_CORRECT, M.NQM_MUTANTS),
+    "best_learning_rate": (M.BEST_LR_CORRECT, M.BEST_LR_MUTANTS),
+    "regimes": (M.REGIMES_CORRECT, M.REGIMES_MUTANTS),
+    "scaling_choice": (M.SCALING_CORRECT, M.SCALING_MUTANTS),
+}
+CHECKS = {grade_id: getattr(checks, f"check_{grade_id}") for grade_id in CATALOGUE}
+FUNCTIONS = [g for g in CATALOGUE if callable(getattr(ref, g))]
+
+
+def cell(source, name):
+    """Run `source` as a notebook cell (module __main__) and return the object named `name` it defines."""
+    namespace = {"__name__": "__main__"}
+    exec(compile(M.PRELUDE + source, f"<cell {name}>", "exec"), namespace)
+    return namespace[name]
+
+
+def reference_cell(name):
+    """The reference answer, re-defined as if typed into the notebook."""
+    return cell(inspect.getsource(ref), name)
+
+
+def run(check, obj):
+    """Call a check; return what it printed to stdout."""
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        check(obj)
+    return out.getvalue()
+
+
+def failure(check, obj):
+    """Call a check that must fail; return its one-line message."""
+    with pytest.raises(CheckFailed) as info:
+        run(check, obj)
+    return str(info.value)
+
+
+def entries(which):
+    return [pytest.param(grade_id, source, id=f"{grade_id}: {label}")
+            for grade_id, pair in CATALOGUE.items() for label, source in pair[which]]
+
+
+def test_every_graded_cell_has_a_check():
+    """Does every graded cell of theory in the contract have a check and a catalogue?"""
+    assert set(CATALOGUE) == set(GRADED["theory"])
+
+
+@pytest.mark.parametrize("grade_id", list(CATALOGUE))
+def test_reference_passes(grade_id):
+    """Does the check pass the reference answer and print exactly one PASSED line?"""
+    assert run(CHECKS[grade_id], reference_cell(grade_id)) == f"PASSED {grade_id}\n"
+
+
+@pytest.mark.parametrize("grade_id, source", entries(0))
+def test_correct_alternative_passes(grade_id, source):
+    """Does the check accept this correct alternative?"""
+    assert run(CHECKS[grade_id], cell(source, grade_id)) == f"PASSED {grade_id}\n"
+
+
+@pytest.mark.parametrize("grade_id, source", entries(1))
+def test_mutant_fails(grade_id, source, capsys):
+    """Does the check reject this realistic mistake with one line and nothing on stderr?"""
+    message = failure(CHECKS[grade_id], cell(source, grade_id))
+    assert message.startswith(f"{grade_id}: ") and "\n" not in message, message
+    assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize("grade_id", list(CATALOGUE))
+def test_sample_wrong_answer_fails(grade_id):
+    """Does the demo's sample wrong answer for this cell lose its point?"""
+    failure(CHECKS[grade_id], cell(WRONG[grade_id], grade_id))
+
+
+def test_at_least_six_mutants_per_cell():
+    """Does every check face at least six realistic mistakes?"""
+    assert all(len(mutants) >= 6 for _, mutants in CATALOGUE.values())
+
+
+@pytest.mark.parametrize("grade_id", FUNCTIONS)
+def test_imported_reference_is_rejected(grade_id):
+    """Does the check refuse a function imported from the autograder instead of written in the notebook?"""
+    assert "must be defined in this notebook" in failure(CHECKS[grade_id], getattr(ref, grade_id))
+
+
+@pytest.mark.parametrize("grade_id, label, expected", [
+    ("counterexample_w", "max entry is 1", "pick w whose largest entry is not 1"),
+    ("counterexample_w", "mixed signs", "every entry of counterexample_w should be positive"),
+    ("logit_after_fgsm", "FGM formula", "that is the FGM logit"),
+    ("logit_after_fgsm", "sum without abs", "sgn(w)ᵀw = Σ|wᵢ|"),
+    ("logit_after_fgsm", "returns x'", "should return one number (the logit f(x′)), got an array of shape (5,)"),
+    ("logit_after_fgsm", "in place", "should leave x unchanged"),
+    ("logit_after_fgm", "norm not squared", "you subtracted ε‖w‖₂"),
+    ("logit_after_fgm", "FGSM formula", "that is the FGSM logit"),
+    ("ridge_closed_form", "LLM answer n lambda", "the printed model answer"),
+    ("ridge_closed_form", "lambda without n", "(XᵀX + λI)⁻¹Xᵀt"),
+    ("ridge_closed_form", "1/n on one side only", "divide Xᵀt by n too"),
+    ("ridge_closed_form", "column vector", "should return shape (d,) = (3,), got (3, 1)"),
+    ("ridge_closed_form", "torch result", "should return a numpy array"),
+    ("eps_to_zero_logit", "handout derivation", "plausible wrong derivation"),
+    ("eps_to_zero_logit", "ridge with n lambda", "nλ instead of 2nλ"),
+    ("eps_to_zero_logit", "x over w squared", "that is x / w²"),
+    ("nqm_expected_loss", "lr not squared on noise", "η²σ²/B, not ησ²/B"),
+    ("nqm_expected_loss", "no batch size", "divided by the batch size"),
+    ("nqm_expected_loss", "decay not squared", "(1 − ηa)² per step"),
+    ("nqm_expected_loss", "off by one", "off by one"),
+    ("nqm_expected_loss", "no half a", "that is E[w²]"),
+    ("best_learning_rate", "returns index", "position of the best learning rate"),
+    ("best_learning_rate", "batch size ignored", "pass batch_size on"),
+    ("regimes", "pair in the wrong order", "(regime, remedy) in that order"),
+    ("regimes", "own wording", "should be one of ['noise dominated', 'curvature dominated']"),
+    ("regimes", "remedies swapped", "the remedy of A and the remedy of B are not right"),
+    ("scaling_choice", "text only", "should be the option's letter"),
+])
+def test_failure_message_names_the_mistake(grade_id, label, expected):
+    """Does the one-line failure say what was expected and name the likely mistake?"""
+    source = dict(CATALOGUE[grade_id][1])[label]
+    assert expected in failure(CHECKS[grade_id], cell(source, grade_id))
+
+
+def test_crash_in_student_code_is_one_line():
+    """Does a crash inside the student's function become a one-line failure naming the exception?"""
+    broken = cell("def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):\n    raise NotImplementedError()\n",
+                  "nqm_expected_loss")
+    assert failure(checks.check_nqm_expected_loss, broken) == "nqm_expected_loss: your code raised NotImplementedError:"
+
+
+def test_patched_numpy_does_not_change_the_expected_answer(monkeypatch):
+    """If a notebook patches np.linalg.solve, is the ridge check's expected answer still right?"""
+    wrong = cell(dict(M.RIDGE_MUTANTS)["LLM answer n lambda"], "ridge_closed_form")
+    monkeypatch.setattr(np.linalg, "solve", lambda A, b: np.zeros(A.shape[1]))
+    failure(checks.check_ridge_closed_form, reference_cell("ridge_closed_form"))  # the patch breaks the student
+    monkeypatch.undo()
+    failure(checks.check_ridge_closed_form, wrong)
+
+
+def test_eps_check_lends_the_reference_ridge():
+    """Is eps_to_zero_logit judged on its own, even when the notebook's ridge_closed_form is wrong?"""
+    namespace = {"__name__": "__main__"}
+    exec(M.PRELUDE + dict(M.RIDGE_MUTANTS)["LLM answer n lambda"] + dict(M.EPS_CORRECT)["uses ridge_closed_form"],
+         namespace)
+    assert run(checks.check_eps_to_zero_logit, namespace["eps_to_zero_logit"]) == "PASSED eps_to_zero_logit\n"
+    assert namespace["ridge_closed_form"].__module__ == "__main__"  # the lent reference was taken back
+
+
+def test_best_lr_check_lends_the_reference_nqm():
+    """Is best_learning_rate judged on its own, even when the notebook has no working nqm_expected_loss?"""
+    namespace = {"__name__": "__main__"}
+    exec(M.PRELUDE + dict(M.BEST_LR_CORRECT)["min with a key"], namespace)  # nqm_expected_loss never defined
+    assert run(checks.check_best_learning_rate, namespace["best_learning_rate"]) == "PASSED best_learning_rate\n"
+    assert "nqm_expected_loss" not in namespace
+
+
+# ---------------------------------------------------------------- the facts the checks rest on
+
+
+def test_nqm_reference_matches_monte_carlo():
+    """Does the moment recursion agree with simulated SGD on the NQM (within four standard errors)?"""
+    rng = np.random.default_rng(0)
+    for lr, batch, a, sigma, w0, steps in checks.NQM_CASES:
+        w = np.full(200_000, float(w0))
+        for _ in range(steps):
+            w = w - lr * (a * w + rng.normal(0.0, sigma / math.sqrt(batch), size=w.shape))
+        losses = 0.5 * a * w ** 2
+        error = losses.std() / math.sqrt(losses.size)
+        assert abs(losses.mean() - ref.nqm_expected_loss(lr, batch, a, sigma, w0, steps)) <= 4 * error + 1e-12
+
+
+def test_ridge_reference_zeroes_the_gradient():
+    """Is the reference ridge solution a stationary point of 1/(2n)‖Xw − t‖² + λ‖w‖²?"""
+    for X, t, lam in checks._ridge_cases():
+        w = ref.ridge_closed_form(X, t, lam)
+        grad = X.T @ (X @ w - t) / len(t) + 2 * lam * w
+        assert np.abs(grad).max() < 1e-10
+
+
+def test_fgsm_reference_matches_autograd():
+    """Do the closed forms wᵀx − ε‖w‖₁ and wᵀx − ε‖w‖₂² match attacks computed with autograd?"""
+    for x, w, eps in checks._attack_cases():
+        assert math.isclose(ref.logit_after_fgsm(x, w, eps), checks._autograd_logit(x, w, eps, True), rel_tol=1e-12)
+        assert math.isclose(ref.logit_after_fgm(x, w, eps), checks._autograd_logit(x, w, eps, False), rel_tol=1e-12)
+
+
+def test_best_lr_cases_depend_on_batch_size():
+    """Do the best-lr cases really tell batch sizes apart (so ignoring batch_size cannot pass)?"""
+    first, second = checks.BEST_LR_CASES[:2]
+    assert ref.best_learning_rate(*first) != ref.best_learning_rate(*second)
+
+
+def test_steps_to_target_has_both_regimes():
+    """Does the notebook's NQM curve halve the steps per doubling at point A and flatten out at point B?"""
+    h = 1 / np.arange(1, 31)
+    curve = {b: ref.steps_to_target(b, np.geomspace(1e-3, 1.9, 40), h, np.sqrt(h), np.ones(30), 0.01 * h.sum() / 2,
+                                    100_000) for b in (2, 4, 4096, 8192)}
+    assert curve[4] / curve[2] < 0.55  # noise dominated: doubling B almost halves the steps
+    assert curve[8192] / curve[4096] > 0.9  # curvature dominated: more data per step no longer helps
