@@ -14,7 +14,6 @@ import argparse
 import csv
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -115,33 +114,54 @@ def busy_cores(before, after, cores=None):
     return cores * (after[0] - before[0]) / (after[1] - before[1])
 
 
-def become_subreaper():
-    """Make this process the reaper of its orphaned descendants (Linux), so that the CPU time of a grandchild
-    whose parent exits first (a kernel, a sandbox, a Dask worker) still reaches RUSAGE_CHILDREN once reaped.
-    Returns True when the kernel agreed."""
-    try:
-        import ctypes
+class TreeCPU:
+    """CPU seconds (user + system) of a process and every process under it, sampled while they run.
 
-        return ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0) == 0  # PR_SET_CHILD_SUBREAPER
-    except (OSError, AttributeError):
-        return False
+    The grading tree's processes do not all end up in this process's RUSAGE_CHILDREN: kernels and sandboxes
+    in a pid namespace of their own are reaped inside it, and a killed namespace takes its processes' times
+    with it. So each process of the tree (found through parent links, namespaces included) is read every
+    `interval` seconds and its last reading counts; a process can be missed by at most one interval of CPU,
+    and one that lives less than an interval not at all.
+    """
 
+    def __init__(self, pid, interval=0.1):
+        import threading
 
-def reap_orphans():
-    """Wait for every descendant that was handed to this process and has exited (see become_subreaper)."""
-    while True:
+        self.pid, self.interval, self.seen = pid, interval, {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def sample(self):
+        """Read every process of the tree once."""
+        import psutil  # a dependency of distributed
+
         try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
+            root = psutil.Process(self.pid)
+            procs = [root] + root.children(recursive=True)
+        except psutil.Error:
             return
-        if pid == 0:
-            return
+        for proc in procs:
+            try:
+                with proc.oneshot():
+                    times = proc.cpu_times()
+                    self.seen[(proc.pid, proc.create_time())] = times.user + times.system
+            except psutil.Error:
+                continue
 
+    def _run(self):
+        while not self._stop.is_set():
+            self.sample()
+            self._stop.wait(self.interval)
 
-def children_cpu():
-    """CPU seconds (user + system) of every descendant of this process that has exited and been waited for."""
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
+    def start(self):
+        self._thread.start()
+        return self
+
+    def stop(self):
+        """Stop sampling; returns the CPU seconds of every process seen."""
+        self._stop.set()
+        self._thread.join()
+        return sum(self.seen.values())
 
 
 def row_from(workers, n_students, wall, stats, cores=None, cpu=None):
@@ -223,15 +243,12 @@ def grade_batch(submissions, out, workers, log, source=paths.SOURCE):
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", **{STATS_ENV: str(stats_file)})
     cmd = [sys.executable, "-m", "autograder", "grade", str(submissions), "--out", str(out),
            "--workers", str(workers), "--force", "--source", str(source)]
-    become_subreaper()
-    reap_orphans()
-    start, cpu, used = time.perf_counter(), cpu_times(), children_cpu()
+    start, cpu = time.perf_counter(), cpu_times()
     with open(log, "w") as f:
-        proc = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, env=env, cwd=paths.ROOT)
-    wall, cores = time.perf_counter() - start, busy_cores(cpu, cpu_times())
-    time.sleep(0.5)  # descendants killed at the end (kernels, sandboxes) finish exiting
-    reap_orphans()
-    used = children_cpu() - used
+        proc = subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT, env=env, cwd=paths.ROOT)
+        tree = TreeCPU(proc.pid).start()
+        proc.wait()
+    wall, cores, used = time.perf_counter() - start, busy_cores(cpu, cpu_times()), tree.stop()
     if proc.returncode != 0 or not stats_file.exists():
         tail = Path(log).read_text()[-2000:]
         raise RuntimeError(f"grading with {workers} worker(s) failed (exit {proc.returncode}); log {log}:\n{tail}")
