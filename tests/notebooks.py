@@ -7,9 +7,9 @@ import nbformat
 
 from autograder import assignment
 from autograder.assignment import GRADED, WRITTEN  # noqa: F401 - WRITTEN is read by test_notebooks
-from autograder.paths import ROOT, SOURCE
+from autograder.paths import NOTEBOOKS, ROOT, SOURCE
 
-NAMES = ("nmt", "bert", "clip")
+NAMES = NOTEBOOKS
 SETUP_CELL = ROOT / "docs" / "setup_cell.py"
 
 # The object each test cell's hidden region hands to check_<grade_id>: check_<grade_id>(<object>).
@@ -35,6 +35,7 @@ OBJECT = {
         "rank_images": "rank_images",
         "scavenger_caption": "scavenger_caption",
     },
+    "theory": {grade_id: grade_id for grade_id in GRADED["theory"]},
 }
 
 
