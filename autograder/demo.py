@@ -91,7 +91,7 @@ def write_submissions(dest, release=paths.RELEASE, source=paths.SOURCE):
 
 
 def score_table(out):
-    """Rows of 'student  nmt  bert  clip' (score/max, or the status when not graded) from OUT/grades.csv."""
+    """Rows of 'student' and one column per notebook (score/max, or the status when not graded) from OUT/grades.csv."""
     rows = list(csv.DictReader(open(Path(out) / "grades.csv")))
     notebooks = list(dict.fromkeys(r["notebook"] for r in rows))
     table = {}

@@ -487,7 +487,7 @@ def ingest(submissions, staging, release=None):
       next to staging (OUT/.cache/template/release, what `grade` compiles from source) when it exists,
       else release/a3.
     Returns:
-    - list of Submission, one per student x notebook (nmt, bert, clip), sorted by student.
+    - list of Submission, one per student x notebook (paths.NOTEBOOKS), sorted by student.
     """
     submissions, staging = Path(submissions), Path(staging)
     if release is None:

@@ -85,7 +85,7 @@ def test_nbgrader_csv_matches_nbgrader_export_byte_for_byte(tmp_path, monkeypatc
         CsvExportPlugin(to=str(theirs)).export(gb)
     ours = tmp_path / "ours.csv"
     assert export.write_nbgrader_csv(tmp_path, ours) == 3
-    assert "a3,,2026-03-01 12:00:00,alice,,,,22.0,0.0,22.0,29.0" in theirs.read_text()
+    assert "a3,,2026-03-01 12:00:00,alice,,,,22.0,0.0,22.0,44.0" in theirs.read_text()
     assert ours.read_text() == theirs.read_text()
 
 
@@ -96,7 +96,7 @@ def test_nbgrader_csv_without_gradebook_leaves_timestamp_empty(tmp_path):
     export.write_nbgrader_csv(tmp_path, dest)
     rows = list(csv.DictReader(open(dest)))
     assert [(r["student_id"], r["timestamp"], r["raw_score"], r["score"], r["max_score"]) for r in rows] == [
-        ("alice", "", "22.0", "22.0", "29.0"), ("bob", "", "3.0", "3.0", "29.0"), ("carol", "", "0.0", "0.0", "29.0")]
+        ("alice", "", "22.0", "22.0", "44.0"), ("bob", "", "3.0", "3.0", "44.0"), ("carol", "", "0.0", "0.0", "44.0")]
 
 
 def test_lms_csv_has_one_row_per_student_with_totals_and_notes(tmp_path):
@@ -107,14 +107,14 @@ def test_lms_csv_has_one_row_per_student_with_totals_and_notes(tmp_path):
     assert export.write_lms_csv(tmp_path, dest) == 3
     rows = list(csv.reader(open(dest)))
     assert rows == [
-        ["student_id", "nmt", "bert", "clip", "total", "max_total", "percent", "notes"],
-        ["alice", "14", "3", "5", "22", "29", "75.9", "provisional: 4 cell(s) still to grade by hand "
+        ["student_id", "nmt", "bert", "clip", "theory", "total", "max_total", "percent", "notes"],
+        ["alice", "14", "3", "5", "0", "22", "44", "50.0", "provisional: 4 cell(s) still to grade by hand "
          "(nmt/written_positional_encodings, nmt/written_study_analysis, bert/written_training_time, "
-         "bert/written_accuracy)"],
-        ["bob", "0", "0", "3", "3", "29", "10.3", "provisional: 4 cell(s) still to grade by hand "
+         "bert/written_accuracy); theory: missing"],
+        ["bob", "0", "0", "3", "0", "3", "44", "6.8", "provisional: 4 cell(s) still to grade by hand "
          "(nmt/written_positional_encodings, nmt/written_study_analysis, nmt/written_decoder_only, "
-         "nmt/written_scaling); bert: missing"],
-        ["carol", "0", "0", "0", "0", "29", "0.0", "nmt: missing; bert: missing; clip: missing"],
+         "nmt/written_scaling); bert: missing; theory: missing"],
+        ["carol", "0", "0", "0", "0", "0", "44", "0.0", "nmt: missing; bert: missing; clip: missing; theory: missing"],
     ]
 
 
@@ -122,12 +122,12 @@ def test_lms_csv_flags_a_pending_score_instead_of_inventing_one(tmp_path):
     """Does an empty score (awaiting manual grading) stay empty and get a note, not a silent zero?"""
     rows = [["student", "notebook", "score", "max_score", "status"],
             ["dan", "nmt", "11", "11", "graded"], ["dan", "bert", "4", "4", "graded"],
-            ["dan", "clip", "", "5", "graded"]]
+            ["dan", "clip", "", "5", "graded"], ["dan", "theory", "11", "11", "graded"]]
     write_csv(tmp_path / "grades.csv", rows)
     dest = tmp_path / "lms.csv"
     export.write_lms_csv(tmp_path, dest)
     (row,) = list(csv.DictReader(open(dest)))
-    assert (row["clip"], row["total"], row["notes"]) == ("", "15", "clip: score pending (graded)")
+    assert (row["clip"], row["total"], row["notes"]) == ("", "26", "clip: score pending (graded)")
 
 
 def test_students_sort_naturally(tmp_path):
@@ -147,7 +147,8 @@ def test_status_with_commas_survives_the_round_trip(tmp_path):
     """Does a status containing commas and quotes land in the notes column intact?"""
     reason = 'invalid JSON: Expecting "," delimiter: line 3, column 5'
     rows = [["student", "notebook", "score", "max_score", "status"],
-            ["eve", "nmt", 0, 11, reason], ["eve", "bert", 4, 4, "graded"], ["eve", "clip", 5, 5, "graded"]]
+            ["eve", "nmt", 0, 11, reason], ["eve", "bert", 4, 4, "graded"], ["eve", "clip", 5, 5, "graded"],
+            ["eve", "theory", 11, 11, "graded"]]
     write_csv(tmp_path / "grades.csv", rows)
     dest = tmp_path / "lms.csv"
     export.write_lms_csv(tmp_path, dest)
@@ -181,7 +182,7 @@ def test_canvas_import_matches_students_by_canvas_user_id(tmp_path):
     assert export.write_canvas_csv(tmp_path, dest) == 3
     rows = list(csv.reader(open(dest)))
     assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "a3 (autograder)"]
-    assert rows[1] == ["Points Possible", "", "", "", "", "29"]
+    assert rows[1] == ["Points Possible", "", "", "", "", "44"]
     assert rows[2] == ["alicew", "12345", "", "", "", "22"]
     assert rows[3] == ["bob", "", "", "bob", "", "3"]
 
@@ -194,6 +195,6 @@ def test_moodle_worksheet_uses_participant_ids(tmp_path):
     dest = tmp_path / "moodle.csv"
     export.write_moodle_csv(tmp_path, dest)
     rows = {r["Full name"]: r for r in csv.DictReader(open(dest))}
-    assert list(rows["Bob Jones"].values())[:4] == ["Participant 456", "Bob Jones", "3", "29"]
+    assert list(rows["Bob Jones"].values())[:4] == ["Participant 456", "Bob Jones", "3", "44"]
     assert rows["Bob Jones"]["Feedback comments"].startswith("provisional: 4 cell(s)")
     assert rows["carol"]["Identifier"] == "carol"

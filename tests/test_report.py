@@ -139,10 +139,10 @@ def test_student_table_has_every_student_with_notes(tmp_path):
     """Does the student table keep every student in natural order, with totals and not-graded notes?"""
     table = report.student_table(report.read_table(make_out(tmp_path), "grades.csv"))
     assert list(table["student"]) == [f"student{s}" for s in range(1, 7)]
-    assert list(table.columns[:4]) == ["student", "nmt", "bert", "clip"]
+    assert list(table.columns[:5]) == ["student", "nmt", "bert", "clip", "theory"]
     row = table.set_index("student").loc["student2"]
     assert (row["bert"], row["notes"]) == (0, "bert: missing")
-    assert table.set_index("student").loc["student1", "total"] == 20
+    assert table.set_index("student").loc["student1", "total"] == 31
 
 
 def test_repairs_come_from_recorded_results_without_repairs_csv(tmp_path):
