@@ -224,6 +224,15 @@ def time_breakdown(out):
     return "\n".join(lines)
 
 
+def feedback_seconds(out):
+    """(pages, seconds) to render every feedback page of a graded OUT again (feedback.rerender)."""
+    from autograder import feedback
+
+    start = time.perf_counter()
+    pages = feedback.rerender(out)
+    return pages, time.perf_counter() - start
+
+
 def seed_template(out, template, source):
     """Put an already built grading template into OUT's cache, stamped for `source` (see grade.ensure_template)."""
     from autograder.grade import source_digest
@@ -313,6 +322,12 @@ def main(argv=None):
         breakdown = time_breakdown(work / f"out-{args.workers[0]}")
         if breakdown:
             print(f"\nwhere the time goes with {args.workers[0]} worker(s) (mean seconds per submission):\n{breakdown}")
+            print("overhead: nbgrader and the kernel's start and stop per notebook (one nbgrader process per "
+                  "student, a kernel forked from the worker's zygote per notebook); setup: the setup cell; cells: "
+                  "every other cell but the test cells")
+        pages, seconds = feedback_seconds(work / f"out-{args.workers[0]}")
+        print(f"feedback pages: {seconds / len(students):.2f} s per student ({pages} pages rendered again by "
+              "feedback.rerender, in one process)")
         return 0 if same else 1
     finally:
         if args.keep is None:
