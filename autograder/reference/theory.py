@@ -52,17 +52,15 @@ def ridge_closed_form(X, t, lam):
     Minimiser of 1/(2n)‖Xw − t‖² + λ‖w‖².
 
     Inputs:
-    - X: (n, d) design matrix (a 1-D X is read as (n, 1))
+    - X: (n, d) design matrix
     - t: (n,) targets
     - lam: λ > 0
 
     Returns:
     - w: (d,) array, (XᵀX + 2nλI)⁻¹Xᵀt
     """
-    X = np.asarray(X, dtype=float)
-    X = X[:, None] if X.ndim == 1 else X  # (n, d)
     n, d = X.shape
-    return np.linalg.solve(X.T @ X + 2 * n * lam * np.eye(d), X.T @ np.asarray(t, dtype=float))  # (d,)
+    return np.linalg.solve(X.T @ X + 2 * n * lam * np.eye(d), X.T @ t)  # (d,)
 
 
 def eps_to_zero_logit(x, X, t, lam):

@@ -128,7 +128,7 @@ def logit_after_fgm(x, w, eps):
     xt = torch.tensor(x, requires_grad=True)
     wt = torch.tensor(w)
     (wt @ xt).backward()
-    return float(wt @ (xt - eps * xt.grad))
+    return (wt @ (xt.detach() - eps * xt.grad)).item()
 """),
 ]
 FGM_MUTANTS = [
@@ -281,11 +281,6 @@ def eps_to_zero_logit(x, X, t, lam):
     w = np.sum(X * t) / (np.sum(X ** 2) + 2 * n * lam)
     return x / w
 """),
-    ("passes 1-D X to ridge_closed_form", """
-def eps_to_zero_logit(x, X, t, lam):
-    w = ridge_closed_form(X, t, lam)
-    return x / w
-"""),
     ("root of the logit by bisection-free algebra", """
 def eps_to_zero_logit(x, X, t, lam):
     w = X @ t / (X @ X + 2 * len(X) * lam)
@@ -338,6 +333,12 @@ def eps_to_zero_logit(x, X, t, lam):
     ("least squares w", """
 def eps_to_zero_logit(x, X, t, lam):
     w = np.sum(X * t) / np.sum(X ** 2)
+    return x / w
+"""),
+    # passes the 1-D inputs to ridge_closed_form, which wants X of shape (n, 1): crashes
+    ("1-D X passed to ridge_closed_form", """
+def eps_to_zero_logit(x, X, t, lam):
+    w = ridge_closed_form(X, t, lam)
     return x / w
 """),
     # returns w instead of ε

@@ -28,6 +28,7 @@ PROVIDED = {
     "nmt": ("setup", "imports", "data"),
     "bert": ("setup", "imports", "data", "models"),
     "clip": ("setup", "imports", "load_model", "images", "encode"),
+    "theory": ("setup", "imports", "llm_norms_claim"),
 }
 
 

@@ -5,9 +5,10 @@ import re
 import nbformat
 import pytest
 
+from autograder import paths
 from autograder.paths import RELEASE, ROOT
 
-NOTEBOOKS = ("nmt", "bert", "clip")
+NOTEBOOKS = paths.NOTEBOOKS
 
 
 def graded_code_cells(name):

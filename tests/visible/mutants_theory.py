@@ -1,0 +1,82 @@
+"""Realistic answers for the visible checks of theory.ipynb: mistakes they must catch, alternatives they must pass.
+
+The answers are those of the hidden checks' catalogue (tests/checks/mutants_theory.py), looked up by name;
+`expect` is a fragment of the one-line AssertionError the visible test cell must show. Which answer is
+right in `regimes` and `scaling_choice` is the grade itself, so their visible checks judge only the form;
+their catalogue here holds the mistakes of form.
+"""
+from tests.checks import mutants_theory as M
+from tests.visible.run import Right, Wrong
+
+_CELLS = {  # grade id -> (correct alternatives, mutants) of the hidden catalogue
+    "counterexample_w": (M.COUNTEREXAMPLE_CORRECT, M.COUNTEREXAMPLE_MUTANTS),
+    "logit_after_fgsm": (M.FGSM_CORRECT, M.FGSM_MUTANTS),
+    "logit_after_fgm": (M.FGM_CORRECT, M.FGM_MUTANTS),
+    "ridge_closed_form": (M.RIDGE_CORRECT, M.RIDGE_MUTANTS),
+    "eps_to_zero_logit": (M.EPS_CORRECT, M.EPS_MUTANTS),
+    "nqm_expected_loss": (M.NQM_CORRECT, M.NQM_MUTANTS),
+    "best_learning_rate": (M.BEST_LR_CORRECT, M.BEST_LR_MUTANTS),
+    "regimes": (M.REGIMES_CORRECT, M.REGIMES_MUTANTS),
+    "scaling_choice": (M.SCALING_CORRECT, M.SCALING_MUTANTS),
+}
+
+
+def _source(grade_id, label, which):
+    return M.PRELUDE + dict(_CELLS[grade_id][which])[label]
+
+
+def _wrong(grade_id, label, expect):
+    return Wrong(grade_id, label.replace(" ", "_"), expect, source=_source(grade_id, label, 1))
+
+
+def _right(grade_id, label):
+    return Right(grade_id, label.replace(" ", "_"), source=_source(grade_id, label, 0))
+
+
+WRONG = [
+    _wrong("counterexample_w", "all ones", "does not refute the claim"),
+    _wrong("counterexample_w", "max entry is 1", "does not refute the claim"),
+    _wrong("counterexample_w", "mixed signs", "should be positive"),
+    _wrong("counterexample_w", "zero entry", "should be positive"),
+    _wrong("counterexample_w", "2-D array", "shape (d,)"),
+    _wrong("counterexample_w", "scalar", "shape (d,)"),
+    _wrong("counterexample_w", "empty", "non-empty"),
+    _wrong("counterexample_w", "infinite entry", "finite"),
+    _wrong("counterexample_w", "booleans", "does not refute the claim"),
+    *[_wrong("logit_after_fgsm", label, expect) for label, expect in [
+        ("plus sign", "autograd gives"), ("FGM formula", "autograd gives"), ("sum without abs", "autograd gives"),
+        ("l2 norm", "autograd gives"), ("sign of x", "autograd gives"), ("returns x'", "one number"),
+        ("in place", "in place"), ("eps ignored", "autograd gives"), ("eps times d", "autograd gives")]],
+    *[_wrong("logit_after_fgm", label, expect) for label, expect in [
+        ("norm not squared", "autograd gives"), ("FGSM formula", "autograd gives"), ("plus sign", "autograd gives"),
+        ("sum of w", "autograd gives"), ("eps squared", "autograd gives"), ("elementwise", "one number"),
+        ("in place", "in place")]],
+    *[_wrong("ridge_closed_form", label, expect) for label, expect in [
+        ("LLM answer n lambda", "gradient of the objective"), ("lambda without n", "gradient of the objective"),
+        ("2 lambda without n", "gradient of the objective"), ("1/n on one side only", "gradient of the objective"),
+        ("no regularisation", "gradient of the objective"), ("column vector", "shape (d,)"),
+        ("torch result", "numpy array"), ("centres X in place", "in place")]],
+    *[_wrong("eps_to_zero_logit", label, "f(x′)") for label in [
+        "x times w", "x over w squared", "handout derivation", "ridge with n lambda", "ridge with lambda", "negative",
+        "least squares w", "returns w"]],
+    *[_wrong("nqm_expected_loss", label, "nqm_expected_loss") for label in [
+        "lr not squared on noise", "no batch size", "sigma not squared", "decay not squared", "mean only",
+        "one sampled run", "batch squared"]],
+    *[_wrong("nqm_expected_loss", label, "after 0 steps") for label in ["no half a", "off by one", "start not squared"]],
+    *[_wrong("best_learning_rate", label, expect) for label, expect in [
+        ("highest loss", "the lowest expected loss is at"), ("returns index", "one of lrs"),
+        ("returns loss", "one of lrs"), ("batch size ignored", "batch size 64"),
+        ("sorted then indexed", "the lowest expected loss is at"), ("one step", "the lowest expected loss is at"),
+        ("largest stable lr", "the lowest expected loss is at")]],
+    *[_wrong("regimes", label, expect) for label, expect in [
+        ("pair in the wrong order", "should be one of"), ("own wording", "should be one of"),
+        ("lower-case keys", "keys 'A' and 'B'"), ("regimes only", "pair")]],
+    *[_wrong("scaling_choice", label, expect) for label, expect in [
+        ("two letters", "the letter"), ("list", "a string"), ("D", "the letter"), ("text only", "the letter"),
+        ("number", "a string")]],
+]
+
+RIGHT = [
+    *[Right(grade_id, "reference") for grade_id in _CELLS],
+    *[_right(grade_id, label) for grade_id, (correct, _) in _CELLS.items() for label, _ in correct],
+]
