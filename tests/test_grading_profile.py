@@ -76,17 +76,23 @@ def run(nb, monkeypatch, grading):
         return nb, time.perf_counter() - start
 
 
-def verdicts(nb):
-    """{test cell grade id: passed}: as nbgrader scores a test cell, it passes when it raised nothing (and, as
-    the grader requires, wrote nothing to stderr)."""
+def failures(nb):
+    """{test cell grade id: why it failed, or None}: as nbgrader scores a test cell, it passes when it raised
+    nothing (and, as the grader requires, wrote nothing to stderr)."""
     found = {}
     for cell in nb.cells:
         meta = cell.get("metadata", {}).get("nbgrader", {})
         if cell.cell_type == "code" and meta.get("grade") and not meta.get("solution"):
-            failed = any(o.output_type == "error" or (o.output_type == "stream" and o.name == "stderr")
-                         for o in cell.outputs)
-            found[meta["grade_id"]] = not failed
+            why = [f"{o.ename}: {o.evalue}" if o.output_type == "error" else f"stderr: {o.text}"
+                   for o in cell.outputs
+                   if o.output_type == "error" or (o.output_type == "stream" and o.name == "stderr")]
+            found[meta["grade_id"]] = " | ".join(why)[:300] or None
     return found
+
+
+def verdicts(nb):
+    """{test cell grade id: passed}."""
+    return {gid: why is None for gid, why in failures(nb).items()}
 
 
 @pytest.mark.slow
@@ -99,7 +105,9 @@ def test_profile_keeps_every_verdict(nb_name, student, monkeypatch):
     print(f"{nb_name}/{student}: {plain_s:.1f} s without the profile, {graded_s:.1f} s with it")
     expected = verdicts(plain)
     assert expected, "no test cell found"
-    assert verdicts(graded) == expected
+    differ = {gid: (failures(plain)[gid], failures(graded)[gid]) for gid in expected
+              if verdicts(graded)[gid] != expected[gid]}
+    assert not differ, f"verdicts differ (failure without the profile, with it): {differ}"
 
 
 @pytest.mark.slow
