@@ -149,18 +149,27 @@ def run_on_gpu(what, fn, *args, **kwargs):
         return UNDECIDED
 
 
+def cpu64(x):
+    """A detached float64 copy of tensor x on the CPU: checks compare values in it on every machine."""
+    return pristine.tensor_to(pristine.tensor_detach(x), "cpu", torch.float64)
+
+
+def tensors_close(a, b, rtol=1e-4, atol=1e-5):
+    """True when tensors a and b have equal shapes and close values (compared by cpu64)."""
+    return tuple(a.shape) == tuple(b.shape) and pristine.allclose(cpu64(a), cpu64(b), rtol=rtol, atol=atol,
+                                                                  equal_nan=False)
+
+
 def max_abs_diff(a, b):
     """Largest absolute difference between two tensors, as a Python float (computed on CPU, float64)."""
-    a = pristine.tensor_to(pristine.tensor_detach(a), "cpu", torch.float64)
-    b = pristine.tensor_to(pristine.tensor_detach(b), "cpu", torch.float64)
+    a, b = cpu64(a), cpu64(b)
     return pristine.float(pristine.tensor_item(pristine.tensor_max(pristine.tensor_abs(a - b))))
 
 
 def expect_close(got, want, name, atol=1e-5, rtol=1e-4, hint=""):
     """got must be a tensor with want's shape and values (within tolerance)."""
     expect_tensor(got, name, tuple(want.shape))
-    g = pristine.tensor_to(pristine.tensor_detach(got), "cpu", torch.float64)
-    w = pristine.tensor_to(pristine.tensor_detach(want), "cpu", torch.float64)
+    g, w = cpu64(got), cpu64(want)
     if not pristine.allclose(g, w, rtol=rtol, atol=atol, equal_nan=False):
         diff = max_abs_diff(g, w)
         msg = f"{name} has the right shape {tuple(want.shape)} but wrong values (max abs difference {diff:.3g})"
@@ -275,5 +284,5 @@ __all__ = [
     "CheckFailed", "CheckUngradable", "check", "expect", "expect_tensor", "expect_close", "max_abs_diff",
     "require_notebook_defined", "seeded_generator", "substituted", "pristine", "pass_token", "is_tensor",
     "fmt_shape", "finite", "math", "expect_device", "same_device", "run_on_gpu", "to_fake_cuda", "FAKE_CUDA",
-    "UNDECIDED",
+    "UNDECIDED", "cpu64", "tensors_close",
 ]

@@ -9,9 +9,9 @@ raises CheckUngradable and a person grades the caption.
 """
 import torch
 
-from autograder.checks import (FAKE_CUDA, UNDECIDED, CheckFailed, CheckUngradable, check, expect_close,
+from autograder.checks import (FAKE_CUDA, UNDECIDED, CheckFailed, CheckUngradable, check, cpu64, expect_close,
                                expect_device, fmt_shape, is_tensor, pristine, require_notebook_defined,
-                               run_on_gpu, seeded_generator, substituted, to_fake_cuda)
+                               run_on_gpu, seeded_generator, substituted, tensors_close, to_fake_cuda)
 from autograder.checks.devices import MixedDevices, same_device
 from autograder.reference import clip as ref
 
@@ -27,16 +27,8 @@ def _features(n, d, seed, device):
     return (x * norms[:, None]).to(device)
 
 
-def _cpu64(x):
-    return pristine.tensor_to(pristine.tensor_detach(x), "cpu", torch.float64)
-
-
-def _same(a, b, atol=1e-5):
-    return tuple(a.shape) == tuple(b.shape) and pristine.allclose(_cpu64(a), _cpu64(b), rtol=1e-4, atol=atol)
-
-
 def _expect_unchanged(before, after, what):
-    if not pristine.equal(_cpu64(before), _cpu64(after)):
+    if not pristine.equal(cpu64(before), cpu64(after)):
         raise CheckFailed(f"{what} should be left unchanged, but your function modified it in place")
 
 
@@ -59,7 +51,7 @@ def _expect_on_gpu(fn, img, txt, call, **kwargs):
 def _hint(got, candidates):
     """The hint of the first wrong-but-common answer that `got` matches, else ''."""
     for want, hint in candidates:
-        if _same(got, want):
+        if tensors_close(got, want):
             return hint
     return ""
 
@@ -83,7 +75,7 @@ def check_similarity_matrix(similarity_matrix):
         _expect_shape(got, (n_img, n_txt), call, "(N_images, N_texts)")
         expect_device(got, device, call)
         want = ref.similarity_matrix(img, txt)
-        a, b = _cpu64(img), _cpu64(txt)
+        a, b = cpu64(img), cpu64(txt)
         hint = _hint(got, [
             (want.T, "it looks transposed: rows should be images, columns texts"),
             (a @ b.T, "it looks like the features were not normalised to unit length"),
@@ -117,7 +109,7 @@ def check_zero_shot_probs(zero_shot_probs):
         call = f"zero_shot_probs of {n_img} images and {n_txt} texts {how}"
         _expect_shape(got, (n_img, n_txt), call, "(N_images, N_texts)")
         expect_device(got, device, call)
-        cos = ref.similarity_matrix(_cpu64(img), _cpu64(txt))  # (N_images, N_texts)
+        cos = ref.similarity_matrix(cpu64(img), cpu64(txt))  # (N_images, N_texts)
         want = ref.zero_shot_probs(img, txt, logit_scale=scale)
         hint = _hint(got, [
             ((scale * cos).softmax(dim=0), "it looks like a softmax over images (dim=0); take it over texts (dim=-1)"),
@@ -125,7 +117,7 @@ def check_zero_shot_probs(zero_shot_probs):
             ((scale * scale * cos).softmax(dim=-1), "it looks like logit_scale was applied twice"),
             ((100.0 * cos).softmax(dim=-1), "it looks like a fixed scale of 100 instead of the logit_scale argument"),
             ((cos / scale).softmax(dim=-1), "it looks like the similarities were divided by logit_scale"),
-            ((scale * _cpu64(img) @ _cpu64(txt).T).softmax(dim=-1),
+            ((scale * cpu64(img) @ cpu64(txt).T).softmax(dim=-1),
              "it looks like the features were not normalised to unit length"),
         ])
         expect_close(got, want, call, hint=hint)
@@ -222,7 +214,7 @@ def check_rank_images(rank_images):
         order = _as_order(got, n, call)
         with torch.no_grad():
             text = model.encode_text(tokenizer([caption]).to(device))  # (1, D)
-        scores = _cpu64(ref.similarity_matrix(feats, text)[:, 0])  # (N_images,)
+        scores = cpu64(ref.similarity_matrix(feats, text)[:, 0])  # (N_images,)
         want = ref.rank_images(caption, model, tokenizer, feats).tolist()
         if all(scores[order[i]] >= scores[order[i + 1]] - 1e-6 for i in range(n - 1)):
             continue
@@ -231,7 +223,7 @@ def check_rank_images(rank_images):
             hint = "; that is worst first: sort in descending order"
         elif order == torch.argsort(torch.tensor(want)).tolist():
             hint = "; you returned each image's rank, not the image indices in ranked order"
-        elif order == torch.argsort(_cpu64(feats @ text.T)[:, 0], descending=True).tolist():
+        elif order == torch.argsort(cpu64(feats @ text.T)[:, 0], descending=True).tolist():
             hint = "; it looks like the image features were not normalised"
         raise CheckFailed(f"{call}: expected image indices best first {want}, got {order}{hint}")
     feats, = to_fake_cuda(_features(5, 8, 60, device))

@@ -16,6 +16,7 @@ from autograder.checks import (
     UNDECIDED,
     CheckFailed,
     check,
+    cpu64,
     expect_device,
     expect_tensor,
     fmt_shape,
@@ -25,6 +26,7 @@ from autograder.checks import (
     run_on_gpu,
     seeded_generator,
     substituted,
+    tensors_close,
     to_fake_cuda,
 )
 from autograder.checks import _one_line  # the runtime's one-line text of an exception
@@ -58,20 +60,11 @@ def _pair(out, what, names, allow_array=False):
     return out[0], out[1]
 
 
-def _close(a, b, atol=1e-5, rtol=1e-4):
-    """True when tensors a and b have equal shapes and close values (compared on CPU in float64)."""
-    if tuple(a.shape) != tuple(b.shape):
-        return False
-    a = pristine.tensor_to(pristine.tensor_detach(a), "cpu", torch.float64)
-    b = pristine.tensor_to(pristine.tensor_detach(b), "cpu", torch.float64)
-    return pristine.allclose(a, b, rtol=rtol, atol=atol, equal_nan=False)
-
-
 def _diagnose(got, hypotheses):
     """Name of the first known mistake whose output matches `got`, or ''."""
     for description, value in hypotheses:
         try:
-            if _close(got, value):
+            if tensors_close(got, value):
                 return description
         except Exception:
             continue
@@ -81,7 +74,7 @@ def _diagnose(got, hypotheses):
 def _expect_close_or_explain(got, want, name, hypotheses, atol=1e-5, rtol=1e-4):
     """Like expect_close, but when got matches a known mistake the message names that mistake."""
     expect_tensor(got, name, tuple(want.shape))
-    if not _close(got, want, atol=atol, rtol=rtol):
+    if not tensors_close(got, want, atol=atol, rtol=rtol):
         hint = _diagnose(got, hypotheses)
         diff = max_abs_diff(got, want)
         msg = f"{name} has the expected shape {tuple(want.shape)} but wrong values (max abs difference {diff:.3g})"
@@ -90,7 +83,7 @@ def _expect_close_or_explain(got, want, name, hypotheses, atol=1e-5, rtol=1e-4):
 
 def _rounded(t, digits=3):
     """Short text of a small tensor's values."""
-    values = pristine.tensor_to(pristine.tensor_detach(t), "cpu", torch.float64).tolist()
+    values = cpu64(t).tolist()
 
     def fmt(v):
         return [fmt(x) for x in v] if pristine.isinstance(v, list) else round(v, digits)
@@ -159,7 +152,7 @@ def check_positional_encodings(create_positional_encodings):
     if pe.dtype != torch.float32:
         raise CheckFailed(f"the table should be float32 (torch.float), got {pe.dtype}")
     row0 = torch.tensor([0.0, 1.0, 0.0, 1.0])
-    if not _close(pe[0], row0):
+    if not tensors_close(pe[0], row0):
         raise CheckFailed(f"position 0 should be [0, 1, 0, 1] (sin 0, cos 0, ...), got {_rounded(pe[0])}")
     for L, d in [(50, 16), (9, 7), (6, 1)]:
         what = f"create_positional_encodings({L}, {d})"
@@ -271,7 +264,7 @@ def _expect_distributions(weights, what):
     """attention_weights must be finite and sum to 1 over the last axis (the keys)."""
     if not pristine.tensor_item(pristine.isfinite(weights).all()):
         raise CheckFailed(f"attention_weights for {what} should be finite, got NaN/inf (is some row masked entirely?)")
-    sums = pristine.tensor_to(pristine.tensor_detach(weights), "cpu", torch.float64).sum(-1)
+    sums = cpu64(weights).sum(-1)
     if not pristine.allclose(sums, torch.ones_like(sums), atol=1e-4, rtol=0):
         raise CheckFailed(f"each row of attention_weights should sum to 1 over the keys (last axis); row sums for "
                           f"{what} range from {sums.min().item():.3g} to {sums.max().item():.3g}; softmax must be "
@@ -287,7 +280,7 @@ def _compare_attention(module, ref_module, params, queries, keys, values, H, cau
     expect_tensor(weights, f"attention_weights for {what}", (B, expect_k, T))
     _expect_distributions(weights, what)
     if causal:
-        w = pristine.tensor_to(pristine.tensor_detach(weights), "cpu", torch.float64)
+        w = cpu64(weights)
         future = torch.ones(expect_k, T, dtype=torch.bool).triu(diagonal=1)
         leak = (w * future).abs()
         if leak.max().item() > 1e-6:
@@ -345,7 +338,7 @@ def check_scaled_dot_attention(ScaledDotAttention):
     expect_tensor(weights, "attention_weights for 1 query and 2 keys", (1, 1, 2))
     _expect_distributions(weights, "1 query and 2 keys")
     want_w = torch.tensor([[[0.7310586, 0.2689414]]])
-    if not _close(weights, want_w):
+    if not tensors_close(weights, want_w):
         hint = _diagnose(weights, [
             ("the scores were not multiplied by scaling_factor", torch.tensor([[[0.8807971, 0.1192029]]])),
             ("the scores were scaled by 1/hidden_size instead of 1/sqrt(hidden_size)",
@@ -391,7 +384,7 @@ def check_causal_scaled_dot_attention(CausalScaledDotAttention):
     expect_tensor(weights, "attention_weights for 3 tokens", (1, 3, 3))
     _expect_distributions(weights, "three identical tokens")
     want = torch.tensor([[[1.0, 0, 0], [0.5, 0.5, 0], [1 / 3, 1 / 3, 1 / 3]]])
-    if not _close(weights, want):
+    if not tensors_close(weights, want):
         third = [1 / 3] * 3
         hint = _diagnose(weights, [
             ("no causal mask was applied", torch.tensor([[third] * 3])),
@@ -430,7 +423,7 @@ def check_causal_scaled_dot_attention(CausalScaledDotAttention):
     _expect_distributions(weights, "three orthogonal tokens")
     scaled = torch.tensor([[[2.0, 0, 0], [0, 2.0, 0], [0, 0, 2.0]]])  # (1, 3, 3) scores after the 1/2 scaling
     want = scaled.masked_fill(torch.ones(3, 3, dtype=torch.bool).triu(1), float("-inf")).softmax(-1)
-    if not _close(weights, want):
+    if not tensors_close(weights, want):
         raise CheckFailed("for three orthogonal tokens (scores 2 on the diagonal, exactly 0 elsewhere) "
                           f"attention_weights should be {_rounded(want[0])}, got {_rounded(weights[0])}; build the "
                           f"mask from positions (j > i), never from the scores' values")
@@ -576,7 +569,7 @@ def check_decoder_only_transformer(DecoderOnlyTransformer):
     changed[:, 4:] = (changed[:, 4:] + 1) % V
     logits2, _ = _pair(_call("forward", model, changed), "forward", "logits, attention_weights")
     expect_tensor(logits2, "logits", (B, T, V))
-    if not _close(logits[:, :4], logits2[:, :4]):
+    if not tensors_close(logits[:, :4], logits2[:, :4]):
         raise CheckFailed("logits at positions 0..3 should not depend on tokens 4 and 5, but they changed "
                           "(the decoder must not look ahead)")
 
