@@ -1,8 +1,14 @@
 """bert.ipynb beyond the shared structure (test_notebooks.py): models as in the spec,
 solutions as in the reference, runs offline in quick mode."""
+import copy
+import math
 import sys
+from collections import Counter
 
 import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
 
 from autograder.assignment import GRADED
 from autograder.paths import ROOT
@@ -40,3 +46,118 @@ def test_executes_offline_in_quick_mode():
     assert "RANDOMLY INITIALISED" in text, "expected the loud random-weights warning for the offline second model"
     assert "learned from our 64 training sentences alone" in text, "expected the banner to state the sizes used"
     assert text.count("(quick mode, 64 training sentences: not a result)") == 3, "expected every run labelled"
+
+
+# The provided training loop (cell training_loop), run on a tiny stand-in classifier on the CPU.
+SYNCS = {"item", "tolist", "__float__", "__int__", "__bool__", "__index__", "__format__", "cpu", "numpy", "to",
+         "cuda"}  # tensor methods that read a tensor back to the host or copy it between devices
+
+
+def _training_loop():
+    """Namespace after the setup, imports and training_loop cells of bert.ipynb (each cell compiled under its id)."""
+    cells = cells_by_grade_id(load("bert"))
+    namespace = {"__name__": "__main__"}
+    for grade_id in ("setup", "imports", "training_loop"):
+        exec(compile(cells[grade_id].source, grade_id, "exec"), namespace)
+    return namespace
+
+
+class _TinyClassifier(nn.Module):
+    """A SentenceClassifier stand-in: masked mean of token embeddings, then a linear layer."""
+
+    def __init__(self, vocab=20, hidden=8, num_labels=3):
+        super().__init__()
+        self.embedding = nn.Embedding(vocab, hidden)
+        self.classifier = nn.Linear(hidden, num_labels)
+
+    def forward(self, input_ids, attention_mask=None, labels=None):
+        mask = attention_mask.unsqueeze(-1).float()  # (B, T, 1)
+        logits = self.classifier((self.embedding(input_ids) * mask).sum(1) / mask.sum(1))  # (B, num_labels)
+        return (logits,) if labels is None else (logits, F.cross_entropy(logits, labels))
+
+
+def _tiny_data(n, seed):
+    g = torch.Generator().manual_seed(seed)
+    ids = torch.randint(0, 20, (n, 6), generator=g)
+    mask = (torch.arange(6) < torch.randint(2, 7, (n, 1), generator=g)).long()  # (n, 6), 2 to 6 real tokens
+    return ids, mask, torch.randint(0, 3, (n,), generator=g)
+
+
+def _per_step_item_train(model, train_data, val_data, epochs, lr, batch_size, ns):
+    """What the loop computed before it kept losses on the device: .item() of every step's mean loss."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(params, lr=lr, weight_decay=0.01)
+    total = epochs * math.ceil(len(train_data[2]) / batch_size)
+    scheduler = ns["get_linear_schedule_with_warmup"](optimizer, int(0.1 * total), total)
+    shuffler = torch.Generator().manual_seed(0)
+    step_loss, val_acc = [], []
+    for _ in range(epochs):
+        model.train()
+        for batch in torch.randperm(len(train_data[2]), generator=shuffler).split(batch_size):
+            ids, mask, labels = (t[batch] for t in train_data)
+            _, loss = model(ids, attention_mask=mask, labels=labels)
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, 1.0)
+            optimizer.step()
+            scheduler.step()
+            step_loss.append(loss.item())
+        model.eval()
+        with torch.no_grad():
+            predictions = model(val_data[0], attention_mask=val_data[1])[0].argmax(dim=-1)
+        val_acc.append((predictions == val_data[2]).float().mean().item())
+    return step_loss, val_acc
+
+
+def test_training_loop_reports_what_per_step_item_did():
+    """Does train(), which reads its losses once per epoch, report every step's mean batch loss and the validation
+    accuracy exactly as reading loss.item() after every step did (uneven last batch included)?"""
+    ns = _training_loop()
+    train_data, val_data = _tiny_data(40, seed=1), _tiny_data(24, seed=2)
+    torch.manual_seed(0)
+    model = _TinyClassifier()
+    twin = copy.deepcopy(model)
+    history = ns["train"](model, train_data, val_data, epochs=3, lr=1e-2, batch_size=16)
+    step_loss, val_acc = _per_step_item_train(twin, train_data, val_data, 3, 1e-2, 16, ns)
+    assert history["steps_per_epoch"] == 3 and len(history["step_loss"]) == 9
+    assert history["step_loss"] == step_loss, "expected the same loss for every step as .item() per step"
+    assert history["val_acc"] == val_acc, "expected the same validation accuracy after every epoch"
+    for p, q in zip(model.parameters(), twin.parameters()):
+        assert torch.equal(p, q), "expected the same trained weights"
+
+
+def test_training_loop_reads_the_device_once_per_epoch_not_per_step():
+    """Does train() itself read tensors back or copy them between devices a number of times independent of the
+    number of steps (so on a GPU it never waits for the device within an epoch)?"""
+    from torch.overrides import TorchFunctionMode
+
+    class CountSyncs(TorchFunctionMode):
+        """Counts host reads and device copies called directly from the training_loop cell's code."""
+
+        def __init__(self):
+            super().__init__()
+            self.calls = []
+
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            name = getattr(func, "__name__", "")
+            if name in SYNCS:
+                frame = sys._getframe(1)
+                while frame and frame.f_code.co_filename.endswith(("torch/_tensor.py", "torch/overrides.py")):
+                    frame = frame.f_back  # Python-side dispatch of Tensor.__float__ & co.
+                if frame and frame.f_code.co_filename == "training_loop":
+                    self.calls.append((name, frame.f_code.co_name, frame.f_lineno))
+            return func(*args, **(kwargs or {}))
+
+    ns = _training_loop()
+    train_data, val_data = _tiny_data(48, seed=1), _tiny_data(24, seed=2)
+    counts = {}
+    for batch_size in (24, 4):  # 2 and 12 steps per epoch
+        torch.manual_seed(0)
+        with CountSyncs() as mode:
+            ns["train"](_TinyClassifier(), train_data, val_data, epochs=2, lr=1e-2, batch_size=batch_size)
+        counts[batch_size] = mode.calls
+    assert counts[24], "expected the counter to see the loop's once-per-epoch reads"
+    per_step = sorted((Counter(counts[4]) - Counter(counts[24])).items())
+    assert not per_step and len(counts[4]) == len(counts[24]), (
+        f"expected as many host reads and device copies with 12 steps per epoch as with 2, saw {len(counts[4])} "
+        f"and {len(counts[24])}; extra calls ((method, function, line), count): {per_step[:5]}")
