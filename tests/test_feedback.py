@@ -145,6 +145,33 @@ def test_render_shows_highlighted_code_text():
     assert '<span class="k">def</span>' in page and "&lt;" in page
 
 
+def _page_through_beautifulsoup(nb, summary, student):
+    """The page as nbconvert makes it when every highlighted input goes through its BeautifulSoup pass."""
+    body, _ = feedback._exporter().from_notebook_node(feedback.annotate(nb, summary, student))
+    return body
+
+
+TRICKY_CODE = ["x = '&amp; &lt; &#39; &nbsp; &#x41; &foo' # <b>bold</b> \"quoted\"",
+               "s = '</pre></div><script>alert(1)</script>'\n\n\n    \t",
+               "café = 'ü € \u00a0 \u2028'  # non-ASCII\r\nprint(café)", "", "   ", "%%time\n!ls <x>"]
+
+
+def test_fast_render_writes_the_page_beautifulsoup_writes():
+    """Is a page rendered with highlighted inputs kept out of nbconvert's BeautifulSoup pass the same, byte for
+    byte, as the page that pass writes, for code with entities, markup, odd whitespace and non-ASCII text?"""
+    cells = [nbformat.v4.new_code_cell(src) for src in TRICKY_CODE]
+    cells.append(nbformat.v4.new_markdown_cell("Text with `code` and <b>bold</b>"))
+    nb = nbformat.v4.new_notebook(cells=cells)
+    assert feedback.render(nb, EMPTY_SUMMARY, "eve") == _page_through_beautifulsoup(nb, EMPTY_SUMMARY, "eve")
+
+
+def test_fast_render_leaves_a_fragment_it_does_not_know_to_beautifulsoup():
+    """Does a highlighted input with markup outside Pygments' usual output go through BeautifulSoup unchanged?"""
+    assert feedback._soup_form('<div class="highlight"><pre><b>x</b></pre></div>') is None
+    assert feedback._soup_form('<div class="highlight"><pre>a &nbsp; b</pre></div>') is None
+    assert feedback._soup_form('<div class="highlight"><pre><span>x</pre></span></div>') is None
+
+
 def test_page_has_a_title_and_contents_linking_each_graded_cell():
     """Does a feedback page carry a real title and a contents line linking to each graded cell's verdict?"""
     test = nbformat.v4.new_code_cell("assert True")
