@@ -224,6 +224,39 @@ def time_breakdown(out):
     return "\n".join(lines)
 
 
+def fixed_costs(out):
+    """Fixed costs of a graded OUT from its per-student results (OUT/.state): lines giving the mean kernel start
+    per notebook (KeyedKernel asking for the kernel to its first cell; a worker's first kernel also waits for
+    its zygote's imports), then over all notebooks the overhead split into kernel start and nbgrader's own
+    work (its process, reading and writing the notebooks, the gradebook: overhead is shared out evenly
+    between a student's notebooks, so only the mean over all of them splits), and the zygotes' import time
+    ('' if absent)."""
+    states = [json.loads(p.read_text()) for p in sorted((Path(out) / ".state").glob("*.json"))]
+    timings = {}
+    for state in states:
+        for nb, summary in state.get("notebooks", {}).items():
+            t = summary.get("timing") or {}
+            if "kernel_start" in t:
+                timings.setdefault(nb, []).append((t["kernel_start"], t["overhead"]))
+    lines = []
+    if timings:
+        lines.append(f"{'notebook':<8} {'n':>3} {'kernel start':>12}")
+        for nb in in_course_order(timings):
+            sel = timings[nb]
+            lines.append(f"{nb:<8} {len(sel):>3} {sum(k for k, _ in sel) / len(sel):>12.2f}")
+        every = [t for sel in timings.values() for t in sel]
+        kernel, overhead = (sum(x[i] for x in every) / len(every) for i in (0, 1))
+        lines.append(f"all notebooks: overhead {overhead:.2f} s = kernel start {kernel:.2f} s + nbgrader "
+                     f"{overhead - kernel:.2f} s")
+    zygotes = [s["zygote"]["preload_seconds"] for s in states
+               if (s.get("zygote") or {}).get("resets") == 0 and s["zygote"].get("preload_seconds") is not None]
+    if zygotes:
+        lines.append(f"zygote imports: {sum(zygotes) / len(zygotes):.1f} s each, {len(zygotes)} zygote(s) "
+                     f"({sum(zygotes) / max(1, len(states)):.2f} s per student here; once per worker, in parallel "
+                     "with nbgrader's start)")
+    return "\n".join(lines)
+
+
 def feedback_seconds(out):
     """(pages, seconds) to render every feedback page of a graded OUT again (feedback.rerender)."""
     from autograder import feedback
@@ -325,6 +358,10 @@ def main(argv=None):
             print("overhead: nbgrader and the kernel's start and stop per notebook (one nbgrader process per "
                   "student, a kernel forked from the worker's zygote per notebook); setup: the setup cell; cells: "
                   "every other cell but the test cells")
+        fixed = fixed_costs(work / f"out-{args.workers[0]}")
+        if fixed:
+            print(f"\nfixed costs with {args.workers[0]} worker(s) (mean seconds per submission; both are part of "
+                  f"the overhead above):\n{fixed}")
         pages, seconds = feedback_seconds(work / f"out-{args.workers[0]}")
         print(f"feedback pages: {seconds / len(students):.2f} s per student ({pages} pages rendered again by "
               "feedback.rerender, in one process)")

@@ -250,19 +250,27 @@ def release_slot(thread=None):
 atexit.register(release_slot)
 
 
+STAMPS = ".a3-kernel-stamps.json"  # {notebook: epoch seconds when its kernel was asked for}, in the workspace
+
+
 class KeyedKernel(NbGraderPreprocessor):
     """Runs first for each notebook inside one `nbgrader autograde` process: installs the grading kernel
-    with that notebook's own check key (read from the 0600 file named by env A3_KEYS_FILE)."""
+    with that notebook's own check key (read from the 0600 file named by env A3_KEYS_FILE), and notes the time
+    in the workspace's STAMPS file, where the kernel's start begins (worker.timing)."""
 
     def preprocess(self, nb, resources):
         info = json.loads(Path(os.environ["A3_KEYS_FILE"]).read_text())
-        key = info["keys"][resources["nbgrader"]["notebook"]]
-        _kernel(Path(info["workspace"]), dict(info["kernel_env"], A3_CHECK_KEY=key))
+        name = resources["nbgrader"]["notebook"]
+        stamps_path = Path(info["workspace"]) / STAMPS
+        stamps = json.loads(stamps_path.read_text()) if stamps_path.exists() else {}
+        stamps[name] = time.time()
+        stamps_path.write_text(json.dumps(stamps))
+        _kernel(Path(info["workspace"]), dict(info["kernel_env"], A3_CHECK_KEY=info["keys"][name]))
         return nb, resources
 
 
-# The sandbox's autograde preprocessors (resilient Execute) with KeyedKernel in front, for one process
-# grading several notebooks
+# The sandbox's autograde preprocessors (resilient Execute) with KeyedKernel in front: one process grades one
+# or several notebooks, each under its own key
 KEYED_PREPROCESSORS = [
     "from autograder.sandbox import AUTOGRADE_PREPROCESSORS",
     "c.Autograde.autograde_preprocessors = ['autograder.worker.KeyedKernel'] + AUTOGRADE_PREPROCESSORS",
@@ -335,17 +343,15 @@ def _run_autograde(task, ws, notebooks, keys, base_settings, base_env, kernel_en
     settings["Execute.timeout"] = task.cell_timeout
     env = dict(base_env, **extra_env, A3_RUN_ID=run_id)  # the key reaches the kernel through its kernelspec only
     argv = ["autograde", paths.ASSIGNMENT, "--student", task.student, "--force", "--create"]
-    code = ()
     if len(notebooks) == 1:
         argv += ["--notebook", notebooks[0]]
-    else:
-        keyfile = ws / ".a3-keys.json"
-        fd = os.open(keyfile, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        with os.fdopen(fd, "w") as f:
-            json.dump({"workspace": str(ws), "kernel_env": kernel_env, "keys": keys}, f)
-        env["A3_KEYS_FILE"] = str(keyfile)
-        code = KEYED_PREPROCESSORS
-    (ws / "nbgrader_config.py").write_text(build.config_text(settings, code))
+    keyfile = ws / ".a3-keys.json"
+    fd = os.open(keyfile, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        json.dump({"workspace": str(ws), "kernel_env": kernel_env, "keys": keys}, f)
+    env["A3_KEYS_FILE"] = str(keyfile)
+    (ws / STAMPS).unlink(missing_ok=True)
+    (ws / "nbgrader_config.py").write_text(build.config_text(settings, KEYED_PREPROCESSORS))
     log_path = ws / ".nbgrader-output.log"
     start = time.perf_counter()
     proc = _nbgrader_context().Process(target=_autograde_child, args=(argv, str(ws), env, str(log_path)))
@@ -365,33 +371,56 @@ def _run_autograde(task, ws, notebooks, keys, base_settings, base_env, kernel_en
     return sandboxed, wall, output, timed_out, run_id
 
 
-def _cell_seconds(cell):
-    ex = cell.get("metadata", {}).get("execution", {})
+def _cell_time(cell, event):
+    """A cell's recorded execution time stamp `event` (nbclient's cell metadata) as a datetime, or None."""
     try:
-        start = datetime.fromisoformat(ex["iopub.execute_input"].replace("Z", "+00:00"))
-        end = datetime.fromisoformat(ex["shell.execute_reply"].replace("Z", "+00:00"))
-    except (KeyError, ValueError):
-        return 0.0
-    return max(0.0, (end - start).total_seconds())
+        return datetime.fromisoformat(cell.get("metadata", {}).get("execution", {})[event].replace("Z", "+00:00"))
+    except (KeyError, ValueError, AttributeError):
+        return None
 
 
-def timing(nb, wall):
-    """Where a notebook's grading time went: process+kernel start-up, setup cell, other cells, test cells."""
+def _cell_seconds(cell):
+    start, end = _cell_time(cell, "iopub.execute_input"), _cell_time(cell, "shell.execute_reply")
+    return 0.0 if start is None or end is None else max(0.0, (end - start).total_seconds())
+
+
+def _kernel_stamps(ws):
+    """{notebook: epoch seconds its kernel was asked for} that KeyedKernel noted in the last nbgrader run."""
+    try:
+        return json.loads((Path(ws) / STAMPS).read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def timing(nb, wall, kernel_asked=None):
+    """Where a notebook's grading time went: process+kernel start-up, setup cell, other cells, test cells.
+
+    Inputs:
+    - nb: the autograded notebook; wall: seconds charged to it; kernel_asked: epoch seconds when its kernel
+      was asked for (KeyedKernel), or None.
+    Returns:
+    - {"seconds", "overhead", "setup", "cells", "tests"} and, with kernel_asked, "kernel_start": seconds from
+      asking for the kernel to its first cell (part of the overhead; the rest is nbgrader's own work).
+    """
     setup = cells = tests = 0.0
-    first_code = True
+    first = None
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
         s = _cell_seconds(cell)
         meta = cell.metadata.get("nbgrader", {})
-        if first_code:
-            setup, first_code = s, False
+        if first is None:
+            setup, first = s, cell
         elif meta.get("grade") and not meta.get("solution"):
             tests += s
         else:
             cells += s
-    return {"seconds": round(wall, 3), "overhead": round(max(0.0, wall - setup - cells - tests), 3),
-            "setup": round(setup, 3), "cells": round(cells, 3), "tests": round(tests, 3)}
+    result = {"seconds": round(wall, 3), "overhead": round(max(0.0, wall - setup - cells - tests), 3),
+              "setup": round(setup, 3), "cells": round(cells, 3), "tests": round(tests, 3)}
+    began = first is not None and (_cell_time(first, "iopub.status.busy") or _cell_time(first, "iopub.execute_input"))
+    if kernel_asked is not None and began:
+        result["kernel_start"] = round(max(0.0, began.timestamp() - kernel_asked), 3)
+    return result
 
 
 def _last_error(output):
@@ -481,8 +510,9 @@ def _grade_notebooks(task, ws, todo, layout, base_settings, base_env, kernel_env
                              f"ungraded ({'time-out' if timed_out else _last_error(output)}); grading them one by one")
         cell_time = {nb: sum(_cell_seconds(c) for c in v[1].cells) for nb, v in finished.items()}
         shared = max(0.0, wall - sum(cell_time.values())) / max(1, len(finished))
+        stamps = _kernel_stamps(ws)
         for nb, (summary, graded_nb) in finished.items():
-            summary["timing"] = timing(graded_nb, cell_time[nb] + shared)
+            summary["timing"] = timing(graded_nb, cell_time[nb] + shared, stamps.get(nb))
             summary["timing"]["shared_process"] = True
             summary["sandboxed"] = sandboxed
             done[nb] = (summary, graded_nb)
@@ -501,7 +531,7 @@ def _grade_notebooks(task, ws, todo, layout, base_settings, base_env, kernel_env
             summary = _failed_summary(nb, layout, why)
             summary["timing"] = {"seconds": round(wall, 3)}
         else:
-            summary["timing"] = timing(graded_nb, wall)
+            summary["timing"] = timing(graded_nb, wall, _kernel_stamps(ws).get(nb))
         summary["sandboxed"] = sandboxed
         done[nb] = (summary, graded_nb)
     return done

@@ -109,6 +109,24 @@ def test_time_breakdown_averages_each_phase_per_notebook(tmp_path):
     assert bench.time_breakdown(tmp_path / "nowhere") == ""
 
 
+def test_fixed_costs_split_the_overhead_and_count_each_zygote_once(tmp_path):
+    """Do the fixed costs give each notebook's kernel start and nbgrader's share of its overhead, and the
+    zygotes' import time counted once per zygote (its first student)?"""
+    def state(student, resets, kernel_start):
+        return {"student": student, "zygote": {"preload_seconds": 4.0, "resets": resets, "kernels": 1},
+                "notebooks": {"nmt": {"timing": {"overhead": 1.5, "kernel_start": kernel_start}},
+                              "bert": {"timing": {}}}}
+    (tmp_path / ".state").mkdir()
+    for student, resets, ks in (("a", 0, 0.4), ("b", 1, 0.6)):
+        (tmp_path / ".state" / f"{student}.json").write_text(json.dumps(state(student, resets, ks)))
+    lines = bench.fixed_costs(tmp_path).splitlines()
+    assert lines[0].split() == ["notebook", "n", "kernel", "start"]
+    assert lines[1].split() == ["nmt", "2", "0.50"]
+    assert lines[2] == "all notebooks: overhead 1.50 s = kernel start 0.50 s + nbgrader 1.00 s"
+    assert lines[3].startswith("zygote imports: 4.0 s each, 1 zygote(s) (2.00 s per student here")
+    assert bench.fixed_costs(tmp_path / "nowhere") == ""
+
+
 def test_seeded_template_is_reused_by_grade(tmp_path, monkeypatch):
     """Does `grade` reuse the template bench seeds into OUT instead of building its own?"""
     from autograder import build, grade
