@@ -319,6 +319,16 @@ def test_students_share_the_workers_zygote(toy_graded):
     assert not list((Path(out) / ".work").glob(worker.SLOT_PREFIX + "*")), "expected the slot removed at the end"
 
 
+def test_each_notebook_records_its_kernel_start_within_its_overhead(toy_graded):
+    """Does each graded notebook's timing say how long its kernel took to start, as part of its overhead?"""
+    import json
+
+    out, _ = toy_graded
+    state = json.loads((Path(out) / ".state" / "ref.json").read_text())
+    timing = state["notebooks"]["toy"]["timing"]
+    assert 0 < timing["kernel_start"] <= timing["overhead"], timing
+
+
 def test_check_modules_come_from_the_test_cells(toy_graded):
     """Are the modules the course's test cells import checks from (toycheck here) found in the template?"""
     out, _ = toy_graded
