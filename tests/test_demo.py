@@ -37,14 +37,18 @@ def test_reference_submission_holds_the_source_solutions(samples):
         assert not any(m in cell.source for cell in sub.cells for m in SOLUTION_MARKERS)
 
 
+def provided_sources(nb):
+    """The sources of every cell that is not a solution cell."""
+    return [c.source for c in nb.cells if not c.get("metadata", {}).get("nbgrader", {}).get("solution")]
+
+
 def test_reference_submission_is_the_release_otherwise(samples):
     """Are all non-solution cells of the reference submission exactly the release's (hidden tests absent)?"""
     root, _ = samples
     for name in present():
         sub = nbformat.read(root / "subs" / "reference" / f"{name}.ipynb", as_version=4)
         rel = nbformat.read(root / "release" / f"{name}.ipynb", as_version=4)
-        keep = lambda nb: [c.source for c in nb.cells if not c.get("metadata", {}).get("nbgrader", {}).get("solution")]
-        assert keep(sub) == keep(rel)
+        assert provided_sources(sub) == provided_sources(rel)
 
 
 def test_each_wrong_student_differs_from_the_reference_in_one_cell(samples):

@@ -605,3 +605,15 @@ SCALING_MUTANTS = [
     # an index
     ("number", "scaling_choice = 3"),
 ]
+
+CATALOGUE = {  # grade id -> (correct alternatives, mutants)
+    "counterexample_w": (COUNTEREXAMPLE_CORRECT, COUNTEREXAMPLE_MUTANTS),
+    "logit_after_fgsm": (FGSM_CORRECT, FGSM_MUTANTS),
+    "logit_after_fgm": (FGM_CORRECT, FGM_MUTANTS),
+    "ridge_closed_form": (RIDGE_CORRECT, RIDGE_MUTANTS),
+    "eps_to_zero_logit": (EPS_CORRECT, EPS_MUTANTS),
+    "nqm_expected_loss": (NQM_CORRECT, NQM_MUTANTS),
+    "best_learning_rate": (BEST_LR_CORRECT, BEST_LR_MUTANTS),
+    "regimes": (REGIMES_CORRECT, REGIMES_MUTANTS),
+    "scaling_choice": (SCALING_CORRECT, SCALING_MUTANTS),
+}

@@ -1,7 +1,5 @@
 """Hidden checks of clip.ipynb, proved both ways: they pass correct solutions and fail realistic mistakes."""
-import contextlib
 import inspect
-import io
 
 import pytest
 import torch
@@ -12,6 +10,7 @@ from autograder.checks import clip as checks
 from autograder.datagen.images import IMAGES, TARGET, candidate_pool
 from autograder.reference import clip as ref
 from autograder.samples.clip import WRONG
+from tests.checks import failure, notebook_cell, run
 from tests.checks import mutants_clip as M
 
 CHECKS = {
@@ -25,29 +24,12 @@ needs_cuda = pytest.mark.gpu
 
 def cell(source, name):
     """Run `source` as a notebook cell (module __main__) and return the object it defines."""
-    namespace = {"__name__": "__main__"}
-    exec(compile(M.PRELUDE + source, f"<cell {name}>", "exec"), namespace)
-    return namespace[name]
+    return notebook_cell(M.PRELUDE, source, name)
 
 
 def reference_cell(name):
     """The reference implementation, re-defined as if typed into the notebook (with its helpers)."""
     return cell(inspect.getsource(ref), name)
-
-
-def run(check, obj, **kwargs):
-    """Call a check; return what it printed to stdout."""
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        check(obj, **kwargs)
-    return out.getvalue()
-
-
-def failure(check, obj, **kwargs):
-    """Call a check that must fail; return its one-line message."""
-    with pytest.raises(CheckFailed) as info:
-        run(check, obj, **kwargs)
-    return str(info.value)
 
 
 def cases(entries, grade_id):

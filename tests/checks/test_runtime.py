@@ -7,7 +7,6 @@ import pytest
 import torch
 
 import autograder.reference.nmt as ref
-from autograder import checks
 from autograder.checks import CheckFailed, check, pass_token, require_notebook_defined
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

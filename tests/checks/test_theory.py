@@ -1,59 +1,30 @@
 """Hidden checks of theory.ipynb, proved both ways: they pass correct answers and fail realistic mistakes."""
-import contextlib
 import inspect
-import io
 import math
 
 import numpy as np
 import pytest
 
 from autograder.assignment import GRADED
-from autograder.checks import CheckFailed
 from autograder.checks import theory as checks
 from autograder.reference import theory as ref
 from autograder.samples.theory import WRONG
+from tests.checks import failure, notebook_cell, run
 from tests.checks import mutants_theory as M
 
-CATALOGUE = {  # grade id -> (correct alternatives, mutants)
-    "counterexample_w": (M.COUNTEREXAMPLE_CORRECT, M.COUNTEREXAMPLE_MUTANTS),
-    "logit_after_fgsm": (M.FGSM_CORRECT, M.FGSM_MUTANTS),
-    "logit_after_fgm": (M.FGM_CORRECT, M.FGM_MUTANTS),
-    "ridge_closed_form": (M.RIDGE_CORRECT, M.RIDGE_MUTANTS),
-    "eps_to_zero_logit": (M.EPS_CORRECT, M.EPS_MUTANTS),
-    "nqm_expected_loss": (M.NQM_CORRECT, M.NQM_MUTANTS),
-    "best_learning_rate": (M.BEST_LR_CORRECT, M.BEST_LR_MUTANTS),
-    "regimes": (M.REGIMES_CORRECT, M.REGIMES_MUTANTS),
-    "scaling_choice": (M.SCALING_CORRECT, M.SCALING_MUTANTS),
-}
+CATALOGUE = M.CATALOGUE
 CHECKS = {grade_id: getattr(checks, f"check_{grade_id}") for grade_id in CATALOGUE}
 FUNCTIONS = [g for g in CATALOGUE if callable(getattr(ref, g))]
 
 
 def cell(source, name):
     """Run `source` as a notebook cell (module __main__) and return the object named `name` it defines."""
-    namespace = {"__name__": "__main__"}
-    exec(compile(M.PRELUDE + source, f"<cell {name}>", "exec"), namespace)
-    return namespace[name]
+    return notebook_cell(M.PRELUDE, source, name)
 
 
 def reference_cell(name):
     """The reference answer, re-defined as if typed into the notebook."""
     return cell(inspect.getsource(ref), name)
-
-
-def run(check, obj):
-    """Call a check; return what it printed to stdout."""
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        check(obj)
-    return out.getvalue()
-
-
-def failure(check, obj):
-    """Call a check that must fail; return its one-line message."""
-    with pytest.raises(CheckFailed) as info:
-        run(check, obj)
-    return str(info.value)
 
 
 def entries(which):

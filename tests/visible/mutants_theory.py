@@ -8,17 +8,7 @@ their catalogue here holds the mistakes of form.
 from tests.checks import mutants_theory as M
 from tests.visible.run import Right, Wrong
 
-_CELLS = {  # grade id -> (correct alternatives, mutants) of the hidden catalogue
-    "counterexample_w": (M.COUNTEREXAMPLE_CORRECT, M.COUNTEREXAMPLE_MUTANTS),
-    "logit_after_fgsm": (M.FGSM_CORRECT, M.FGSM_MUTANTS),
-    "logit_after_fgm": (M.FGM_CORRECT, M.FGM_MUTANTS),
-    "ridge_closed_form": (M.RIDGE_CORRECT, M.RIDGE_MUTANTS),
-    "eps_to_zero_logit": (M.EPS_CORRECT, M.EPS_MUTANTS),
-    "nqm_expected_loss": (M.NQM_CORRECT, M.NQM_MUTANTS),
-    "best_learning_rate": (M.BEST_LR_CORRECT, M.BEST_LR_MUTANTS),
-    "regimes": (M.REGIMES_CORRECT, M.REGIMES_MUTANTS),
-    "scaling_choice": (M.SCALING_CORRECT, M.SCALING_MUTANTS),
-}
+_CELLS = M.CATALOGUE
 
 
 def _source(grade_id, label, which):
