@@ -337,9 +337,9 @@ def main(argv=None):
         print(f"\nThe grading template (nbgrader generate_assignment) took {template_seconds:.1f} s once; every run "
               "below reuses it, as `grade` does on an OUT it has graded into before.")
         print(format_table(rows))
-        print(f"core-s/student: CPU seconds (user + system) of the grading process and every process under it "
-              f"(workers, nbgrader, kernels, sandboxes), per student; grading cores: those CPU seconds over the wall "
-              f"time, the cores the run itself kept busy.")
+        print("core-s/student: CPU seconds (user + system) of the grading process and every process under it "
+              "(workers, nbgrader, kernels, sandboxes), per student; grading cores: those CPU seconds over the wall "
+              "time, the cores the run itself kept busy.")
         print(f"busy cores: the whole machine's mean over the run, of {os.cpu_count()} (other programs included); the "
               "speed-up can reach at most the cores a run can use divided by the busy cores of the 1-worker run.")
         print()
