@@ -99,24 +99,34 @@ def execute(name, extra_env=None, allow_errors=False, timeout=120, extra_cells=(
     extra_env is added to (and may override) that environment; os.environ is restored afterwards.
     extra_cells (code sources) are appended to the notebook before it runs. Returns (executed notebook, wall seconds).
     """
-    import nbclient
-
     nb = nbformat.read(folder / f"{name}.ipynb", as_version=4)
     nb.cells.extend(nbformat.v4.new_code_cell(source) for source in extra_cells)
     env = {"A3_QUICK": "1", "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1",
            "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]), **(extra_env or {})}
+    return nb, run_notebook(nb, folder, env, timeout, allow_errors)
+
+
+def run_notebook(nb, cwd, env, timeout, allow_errors):
+    """Execute nb in place with nbclient in folder cwd, os.environ changed by env (None unsets) for the run.
+
+    Returns the wall seconds; os.environ is restored afterwards."""
+    import nbclient
+
     old = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
     try:
+        for k, v in env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
         client = nbclient.NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=allow_errors,
-                                         resources={"metadata": {"path": str(folder)}})
+                                         resources={"metadata": {"path": str(cwd)}})
         start = time.time()
         client.execute()
-        seconds = time.time() - start
+        return time.time() - start
     finally:
         for k, v in old.items():
             if v is None:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
-    return nb, seconds

@@ -10,9 +10,7 @@ an empty folder, the data fetched from release/a3 through A3_DATA_URL, in quick 
 not importable (students do not have it), up to the last test cell that has cases. Provided cells that
 no test cell reads (training, plots) are left out to save time; they do not change what a test cell does.
 """
-import os
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +18,7 @@ import nbformat
 
 from autograder import assignment, demo
 from autograder.paths import RELEASE, SOURCE
+from tests.notebooks import run_notebook
 
 PASSED = "visible checks passed"
 
@@ -137,8 +136,6 @@ def outcome(cell):
 
 def execute_cases(notebook, cases, release=RELEASE, timeout=300):
     """Run the student notebook of `cases`; returns ({case key: Outcome}, wall seconds)."""
-    import nbclient
-
     nb, where = student_notebook(notebook, cases, release)
     with tempfile.TemporaryDirectory(prefix="a3-visible-") as tmp:
         tmp = Path(tmp)
@@ -151,22 +148,5 @@ def execute_cases(notebook, cases, release=RELEASE, timeout=300):
         env = {"A3_QUICK": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "OMP_NUM_THREADS": "1",
                "A3_DATA_URL": Path(release).resolve().as_uri(), "A3_MODEL_CACHE": str(tmp / "no-models"),
                "PYTHONPATH": str(stub.parent), "NBGRADER_EXECUTION": None}
-        old = {k: os.environ.get(k) for k in env}
-        for k, v in env.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-        try:
-            client = nbclient.NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=True,
-                                             resources={"metadata": {"path": str(work)}})
-            start = time.time()
-            client.execute()
-            seconds = time.time() - start
-        finally:
-            for k, v in old.items():
-                if v is None:
-                    os.environ.pop(k, None)
-                else:
-                    os.environ[k] = v
+        seconds = run_notebook(nb, work, env, timeout, allow_errors=True)
     return {key: outcome(nb.cells[i]) for key, i in where.items()}, seconds
