@@ -27,14 +27,16 @@ def test_value_solution_is_the_reference(grade_id):
     """Does the notebook's answer cell set the reference value?"""
     namespace = {"np": np}
     exec(cells_by_grade_id(load("theory"))[grade_id].source, namespace)
-    assert np.array_equal(np.asarray(namespace[grade_id], dtype=object), np.asarray(getattr(ref, grade_id), dtype=object))
+    got, want = (np.asarray(value, dtype=object) for value in (namespace[grade_id], getattr(ref, grade_id)))
+    assert np.array_equal(got, want)
 
 
 def test_every_quoted_language_model_answer_has_a_cell_that_tests_it():
     """Are the three quoted answers (ℓ∞ norms, ridge with nλ, the ε derivation) each tested by a provided cell?"""
     cells = cells_by_grade_id(load("theory"))
     assert "perturbation_norms" in cells["llm_norms_claim"].source
-    assert "n_demo * lam_demo" in cells["llm_ridge_claim"].source and "objective_gradient" in cells["llm_ridge_claim"].source
+    ridge = cells["llm_ridge_claim"].source
+    assert "n_demo * lam_demo" in ridge and "objective_gradient" in ridge
     assert "eps_wrong" in cells["eps_plot"].source and "(1 + 2 * 0.1)" in cells["eps_plot"].source
 
 
@@ -58,7 +60,8 @@ def test_executes_in_quick_mode():
     assert "wrong derivation: ε = " in text
     assert "skipped" not in text, "a provided cell skipped although every graded cell works"
     pictures = sum("image/png" in o.get("data", {}) for c in nb.cells if c.cell_type == "code" for o in c.outputs)
-    assert pictures == 6, f"expected six figures (attacks, toy picture, ridge path, ε against λ, losses, steps), saw {pictures}"
+    assert pictures == 6, \
+        f"expected six figures (attacks, toy picture, ridge path, ε against λ, losses, steps), saw {pictures}"
 
 
 @pytest.mark.slow

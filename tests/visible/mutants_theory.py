@@ -52,7 +52,8 @@ WRONG = [
     *[_wrong("nqm_expected_loss", label, "nqm_expected_loss") for label in [
         "lr not squared on noise", "no batch size", "sigma not squared", "decay not squared", "mean only",
         "one sampled run", "batch squared"]],
-    *[_wrong("nqm_expected_loss", label, "after 0 steps") for label in ["no half a", "off by one", "start not squared"]],
+    *[_wrong("nqm_expected_loss", label, "after 0 steps")
+      for label in ["no half a", "off by one", "start not squared"]],
     *[_wrong("best_learning_rate", label, expect) for label, expect in [
         ("highest loss", "the lowest expected loss is at"), ("returns index", "one of lrs"),
         ("returns loss", "one of lrs"), ("batch size ignored", "batch size 64"),
