@@ -10,7 +10,6 @@ measured as a user sees them.
 Core-seconds are what scales: a course of S students needs about S x core-seconds per student of CPU,
 whatever the number of workers, so on N fully used cores it takes at least that divided by N.
 """
-import argparse
 import csv
 import json
 import os
@@ -24,8 +23,10 @@ from pathlib import Path
 import nbformat
 
 from autograder import paths
+from autograder.content import build
 from autograder.demo import reference_submission, with_cell, wrong_samples
-from autograder.scheduler import STATS_ENV
+from autograder.grading.scheduler import STATS_ENV
+from autograder import contract
 
 KINDS = ("reference", "wrong", "damaged")
 
@@ -35,7 +36,7 @@ KINDS = ("reference", "wrong", "damaged")
 def in_course_order(names):
     """Notebook names in course order (nmt, bert, clip), any others after them alphabetically."""
     names = set(names)
-    return [nb for nb in paths.NOTEBOOKS if nb in names] + sorted(names - set(paths.NOTEBOOKS))
+    return [nb for nb in contract.NOTEBOOKS if nb in names] + sorted(names - set(contract.NOTEBOOKS))
 
 
 def damage(nb):
@@ -57,7 +58,7 @@ def build_students(dest, n, release, source, wrong=None):
     - dest: folder to create (a SUBMISSIONS folder for `grade`).
     - n: number of students; kinds cycle reference, wrong, damaged.
     - release, source: folders holding the release and source notebooks.
-    - wrong: {notebook: {grade_id: cell source}} (default: autograder.samples, via autograder.demo).
+    - wrong: {notebook: {grade_id: cell source}} (default: autograder.content.samples, via autograder.demo).
     Returns:
     - list of (student, kind). A wrong student has one wrong cell per notebook (rotating through the
       samples); a damaged one has Colab names and metadata for its first notebook, the release copy
@@ -259,7 +260,7 @@ def fixed_costs(out):
 
 def feedback_seconds(out):
     """(pages, seconds) to render every feedback page of a graded OUT again (feedback.rerender)."""
-    from autograder import feedback
+    from autograder.reports import feedback
 
     start = time.perf_counter()
     pages = feedback.rerender(out)
@@ -268,7 +269,7 @@ def feedback_seconds(out):
 
 def seed_template(out, template, source):
     """Put an already built grading template into OUT's cache, stamped for `source` (see grade.ensure_template)."""
-    from autograder.grade import source_digest
+    from autograder.grading.pipeline import source_digest
 
     cache = Path(out) / ".cache" / "template"
     if cache.exists():
@@ -302,18 +303,13 @@ def score_table(out):
     return {(r["student"], r["notebook"]): (r["score"], r["status"]) for r in csv.DictReader(open(Path(out) / "grades.csv"))}
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m autograder bench", description=__doc__.splitlines()[0])
-    parser.add_argument("--students", type=int, default=6, help="synthetic students to grade (default 6)")
-    parser.add_argument("--workers", type=int, nargs="+", default=[1, 2], help="worker counts (default 1 2)")
-    parser.add_argument("--keep", type=Path, help="work in this folder and keep it (default: a temporary one)")
-    args = parser.parse_args(argv)
-    from autograder import build
-
-    work = args.keep or Path(tempfile.mkdtemp(prefix="a3-bench-"))
+def main(*, students: int = 6, workers: list[int] = (1, 2), keep: Path | None = None) -> int:
+    """`bench`: grade `students` synthetic students with each worker count and print the tables."""
+    workers = list(workers)
+    work = keep or Path(tempfile.mkdtemp(prefix="a3-bench-"))
     try:
         work.mkdir(parents=True, exist_ok=True)
-        print(f"bench: building {args.students} synthetic students in {work}", flush=True)
+        print(f"bench: building {students} synthetic students in {work}", flush=True)
         source = work / "source"  # a snapshot, so every run grades against the same notebooks
         if source.exists():
             shutil.rmtree(source)
@@ -322,17 +318,17 @@ def main(argv=None):
         template = build.template(work / "template", source)
         template_seconds = time.perf_counter() - t0
         release = template / "release"
-        students = build_students(work / "submissions", args.students, release, source)
-        kinds = {k: sum(1 for _, kind in students if kind == k) for k in KINDS}
+        made = build_students(work / "submissions", students, release, source)
+        kinds = {k: sum(1 for _, kind in made if kind == k) for k in KINDS}
         notebooks = sorted({p.name for p in release.glob("*.ipynb")})
         print(f"bench: {kinds}; notebooks: {', '.join(notebooks)}", flush=True)
         rows, scores = [], {}
-        for w in args.workers:
+        for w in workers:
             out = work / f"out-{w}"
             seed_template(out, template, source)
             print(f"bench: grading with {w} worker(s)…", flush=True)
             wall, stats, cores, cpu = grade_batch(work / "submissions", out, w, work / f"grade-{w}.log", source)
-            rows.append(row_from(w, len(students), wall, stats, cores, cpu))
+            rows.append(row_from(w, len(made), wall, stats, cores, cpu))
             scores[w] = score_table(out)
         print(f"\nThe grading template (nbgrader generate_assignment) took {template_seconds:.1f} s once; every run "
               "below reuses it, as `grade` does on an OUT it has graded into before.")
@@ -346,28 +342,28 @@ def main(argv=None):
         widest = max(rows, key=lambda r: r["workers"])  # the run closest to a course on a full machine
         print("\n".join(projection(widest["cpu"] / widest["students"], cores=(2, 16, 64))))
         print(f"(from the {widest['workers']}-worker run: more workers per core cost more core-seconds each)")
-        same = all(s == scores[args.workers[0]] for s in scores.values())
+        same = all(s == scores[workers[0]] for s in scores.values())
         print(f"\ngrades identical across worker counts: {'yes' if same else 'NO'}")
         statuses = {}
-        for score, status in scores[args.workers[0]].values():
+        for score, status in scores[workers[0]].values():
             statuses[status] = statuses.get(status, 0) + 1
         print("statuses: " + ", ".join(f"{n} {s}" for s, n in sorted(statuses.items())))
-        breakdown = time_breakdown(work / f"out-{args.workers[0]}")
+        breakdown = time_breakdown(work / f"out-{workers[0]}")
         if breakdown:
-            print(f"\nwhere the time goes with {args.workers[0]} worker(s) (mean seconds per submission):\n{breakdown}")
+            print(f"\nwhere the time goes with {workers[0]} worker(s) (mean seconds per submission):\n{breakdown}")
             print("overhead: nbgrader and the kernel's start and stop per notebook (one nbgrader process per "
                   "student, a kernel forked from the worker's zygote per notebook); setup: the setup cell; cells: "
                   "every other cell but the test cells")
-        fixed = fixed_costs(work / f"out-{args.workers[0]}")
+        fixed = fixed_costs(work / f"out-{workers[0]}")
         if fixed:
-            print(f"\nfixed costs with {args.workers[0]} worker(s) (mean seconds per submission; both are part of "
+            print(f"\nfixed costs with {workers[0]} worker(s) (mean seconds per submission; both are part of "
                   f"the overhead above):\n{fixed}")
-        pages, seconds = feedback_seconds(work / f"out-{args.workers[0]}")
-        print(f"feedback pages: {seconds / len(students):.2f} s per student ({pages} pages rendered again by "
+        pages, seconds = feedback_seconds(work / f"out-{workers[0]}")
+        print(f"feedback pages: {seconds / len(made):.2f} s per student ({pages} pages rendered again by "
               "feedback.rerender, in one process)")
         return 0 if same else 1
     finally:
-        if args.keep is None:
+        if keep is None:
             shutil.rmtree(work, ignore_errors=True)
 
 

@@ -1,10 +1,9 @@
 """The whole loop on the embedded defaults: python -m autograder demo [--out demo_out] [--workers N]
 
 build the release -> write sample submissions (the reference solution, the untouched release, and one
-student per realistic wrong answer in autograder/samples) -> grade them -> grade report -> print where
+student per realistic wrong answer in autograder/content/samples) -> grade them -> grade report -> print where
 everything is and a score table.
 """
-import argparse
 import csv
 import importlib
 import shutil
@@ -14,7 +13,10 @@ from pathlib import Path
 
 import nbformat
 
-from autograder import build, grade, paths
+from autograder.grading import pipeline
+from autograder import paths
+from autograder.content import build
+from autograder.reports import report as report_mod
 
 SOLUTION_MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
 
@@ -60,9 +62,9 @@ def with_cell(nb, grade_id, source):
 
 
 def wrong_samples(notebook):
-    """{grade_id: wrong solution cell source} from autograder/samples/<notebook>.py ({} when absent)."""
+    """{grade_id: wrong solution cell source} from autograder/content/samples/<notebook>.py ({} when absent)."""
     try:
-        return dict(importlib.import_module(f"autograder.samples.{notebook}").WRONG)
+        return dict(importlib.import_module(f"autograder.content.samples.{notebook}").WRONG)
     except ModuleNotFoundError:
         return {}
 
@@ -107,32 +109,23 @@ def score_table(out):
     return lines
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m autograder demo", description=__doc__.split("\n")[0])
-    parser.add_argument("--out", type=Path, default=paths.ROOT / "demo_out", help="demo folder (emptied)")
-    parser.add_argument("--workers", type=int, default=None, help="grading workers (default: all cores)")
-    args = parser.parse_args(argv)
+def main(*, out: Path = paths.ROOT / "demo_out", workers: int | None = None) -> int:
+    """`demo`: build, write the sample submissions into OUT, grade them, report, print where it all is."""
+    demo_dir = Path(out)
     start = time.perf_counter()
     print("1/4 building release/a3 from source/a3 ...", flush=True)
     names = build.build()
     print(f"    built {', '.join(names)}")
-    if args.out.exists():
-        shutil.rmtree(args.out)
-    subs, out = args.out / "submissions", args.out / "out"
+    if demo_dir.exists():
+        shutil.rmtree(demo_dir)
+    subs, out = demo_dir / "submissions", demo_dir / "out"
     made = write_submissions(subs)
     print(f"2/4 wrote {sum(len(v) for v in made.values())} notebooks for {len(made)} sample students into {subs}")
     print(f"3/4 grading into {out} ...", flush=True)
-    summary = grade.grade(subs, out, workers=args.workers)
-    grade.print_summary(summary, out)
-    report = None
-    try:
-        from autograder import report as report_mod
-    except ImportError:
-        print("4/4 no grade report (autograder.report not installed)")
-    else:
-        print("4/4 grade report ...", flush=True)
-        if report_mod.main([str(out)]) == 0:
-            report = out / "report.html"
+    summary = pipeline.grade(subs, out, workers=workers)
+    pipeline.print_summary(summary, out)
+    print("4/4 grade report ...", flush=True)
+    report = out / "report.html" if report_mod.main(out=out) == 0 else None
     print()
     print("\n".join(score_table(out)))
     print()

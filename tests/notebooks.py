@@ -5,9 +5,10 @@ import time
 
 import nbformat
 
-from autograder import assignment
-from autograder.assignment import GRADED, WRITTEN  # noqa: F401 - WRITTEN is read by test_notebooks
-from autograder.paths import NOTEBOOKS, ROOT, SOURCE
+from autograder import contract
+from autograder.contract import GRADED, WRITTEN  # noqa: F401 - WRITTEN is read by test_notebooks
+from autograder.contract import NOTEBOOKS
+from autograder.paths import ROOT, SOURCE
 
 NAMES = NOTEBOOKS
 SETUP_CELL = ROOT / "docs" / "setup_cell.py"
@@ -71,7 +72,7 @@ def assert_checks_passed(nb, name, except_for=()):
     """Every test cell of `name` printed `PASSED <grade_id>` (but those in except_for) and nothing on stderr."""
     cells = cells_by_grade_id(nb)
     for grade_id in GRADED[name]:
-        tid = assignment.test_cell_id(grade_id)
+        tid = contract.test_cell_id(grade_id)
         stdout, stderr = streams(cells[tid].outputs)
         assert not stderr, f"expected no stderr in {tid}, saw {stderr}"
         if grade_id not in except_for:

@@ -6,7 +6,9 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from autograder import bench, scheduler
+from autograder.grading import pipeline
+from autograder import bench
+from autograder.grading import scheduler
 
 
 def nbg(grade_id, solution=False, grade=False):
@@ -129,7 +131,7 @@ def test_fixed_costs_split_the_overhead_and_count_each_zygote_once(tmp_path):
 
 def test_seeded_template_is_reused_by_grade(tmp_path, monkeypatch):
     """Does `grade` reuse the template bench seeds into OUT instead of building its own?"""
-    from autograder import build, grade
+    from autograder.content import build
 
     _, source = toy_course(tmp_path)
     template = tmp_path / "template"
@@ -137,7 +139,7 @@ def test_seeded_template_is_reused_by_grade(tmp_path, monkeypatch):
     (template / "gradebook.db").write_text("a gradebook")
     bench.seed_template(tmp_path / "out", template, source)
     monkeypatch.setattr(build, "template", lambda *a, **k: pytest.fail("grade rebuilt the seeded template"))
-    cache = grade.ensure_template(tmp_path / "out", source)
+    cache = pipeline.ensure_template(tmp_path / "out", source)
     assert (cache / "gradebook.db").read_text() == "a gradebook"
 
 

@@ -10,7 +10,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from autograder.assignment import GRADED
+from autograder.contract import GRADED
 from autograder.paths import ROOT
 from tests.notebooks import (OBJECT, assert_checks_passed, cells_by_grade_id, code, definitions, execute, load,
                              output_text)
@@ -25,10 +25,10 @@ def test_models_named_as_in_the_spec():
 
 @pytest.mark.parametrize("grade_id", sorted(GRADED["bert"]))
 def test_solution_matches_reference(grade_id):
-    """Does the solution cell define its object exactly as autograder/reference/bert.py does (docstrings aside)?"""
+    """Does the solution cell define its object exactly as autograder/content/reference/bert.py does (docstrings aside)?"""
     source = cells_by_grade_id(load("bert"))[grade_id].source
     ours = definitions(source.replace("### BEGIN SOLUTION", "").replace("### END SOLUTION", ""))
-    reference = definitions((ROOT / "autograder" / "reference" / "bert.py").read_text())
+    reference = definitions((ROOT / "autograder" / "content" / "reference" / "bert.py").read_text())
     name = OBJECT["bert"][grade_id]
     assert list(ours) == [name], f"expected one definition {name} in the cell, saw {sorted(ours)}"
     assert ours[name] == reference[name], f"expected the {grade_id} solution to match the reference"

@@ -7,8 +7,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder import build, paths
+from autograder import paths
+from autograder.content import build
 from tests.fixtures import toy
+from autograder import contract
 
 SECRET_MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION", "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS",
                   "autograder.checks")
@@ -53,7 +55,7 @@ def test_check_cli_exits_nonzero_when_stale(toy_release, tmp_path, capsys):
     rel = tmp_path / "a3"
     shutil.copytree(toy_release, rel)
     (rel / "GENERATED.md").write_text("changed")
-    assert build.main(["--check", "--source", str(toy.TOY_SOURCE), "--release", str(rel)]) == 1
+    assert build.main(check=True, source=toy.TOY_SOURCE, release=rel) == 1
     assert "stale: GENERATED.md" in capsys.readouterr().err
 
 
@@ -110,7 +112,7 @@ def by_grade_id(nb):
     return {c.metadata["nbgrader"]["grade_id"]: c for c in nb.cells if "nbgrader" in c.get("metadata", {})}
 
 
-@pytest.mark.parametrize("name", paths.NOTEBOOKS)
+@pytest.mark.parametrize("name", contract.NOTEBOOKS)
 def test_course_release_has_no_solution_or_hidden_test_text(name):
     """Does release/a3/<nb>.ipynb lack the markers, each solution cell's solution lines and every hidden test line?"""
     if not (paths.SOURCE / f"{name}.ipynb").exists():

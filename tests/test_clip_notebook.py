@@ -5,8 +5,8 @@ import sys
 
 import pytest
 
-from autograder.assignment import GRADED
-from autograder.reference import clip as ref
+from autograder.contract import GRADED
+from autograder.content.reference import clip as ref
 from tests.notebooks import (assert_checks_passed, cells_by_grade_id, code, execute, load, nbgrader_meta,
                              output_text, streams)
 
@@ -17,7 +17,7 @@ def test_solution_cell_is_the_reference(grade_id):
     source = cells_by_grade_id(load("clip"))[grade_id].source
     solution = "\n".join(line for line in source.splitlines() if "### " not in line)
     reference = inspect.getsource(getattr(ref, grade_id)).rstrip()
-    assert solution == reference, f"expected the solution of {grade_id} to equal autograder/reference/clip.py"
+    assert solution == reference, f"expected the solution of {grade_id} to equal autograder/content/reference/clip.py"
 
 
 def test_scavenger_solution_is_the_reference_caption():

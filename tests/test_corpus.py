@@ -3,8 +3,8 @@ import re
 
 import pytest
 
-from autograder import paths
 from tests.corpus import batch
+from autograder import contract
 
 pytestmark = pytest.mark.slow
 
@@ -26,7 +26,7 @@ def test_corpus_is_large_enough(corpus):
 
 def test_no_submission_lost(corpus):
     """Does grades.csv have a row for every student x notebook of the corpus?"""
-    want = {(c.student, nb) for c in corpus["cases"] for nb in paths.NOTEBOOKS}
+    want = {(c.student, nb) for c in corpus["cases"] for nb in contract.NOTEBOOKS}
     lost = sorted(want - set(corpus["grades"]))
     assert not lost, f"expected every student x notebook in grades.csv, missing {lost}"
 
@@ -36,7 +36,7 @@ def test_every_case_gets_its_status_and_score(corpus):
     print("\n" + batch.table(corpus))
     wrong = []
     for c in corpus["cases"]:
-        for nb in paths.NOTEBOOKS:
+        for nb in contract.NOTEBOOKS:
             pattern, score = c.expect.get(nb, ("^missing", 0))
             row = corpus["grades"].get((c.student, nb))
             if row is None or not re.search(pattern, row["status"]) or float(row["score"]) != score:

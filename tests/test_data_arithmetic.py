@@ -4,7 +4,7 @@ import filecmp
 
 import pytest
 
-from autograder.datagen import arithmetic
+from autograder.content.datagen import arithmetic
 from autograder.paths import SOURCE
 
 WORD_VALUE = {word: i for i, word in enumerate(arithmetic.NUMBERS)}
@@ -80,6 +80,6 @@ def test_file_format(generated):
 
 def test_data_command_knows_the_generator():
     """Is the arithmetic generator one of those `python -m autograder data` runs?"""
-    from autograder import data
+    from autograder.content import data
 
     assert "arithmetic" in data.GENERATORS

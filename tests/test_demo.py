@@ -4,13 +4,14 @@ import csv
 import nbformat
 import pytest
 
-from autograder import assignment, build, demo, paths
+from autograder import contract, demo, paths
+from autograder.content import build
 
 SOLUTION_MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
 
 
 def present():
-    return [n for n in paths.NOTEBOOKS if (paths.SOURCE / f"{n}.ipynb").exists()]
+    return [n for n in contract.NOTEBOOKS if (paths.SOURCE / f"{n}.ipynb").exists()]
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +56,7 @@ def test_each_wrong_student_differs_from_the_reference_in_one_cell(samples):
     """Does every wrong_<id> student differ from the reference in exactly the solution cell <id>?"""
     root, made = samples
     wrong = [s for s in made if s.startswith("wrong_")]
-    assert wrong, "autograder/samples provides no WRONG answers"
+    assert wrong, "autograder/content/samples provides no WRONG answers"
     for student in wrong:
         (name,) = made[student]
         gid = student[len("wrong_"):]
@@ -67,27 +68,27 @@ def test_each_wrong_student_differs_from_the_reference_in_one_cell(samples):
 def test_samples_cover_every_graded_cell(samples):
     """Is there a wrong sample for every graded cell of every notebook that exists?"""
     _, made = samples
-    want = {g for n in present() for g in assignment.GRADED[n]}
+    want = {g for n in present() for g in contract.GRADED[n]}
     assert {s[len("wrong_"):] for s in made if s.startswith("wrong_")} == want
 
 
 @pytest.mark.slow
 def test_demo_end_to_end(tmp_path, capsys):
     """Does the demo grade the reference to full marks, the release to 0, and each wrong sample to full minus its cell?"""
-    assert demo.main(["--out", str(tmp_path / "demo")]) == 0
+    assert demo.main(out=tmp_path / "demo") == 0
     out = tmp_path / "demo" / "out"
     rows = {(r["student"], r["notebook"]): r for r in csv.DictReader(open(out / "grades.csv"))}
     # a check that cannot decide offline (scavenger caption on random weights) leaves its cell to a TA
     manual = {(r["notebook"], r["grade_id"]) for r in csv.DictReader(open(out / "grades_by_cell.csv"))
-              if r["student"] == "reference" and r["score"] == "" and r["grade_id"] in assignment.GRADED[r["notebook"]]}
+              if r["student"] == "reference" and r["score"] == "" and r["grade_id"] in contract.GRADED[r["notebook"]]}
     problems = []
     for name in present():
-        full = assignment.max_score(name) - sum(assignment.GRADED[name][g] for n, g in manual if n == name)
+        full = contract.max_score(name) - sum(contract.GRADED[name][g] for n, g in manual if n == name)
         if rows[("reference", name)]["score"] != f"{full:g}":
             problems.append(f"reference {name}: {rows[('reference', name)]}")
         if rows[("untouched", name)]["score"] != "0" or rows[("untouched", name)]["status"] != "graded":
             problems.append(f"untouched {name}: {rows[('untouched', name)]}")
-        for gid, pts in assignment.GRADED[name].items():
+        for gid, pts in contract.GRADED[name].items():
             row = rows.get((f"wrong_{gid}", name))
             lost = 0 if (name, gid) in manual else pts
             if row is None or row["score"] != f"{full - lost:g}":

@@ -1,4 +1,4 @@
-"""autograder.export: nbgrader-compatible CSV and one-row-per-student LMS CSV from OUT/grades.csv."""
+"""autograder.reports.export: nbgrader-compatible CSV and one-row-per-student LMS CSV from OUT/grades.csv."""
 import csv
 import datetime
 import os
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder import export
-from autograder.assignment import GRADED, WRITTEN, max_score, written_max_score
+from autograder.reports import export
+from autograder.contract import GRADED, WRITTEN, max_score, written_max_score
 
 # (student, notebook) -> points per grade id; a notebook left out is "missing" for that student.
 POINTS = {
@@ -157,8 +157,8 @@ def test_status_with_commas_survives_the_round_trip(tmp_path):
 
 
 def test_cli_without_grades_csv_fails_clearly(tmp_path, capsys):
-    """Does `python -m autograder.export` on an ungraded folder exit 1 with one line saying what is missing?"""
-    assert export.main([str(tmp_path)]) == 1
+    """Does `python -m autograder.reports.export` on an ungraded folder exit 1 with one line saying what is missing?"""
+    assert export.main(out=tmp_path) == 1
     err = capsys.readouterr().err.strip()
     assert "grades.csv not found" in err and len(err.splitlines()) == 1
 

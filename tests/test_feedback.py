@@ -6,7 +6,7 @@ import shutil
 import nbformat
 import pytest
 
-from autograder import feedback
+from autograder.reports import feedback
 from tests.fixtures import toy
 
 HIDDEN = ["from toycheck import check_add", "check_add(add)", "from toycheck import check_mul", "check_mul(mul)"]
@@ -62,7 +62,7 @@ def test_feedback_command_rerenders_every_page(toy_graded, tmp_path):
     copy = tmp_path / "out"
     shutil.copytree(out, copy)
     shutil.rmtree(copy / "feedback")
-    assert feedback.main([str(copy)]) == 0
+    assert feedback.main(out=copy) == 0
     pages = sorted(p.relative_to(copy / "feedback") for p in (copy / "feedback").glob("*/*.html"))
     assert [str(p) for p in pages] == [f"{s}/toy.html" for s in ("broken", "nothing", "ref", "untouched", "wrongmul")]
 

@@ -7,7 +7,8 @@ from html.parser import HTMLParser
 import nbformat
 import pytest
 
-from autograder import feedback, paths
+from autograder import paths
+from autograder.reports import feedback
 
 MESSAGE = "CheckFailed: fit_linear_log: (m, c) should be (0.5, 0.4771) for y = 3 * x**0.5, got (0, 0)"
 HIDDEN = ("BEGIN HIDDEN TESTS", "from autograder.checks", "check_fit_linear_log(", "[a3:")

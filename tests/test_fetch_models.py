@@ -3,7 +3,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import fetch_models
+from autograder.content import fetch_models
 
 REVISION = "0123456789abcdef0123456789abcdef01234567"
 
@@ -68,7 +68,7 @@ def test_load_real_clip_loads_the_cached_file_with_quickgelu(tmp_path, monkeypat
 
 def test_check_mode_reports_missing_models(tmp_path, capsys):
     """Does `fetch-models --check` on an empty cache exit 1 and name every missing model?"""
-    assert fetch_models.main(["--cache", str(tmp_path), "--check"]) == 1
+    assert fetch_models.main(cache=str(tmp_path), check=True) == 1
     err = capsys.readouterr().err
     for name in ["ViT-B-32 openai", *fetch_models.HF_MODELS]:
         assert name in err, f"expected {name} reported missing, saw {err!r}"
@@ -79,7 +79,7 @@ def test_check_mode_passes_when_everything_is_cached(tmp_path, capsys):
     plant(tmp_path, fetch_models.CLIP_REPO, fetch_models.CLIP_FILES[1])
     for repo in fetch_models.HF_MODELS:
         plant(tmp_path, repo, "config.json", b"{}")
-    assert fetch_models.main(["--cache", str(tmp_path), "--check"]) == 0
+    assert fetch_models.main(cache=str(tmp_path), check=True) == 0
     out = capsys.readouterr().out
     assert f"export A3_MODEL_CACHE={tmp_path.resolve()} HF_HUB_CACHE={tmp_path.resolve()} HF_HUB_OFFLINE=1" in out
 
@@ -102,7 +102,7 @@ def test_fetch_downloads_every_model_into_the_cache(tmp_path, monkeypatch):
     monkeypatch.setattr(huggingface_hub, "hf_hub_download", fake_file)
     monkeypatch.setattr(huggingface_hub, "snapshot_download", fake_snapshot)
     cache = str(tmp_path.resolve())
-    assert fetch_models.main(["--cache", cache]) == 0
+    assert fetch_models.main(cache=cache) == 0
     assert requested == [(fetch_models.CLIP_REPO, "open_clip_model.safetensors", cache),
                          ("tbs17/MathBERT", "*", cache), ("vinai/bertweet-base", "*", cache)]
 
@@ -122,6 +122,6 @@ def test_fetch_falls_back_to_the_bin_checkpoint(tmp_path, monkeypatch):
 
 def test_command_is_registered():
     """Is fetch-models a command of python -m autograder?"""
-    from autograder.__main__ import COMMANDS
+    from autograder.cli import COMMANDS
 
-    assert COMMANDS["fetch-models"][0] == "autograder.fetch_models"
+    assert COMMANDS["fetch-models"][0] == "autograder.content.fetch_models"

@@ -12,7 +12,8 @@ import urllib.request
 import nbformat
 import pytest
 
-from autograder import feedback, formgrader, grade
+from autograder.grading import pipeline
+from autograder.reports import feedback, formgrader
 from tests.fixtures import toy
 from tests.test_reader_safe import MARK, MARKDOWN_PAYLOADS, OUTPUT_PAYLOADS
 
@@ -53,7 +54,7 @@ def server(tmp_path_factory):
     nb = nbformat.read(rel / "toy.ipynb", as_version=4)
     subs = toy.write_students(root / "subs", rel, {"ann": hostile_submission(nb)})
     out = root / "out"
-    grade.grade(subs, out, workers=1, source=toy.TOY_SOURCE, ingest_fn=grade.plain_ingest)
+    pipeline.grade(subs, out, workers=1, source=toy.TOY_SOURCE, ingest_fn=pipeline.plain_ingest)
     env = formgrader.prepare(out, source=toy.TOY_SOURCE)
     port = free_port()
     proc = subprocess.Popen(formgrader.command(out, port, browser=False, token=TOKEN), cwd=out, env=env,
@@ -181,7 +182,7 @@ def test_a_hand_grade_entered_in_formgrader_reaches_grades_csv(server, grading_v
             break
         time.sleep(0.25)
     assert saved == (1, "Nicely put."), f"formgrader saved {saved}"
-    assert feedback.main([str(out)]) == 0
+    assert feedback.main(out=out) == 0
     with open(out / "grades.csv", newline="") as f:
         (row,) = list(csv.DictReader(f))
     assert (row["written_score"], row["written_max_score"], row["ungraded"]) == ("1", "1", "")
@@ -190,6 +191,6 @@ def test_a_hand_grade_entered_in_formgrader_reaches_grades_csv(server, grading_v
 
 def test_formgrader_on_an_ungraded_folder_fails_clearly(tmp_path, capsys):
     """Does `python -m autograder formgrader` on a folder without a gradebook exit 1 with one clear line?"""
-    assert formgrader.main([str(tmp_path)]) == 1
+    assert formgrader.main(out=tmp_path) == 1
     err = capsys.readouterr().err.strip()
     assert "gradebook.db not found: grade first" in err and len(err.splitlines()) == 1

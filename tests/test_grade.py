@@ -6,9 +6,12 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder import grade, paths, worker
+from autograder.grading import pipeline
+from autograder import paths
+from autograder.grading import worker
 from autograder.checks import pass_token
 from tests.fixtures import toy
+from autograder import contract
 
 
 def rows(path):
@@ -89,7 +92,7 @@ def test_course_gradebook_holds_merged_scores(toy_graded):
 
     out, _ = toy_graded
     with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:
-        got = {s: gb.find_submission(paths.ASSIGNMENT, s).score for s in ("ref", "untouched", "wrongmul")}
+        got = {s: gb.find_submission(contract.ASSIGNMENT, s).score for s in ("ref", "untouched", "wrongmul")}
     assert got == {"ref": 3.0, "untouched": 0.0, "wrongmul": 1.0}
 
 
@@ -99,7 +102,7 @@ def test_rerun_skips_graded_students_without_duplicates(toy_graded, tmp_path):
     subs = tmp_path / "subs"
     shutil.copytree(out.parent / "toy_subs", subs)
     before = (out / "grades.csv").read_text()
-    summary = grade.grade(subs, out, workers=1, source=toy.TOY_SOURCE, ingest_fn=grade.plain_ingest)
+    summary = pipeline.grade(subs, out, workers=1, source=toy.TOY_SOURCE, ingest_fn=pipeline.plain_ingest)
     assert set(summary["skipped"]) == {"ref", "untouched", "wrongmul", "nothing", "broken"}
     assert summary["graded"] == []
     assert (out / "grades.csv").read_text() == before
@@ -111,12 +114,12 @@ def test_force_regrades(tmp_path):
     nb = nbformat.read(rel / "toy.ipynb", as_version=4)
     subs = toy.write_students(tmp_path / "subs", rel, {"alice": toy.fill(nb, toy.RIGHT)})
     out = tmp_path / "out"
-    grade.grade(subs, out, workers=1, source=toy.TOY_SOURCE, ingest_fn=grade.plain_ingest)
+    pipeline.grade(subs, out, workers=1, source=toy.TOY_SOURCE, ingest_fn=pipeline.plain_ingest)
     # alice resubmits a wrong mul; without --force the old grade stays, with --force it is replaced
     toy.write_students(subs, rel, {"alice": toy.fill(nb, dict(toy.RIGHT, mul=toy.WRONG_MUL))})
-    kept = grade.grade(subs, out, workers=1, source=toy.TOY_SOURCE, ingest_fn=grade.plain_ingest)
+    kept = pipeline.grade(subs, out, workers=1, source=toy.TOY_SOURCE, ingest_fn=pipeline.plain_ingest)
     assert kept["skipped"] == ["alice"] and scores(out)[("alice", "toy")]["score"] == "3"
-    redone = grade.grade(subs, out, workers=1, source=toy.TOY_SOURCE, ingest_fn=grade.plain_ingest, force=True)
+    redone = pipeline.grade(subs, out, workers=1, source=toy.TOY_SOURCE, ingest_fn=pipeline.plain_ingest, force=True)
     assert redone["graded"] == ["alice"]
     assert len(rows(out / "grades.csv")) == 1 and scores(out)[("alice", "toy")]["score"] == "1"
 
@@ -127,14 +130,14 @@ def test_students_with_most_notebooks_are_started_first(tmp_path, monkeypatch):
     nb = nbformat.read(rel / "toy.ipynb", as_version=4)
     subs = toy.write_students(tmp_path / "subs", rel, {"anna": None, "bob": None, "zoe": toy.fill(nb, toy.RIGHT)})
     started = []
-    real_run = grade.scheduler.run
+    real_run = pipeline.scheduler.run
 
     def spy(tasks, fn, **kwargs):
         started.extend(t.student for t in tasks)
         return real_run(tasks, fn, **kwargs)
 
-    monkeypatch.setattr(grade.scheduler, "run", spy)
-    summary = grade.grade(subs, tmp_path / "out", workers=1, source=toy.TOY_SOURCE, ingest_fn=grade.plain_ingest)
+    monkeypatch.setattr(pipeline.scheduler, "run", spy)
+    summary = pipeline.grade(subs, tmp_path / "out", workers=1, source=toy.TOY_SOURCE, ingest_fn=pipeline.plain_ingest)
     assert started == ["zoe", "anna", "bob"], f"expected zoe (one notebook) before the empty ones, saw {started}"
     assert summary["graded"] == ["anna", "bob", "zoe"]
 
@@ -146,14 +149,14 @@ def test_run_past_the_notebook_time_limit_is_stopped_with_a_reason(tmp_path):
     slow = dict(toy.RIGHT, add="import time\ntime.sleep(120)\n" + toy.RIGHT["add"])
     subs = toy.write_students(tmp_path / "subs", rel, {"slow": toy.fill(nb, slow)})
     out = tmp_path / "out"
-    grade.grade(subs, out, workers=1, source=toy.TOY_SOURCE, ingest_fn=grade.plain_ingest, notebook_timeout=8)
+    pipeline.grade(subs, out, workers=1, source=toy.TOY_SOURCE, ingest_fn=pipeline.plain_ingest, notebook_timeout=8)
     row = scores(out)[("slow", "toy")]
     assert row["status"] == "notebook ran past 8 s and was stopped" and row["score"] == "0", f"saw {row}"
 
 
 def test_cli_grades_into_out(tmp_path):
     """Does `python -m autograder grade SUBMISSIONS --out OUT` exit 0 and write both CSVs?"""
-    from autograder.__main__ import main
+    from autograder.cli import main
 
     rel = toy.release(tmp_path.parent)
     subs = toy.write_students(tmp_path / "subs", rel, {"bob": None})
@@ -232,7 +235,8 @@ def test_missing_test_cell_scores_zero():
 @pytest.fixture(scope="module")
 def nmt_graded(tmp_path_factory):
     """reference, untouched release and one wrong cell of the real nmt.ipynb, graded in one batch."""
-    from autograder import build, demo
+    from autograder import demo
+    from autograder.content import build
 
     if not (paths.SOURCE / "nmt.ipynb").exists():
         pytest.fail("source/a3/nmt.ipynb is missing")
@@ -247,7 +251,7 @@ def nmt_graded(tmp_path_factory):
         (subs / student).mkdir(parents=True)
         nbformat.write(nb, subs / student / "nmt.ipynb")
     out = root / "out"
-    grade.grade(subs, out, workers=2)
+    pipeline.grade(subs, out, workers=2)
     return out, wrong_id
 
 
@@ -282,7 +286,7 @@ def test_one_process_grades_several_notebooks_each_under_its_own_key(tmp_path):
     shutil.copytree(toy.TOY_SOURCE, source)
     shutil.copy(source / "toy.ipynb", source / "toy2.ipynb")
     out = tmp_path / "out"
-    from autograder import build
+    from autograder.content import build
 
     build.build(source, tmp_path / "release")
     rel = nbformat.read(tmp_path / "release" / "toy.ipynb", as_version=4)
@@ -290,7 +294,7 @@ def test_one_process_grades_several_notebooks_each_under_its_own_key(tmp_path):
     subs.mkdir(parents=True)
     for name in ("toy", "toy2"):
         nbformat.write(toy.fill(rel, toy.RIGHT), subs / f"{name}.ipynb")
-    grade.grade(subs.parent, out, workers=1, source=source, ingest_fn=grade.plain_ingest)
+    pipeline.grade(subs.parent, out, workers=1, source=source, ingest_fn=pipeline.plain_ingest)
     got = scores(out)
     assert [(got[("dana", n)]["score"], got[("dana", n)]["status"]) for n in ("toy", "toy2")] == [("3", "graded")] * 2
     assert "RETRY" not in (out / "grading.log").read_text()  # both came from the shared run

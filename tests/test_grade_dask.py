@@ -7,7 +7,8 @@ import time
 
 import pytest
 
-from autograder import grade, scheduler
+from autograder.grading import pipeline
+from autograder.grading import scheduler
 from tests.fixtures import toy
 from tests.test_scheduler import cluster  # noqa: F401  (module fixture: dask scheduler + 2 workers)
 
@@ -54,8 +55,8 @@ def address(cluster):  # noqa: F811
 def test_grading_through_an_existing_scheduler(toy_students, address, tmp_path):
     """Does grading on an existing two-worker cluster give every student's right grade, using both workers?"""
     out = tmp_path / "out"
-    summary = grade.grade(toy_students, out, scheduler_address=address, source=toy.TOY_SOURCE,
-                          ingest_fn=grade.plain_ingest)
+    summary = pipeline.grade(toy_students, out, scheduler_address=address, source=toy.TOY_SOURCE,
+                          ingest_fn=pipeline.plain_ingest)
     stats = scheduler.last_stats
     assert (stats.mode, stats.n_workers, stats.n_tasks) == ("scheduler", 2, 4)
     assert len(stats.workers) == 2, f"expected both workers to grade, saw {[vars(w) for w in stats.workers.values()]}"
@@ -85,7 +86,7 @@ def test_worker_killed_mid_grade_loses_and_duplicates_nothing(toy_students, addr
 
     killer = threading.Thread(target=kill_when_grading, daemon=True)
     killer.start()
-    grade.grade(toy_students, out, scheduler_address=address, source=toy.TOY_SOURCE, ingest_fn=grade.plain_ingest)
+    pipeline.grade(toy_students, out, scheduler_address=address, source=toy.TOY_SOURCE, ingest_fn=pipeline.plain_ingest)
     killer.join()
     assert killed.is_set(), "the test never saw grading start, so no worker was killed"
     assert_graded_correctly(out)
@@ -95,6 +96,6 @@ def test_worker_killed_mid_grade_loses_and_duplicates_nothing(toy_students, addr
 def test_local_two_worker_cluster_grades_correctly(toy_students, tmp_path):
     """Does `grade --workers 2` (a local cluster started by run) give every student's right grade?"""
     out = tmp_path / "out"
-    grade.grade(toy_students, out, workers=2, source=toy.TOY_SOURCE, ingest_fn=grade.plain_ingest)
+    pipeline.grade(toy_students, out, workers=2, source=toy.TOY_SOURCE, ingest_fn=pipeline.plain_ingest)
     assert scheduler.last_stats.mode == "local-cluster" and scheduler.last_stats.n_workers == 2
     assert_graded_correctly(out)

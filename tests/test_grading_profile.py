@@ -8,7 +8,8 @@ import nbclient
 import nbformat
 import pytest
 
-from autograder import build, demo, paths
+from autograder import demo, paths
+from autograder.content import build
 from tests.notebooks import SETUP_CELL
 
 NOTEBOOKS = build.notebooks_in(paths.RELEASE)
@@ -16,7 +17,7 @@ NOTEBOOKS = build.notebooks_in(paths.RELEASE)
 SUBMISSIONS = [(nb, student) for nb in NOTEBOOKS
                for student in ["reference", "untouched"] + [f"wrong_{gid}" for gid in sorted(demo.wrong_samples(nb))]]
 QUICK_ENV = {"A3_QUICK": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
-             "OMP_NUM_THREADS": "1", "MPLBACKEND": "module://autograder.nofigures",
+             "OMP_NUM_THREADS": "1", "MPLBACKEND": "module://autograder.sandbox.nofigures",
              "PYTHONPATH": os.pathsep.join([str(paths.ROOT), os.environ.get("PYTHONPATH", "")])}
 
 

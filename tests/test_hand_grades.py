@@ -2,8 +2,9 @@
 import nbformat
 import pytest
 
-from autograder import grade, paths
 from tests.fixtures import toy
+from autograder.grading import pipeline
+from autograder import contract
 
 
 def enter_hand_grade(out, student, score, comment):
@@ -11,8 +12,8 @@ def enter_hand_grade(out, student, score, comment):
     from nbgrader.api import Gradebook
 
     with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:
-        gb.find_grade("written_toy", "toy", paths.ASSIGNMENT, student).manual_score = score
-        gb.find_comment("written_toy", "toy", paths.ASSIGNMENT, student).manual_comment = comment
+        gb.find_grade("written_toy", "toy", contract.ASSIGNMENT, student).manual_score = score
+        gb.find_comment("written_toy", "toy", contract.ASSIGNMENT, student).manual_comment = comment
         gb.db.commit()
 
 
@@ -20,8 +21,8 @@ def hand_grade(out, student):
     from nbgrader.api import Gradebook
 
     with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:
-        g = gb.find_grade("written_toy", "toy", paths.ASSIGNMENT, student)
-        c = gb.find_comment("written_toy", "toy", paths.ASSIGNMENT, student)
+        g = gb.find_grade("written_toy", "toy", contract.ASSIGNMENT, student)
+        c = gb.find_comment("written_toy", "toy", contract.ASSIGNMENT, student)
         return g.manual_score, c.manual_comment
 
 
@@ -34,12 +35,12 @@ def regraded(tmp_path_factory):
     answered = toy.fill(nb, dict(toy.RIGHT, written_toy="Counting does not depend on order."))
     subs = toy.write_students(root / "subs", rel, {"same": answered, "changed": answered})
     out = root / "out"
-    kwargs = dict(workers=1, source=toy.TOY_SOURCE, ingest_fn=grade.plain_ingest)
-    grade.grade(subs, out, **kwargs)
+    kwargs = dict(workers=1, source=toy.TOY_SOURCE, ingest_fn=pipeline.plain_ingest)
+    pipeline.grade(subs, out, **kwargs)
     enter_hand_grade(out, "same", 1.0, "Clear and right.")
     enter_hand_grade(out, "changed", 0.5, "Half right.")
     toy.write_students(subs, rel, {"changed": toy.fill(nb, dict(toy.RIGHT, written_toy="Because I say so."))})
-    grade.grade(subs, out, force=True, **kwargs)
+    pipeline.grade(subs, out, force=True, **kwargs)
     return out
 
 
@@ -62,7 +63,7 @@ def test_log_says_what_was_kept_and_what_was_not(regraded):
 
 def test_hand_grades_reach_grades_csv(regraded):
     """Does grades.csv carry the kept hand grade, and list the answer still waiting for a TA as ungraded?"""
-    from autograder.results import Results
+    from autograder.records import Results
 
     Results(regraded).write_csvs()
     rows = {r["student"]: r for r in toy_rows(regraded / "grades.csv")}
@@ -82,9 +83,9 @@ def toy_rows(path):
 def test_feedback_command_shows_hand_grades_and_comments(regraded):
     """After `feedback OUT`, does a student's page show the TA's score and comment and a total that is final,
     while the page of an answer still waiting says it is provisional?"""
-    from autograder import feedback
+    from autograder.reports import feedback
 
-    assert feedback.main([str(regraded)]) == 0
+    assert feedback.main(out=regraded) == 0
     same = (regraded / "feedback" / "same" / "toy.html").read_text()
     assert "1 / 1" in same and "Clear and right." in same and "Total so far: 4" in same
     assert "provisional" not in same
@@ -95,7 +96,7 @@ def test_feedback_command_shows_hand_grades_and_comments(regraded):
 def test_index_lists_every_page_with_what_needs_attention(regraded):
     """Does OUT/feedback/index.html link every student's page and list the one with an answer to grade
     under "needs attention"?"""
-    from autograder import feedback
+    from autograder.reports import feedback
 
     page = feedback.write_index(regraded).read_text()
     assert 'href="same/toy.html"' in page and 'href="changed/toy.html"' in page

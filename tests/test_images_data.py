@@ -5,7 +5,7 @@ import filecmp
 import numpy as np
 from PIL import Image
 
-from autograder.datagen import images
+from autograder.content.datagen import images
 from autograder.paths import IMAGES
 
 

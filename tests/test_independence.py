@@ -10,13 +10,16 @@ import csv
 import nbformat
 import pytest
 
-from autograder import build, demo, grade, paths
-from autograder.assignment import GRADED
+from autograder.grading import pipeline
+from autograder import demo, paths
+from autograder.content import build
+from autograder.contract import GRADED
 from tests.notebooks import OBJECT
+from autograder import contract
 
 pytestmark = pytest.mark.slow
 
-NOTEBOOKS = paths.NOTEBOOKS
+NOTEBOOKS = contract.NOTEBOOKS
 VALUES = {"scavenger_caption", "counterexample_w", "regimes", "scaling_choice"}  # answers, not callables
 
 
@@ -68,7 +71,7 @@ def matrix(tmp_path_factory):
             nbformat.write(demo.with_cell(reference_nb, grade_id, source), subs / student / f"{notebook}.ipynb")
             cases[(student, notebook)] = (variant, grade_id)
     out = root / "out"
-    grade.grade(subs, out, workers=2)
+    pipeline.grade(subs, out, workers=2)
     with open(out / "grades_by_cell.csv", newline="") as f:
         # no score: the student has no such notebook, or the cell waits for a person (scavenger caption offline)
         cells = {(r["student"], r["notebook"], r["grade_id"]): float(r["score"]) if r["score"] else None

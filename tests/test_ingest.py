@@ -8,7 +8,9 @@ import nbformat
 import pytest
 from nbgrader.nbgraderformat import MetadataValidator
 
-from autograder import assignment, build, ingest, paths
+from autograder import contract, paths
+from autograder.content import build
+from autograder.grading import ingest
 from tests.corpus import make_corpus as mc
 
 
@@ -72,8 +74,8 @@ def test_one_submission_per_student_and_notebook(tmp_path, release_dir, rel, src
     """Does every student get exactly one Submission per notebook, missing ones included?"""
     subs = run(tmp_path, {"alice/nmt.ipynb": mc.solved(rel, src), "bob/README.txt": "nothing"}, release_dir)
     got = sorted((s.student, s.notebook, s.status.split(" ")[0]) for s in subs)
-    want = sorted([("alice", nb, "ok" if nb == "nmt" else "missing") for nb in paths.NOTEBOOKS]
-                  + [("bob", nb, "missing") for nb in paths.NOTEBOOKS])
+    want = sorted([("alice", nb, "ok" if nb == "nmt" else "missing") for nb in contract.NOTEBOOKS]
+                  + [("bob", nb, "missing") for nb in contract.NOTEBOOKS])
     assert got == want, f"expected {want}, got {got}"
 
 
@@ -205,7 +207,7 @@ def test_deleted_test_cells_restored_after_their_solution(tmp_path, release_dir,
     mc.drop_test_cells(nb)
     s = one(run(tmp_path, {"alice/nmt.ipynb": nb}, release_dir), "alice")
     order = graded_ids(nbformat.read(s.path, as_version=4))
-    for grade_id in assignment.GRADED["nmt"]:
+    for grade_id in contract.GRADED["nmt"]:
         assert order.index(f"test_{grade_id}") == order.index(grade_id) + 1, f"test_{grade_id} misplaced: {order}"
     assert "restored deleted test cell 'test_fit_linear_log'" in s.repairs, f"got {s.repairs}"
 

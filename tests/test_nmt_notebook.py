@@ -3,7 +3,7 @@ import sys
 
 import pytest
 
-from autograder.assignment import GRADED
+from autograder.contract import GRADED
 from autograder.paths import ROOT
 from tests.notebooks import assert_checks_passed, cells_by_grade_id, definitions, execute, load, output_text
 
@@ -26,10 +26,10 @@ def test_executes_in_quick_mode():
 
 @pytest.mark.parametrize("grade_id", sorted(GRADED["nmt"]))
 def test_solution_matches_reference(grade_id):
-    """Does the solution cell define its object exactly as autograder/reference/nmt.py does (docstrings aside)?"""
+    """Does the solution cell define its object exactly as autograder/content/reference/nmt.py does (docstrings aside)?"""
     source = cells_by_grade_id(load("nmt"))[grade_id].source
     ours = definitions(source.replace("### BEGIN SOLUTION", "").replace("### END SOLUTION", ""))
-    reference = definitions((ROOT / "autograder" / "reference" / "nmt.py").read_text())
+    reference = definitions((ROOT / "autograder" / "content" / "reference" / "nmt.py").read_text())
     assert len(ours) == 1, f"expected one definition in the {grade_id} cell, saw {sorted(ours)}"
     (name, dump), = ours.items()
     assert name in reference, f"expected {name} in the reference module"

@@ -5,7 +5,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from autograder import nofigures
+from autograder.sandbox import nofigures
 from autograder.paths import ROOT
 
 CELLS = [
@@ -21,7 +21,7 @@ CELLS = [
 def executed():
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(src) for src in CELLS]
-    env = dict(os.environ, MPLBACKEND="module://autograder.nofigures", PYTHONPATH=str(ROOT))
+    env = dict(os.environ, MPLBACKEND="module://autograder.sandbox.nofigures", PYTHONPATH=str(ROOT))
     NotebookClient(nb, kernel_name="python3", timeout=60).execute(env=env)
     return nb
 

@@ -7,9 +7,9 @@ import re
 import nbformat
 import pytest
 
-from autograder import assignment
+from autograder import contract
 from autograder.paths import RELEASE
-from autograder.assignment import GRADED
+from autograder.contract import GRADED
 from tests.notebooks import NAMES, OBJECT, SETUP_CELL, WRITTEN, cells_by_grade_id, code, load, nbgrader_meta
 
 each_notebook = pytest.mark.parametrize("name", NAMES)
@@ -55,7 +55,7 @@ def test_graded_cell_pair(name, grade_id, points):
     sol = nbgrader_meta(cells[grade_id])
     assert (sol["solution"], sol["grade"], sol["locked"]) == (True, False, False), f"{grade_id}: saw metadata {sol}"
     assert "### BEGIN SOLUTION" in cells[grade_id].source and "### END SOLUTION" in cells[grade_id].source
-    tid = assignment.test_cell_id(grade_id)
+    tid = contract.test_cell_id(grade_id)
     assert tid in cells, f"expected a test cell {tid!r}"
     meta = nbgrader_meta(cells[tid])
     assert (meta["grade"], meta["solution"], meta["locked"]) == (True, False, True), f"{tid}: saw metadata {meta}"
@@ -66,7 +66,7 @@ def test_graded_cell_pair(name, grade_id, points):
 def test_hidden_region_only_calls_its_check(name, grade_id):
     """Does the test cell's hidden region import check_<grade_id> and call it on the graded object, and nothing
     else, after the visible asserts?"""
-    tid = assignment.test_cell_id(grade_id)
+    tid = contract.test_cell_id(grade_id)
     source = cells_by_grade_id(load(name))[tid].source
     visible, _, rest = source.partition("### BEGIN HIDDEN TESTS\n")
     hidden, _, after = rest.partition("### END HIDDEN TESTS")
@@ -84,7 +84,7 @@ def test_grade_ids_unique_and_only_contract_cells_graded(name):
     ids = [nbgrader_meta(c)["grade_id"] for c in nb.cells if "grade_id" in nbgrader_meta(c)]
     assert len(ids) == len(set(ids)), f"expected unique grade ids, saw duplicates {sorted({i for i in ids if ids.count(i) > 1})}"
     graded = {nbgrader_meta(c)["grade_id"] for c in nb.cells if nbgrader_meta(c).get("grade")}
-    want = {assignment.test_cell_id(g) for g in GRADED[name]} | set(WRITTEN[name])
+    want = {contract.test_cell_id(g) for g in GRADED[name]} | set(WRITTEN[name])
     assert graded == want, f"expected graded cells {sorted(want)}, saw {sorted(graded)}"
 
 

@@ -3,7 +3,7 @@ import re
 
 import pytest
 
-from autograder.datagen import piglatin
+from autograder.content.datagen import piglatin
 from autograder.paths import DATA
 
 SMALL = DATA / "pig_latin_small.txt"

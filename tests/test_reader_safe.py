@@ -6,7 +6,7 @@ import nbformat
 import pytest
 from nbconvert import HTMLExporter
 
-from autograder import feedback
+from autograder.reports import feedback
 from tests.test_feedback_render import rendered_text
 
 # Each payload marks the page's <body> when it runs; a page that stays unmarked ran none of them.

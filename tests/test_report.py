@@ -1,4 +1,4 @@
-"""autograder.report: the tables behind the grade report, and the report notebook rendered to HTML."""
+"""autograder.reports.report: the tables behind the grade report, and the report notebook rendered to HTML."""
 import csv
 import json
 import re
@@ -7,8 +7,8 @@ import nbformat
 import pandas as pd
 import pytest
 
-from autograder import report
-from autograder.assignment import GRADED, max_score
+from autograder.reports import report
+from autograder.contract import GRADED, max_score
 
 
 def write_csv(path, rows):
@@ -183,7 +183,7 @@ def test_report_notebook_is_committed_without_outputs():
 def test_report_renders_plots_and_tables_to_html(tmp_path):
     """Does `report OUT` write report.html with its six plots, the worst check first and no code?"""
     out = make_out(tmp_path / "out")
-    assert report.main([str(out)]) == 0
+    assert report.main(out=out) == 0
     html = (out / "report.html").read_text()
     # scores, check failure rates, grading times, where the time goes, hand grading, repairs and failures
     assert len(re.findall(r"<img [^>]*src=\"data:image/png", html)) == 7
@@ -207,7 +207,7 @@ def test_report_survives_a_run_without_timings_or_repairs(tmp_path):
 
 def test_report_without_grades_fails_clearly(tmp_path, capsys):
     """Does `report` on an ungraded folder exit 1 with one line, without starting a kernel?"""
-    assert report.main([str(tmp_path)]) == 1
+    assert report.main(out=tmp_path) == 1
     err = capsys.readouterr().err.strip()
     assert "grades.csv not found" in err and len(err.splitlines()) == 1
 

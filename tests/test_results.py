@@ -3,9 +3,9 @@ import csv
 
 import pytest
 
-from autograder import paths
-from autograder.results import Results, failure_result
+from autograder.records import Results, failure_result
 from tests.fixtures import toy
+from autograder import contract
 
 LAYOUT = {"nmt": {"tests": {"test_a": 1.0, "test_b": 2.0}, "manual": {}},
           "bert": {"tests": {"test_c": 1.0}, "manual": {}}}
@@ -115,5 +115,5 @@ def test_merging_a_shard_twice_keeps_one_submission(toy_graded, tmp_path):
     res.merge_shard("wrongmul", shard)
     res.merge_shard("wrongmul", shard)
     with Gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}") as gb:
-        subs = gb.assignment_submissions(paths.ASSIGNMENT)
+        subs = gb.assignment_submissions(contract.ASSIGNMENT)
         assert [(s.student.id, s.score) for s in subs] == [("wrongmul", 1.0)]

@@ -9,9 +9,11 @@ from jupyter_client.manager import KernelManager
 from nbclient import NotebookClient
 from traitlets.config import Config
 
-from autograder import sandbox, zygote
+from autograder.sandbox import zygote
 from autograder.checks import pass_token
 from autograder.paths import ROOT, SOURCE
+from autograder.sandbox import bwrap, launcher, limits
+from autograder.grading.execute import ResilientExecute
 
 KEY = "sandbox-test-key"
 KERNEL_ENV = {"NBGRADER_EXECUTION": "autograde"}  # the kernelspec's variables (the key is added per kernel)
@@ -34,7 +36,7 @@ PROBES = {  # name -> cell source; each test below reads one cell's output
     "dns": "try:\n    socket.getaddrinfo('pypi.org', 443)\n    print('resolved')\n"
            "except OSError as e:\n    print(type(e).__name__)",
     "torch": "import torch\nprint(torch.ones(3).sum().item())",
-    "no_source": "import inspect, autograder.reference.nmt as ref\ntry:\n    inspect.getsource(ref)\n"
+    "no_source": "import inspect, autograder.content.reference.nmt as ref\ntry:\n    inspect.getsource(ref)\n"
                  "    print('source visible')\nexcept (OSError, TypeError):\n    print('no source')",
     "memory": "try:\n    x = bytearray(64 * 2**30)\n    print('allocated')\n"
               "except MemoryError:\n    print('MemoryError')",
@@ -65,7 +67,7 @@ def start_zygote(ws):
 def execute(ws, cwd, sources, timeout=60, client_class=NotebookClient, key=KEY, uninstall=True):
     """Run `sources` as a notebook in `cwd` with the kernel install_kernel(ws) made; returns the cells.
     uninstall=False keeps the kernels' runtime folder, as the worker does between a student's notebooks."""
-    info = sandbox.install_kernel(ws, dict(KERNEL_ENV, A3_CHECK_KEY=key))
+    info = launcher.install_kernel(ws, dict(KERNEL_ENV, A3_CHECK_KEY=key))
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
     config = Config(info["config"])
     with pytest.MonkeyPatch.context() as mp:
@@ -80,7 +82,7 @@ def execute(ws, cwd, sources, timeout=60, client_class=NotebookClient, key=KEY, 
             client_class(timeout=timeout, kernel_name=info["kernel_name"], config=config).preprocess(
                 nb, {"metadata": {"path": str(cwd)}})
     if uninstall:
-        sandbox.uninstall_kernel(ws)
+        launcher.uninstall_kernel(ws)
     return nb.cells
 
 
@@ -97,12 +99,12 @@ def workspace(root, student):
 def probed(request, tmp_path_factory):
     """Every probe cell, executed once in the sandbox, by a kernel started on its own ("direct") or forked
     by the student's zygote ("zygote"); also the workspace and its event log."""
-    assert sandbox.available(), "bubblewrap must be installed (./setup.sh installs the Debian package)"
+    assert bwrap.available(), "bubblewrap must be installed (./setup.sh installs the Debian package)"
     root = tmp_path_factory.mktemp("out")
     ws, cwd = workspace(root, "alice")
     other, _ = workspace(root, "bob")
     hidden = [str(ws / "gradebook.db"), str(other / "gradebook.db"), str(SOURCE / "nmt.ipynb"),
-              str(ROOT / "autograder" / "reference" / "nmt.py"), os.path.expanduser("~/.bashrc"),
+              str(ROOT / "autograder" / "content" / "reference" / "nmt.py"), os.path.expanduser("~/.bashrc"),
               str(zygote.socket_path(ws))]
     sources = dict(PROBES, hidden=PROBES["hidden"].format(paths=hidden))
     with pytest.MonkeyPatch.context() as mp:
@@ -115,13 +117,13 @@ def probed(request, tmp_path_factory):
         finally:
             if zyg is not None:
                 zyg.stop()
-    return {"cells": dict(zip(sources, cells)), "ws": ws, "cwd": cwd, "events": sandbox.read_events(ws),
+    return {"cells": dict(zip(sources, cells)), "ws": ws, "cwd": cwd, "events": bwrap.read_events(ws),
             "seconds": seconds, "mode": request.param}
 
 
 def test_sandbox_available():
     """Is bubblewrap installed and able to build the sandbox's namespaces here?"""
-    assert sandbox.available(), "expected bwrap to work (Debian package bubblewrap)"
+    assert bwrap.available(), "expected bwrap to work (Debian package bubblewrap)"
 
 
 def test_key_not_in_environment(probed):
@@ -194,7 +196,7 @@ def test_memory_cap(probed):
 def test_output_cap(probed):
     """Is a 1,000,000-character print cut to the per-cell limit with a notice?"""
     text = stdout(probed["cells"]["big_print"])
-    cap = sandbox.limits()["output_chars"]
+    cap = limits.limits()["output_chars"]
     assert cap <= len(text) < cap + 200, f"expected about {cap} characters, saw {len(text)}"
     assert "output truncated by the grader" in text, "expected the truncation notice"
 
@@ -238,7 +240,7 @@ def test_events_logged(probed):
 
 def test_event_log_cleared_after_reading(probed):
     """Does read_events empty the log, so the next notebook's lines are its own?"""
-    assert sandbox.read_events(probed["ws"]) == [], "expected an empty log after reading"
+    assert bwrap.read_events(probed["ws"]) == [], "expected an empty log after reading"
 
 
 def test_infinite_loop_interrupted(tmp_path):
@@ -253,7 +255,7 @@ def test_segfault_graded_as_far_as_it_got(tmp_path):
     """With ResilientExecute, does a segfault mark that cell and the rest, keeping what ran before?"""
     ws, cwd = workspace(tmp_path, "dave")
     cells = execute(ws, cwd, ["print('before')", "import ctypes\nctypes.string_at(0)", "print('after')"],
-                    client_class=sandbox.ResilientExecute)
+                    client_class=ResilientExecute)
     assert stdout(cells[0]) == "before"
     assert errors(cells[1]) == ["KernelDied"] and errors(cells[2]) == ["KernelDied"], \
         f"expected KernelDied on the crashing and later cells, saw {errors(cells[1])}, {errors(cells[2])}"
@@ -264,7 +266,7 @@ def test_kernel_refuses_to_run_outside_its_workspace(tmp_path):
     ws, _ = workspace(tmp_path, "erin")
     stray = tmp_path / "elsewhere"
     stray.mkdir()
-    info = sandbox.install_kernel(ws, {"A3_CHECK_KEY": KEY})
+    info = launcher.install_kernel(ws, {"A3_CHECK_KEY": KEY})
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("JUPYTER_PATH", info["env"]["JUPYTER_PATH"])
         km = KernelManager(kernel_name=info["kernel_name"], config=Config(info["config"]))
@@ -273,7 +275,7 @@ def test_kernel_refuses_to_run_outside_its_workspace(tmp_path):
             assert km.provisioner.process.wait(timeout=60) != 0, "expected the launcher to exit with an error"
         finally:
             km.shutdown_kernel(now=True) if km.is_alive() else km.cleanup_resources()
-    sandbox.uninstall_kernel(ws)
+    launcher.uninstall_kernel(ws)
 
 
 def test_model_cache_readable_read_only(tmp_path):

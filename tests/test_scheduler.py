@@ -1,4 +1,4 @@
-"""autograder.scheduler: fan-out over a real Dask cluster on loopback, retries, failures, progress."""
+"""autograder.grading.scheduler: fan-out over a real Dask cluster on loopback, retries, failures, progress."""
 import json
 import os
 import subprocess
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from autograder import scheduler
+from autograder.grading import scheduler
 from autograder.paths import ROOT
 
 DASK = Path(sys.executable).with_name("dask")

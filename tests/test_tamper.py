@@ -7,7 +7,7 @@ import re
 import nbformat
 import pytest
 
-from autograder import assignment
+from autograder import contract
 from tests.corpus import batch
 
 pytestmark = pytest.mark.slow
@@ -18,7 +18,7 @@ TAMPERING = {
     "deleted_tests_unsolved": "test cells deleted",
     "fake_module": "fake autograder.checks.nmt planted in sys.modules",
     "check_decorator": "fake autograder.checks.nmt built with the real @check decorator",
-    "reference_import": "solutions imported from autograder.reference",
+    "reference_import": "solutions imported from autograder.content.reference",
     "redefine_check": "check functions redefined in the notebook",
     "monkeypatch": "torch.allclose, torch.equal, numpy.testing and builtins.abs monkey-patched",
     "eq_true": "results whose __eq__ always returns True",
@@ -54,14 +54,14 @@ def test_fake_pass_lines_are_rejected(corpus, name):
     """Are PASSED lines printed by a planted fake check module (hand-written, or built with the real @check
     decorator) refused for lack of a valid token?"""
     lines = [l for l in corpus["log"].splitlines() if f"CHECK {name}/nmt/" in l]
-    assert len(lines) == len(assignment.GRADED["nmt"]), f"expected one refusal per check, got {lines}"
+    assert len(lines) == len(contract.GRADED["nmt"]), f"expected one refusal per check, got {lines}"
     assert all("no valid pass token" in l for l in lines), f"expected token refusals, got {lines}"
 
 
 def test_patched_functions_do_not_fool_the_check(corpus):
     """With torch/numpy/builtins patched, does the wrong cell get 0 while the correct ones keep their points?"""
-    cells = {g: float(corpus["cells"][("monkeypatch", "nmt", g)]["score"]) for g in assignment.GRADED["nmt"]}
-    want = dict(assignment.GRADED["nmt"], positional_encodings=0)
+    cells = {g: float(corpus["cells"][("monkeypatch", "nmt", g)]["score"]) for g in contract.GRADED["nmt"]}
+    want = dict(contract.GRADED["nmt"], positional_encodings=0)
     assert cells == want, f"expected {want}, got {cells}"
 
 
@@ -74,7 +74,7 @@ def test_patched_functions_do_not_fool_the_check(corpus):
 def test_sandbox_denies_and_logs(corpus, what, pattern):
     """Does a submission that reaches for this get nothing, and does grading.log say so?"""
     assert re.search(pattern, corpus["log"]), f"expected a log line for {what} matching {pattern!r}"
-    assert score(corpus, "snoop") == assignment.max_score("nmt"), "expected the snooping (correct) notebook in full"
+    assert score(corpus, "snoop") == contract.max_score("nmt"), "expected the snooping (correct) notebook in full"
 
 
 def test_snoop_read_nothing(corpus):

@@ -5,9 +5,9 @@ import sys
 import numpy as np
 import pytest
 
-from autograder.assignment import GRADED
+from autograder.contract import GRADED
 from autograder.checks import theory as checks
-from autograder.reference import theory as ref
+from autograder.content.reference import theory as ref
 from tests.notebooks import assert_checks_passed, cells_by_grade_id, execute, load, nbgrader_meta, output_text
 
 FUNCTIONS = sorted(g for g in GRADED["theory"] if callable(getattr(ref, g)))

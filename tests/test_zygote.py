@@ -9,16 +9,17 @@ import pytest
 from jupyter_client.manager import KernelManager
 from traitlets.config import Config
 
-from autograder import sandbox, zygote
+from autograder.sandbox import zygote
 from autograder.checks import pass_token
 from tests.test_sandbox import KERNEL_ENV, errors, execute, start_zygote, stdout, workspace
+from autograder.sandbox import bwrap, launcher
 
 GENUINE_CHECK = ("import numpy as np\nfrom autograder.checks.nmt import check_fit_linear_log\n"
                  "def fit_linear_log(x, y):\n    return tuple(np.polyfit(np.log10(x), np.log10(y), 1))\n"
                  "check_fit_linear_log(fit_linear_log)")
 PARENT = "import os\nprint(os.getppid())"
 
-pytestmark = pytest.mark.skipif(not sandbox.available(), reason="the zygote runs in bubblewrap")
+pytestmark = pytest.mark.skipif(not bwrap.available(), reason="the zygote runs in bubblewrap")
 
 
 def descendants(pid):
@@ -47,7 +48,7 @@ def running(tmp_path):
     zyg = start_zygote(ws)
     yield ws, cwd, zyg
     zyg.stop()
-    sandbox.uninstall_kernel(ws)
+    launcher.uninstall_kernel(ws)
 
 
 def test_each_kernel_signs_with_its_own_key(running):
@@ -106,7 +107,7 @@ def test_other_environment_falls_back_and_says_so(tmp_path):
     finally:
         zyg.stop()
     assert stdout(cell) == "1", f"expected a kernel of its own, saw parent {stdout(cell)!r} {errors(cell)}"
-    events = sandbox.read_events(ws)
+    events = bwrap.read_events(ws)
     assert any("zygote not used" in e and "NBGRADER_EXECUTION" in e for e in events), events
 
 
@@ -117,7 +118,7 @@ def test_remade_runtime_folder_falls_back_and_says_so(running):
     execute(ws, cwd, [PARENT])  # removes the runtime folder at the end; the next install makes it again
     (cell,) = execute(ws, cwd, [PARENT])
     assert stdout(cell) == "1", f"expected a kernel of its own, saw parent {stdout(cell)!r} {errors(cell)}"
-    events = sandbox.read_events(ws)
+    events = bwrap.read_events(ws)
     assert any("zygote not used" in e and "does not show" in e for e in events), events
 
 
@@ -134,7 +135,7 @@ def test_killed_launcher_ends_its_kernel(running):
     ws, cwd, zyg = running
     wait_preloaded(ws)
     baseline = set(descendants(zyg.proc.pid))
-    info = sandbox.install_kernel(ws, dict(KERNEL_ENV, A3_CHECK_KEY="k"))
+    info = launcher.install_kernel(ws, dict(KERNEL_ENV, A3_CHECK_KEY="k"))
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("JUPYTER_PATH", info["env"]["JUPYTER_PATH"])
         km = KernelManager(kernel_name=info["kernel_name"], config=Config(info["config"]))
@@ -150,7 +151,7 @@ def test_killed_launcher_ends_its_kernel(running):
     while set(descendants(zyg.proc.pid)) & kernels and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not set(descendants(zyg.proc.pid)) & kernels, "expected the kernel to exit with its launcher"
-    sandbox.uninstall_kernel(ws)
+    launcher.uninstall_kernel(ws)
 
 
 def test_stop_ends_the_sandbox(running):
@@ -203,7 +204,7 @@ def test_unresponsive_zygote_is_replaced(tmp_path, monkeypatch):
     slot and zygote instead of waiting on it?"""
     import signal
 
-    from autograder import worker
+    from autograder.grading import worker
 
     monkeypatch.setattr(zygote, "RESET_TIMEOUT", 2)
     kernel_env = {"A3_QUICK": "1"}
@@ -215,7 +216,7 @@ def test_unresponsive_zygote_is_replaced(tmp_path, monkeypatch):
         assert worker._claim_slot(second, kernel_env) == (ws1, zyg1), "expected a healthy zygote to be reused"
         (pid,) = [p for p in descendants(zyg1.proc.pid)  # the zygote itself, not the bwrap processes above it
                   if Path(f"/proc/{p}/cmdline").read_bytes().split(b"\0")[:3] == [sys.executable.encode(), b"-m",
-                                                                                    b"autograder.zygote"]]
+                                                                                    b"autograder.sandbox.zygote"]]
         os.kill(pid, signal.SIGSTOP)
         ws2, zyg2 = worker._claim_slot(first, kernel_env)
         assert zyg2 is not zyg1 and ws2 != ws1, "expected a fresh slot and zygote"
@@ -232,7 +233,7 @@ def test_kernel_ends_when_nbgrader_dies(running):
     ws, cwd, zyg = running
     wait_preloaded(ws)
     baseline = set(descendants(zyg.proc.pid))
-    info = sandbox.install_kernel(ws, dict(KERNEL_ENV, A3_CHECK_KEY="k"))
+    info = launcher.install_kernel(ws, dict(KERNEL_ENV, A3_CHECK_KEY="k"))
     code = (f"import os\nfrom jupyter_client.manager import KernelManager\nfrom traitlets.config import Config\n"
             f"km = KernelManager(kernel_name={info['kernel_name']!r}, config=Config({info['config']!r}))\n"
             f"km.start_kernel(cwd={str(cwd)!r})\nc = km.client()\nc.start_channels()\nc.wait_for_ready(timeout=60)\n"

@@ -1,16 +1,16 @@
 """Hidden checks for bert.ipynb: encode_sentences, SentenceClassifier, freeze_encoder.
 
 Every check builds what it needs itself (a tiny WordPiece tokenizer, tiny random BERT and RoBERTa
-encoders from autograder.tinymodels), so it needs no hub and runs in well under two seconds. Results
-are compared with autograder.reference.bert; when they differ, the message names the likely mistake.
+encoders from autograder.content.tinymodels), so it needs no hub and runs in well under two seconds. Results
+are compared with autograder.content.reference.bert; when they differ, the message names the likely mistake.
 """
 import torch
 import torch.nn as nn
 
 from autograder.checks import (CheckFailed, check, expect, max_abs_diff, pristine, require_notebook_defined,
                                tensors_close)
-from autograder.reference import bert as ref
-from autograder.tinymodels import tiny_encoder, tiny_tokenizer
+from autograder.content.reference import bert as ref
+from autograder.content.tinymodels import tiny_encoder, tiny_tokenizer
 
 # Sentences for the tiny vocabulary: one longer than every max_len below, one with an unknown word,
 # several lengths. `fourteen` is two word pieces (four ##teen).

@@ -4,7 +4,7 @@ Values are checked on the CPU on every machine, and placement on the stand-in GP
 autograder/checks/devices.py), so a verdict never depends on whether the grading machine has a GPU.
 Features are random with row norms between 0.2 and 5, so forgetting to normalise always changes the
 answer. The scavenger hunt needs the real ViT-B-32 OpenAI weights: they are looked up, without network,
-in the hub cache $A3_MODEL_CACHE (see autograder/fetch_models.py); when they are not there the check
+in the hub cache $A3_MODEL_CACHE (see autograder/content/fetch_models.py); when they are not there the check
 raises CheckUngradable and a person grades the caption.
 """
 import torch
@@ -13,7 +13,7 @@ from autograder.checks import (FAKE_CUDA, UNDECIDED, CheckFailed, CheckUngradabl
                                expect_device, fmt_shape, is_tensor, pristine, require_notebook_defined,
                                run_on_gpu, seeded_generator, substituted, tensors_close, to_fake_cuda)
 from autograder.checks.devices import MixedDevices, same_device
-from autograder.reference import clip as ref
+from autograder.content.reference import clip as ref
 
 MAX_CAPTION_WORDS = 12
 
@@ -198,7 +198,7 @@ class _ModelOnGpu(torch.nn.Module):
 def check_rank_images(rank_images):
     """Indices of un-normalised image features, most cosine-similar to the caption first."""
     require_notebook_defined(rank_images, "rank_images")
-    from autograder.tinyclip import tiny_clip
+    from autograder.content.tinyclip import tiny_clip
 
     device = torch.device("cpu")
     model, _, tokenizer = tiny_clip(seed=0, device=device)
@@ -234,7 +234,7 @@ def check_rank_images(rank_images):
 
 def _real_clip(device):
     """The real ViT-B-32 OpenAI model from the model cache, or CheckUngradable when it is not there."""
-    from autograder.fetch_models import load_real_clip, model_cache
+    from autograder.content.fetch_models import load_real_clip, model_cache
 
     try:
         return load_real_clip(model_cache(), device=device)
@@ -247,7 +247,7 @@ def _real_clip(device):
 
 
 def _target_description():
-    from autograder.datagen.images import IMAGES, TARGET
+    from autograder.content.datagen.images import IMAGES, TARGET
 
     return next(description for file, _, _, description in IMAGES if file == TARGET)
 
@@ -261,7 +261,7 @@ def _show_target():
         return
     if get_ipython() is None:
         return
-    from autograder.datagen.images import TARGET, encoded_images
+    from autograder.content.datagen.images import TARGET, encoded_images
 
     display(Image(data=encoded_images()[TARGET], format="jpeg", width=160, metadata={"alt": "the target image"}))
 
@@ -280,7 +280,7 @@ def check_scavenger_caption(caption, loader=None):
     - loader: callable(device) -> (model, preprocess, tokenizer); default: the real ViT-B-32 OpenAI
       weights from the model cache, raising CheckUngradable when they are not cached
     """
-    from autograder.datagen.images import candidate_pool
+    from autograder.content.datagen.images import candidate_pool
 
     if pristine.type(caption) is not str:
         raise CheckFailed(f"scavenger_caption should be a string, got {pristine.type(caption).__name__}")

@@ -1,6 +1,6 @@
 """Hidden checks for nmt.ipynb: one check per graded cell (see SPEC "Hidden checks").
 
-Each check compares the student's object with autograder/reference/nmt.py on inputs drawn from a
+Each check compares the student's object with autograder/content/reference/nmt.py on inputs drawn from a
 seeded generator and on hand-made cases, and explains a mismatch in one line. Where a wrong answer
 matches a known mistake (unscaled scores, softmax over the wrong axis, natural log, ...) the
 message names it.
@@ -30,7 +30,7 @@ from autograder.checks import (
     to_fake_cuda,
 )
 from autograder.checks import _one_line  # the runtime's one-line text of an exception
-from autograder.reference import nmt as ref
+from autograder.content.reference import nmt as ref
 
 
 # --------------------------------------------------------------------------------------------

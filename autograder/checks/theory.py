@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from autograder.checks import CheckFailed, check, is_tensor, pristine, require_notebook_defined, substituted
-from autograder.reference import theory as ref
+from autograder.content.reference import theory as ref
 
 _np = types.SimpleNamespace(asarray=np.asarray, solve=np.linalg.solve, eye=np.eye, isfinite=np.isfinite, sign=np.sign,
                             array_equal=np.array_equal, default_rng=np.random.default_rng, ndarray=np.ndarray,

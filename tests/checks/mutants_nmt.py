@@ -13,8 +13,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from autograder.reference import nmt as ref
-from autograder.reference.nmt import CausalScaledDotAttention, ScaledDotAttention, create_positional_encodings
+from autograder.content.reference import nmt as ref
+from autograder.content.reference.nmt import CausalScaledDotAttention, ScaledDotAttention, create_positional_encodings
 
 
 def _as_3d(queries):

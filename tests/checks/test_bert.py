@@ -6,7 +6,7 @@ import torch
 
 from autograder.checks import CheckFailed
 from autograder.checks import bert as checks
-from autograder.reference import bert as ref
+from autograder.content.reference import bert as ref
 from tests.checks import mutants_bert as mutants
 
 CHECKS = {
@@ -153,7 +153,7 @@ def test_rejects_tensor_subclass_with_rigged_equality(capsys):
 @pytest.mark.parametrize("grade_id", sorted(CHECKS))
 def test_demo_wrong_sample_fails_its_check(grade_id, capsys):
     """Does the demo's wrong answer for this cell, run as notebook code, fail its check?"""
-    from autograder.samples.bert import WRONG
+    from autograder.content.samples.bert import WRONG
 
     namespace = {"__name__": "__main__"}
     exec(compile(WRONG[grade_id], f"<wrong {grade_id}>", "exec"), namespace)
@@ -169,7 +169,7 @@ def test_demo_wrong_sample_fails_its_check(grade_id, capsys):
 
 def test_demo_samples_cover_every_graded_cell():
     """Is there exactly one demo wrong answer per graded bert cell?"""
-    from autograder.assignment import GRADED
-    from autograder.samples.bert import WRONG
+    from autograder.contract import GRADED
+    from autograder.content.samples.bert import WRONG
 
     assert sorted(WRONG) == sorted(GRADED["bert"]), f"expected {sorted(GRADED['bert'])}, got {sorted(WRONG)}"

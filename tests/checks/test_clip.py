@@ -4,12 +4,12 @@ import inspect
 import pytest
 import torch
 
-from autograder.assignment import GRADED
+from autograder.contract import GRADED
 from autograder.checks import CheckFailed, CheckUngradable
 from autograder.checks import clip as checks
-from autograder.datagen.images import IMAGES, TARGET, candidate_pool
-from autograder.reference import clip as ref
-from autograder.samples.clip import WRONG
+from autograder.content.datagen.images import IMAGES, TARGET, candidate_pool
+from autograder.content.reference import clip as ref
+from autograder.content.samples.clip import WRONG
 from tests.checks import failure, notebook_cell, run
 from tests.checks import mutants_clip as M
 
@@ -86,7 +86,7 @@ def test_device_mutant_is_wrong_on_a_real_gpu(grade_id, source):
     img, txt = torch.randn(4, 8, device="cuda"), torch.randn(3, 8, device="cuda")
     try:
         if grade_id == "rank_images":
-            from autograder.tinyclip import tiny_clip
+            from autograder.content.tinyclip import tiny_clip
 
             model, _, tokenizer = tiny_clip(device="cuda")
             fn("a cat", model, tokenizer, torch.randn(4, model.text_projection.shape[1], device="cuda"))

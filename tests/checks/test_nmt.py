@@ -13,11 +13,11 @@ import pytest
 import torch
 import torch.nn as nn
 
-from autograder.assignment import GRADED
+from autograder.contract import GRADED
 from autograder.checks import CheckFailed
 from autograder.checks import nmt as checks
-from autograder.reference import nmt as ref
-from autograder.samples.nmt import WRONG
+from autograder.content.reference import nmt as ref
+from autograder.content.samples.nmt import WRONG
 from tests.checks.mutants_nmt import ALTERNATIVES, DEVICE_MUTANTS, MUTANTS, REFERENCES
 
 CHECKS = {
@@ -154,7 +154,7 @@ def test_check_rejects_object_imported_from_autograder(gid, monkeypatch):
     """Does the check refuse the reference itself when it is imported instead of defined in the notebook?"""
     monkeypatch.delenv("A3_ALLOW_NON_NOTEBOOK")
     message = _failure(gid, REFERENCES[gid])
-    assert "must be defined in this notebook" in message and "autograder.reference.nmt" in message
+    assert "must be defined in this notebook" in message and "autograder.content.reference.nmt" in message
     assert "\n" not in message
 
 

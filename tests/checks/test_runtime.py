@@ -6,7 +6,7 @@ import sys
 import pytest
 import torch
 
-import autograder.reference.nmt as ref
+import autograder.content.reference.nmt as ref
 from autograder.checks import CheckFailed, check, pass_token, require_notebook_defined
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -49,7 +49,7 @@ def test_rejects_copied_reference_method():
     class Sneaky(torch.nn.Module):
         forward = ref.ScaledDotAttention.forward
 
-    with pytest.raises(CheckFailed, match="autograder.reference.nmt"):
+    with pytest.raises(CheckFailed, match="autograder.content.reference.nmt"):
         require_notebook_defined(in_main(Sneaky), "Sneaky")
 
 

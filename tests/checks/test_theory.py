@@ -5,10 +5,10 @@ import math
 import numpy as np
 import pytest
 
-from autograder.assignment import GRADED
+from autograder.contract import GRADED
 from autograder.checks import theory as checks
-from autograder.reference import theory as ref
-from autograder.samples.theory import WRONG
+from autograder.content.reference import theory as ref
+from autograder.content.samples.theory import WRONG
 from tests.checks import failure, notebook_cell, run
 from tests.checks import mutants_theory as M
 

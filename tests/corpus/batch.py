@@ -5,7 +5,8 @@ import subprocess
 import sys
 import time
 
-from autograder import grade, paths
+from autograder.grading import pipeline
+from autograder import paths
 from tests.corpus import make_corpus
 
 WORKERS = 2
@@ -30,7 +31,7 @@ def graded_corpus(tmp_path_factory):
     root = tmp_path_factory.mktemp("corpus")
     subs, out = root / "submissions", root / "out"
     subs.mkdir()
-    template = grade.ensure_template(out)  # the same template the grade command then reuses
+    template = pipeline.ensure_template(out)  # the same template the grade command then reuses
     cases = make_corpus.build(subs, template / "release", paths.SOURCE)
     env = dict(os.environ, A3_MEM_LIMIT_MB=str(MEM_LIMIT_MB), HF_HUB_OFFLINE="1",
                PYTHONPATH=os.pathsep.join(filter(None, [str(paths.ROOT), os.environ.get("PYTHONPATH")])))

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import nbformat
 
-from autograder import assignment, paths
+from autograder import contract, paths
 
-NMT_IDS = list(assignment.GRADED["nmt"])
-NMT_MAX = assignment.max_score("nmt")
+NMT_IDS = list(contract.GRADED["nmt"])
+NMT_MAX = contract.max_score("nmt")
 FAKE_TOKEN = "0123456789abcdef0123"
 
 
@@ -116,14 +116,14 @@ def write(nb, path):
 # hostile code a student might add
 
 REFERENCE = {
-    "positional_encodings": "from autograder.reference.nmt import create_positional_encodings",
-    "scaled_dot_attention": "from autograder.reference.nmt import ScaledDotAttention",
-    "causal_scaled_dot_attention": "from autograder.reference.nmt import CausalScaledDotAttention",
+    "positional_encodings": "from autograder.content.reference.nmt import create_positional_encodings",
+    "scaled_dot_attention": "from autograder.content.reference.nmt import ScaledDotAttention",
+    "causal_scaled_dot_attention": "from autograder.content.reference.nmt import CausalScaledDotAttention",
     "generate_tensors_for_training_decoder_nmt":
-        "from autograder.reference.nmt import generate_tensors_for_training_decoder_nmt",
-    "decoder_only_transformer": "from autograder.reference.nmt import DecoderOnlyTransformer",
-    "find_optimal_params": "from autograder.reference.nmt import find_optimal_params",
-    "fit_linear_log": "from autograder.reference.nmt import fit_linear_log",
+        "from autograder.content.reference.nmt import generate_tensors_for_training_decoder_nmt",
+    "decoder_only_transformer": "from autograder.content.reference.nmt import DecoderOnlyTransformer",
+    "find_optimal_params": "from autograder.content.reference.nmt import find_optimal_params",
+    "fit_linear_log": "from autograder.content.reference.nmt import fit_linear_log",
 }
 
 FAKE_MODULE = f"""import sys, types
@@ -276,7 +276,7 @@ def build(submissions, release, source):
     case("unsolved", "the release as handed out, nothing filled in", zero, {"unsolved/nmt.ipynb": unsolved(rel)})
     nb = solved(rel, src)
     set_solution(nb, "positional_encodings", PE_ZEROS)
-    wrong = assignment.GRADED["nmt"]["positional_encodings"]
+    wrong = contract.GRADED["nmt"]["positional_encodings"]
     case("pe_wrong", "solved except positional encodings (all zeros)", ("^graded$", NMT_MAX - wrong),
          {"pe_wrong/nmt.ipynb": nb})
     # -- tampering: the grade must not rise above its baseline
@@ -312,7 +312,7 @@ def build(submissions, release, source):
     nb = unsolved(rel)
     for grade_id, line in REFERENCE.items():
         set_solution(nb, grade_id, line)
-    case("reference_import", "solution cells import autograder.reference", zero, {"reference_import/nmt.ipynb": nb},
+    case("reference_import", "solution cells import autograder.content.reference", zero, {"reference_import/nmt.ipynb": nb},
          log=[r"CHECK reference_import/nmt/positional_encodings: 0/1: .*defined in this notebook"],
          baseline="unsolved")
     nb = unsolved(rel)
@@ -327,7 +327,7 @@ def build(submissions, release, source):
     case("monkeypatch", "torch.allclose/equal, numpy.testing and builtins.abs patched; positional encodings wrong",
          ("^graded$", NMT_MAX - wrong), {"monkeypatch/nmt.ipynb": nb},
          log=[r"CHECK monkeypatch/nmt/positional_encodings: 0/1"], baseline="pe_wrong")
-    lost = assignment.GRADED["nmt"]["find_optimal_params"] + assignment.GRADED["nmt"]["fit_linear_log"]
+    lost = contract.GRADED["nmt"]["find_optimal_params"] + contract.GRADED["nmt"]["fit_linear_log"]
     nb = solved(rel, src)
     set_solution(nb, "find_optimal_params", "def find_optimal_params(x, y):\n    return 0.0, 0.0\n")
     set_solution(nb, "fit_linear_log", "def fit_linear_log(x, y):\n    return 0.0, 0.0\n")
@@ -363,14 +363,14 @@ def build(submissions, release, source):
          log=[r"SANDBOX os_exit/nmt: .*os\._exit: refused"])
     nb = solved(rel, src)
     insert_after(nb, "test_causal_scaled_dot_attention", "import ctypes\nctypes.string_at(0)")
-    so_far = sum(assignment.GRADED["nmt"][k] for k in ("positional_encodings", "scaled_dot_attention",
+    so_far = sum(contract.GRADED["nmt"][k] for k in ("positional_encodings", "scaled_dot_attention",
                                                          "causal_scaled_dot_attention"))
     case("segfault", "segfaults after part 3 (graded as far as it got)", ("^graded$", so_far),
          {"segfault/nmt.ipynb": nb})
     return cases
 
 
-def expected_rows(cases, notebooks=paths.NOTEBOOKS):
+def expected_rows(cases, notebooks=contract.NOTEBOOKS):
     """{(student, notebook): (status regex, score)} for every student x notebook."""
     rows = {}
     for c in cases:

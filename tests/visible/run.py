@@ -16,7 +16,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograder import assignment, demo
+from autograder import contract, demo
 from autograder.paths import RELEASE, SOURCE
 from tests.notebooks import run_notebook
 
@@ -82,7 +82,7 @@ def student_notebook(notebook, cases, release=RELEASE):
     by_grade = {}
     for case in cases:
         by_grade.setdefault(case.grade_id, []).append(case)
-    graded = {assignment.test_cell_id(g): g for g in by_grade}
+    graded = {contract.test_cell_id(g): g for g in by_grade}
     solutions = {c.metadata["nbgrader"]["grade_id"]: c.source for c in nb.cells
                  if c.metadata.get("nbgrader", {}).get("solution")}
     cells, where = [], {}

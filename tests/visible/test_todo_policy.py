@@ -5,10 +5,10 @@ import re
 import nbformat
 import pytest
 
-from autograder import paths
 from autograder.paths import RELEASE, ROOT
+from autograder import contract
 
-NOTEBOOKS = paths.NOTEBOOKS
+NOTEBOOKS = contract.NOTEBOOKS
 
 
 def graded_code_cells(name):

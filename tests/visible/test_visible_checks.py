@@ -12,11 +12,11 @@ import sys
 
 import pytest
 
-from autograder import paths
-from autograder.assignment import GRADED
+from autograder.contract import GRADED
 from tests.visible.run import Case, answer, execute_cases, reference_answer
+from autograder import contract
 
-NOTEBOOKS = paths.NOTEBOOKS
+NOTEBOOKS = contract.NOTEBOOKS
 CATALOGUE = {name: importlib.import_module(f"tests.visible.mutants_{name}") for name in NOTEBOOKS}
 GOAL = 0.9  # share of the catalogue's wrong answers the visible checks must catch
 

@@ -1,7 +1,7 @@
 """Grade exports from OUT/grades.csv into OUT/export/: nbgrader's CSV, a one-row-per-student summary, and
 files Canvas and Moodle import as they are.
 
-`python -m autograder.export OUT` writes them all (the report command does it too):
+`python -m autograder.reports.export OUT` writes them all (the report command does it too):
 - nbgrader_grades.csv: what `nbgrader export` writes for the same OUT;
 - lms_grades.csv: points per notebook, total, percent and notes (what is provisional, what is missing);
 - canvas_grades.csv: Canvas gradebook import (Student, ID, SIS User ID, SIS Login ID, Section, then the
@@ -12,7 +12,6 @@ files Canvas and Moodle import as they are.
 Scores are the autograded points plus the hand grades entered so far for written answers; a total is
 provisional (and says so in the notes) while a written answer or an ungradable cell waits for a person.
 """
-import argparse
 import contextlib
 import csv
 import datetime
@@ -22,8 +21,8 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from autograder.assignment import max_score, written_max_score
-from autograder.paths import ASSIGNMENT, NOTEBOOKS
+from autograder.contract import max_score, written_max_score
+from autograder.contract import ASSIGNMENT, NOTEBOOKS
 
 NBGRADER_COLUMNS = ["assignment", "duedate", "timestamp", "student_id", "last_name", "first_name", "email",
                     "raw_score", "late_submission_penalty", "score", "max_score"]
@@ -191,12 +190,10 @@ def export(out):
     return tuple(folder / name for name in writers)
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m autograder.export", description=__doc__.splitlines()[0])
-    parser.add_argument("out", type=Path, help="a graded OUT folder (holds grades.csv)")
-    args = parser.parse_args(argv)
+def main(*, out: Path) -> int:
+    """`export`: write OUT's grade exports. Returns the exit status."""
     try:
-        paths = export(args.out)
+        paths = export(out)
     except FileNotFoundError as exc:
         print(f"export: {exc}", file=sys.stderr)
         return 1

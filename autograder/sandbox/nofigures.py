@@ -1,6 +1,6 @@
 """Matplotlib backend of the grading kernel: figures are closed without being drawn.
 
-Selected with MPLBACKEND=module://autograder.nofigures by the worker. Autograding runs the notebooks in
+Selected with MPLBACKEND=module://autograder.sandbox.nofigures by the worker. Autograding runs the notebooks in
 quick mode, whose plots mean nothing, and drawing them (then base64-embedding them in the feedback
 page) cost several seconds per student. Each cell that made figures gets one line of text instead, at
 `plt.show()` or at the end of the cell, just where the inline backend would have shown them.

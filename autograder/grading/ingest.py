@@ -22,10 +22,11 @@ from pathlib import Path
 import nbformat
 
 from autograder import paths
+from autograder import contract
 
 log = logging.getLogger(__name__)
 
-NOTEBOOK_NAMES = paths.NOTEBOOKS
+NOTEBOOK_NAMES = contract.NOTEBOOKS
 SKIP_TAGS = {"skip-execution", "raises-exception", "skip", "remove-cell", "remove_cell"}
 COLAB_NB_KEYS = ("colab", "accelerator", "widgets", "gpuClass", "varInspector", "toc", "vscode")
 COLAB_CELL_KEYS = ("colab", "executionInfo", "outputId", "id", "cellView", "pycharm")
@@ -487,7 +488,7 @@ def ingest(submissions, staging, release=None):
       next to staging (OUT/.cache/template/release, what `grade` compiles from source) when it exists,
       else release/a3.
     Returns:
-    - list of Submission, one per student x notebook (paths.NOTEBOOKS), sorted by student.
+    - list of Submission, one per student x notebook (contract.NOTEBOOKS), sorted by student.
     """
     submissions, staging = Path(submissions), Path(staging)
     if release is None:

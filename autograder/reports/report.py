@@ -8,7 +8,6 @@ Files read from OUT: grades.csv and grades_by_cell.csv (required, written by `gr
 timings.csv (student,notebook,seconds[,overhead,setup,cells,tests]) and the repairs (repairs.csv with
 student,notebook,repair, or else the per-student results in .state/*.json).
 """
-import argparse
 import json
 import os
 import re
@@ -18,9 +17,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from autograder.export import export, natural_key
-from autograder.paths import NOTEBOOKS, ROOT
-from autograder.results import HAND_GRADED, WAITING, not_graded_yet
+from autograder.reports.export import export, natural_key
+from autograder.contract import NOTEBOOKS
+from autograder.paths import ROOT
+from autograder.records import HAND_GRADED, WAITING, not_graded_yet
 
 NOTEBOOK = ROOT / "notebooks" / "grade_report.ipynb"
 OUT_ENV = "A3_REPORT_OUT"
@@ -230,19 +230,15 @@ def render(out, dest=None, show_code=False, timeout=600):
     return dest
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m autograder report", description=__doc__.splitlines()[0])
-    parser.add_argument("out", type=Path, help="a graded OUT folder")
-    parser.add_argument("--output", type=Path, help="HTML file to write (default OUT/report.html)")
-    parser.add_argument("--show-code", action="store_true", help="include the notebook's code cells")
-    args = parser.parse_args(argv)
-    error = not_graded_yet(args.out, "grades.csv", "report")
+def main(*, out: Path, output: Path | None = None, show_code: bool = False) -> int:
+    """`report`: write OUT's exports and render the grade report into HTML. Returns the exit status."""
+    error = not_graded_yet(out, "grades.csv", "report")
     if error:
         print(error, file=sys.stderr)
         return 1
-    for path in export(args.out):
+    for path in export(out):
         print(f"wrote {path}")
-    print(f"wrote {render(args.out, args.output, args.show_code)}")
+    print(f"wrote {render(out, output, show_code)}")
     return 0
 
 

@@ -6,7 +6,6 @@ OUT/gradebook.db), then starts a Jupyter server with only the formgrader extensi
 no network access needed. Scores and comments go into OUT/gradebook.db; `python -m autograder feedback
 OUT` then puts them into grades.csv, the exports and the feedback pages.
 """
-import argparse
 import json
 import os
 import shutil
@@ -15,8 +14,9 @@ import sys
 from pathlib import Path
 
 from autograder import paths
-from autograder.build import NBGRADER_SETTINGS, config_text
-from autograder.results import not_graded_yet
+from autograder.content.build import NBGRADER_SETTINGS, config_text
+from autograder.records import not_graded_yet
+from autograder import contract
 
 EXTENSION = "nbgrader.server_extensions.formgrader"
 
@@ -25,7 +25,7 @@ def prepare(out, source=paths.SOURCE):
     """Make OUT a course folder formgrader lists the assignment and submissions of; returns the environment to
     run formgrader with."""
     out = Path(out).resolve()
-    course_source = out / "source" / paths.ASSIGNMENT
+    course_source = out / "source" / contract.ASSIGNMENT
     if course_source.exists():
         shutil.rmtree(course_source)
     course_source.mkdir(parents=True)
@@ -33,8 +33,8 @@ def prepare(out, source=paths.SOURCE):
         shutil.copy2(notebook, course_source / notebook.name)
     # formgrader counts a student's submission by its folder under submitted/; the grader keeps the graded,
     # reader-safe notebooks under autograded/, which is what formgrader shows: mirror those
-    for graded in sorted((out / "autograded").glob(f"*/{paths.ASSIGNMENT}")):
-        submitted = out / "submitted" / graded.parent.name / paths.ASSIGNMENT
+    for graded in sorted((out / "autograded").glob(f"*/{contract.ASSIGNMENT}")):
+        submitted = out / "submitted" / graded.parent.name / contract.ASSIGNMENT
         if submitted.exists():
             shutil.rmtree(submitted)
         shutil.copytree(graded, submitted)
@@ -84,20 +84,17 @@ def command(out, port=8890, browser=True, token=None):
     return argv
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m autograder formgrader", description=__doc__.splitlines()[0])
-    parser.add_argument("out", type=Path, help="a graded OUT folder")
-    parser.add_argument("--port", type=int, default=8890, help="port on 127.0.0.1 (default 8890)")
-    parser.add_argument("--no-browser", action="store_true", help="do not open a browser")
-    args = parser.parse_args(argv)
-    error = not_graded_yet(args.out, "gradebook.db", "formgrader")
+def main(*, out: Path, port: int = 8890, browser: bool = True) -> int:
+    """`formgrader`: serve nbgrader's formgrader on OUT until interrupted. Returns its exit status."""
+    out = Path(out)
+    error = not_graded_yet(out, "gradebook.db", "formgrader")
     if error:
         print(error, file=sys.stderr)
         return 1
-    env = prepare(args.out)
-    print(f"formgrader on {args.out.resolve()}: open the printed URL, then Manual Grading -> a3; after grading "
-          f"run `python -m autograder feedback {args.out}` to update grades.csv, the exports and feedback")
-    return subprocess.call(command(args.out, args.port, not args.no_browser), cwd=args.out, env=env)
+    env = prepare(out)
+    print(f"formgrader on {out.resolve()}: open the printed URL, then Manual Grading -> a3; after grading "
+          f"run `python -m autograder feedback {out}` to update grades.csv, the exports and feedback")
+    return subprocess.call(command(out, port, browser), cwd=out, env=env)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,7 @@ import time
 import warnings
 from pathlib import Path
 
-from autograder import paths
+from autograder import contract
 
 GRADES_COLUMNS = ["student", "notebook", "score", "max_score", "status", "written_score", "written_max_score",
                   "ungraded"]
@@ -97,7 +97,7 @@ class Results:
 
     # --- files ---------------------------------------------------------------------------------
     def autograded_path(self, student, notebook):
-        return self.out / "autograded" / student / paths.ASSIGNMENT / f"{notebook}.ipynb"
+        return self.out / "autograded" / student / contract.ASSIGNMENT / f"{notebook}.ipynb"
 
     def feedback_path(self, student, notebook):
         return self.out / "feedback" / student / f"{notebook}.html"
@@ -172,7 +172,7 @@ class Results:
         `hand`: the hand grades when the caller has read them already (default: read from the gradebook).
         """
         grades, cells, timings = [], [], []
-        order = {name: i for i, name in enumerate(paths.NOTEBOOKS)}
+        order = {name: i for i, name in enumerate(contract.NOTEBOOKS)}
         hand = self.hand_grades() if hand is None else hand
         for state in self.states():
             student = state["student"]
@@ -228,7 +228,7 @@ class Results:
             shard.write_bytes(shard_bytes)
             with Gradebook(f"sqlite:///{course}") as gb, Gradebook(f"sqlite:///{shard}") as sb:
                 try:
-                    sub = sb.find_submission(paths.ASSIGNMENT, student)
+                    sub = sb.find_submission(contract.ASSIGNMENT, student)
                 except MissingEntry:
                     return []
                 hand = {(nb, gid): {k: v for k, v in entered.items() if v not in (None, "")}
@@ -236,25 +236,25 @@ class Results:
                         for gid, entered in written.items()}
                 hand = {key: entered for key, entered in hand.items() if entered}  # what a person entered
                 try:
-                    gb.remove_submission(paths.ASSIGNMENT, student)
+                    gb.remove_submission(contract.ASSIGNMENT, student)
                     gb.db.commit()
                 except MissingEntry:
                     pass
                 gb.update_or_create_student(student)
-                gb.add_submission(paths.ASSIGNMENT, student, timestamp=sub.timestamp)
+                gb.add_submission(contract.ASSIGNMENT, student, timestamp=sub.timestamp)
                 for snb in sub.notebooks:
                     try:
-                        tnb = gb.find_submission_notebook(snb.name, paths.ASSIGNMENT, student)
+                        tnb = gb.find_submission_notebook(snb.name, contract.ASSIGNMENT, student)
                     except MissingEntry:
                         continue
                     tnb.flagged = snb.flagged
                     tnb.late_submission_penalty = snb.late_submission_penalty
                     for g in snb.grades:
-                        t = gb.find_grade(g.name, snb.name, paths.ASSIGNMENT, student)
+                        t = gb.find_grade(g.name, snb.name, contract.ASSIGNMENT, student)
                         t.auto_score, t.manual_score = g.auto_score, g.manual_score
                         t.extra_credit, t.needs_manual_grade = g.extra_credit, g.needs_manual_grade
                     for c in snb.comments:
-                        t = gb.find_comment(c.name, snb.name, paths.ASSIGNMENT, student)
+                        t = gb.find_comment(c.name, snb.name, contract.ASSIGNMENT, student)
                         t.auto_comment, t.manual_comment = c.auto_comment, c.manual_comment
                 gb.db.commit()
                 return _restore_hand_grades(gb, student, hand, before or {}, self.answers)
@@ -310,10 +310,10 @@ def _restore_hand_grades(gb, student, hand, before, answers):
             continue
         try:
             if "score" in entered:
-                grade = gb.find_grade(grade_id, notebook, paths.ASSIGNMENT, student)
+                grade = gb.find_grade(grade_id, notebook, contract.ASSIGNMENT, student)
                 grade.manual_score, grade.needs_manual_grade = entered["score"], False
             if "comment" in entered:
-                gb.find_comment(grade_id, notebook, paths.ASSIGNMENT, student).manual_comment = entered["comment"]
+                gb.find_comment(grade_id, notebook, contract.ASSIGNMENT, student).manual_comment = entered["comment"]
         except MissingEntry:
             lines.append(f"HAND GRADE DROPPED {where}: the cell is no longer in the gradebook ({what} was entered)")
             continue

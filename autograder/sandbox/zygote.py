@@ -4,14 +4,14 @@ A fresh grading kernel spends seconds importing torch, transformers and open_cli
 a student's three notebooks paid that three times. The worker starts one zygote per student (`start`)
 in the same bubblewrap sandbox a kernel gets, showing the student's whole `autograded/` folder (where
 nbgrader runs every notebook) instead of one notebook's folder. The kernelspec launcher
-(`sandbox.launch`) asks it for each kernel (`request`): the zygote forks, and the child takes the
+(`autograder.sandbox.launcher`) asks it for each kernel (`request`): the zygote forks, and the child takes the
 launcher's stdin/stdout/stderr, its own per-notebook check key and the connection file, then runs
 ipykernel. The launcher stays as the kernel's stand-in for nbgrader: it exits when the kernel does, and
 the kernel exits when the launcher is killed.
 
 What stays as it was without a zygote:
 - every kernel starts from the same pristine state (the fork happens before any student code), under
-  the sandbox, limits, sealed checks, output cap, exit guard and audit hook of `autograder.kernel`;
+  the sandbox, limits, sealed checks, output cap, exit guard and audit hook of `autograder.sandbox.kernel`;
 - the zygote never holds a key: each child gets its own over the request, after the fork;
 - the listening socket is in a host folder the sandbox does not show, so notebook code can neither ask
   for kernels nor stand in for the zygote.
@@ -34,11 +34,12 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from autograder.sandbox import bwrap
 
 ROOT = "autograded"  # the workspace folder the zygote's sandbox shows (writable); kernels run below it
 PRELOAD = (  # what the notebooks and their checks import; a module missing here is skipped
     "numpy", "torch", "torch.nn", "torch.optim", "torch._dynamo", "matplotlib", "matplotlib.pyplot",
-    "autograder.nofigures", "tqdm.auto", "PIL.Image", "torchvision", "transformers",
+    "autograder.sandbox.nofigures", "tqdm.auto", "PIL.Image", "torchvision", "transformers",
     "transformers.models.bert.modeling_bert", "transformers.models.bert.tokenization_bert",
     "transformers.models.roberta.modeling_roberta", "transformers.modeling_utils", "safetensors.torch",
     "open_clip", "ipykernel.kernelapp", "ipykernel.ipkernel",
@@ -119,10 +120,10 @@ def start(workspace, source_env, pass_names):
     Returns:
     - Zygote; its log is `<workspace>/.sandbox/zygote.log`.
     """
-    from autograder import sandbox
+
 
     workspace = Path(workspace).resolve()
-    state, runtime = sandbox.prepare_workspace(workspace)
+    state, runtime = bwrap.prepare_workspace(workspace)
     root = workspace / ROOT
     root.mkdir(exist_ok=True)
     path = socket_path(workspace)
@@ -134,13 +135,13 @@ def start(workspace, source_env, pass_names):
     control = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     control.bind(str(path.with_name(CONTROL)))
     control.listen(4)
-    events = os.open(state / sandbox.EVENTS_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    events = os.open(state / bwrap.EVENTS_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     log = os.open(state / "zygote.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    kernel_env = sandbox.kernel_variables(source_env, pass_names)
+    kernel_env = bwrap.kernel_variables(source_env, pass_names)
     fds = {"A3_EVENTS_FD": str(events), "A3_ZYGOTE_FD": str(listener.fileno()),
            "A3_ZYGOTE_CONTROL_FD": str(control.fileno()), VARS: json.dumps(kernel_env, sort_keys=True)}
-    env = sandbox.kernel_environment(workspace, [root, runtime], kernel_env, fds)
-    cmd = sandbox.bwrap_command(workspace, root, None, runtime, env, module="autograder.zygote")
+    env = bwrap.kernel_environment(workspace, [root, runtime], kernel_env, fds)
+    cmd = bwrap.bwrap_command(workspace, root, None, runtime, env, module="autograder.sandbox.zygote")
     try:
         proc = subprocess.Popen(cmd, pass_fds=(events, listener.fileno(), control.fileno()),
                                 stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
@@ -234,7 +235,7 @@ def _watch(conn, real_exit):
 
 def _child(conn, checks, real_exit):
     """Forked child: take the launcher's streams, key and connection file, then become the kernel."""
-    from autograder import kernel
+    from autograder.sandbox import kernel
 
     try:
         req, fds = _receive(conn)
@@ -355,7 +356,7 @@ def _reap(signum=None, frame=None):
 
 def main():
     """Sandbox side: set up as a kernel would, import PRELOAD, then fork one kernel per connection."""
-    from autograder import kernel
+    from autograder.sandbox import kernel
 
     global _started_with
     listener = socket.socket(fileno=int(os.environ.pop("A3_ZYGOTE_FD")))

@@ -6,7 +6,6 @@ repository); its output is normalised so that building twice gives the same byte
 badge on top and a "generated" mark. `template()` keeps that course folder (gradebook with the source
 cells + release) for the grader.
 """
-import argparse
 import filecmp
 import os
 import re
@@ -19,6 +18,7 @@ from pathlib import Path
 import nbformat
 
 from autograder import paths
+from autograder import contract
 
 REPO = os.environ.get("A3_REPO", "a3-course/a3")  # GitHub org/repo that hosts release/ for Colab
 GENERATED = "do not edit; python -m autograder build"
@@ -138,15 +138,15 @@ def generate(source, course):
     course = Path(course)
     if course.exists():
         shutil.rmtree(course)
-    shutil.copytree(source, course / "source" / paths.ASSIGNMENT, ignore=shutil.ignore_patterns(*IGNORE))
+    shutil.copytree(source, course / "source" / contract.ASSIGNMENT, ignore=shutil.ignore_patterns(*IGNORE))
     settings = dict(NBGRADER_SETTINGS)
     settings.update({"CourseDirectory.root": str(course.resolve()),
                      "CourseDirectory.db_url": f"sqlite:///{(course / 'gradebook.db').resolve()}"})
     (course / "nbgrader_config.py").write_text(config_text(settings))
-    proc = run_nbgrader(["generate_assignment", paths.ASSIGNMENT, "--force"], course)
+    proc = run_nbgrader(["generate_assignment", contract.ASSIGNMENT, "--force"], course)
     if proc.returncode != 0:
         raise RuntimeError(f"nbgrader generate_assignment failed:\n{proc.stdout[-3000:]}")
-    return course / "release" / paths.ASSIGNMENT
+    return course / "release" / contract.ASSIGNMENT
 
 
 def notebooks_in(folder):
@@ -210,26 +210,22 @@ def stale_files(source=paths.SOURCE, release=paths.RELEASE, repo=None):
     return problems
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m autograder build", description=__doc__.split("\n")[0])
-    parser.add_argument("--check", action="store_true", help="exit non-zero when release/ is stale")
-    parser.add_argument("--source", type=Path, default=paths.SOURCE, help=argparse.SUPPRESS)
-    parser.add_argument("--release", type=Path, default=paths.RELEASE, help=argparse.SUPPRESS)
-    args = parser.parse_args(argv)
-    if not notebooks_in(args.source):
-        print(f"build: no notebooks in {args.source}", file=sys.stderr)
+def main(*, check: bool = False, source: Path = paths.SOURCE, release: Path = paths.RELEASE) -> int:
+    """`build`: regenerate the release (check=True: only report whether it is stale). Returns the exit status."""
+    if not notebooks_in(source):
+        print(f"build: no notebooks in {source}", file=sys.stderr)
         return 1
-    if args.check:
-        problems = stale_files(args.source, args.release)
+    if check:
+        problems = stale_files(source, release)
         if problems:
             print(f"release is stale ({len(problems)} files); run: python -m autograder build", file=sys.stderr)
             for line in problems:
                 print(f"  {line}", file=sys.stderr)
             return 1
-        print(f"release is up to date ({args.release})")
+        print(f"release is up to date ({release})")
         return 0
-    names = build(args.source, args.release)
-    print(f"built {', '.join(n + '.ipynb' for n in names)} into {args.release}")
+    names = build(source, release)
+    print(f"built {', '.join(n + '.ipynb' for n in names)} into {release}")
     return 0
 
 

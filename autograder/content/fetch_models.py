@@ -18,7 +18,6 @@ and make DIR readable inside the grading sandbox. Without cached CLIP weights th
 check reports UNGRADABLE (a person grades that cell) instead of awarding or removing the point.
 `--check` only looks at DIR (no network) and exits 1 when something is missing.
 """
-import argparse
 import os
 import sys
 from pathlib import Path
@@ -103,18 +102,12 @@ def missing(cache_dir):
     return gone
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m autograder fetch-models",
-                                     description=__doc__.splitlines()[0].split(": ", 1)[1],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter,
-                                     epilog="\n".join(__doc__.splitlines()[2:]))
-    parser.add_argument("--cache", default=model_cache(),
-                        help="hub cache folder (default: $A3_MODEL_CACHE, else the Hugging Face default)")
-    parser.add_argument("--check", action="store_true", help="only report what is cached; exit 1 if incomplete")
-    args = parser.parse_args(argv)
-    cache = str(Path(args.cache).resolve()) if args.cache else None
+def main(*, cache: str | None = None, check: bool = False) -> int:
+    """`fetch-models`: cache the real models into `cache` (default: model_cache()); check=True only reports."""
+    cache = cache or model_cache()
+    cache = str(Path(cache).resolve()) if cache else None
     where = cache or "the Hugging Face default cache"
-    if not args.check:
+    if not check:
         if cache:
             Path(cache).mkdir(parents=True, exist_ok=True)
         print(f"fetching {CLIP_MODEL} (OpenAI weights) into {where}")

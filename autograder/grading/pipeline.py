@@ -3,9 +3,8 @@
 ingest (repair, one status per student x notebook) -> one task per student -> worker.grade_student
 (isolated workspace, own gradebook shard, sandboxed kernel, pass-token verification, feedback) ->
 results recorded in OUT as each student finishes. Students already graded in OUT are skipped unless
---force. See autograder/results.py for what OUT holds.
+--force. See autograder/records.py for what OUT holds.
 """
-import argparse
 import hashlib
 import shutil
 import sys
@@ -13,8 +12,11 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from autograder import build, feedback, ingest, paths, scheduler, worker
-from autograder.results import Results, failure_result
+from autograder import paths
+from autograder.content import build
+from autograder.grading import ingest, scheduler, worker
+from autograder.reports import feedback
+from autograder.records import Results, failure_result
 
 
 def source_digest(source):
@@ -40,7 +42,7 @@ def ensure_template(out, source=paths.SOURCE):
 
 
 def plain_ingest(submissions, staging, notebooks):
-    """Minimal ingest: SUBMISSIONS/<student>/<nb>.ipynb taken as they are (used without autograder.ingest).
+    """Minimal ingest: SUBMISSIONS/<student>/<nb>.ipynb taken as they are (used without autograder.grading.ingest).
 
     Returns:
     - list of dicts {"student", "notebook", "path", "status", "repairs"}, one per student x notebook.
@@ -56,7 +58,7 @@ def plain_ingest(submissions, staging, notebooks):
 
 
 def real_ingest(submissions, staging, notebooks, release):
-    """autograder.ingest (repairs Colab/LMS damage against `release`) as plain dicts."""
+    """autograder.grading.ingest (repairs Colab/LMS damage against `release`) as plain dicts."""
     return [{"student": s.student, "notebook": s.notebook, "path": str(s.path) if s.path else None,
              "status": s.status, "repairs": list(s.repairs), "lms": dict(s.lms)}
             for s in ingest.ingest(Path(submissions), Path(staging), release=Path(release))]
@@ -84,11 +86,11 @@ def grade(submissions, out, *, workers=None, scheduler_address=None, force=False
     """Grade every student in `submissions` into `out`; returns a summary dict.
 
     Inputs:
-    - submissions: folder of student folders, or an LMS zip (handled by autograder.ingest).
+    - submissions: folder of student folders, or an LMS zip (handled by autograder.grading.ingest).
     - out: output folder (created); students already graded there are skipped unless `force`.
     - workers / scheduler_address: Dask local workers (default: all cores) or an existing scheduler.
     - source: instructor source folder (default source/a3).
-    - ingest_fn: (submissions, staging, notebooks) -> submission dicts; default autograder.ingest.
+    - ingest_fn: (submissions, staging, notebooks) -> submission dicts; default autograder.grading.ingest.
     Returns:
     - {"graded": [...], "skipped": [...], "failed": {student: reason}, "seconds": float, "statuses": Counter}
     """
@@ -160,24 +162,17 @@ def print_summary(summary, out):
           f"log: {out / 'grading.log'}")
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m autograder grade", description=__doc__.split("\n")[0])
-    parser.add_argument("submissions", type=Path, help="folder of student folders, or an LMS zip")
-    parser.add_argument("--out", type=Path, required=True, help="output folder (grades, feedback, log)")
-    parser.add_argument("--workers", type=int, default=None, help="local Dask worker processes (default: all cores)")
-    parser.add_argument("--scheduler", default=None, help="address of an existing Dask scheduler")
-    parser.add_argument("--force", action="store_true", help="regrade students already graded in OUT")
-    parser.add_argument("--source", type=Path, default=paths.SOURCE, help=argparse.SUPPRESS)
-    parser.add_argument("--keep-work", action="store_true", help="keep every student's workspace in OUT/.work")
-    args = parser.parse_args(argv)
-    if not args.submissions.exists():
-        print(f"grade: {args.submissions} does not exist", file=sys.stderr)
+def main(*, submissions: Path, out: Path, workers: int | None = None, scheduler_address: str | None = None,
+         force: bool = False, source: Path = paths.SOURCE, keep_work: bool = False) -> int:
+    """`grade`: grade SUBMISSIONS into OUT and print the summary. Returns the exit status."""
+    if not Path(submissions).exists():
+        print(f"grade: {submissions} does not exist", file=sys.stderr)
         return 2
-    summary = grade(args.submissions, args.out, workers=args.workers, scheduler_address=args.scheduler,
-                    force=args.force, source=args.source, keep_work=args.keep_work,
-                    # autograder.ingest repairs against the course release; another source gets no repairs
-                    ingest_fn=None if args.source.resolve() == paths.SOURCE.resolve() else plain_ingest)
-    print_summary(summary, args.out)
+    summary = grade(submissions, out, workers=workers, scheduler_address=scheduler_address,
+                    force=force, source=source, keep_work=keep_work,
+                    # autograder.grading.ingest repairs against the course release; another source gets no repairs
+                    ingest_fn=None if Path(source).resolve() == paths.SOURCE.resolve() else plain_ingest)
+    print_summary(summary, out)
     return 0
 
 

@@ -1,7 +1,8 @@
-"""The graded cells of each notebook: grade ids and points (part of the contract, see SPEC).
+"""The course contract: the assignment, its notebooks, their graded cells with grade ids and points, and
+how a notebook cell says what kind it is (see SPEC).
 
-GRADED holds the autograded cells (each checked by its test cell), WRITTEN the written answers a person
-grades by hand (markdown cells `written_<topic>`).
+GRADED holds the autograded cells (each checked by its test cell `test_<grade id>`), WRITTEN the written
+answers a person grades by hand (markdown cells `written_<topic>`).
 """
 
 GRADED = {
@@ -49,9 +50,39 @@ WRITTEN = {
 }
 
 
+ASSIGNMENT = "a3"
+NOTEBOOKS = tuple(GRADED)  # the course's notebooks, in course order
+
+
 def test_cell_id(grade_id):
     """nbgrader grade_id of the test cell that checks `grade_id`."""
     return f"test_{grade_id}"
+
+
+def check_id(test_grade_id):
+    """The grade id checked by test cell `test_<id>` (an id without the prefix is returned as is)."""
+    return test_grade_id[len("test_"):] if test_grade_id.startswith("test_") else test_grade_id
+
+
+def nbgrader_meta(cell):
+    """A notebook cell's nbgrader metadata ({} when it has none)."""
+    return (cell.get("metadata") or {}).get("nbgrader") or {}
+
+
+def is_test_cell(cell):
+    """True for an autograded test cell: a graded code cell that is not a solution."""
+    meta = nbgrader_meta(cell)
+    return cell.get("cell_type") == "code" and bool(meta.get("grade")) and not meta.get("solution")
+
+
+def is_solution_cell(cell):
+    """True for a cell the student fills in (a graded implementation or a written answer)."""
+    return bool(nbgrader_meta(cell).get("solution"))
+
+
+def is_written_cell(cell):
+    """True for a manually graded written answer: a graded markdown cell."""
+    return cell.get("cell_type") == "markdown" and bool(nbgrader_meta(cell).get("grade"))
 
 
 def max_score(notebook):

@@ -3,7 +3,6 @@
 Every generator is deterministic, so a re-run reproduces the files byte for byte; `--check` regenerates
 into a temporary folder and fails when anything differs from what is committed.
 """
-import argparse
 import filecmp
 import importlib
 import sys
@@ -12,7 +11,7 @@ from pathlib import Path
 
 from autograder.paths import SOURCE
 
-# Each module in autograder/datagen has generate(source_dir: Path) -> list of written paths.
+# Each module in autograder/content/datagen has generate(source_dir: Path) -> list of written paths.
 GENERATORS = ["piglatin", "arithmetic", "images"]
 
 
@@ -20,16 +19,14 @@ def generate_all(source_dir):
     """Run every generator into source_dir; return the written paths relative to it."""
     written = []
     for name in GENERATORS:
-        module = importlib.import_module(f"autograder.datagen.{name}")
+        module = importlib.import_module(f"autograder.content.datagen.{name}")
         written += [Path(p).relative_to(source_dir) for p in module.generate(Path(source_dir))]
     return written
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m autograder data", description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="fail when committed files differ")
-    args = parser.parse_args(argv)
-    if not args.check:
+def main(*, check: bool = False) -> int:
+    """`data`: regenerate the committed data and images (check=True: only report stale files)."""
+    if not check:
         for rel in generate_all(SOURCE):
             print(f"wrote source/a3/{rel}")
         return 0

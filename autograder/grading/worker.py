@@ -5,10 +5,10 @@ The workspace is a tiny nbgrader course (`<work>/`): a copy of the template grad
 `submitted/<student>/a3/<nb>.ipynb`. One `nbgrader autograde` process, forked from a server that has
 nbgrader imported, grades all of the student's notebooks, each in a fresh sandbox kernel under its own
 random check key (a notebook that run did not finish is graded again on its own). The kernels are forked
-from the worker's zygote, which has the libraries imported (autograder.zygote). A test cell's points
+from the worker's zygote, which has the libraries imported (autograder.sandbox.zygote). A test cell's points
 are kept only when its output carries the matching pass token. The result (scores, timings, log lines,
 the shard, the autograded notebooks and feedback HTML) goes back to the caller, which writes OUT.
-Kernels draw no figures (autograder.nofigures): quick-mode plots mean nothing and cost seconds.
+Kernels draw no figures (autograder.sandbox.nofigures): quick-mode plots mean nothing and cost seconds.
 """
 import atexit
 import functools
@@ -31,7 +31,12 @@ from pathlib import Path
 import nbformat
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from autograder import build, feedback, paths, sandbox, zygote
+from autograder import paths
+from autograder.content import build
+from autograder.reports import feedback
+from autograder.sandbox import zygote
+from autograder import contract
+from autograder.sandbox import bwrap, launcher
 
 log = logging.getLogger(__name__)
 
@@ -61,9 +66,9 @@ def course_layout(release):
     - release: folder with the normalised release notebooks.
     Returns:
     - {notebook: {"tests": {test_grade_id: points}, "manual": {grade_id: points}}}, notebooks sorted
-      as in paths.NOTEBOOKS first, then by name.
+      as in contract.NOTEBOOKS first, then by name.
     """
-    order = {name: i for i, name in enumerate(paths.NOTEBOOKS)}
+    order = {name: i for i, name in enumerate(contract.NOTEBOOKS)}
     layout = {}
     for path in sorted(Path(release).glob("*.ipynb"), key=lambda p: (order.get(p.stem, 99), p.stem)):
         nb = nbformat.read(path, as_version=4)
@@ -79,7 +84,7 @@ def course_layout(release):
 def course_check_modules(template):
     """Modules the course's test cells import from (`from autograder.checks.nmt import ...`), read from the
     template's source notebooks: each grading kernel imports them before any student code, then seals the
-    check runtime (autograder.kernel)."""
+    check runtime (autograder.sandbox.kernel)."""
     found = set()
     for path in sorted((Path(template) / "course" / "source").rglob("*.ipynb")):
         for cell in nbformat.read(path, as_version=4).cells:
@@ -146,12 +151,12 @@ def verify_cell(cell, grade_id, key, nbgrader_score, points):
 
 
 def _kernel(ws, kernel_env):
-    """Kernel for this workspace from autograder.sandbox (bubblewrap whenever available).
+    """Kernel for this workspace from autograder.sandbox.launcher (bubblewrap whenever available).
 
     Returns:
     - (kernel name, extra env for nbgrader, traitlets config dict, sandboxed?)
     """
-    spec = sandbox.install_kernel(ws, dict(kernel_env))
+    spec = launcher.install_kernel(ws, dict(kernel_env))
     return spec["kernel_name"], dict(spec["env"]), dict(spec["config"]), bool(spec["sandboxed"])
 
 
@@ -176,10 +181,10 @@ def _prepare(task, ws):
         shutil.rmtree(ws)
     template = Path(task.template)
     (ws / "source").mkdir(parents=True)
-    shutil.copytree(template / "release", ws / "source" / paths.ASSIGNMENT,
+    shutil.copytree(template / "release", ws / "source" / contract.ASSIGNMENT,
                     ignore=shutil.ignore_patterns("*.ipynb", "GENERATED.md"))
     shutil.copy2(template / "gradebook.db", ws / "gradebook.db")
-    submitted = ws / "submitted" / task.student / paths.ASSIGNMENT
+    submitted = ws / "submitted" / task.student / contract.ASSIGNMENT
     submitted.mkdir(parents=True)
     todo = {}
     for sub in task.notebooks:
@@ -207,7 +212,7 @@ def _empty_slot(ws):
             shutil.rmtree(entry)
         else:
             entry.unlink()
-    zygote.empty(sandbox.runtime_dir(ws))
+    zygote.empty(bwrap.runtime_dir(ws))
 
 
 def _claim_slot(task, kernel_env):
@@ -223,7 +228,7 @@ def _claim_slot(task, kernel_env):
     parent = Path(task.work).parent.resolve()
     source_env = dict(build.nbgrader_env(parent), NBGRADER_EXECUTION="autograde")
     source_env.update(kernel_env)
-    signature = json.dumps(sandbox.kernel_variables(source_env, list(kernel_env)), sort_keys=True)
+    signature = json.dumps(bwrap.kernel_variables(source_env, list(kernel_env)), sort_keys=True)
     thread = threading.get_ident()  # a worker with several threads grades several students at once
     old = _slots.get(thread)
     if old and old["parent"] == parent and old["signature"] == signature and old["zygote"].reset():
@@ -243,7 +248,7 @@ def release_slot(thread=None):
         old = _slots.pop(key, None)
         if old:
             old["zygote"].stop()
-            sandbox.uninstall_kernel(old["ws"])
+            launcher.uninstall_kernel(old["ws"])
             shutil.rmtree(old["ws"], ignore_errors=True)
 
 
@@ -272,12 +277,12 @@ class KeyedKernel(NbGraderPreprocessor):
 # The sandbox's autograde preprocessors (resilient Execute) with KeyedKernel in front: one process grades one
 # or several notebooks, each under its own key
 KEYED_PREPROCESSORS = [
-    "from autograder.sandbox import AUTOGRADE_PREPROCESSORS",
-    "c.Autograde.autograde_preprocessors = ['autograder.worker.KeyedKernel'] + AUTOGRADE_PREPROCESSORS",
+    "from autograder.grading.execute import AUTOGRADE_PREPROCESSORS",
+    "c.Autograde.autograde_preprocessors = ['autograder.grading.worker.KeyedKernel'] + AUTOGRADE_PREPROCESSORS",
 ]
 
 
-FORKSERVER_PRELOAD = ["nbgrader.apps.nbgraderapp", "autograder.sandbox", "autograder.worker"]
+FORKSERVER_PRELOAD = ["nbgrader.apps.nbgraderapp", "autograder.grading.execute", "autograder.grading.worker"]
 
 
 @functools.lru_cache(maxsize=None)
@@ -342,7 +347,7 @@ def _run_autograde(task, ws, notebooks, keys, base_settings, base_env, kernel_en
     settings["Execute.kernel_name"] = kernel_name
     settings["Execute.timeout"] = task.cell_timeout
     env = dict(base_env, **extra_env, A3_RUN_ID=run_id)  # the key reaches the kernel through its kernelspec only
-    argv = ["autograde", paths.ASSIGNMENT, "--student", task.student, "--force", "--create"]
+    argv = ["autograde", contract.ASSIGNMENT, "--student", task.student, "--force", "--create"]
     if len(notebooks) == 1:
         argv += ["--notebook", notebooks[0]]
     keyfile = ws / ".a3-keys.json"
@@ -366,7 +371,7 @@ def _run_autograde(task, ws, notebooks, keys, base_settings, base_env, kernel_en
         proc.join()
     output = log_path.read_text(errors="replace") if log_path.exists() else ""
     wall = time.perf_counter() - start
-    for line in sandbox.read_events(ws):
+    for line in bwrap.read_events(ws):
         log_lines.append(f"SANDBOX {task.student}/{','.join(notebooks)}: {line}")
     return sandboxed, wall, output, timed_out, run_id
 
@@ -434,7 +439,7 @@ def _zero_in_shard(ws, student, notebook):
 
     with Gradebook(f"sqlite:///{ws / 'gradebook.db'}") as gb:
         try:
-            sub = gb.find_submission_notebook(notebook, paths.ASSIGNMENT, student)
+            sub = gb.find_submission_notebook(notebook, contract.ASSIGNMENT, student)
         except MissingEntry:
             return
         for grade in sub.grades:
@@ -458,7 +463,7 @@ def _verify_notebook(task, ws, notebook, key, layout, log_lines, run_id):
     """
     from nbgrader.api import Gradebook, MissingEntry
 
-    graded = ws / "autograded" / task.student / paths.ASSIGNMENT / f"{notebook}.ipynb"
+    graded = ws / "autograded" / task.student / contract.ASSIGNMENT / f"{notebook}.ipynb"
     if not graded.exists():
         return None, None
     nb = nbformat.read(graded, as_version=4)
@@ -471,7 +476,7 @@ def _verify_notebook(task, ws, notebook, key, layout, log_lines, run_id):
         for test_id, points in tests.items():
             gid = check_id(test_id)
             try:
-                grade = gb.find_grade(test_id, notebook, paths.ASSIGNMENT, task.student)
+                grade = gb.find_grade(test_id, notebook, contract.ASSIGNMENT, task.student)
             except MissingEntry:
                 grade = None
             score, note = verify_cell(by_id.get(test_id), gid, key.encode(), grade and grade.auto_score, points)
@@ -558,12 +563,12 @@ def grade_student(task):
     zyg = None
     try:
         kernel_env = {"A3_QUICK": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-                      "TOKENIZERS_PARALLELISM": "false", "MPLBACKEND": "module://autograder.nofigures",
+                      "TOKENIZERS_PARALLELISM": "false", "MPLBACKEND": "module://autograder.sandbox.nofigures",
                       "PYTHONPATH": os.pathsep.join([str(paths.ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
                       "A3_CHECK_MODULES": ",".join(course_check_modules(task.template)), **task.env}
         if task.threads:
             kernel_env.update(OMP_NUM_THREADS=str(task.threads), MKL_NUM_THREADS=str(task.threads))
-        if any(s["status"] == "ok" and s.get("path") for s in task.notebooks) and sandbox.available() \
+        if any(s["status"] == "ok" and s.get("path") for s in task.notebooks) and bwrap.available() \
                 and os.environ.get("A3_ZYGOTE", "1") != "0":
             if ws.exists():
                 shutil.rmtree(ws)  # a workspace kept by an earlier run
@@ -627,7 +632,7 @@ def grade_student(task):
         if zyg is not None:
             result["zygote"] = zyg.report()
         else:
-            sandbox.uninstall_kernel(ws)
+            launcher.uninstall_kernel(ws)
     result["seconds"] = round(time.perf_counter() - start, 3)
     clean = result["complete"] and all(n["status"] in ("graded", "missing") or n["status"].startswith("needs manual")
                                        for n in result["notebooks"].values())

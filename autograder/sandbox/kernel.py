@@ -1,6 +1,6 @@
 """Grading kernel: limits, the check runtime imported first, then ipykernel.
 
-Run as `python -m autograder.kernel -f CONNECTION_FILE` (the sandbox launcher does this). Before any
+Run as `python -m autograder.sandbox.kernel -f CONNECTION_FILE` (the sandbox launcher does this). Before any
 student code exists in the process it
 - applies resource limits (data segment, CPU time, file size, no core dumps);
 - imports `autograder.checks` (which snapshots the pristine torch/numpy/builtins functions) and the
@@ -17,7 +17,8 @@ import resource
 import signal
 import sys
 
-from autograder.sandbox import limits
+from autograder.sandbox.limits import limits
+from autograder import contract
 
 
 class ResourceLimitExceeded(BaseException):
@@ -175,9 +176,8 @@ def read_key():
 
 def check_modules():
     """Modules holding the course's checks (A3_CHECK_MODULES, comma-separated; default: autograder.checks.<nb>)."""
-    from autograder import paths
 
-    names = os.environ.get("A3_CHECK_MODULES") or ",".join(f"autograder.checks.{nb}" for nb in paths.NOTEBOOKS)
+    names = os.environ.get("A3_CHECK_MODULES") or ",".join(f"autograder.checks.{nb}" for nb in contract.NOTEBOOKS)
     return [n.strip() for n in names.split(",") if n.strip()]
 
 

@@ -4,7 +4,6 @@ A page shows the score per graded cell with the check's one-line message and the
 submission. Hidden test source is removed from every test cell, and test-cell errors are cut down to
 their last line, so neither the hidden code nor its traceback ever reaches a student.
 """
-import argparse
 import copy
 import functools
 import html
@@ -382,7 +381,7 @@ SAFE_PROTOCOLS = {"http", "https", "mailto", "data"}
 def rerender(out):
     """Re-render OUT/feedback/<student>/<nb>.html from OUT/autograded, the recorded results and the hand grades
     in OUT/gradebook.db (entered in formgrader), and rewrite the CSVs with those hand grades."""
-    from autograder.results import Results
+    from autograder.records import Results
 
     results = Results(out)
     hand = results.hand_grades()
@@ -418,7 +417,7 @@ def index_html(out):
     """OUT/feedback/index.html: every student's pages with scores, the ones needing attention first."""
     import csv
 
-    from autograder.results import Results
+    from autograder.records import Results
 
     results = Results(out)
     repairs = {(st["student"], nb): s.get("repairs", []) for st in results.states() for nb, s in st["notebooks"].items()}
@@ -448,22 +447,21 @@ def index_html(out):
 
 def write_index(out):
     """Write OUT/feedback/index.html; returns its path."""
-    from autograder.results import atomic_write
+    from autograder.records import atomic_write
 
     path = Path(out) / "feedback" / "index.html"
     atomic_write(path, index_html(out))
     return path
 
 
-def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m autograder feedback", description=__doc__.split("\n")[0])
-    parser.add_argument("out", type=Path, help="the OUT folder of a grading run")
-    args = parser.parse_args(argv)
-    if not (args.out / ".state").is_dir():
-        print(f"feedback: {args.out} holds no grading results", file=sys.stderr)
+def main(*, out: Path) -> int:
+    """`feedback`: render OUT's feedback pages, CSVs and exports again with its hand grades."""
+    out = Path(out)
+    if not (out / ".state").is_dir():
+        print(f"feedback: {out} holds no grading results", file=sys.stderr)
         return 1
-    n = rerender(args.out)
-    print(f"wrote {n} feedback pages under {args.out / 'feedback'}")
+    n = rerender(out)
+    print(f"wrote {n} feedback pages under {out / 'feedback'}")
     return 0
 
 

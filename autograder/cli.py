@@ -1,0 +1,90 @@
+"""Command line: python -m autograder <command> [options]. Parses arguments only; each command's engine is
+the keyword-only `main` of its module, which returns the exit status."""
+import argparse
+import importlib
+import sys
+from pathlib import Path
+
+from autograder import paths
+
+# command -> (module whose main(**options) runs it, one-line help)
+COMMANDS = {
+    "data": ("autograder.content.data", "regenerate source/a3/data and images (byte-for-byte reproducible)"),
+    "build": ("autograder.content.build", "regenerate release/ from source/ (--check: fail when stale)"),
+    "grade": ("autograder.grading.pipeline",
+              "grade SUBMISSIONS --out OUT [--workers N] [--scheduler ADDRESS] [--force]"),
+    "feedback": ("autograder.reports.feedback", "re-render feedback HTML (and grades.csv) with the hand grades of OUT"),
+    "formgrader": ("autograder.reports.formgrader", "open nbgrader's formgrader on OUT to grade the written answers"),
+    "report": ("autograder.reports.report", "render the grade report notebook for OUT into HTML"),
+    "export": ("autograder.reports.export", "write the nbgrader and LMS grade exports of OUT"),
+    "demo": ("autograder.demo", "build, grade sample submissions, write feedback and the report"),
+    "bench": ("autograder.bench", "grading benchmark: 1 vs 2 workers"),
+    "fetch-models": ("autograder.content.fetch_models", "cache the real pretrained models (needs internet)"),
+}
+
+
+def _options(name, parser):
+    """Add the options of command `name` to its parser."""
+    add = parser.add_argument
+    if name == "data":
+        add("--check", action="store_true", help="fail when committed files differ")
+    elif name == "build":
+        add("--check", action="store_true", help="exit non-zero when release/ is stale")
+        add("--source", type=Path, default=paths.SOURCE, help=argparse.SUPPRESS)
+        add("--release", type=Path, default=paths.RELEASE, help=argparse.SUPPRESS)
+    elif name == "grade":
+        add("submissions", type=Path, help="folder of student folders, or an LMS zip")
+        add("--out", type=Path, required=True, help="output folder (grades, feedback, log)")
+        add("--workers", type=int, default=None, help="local Dask worker processes (default: all cores)")
+        add("--scheduler", dest="scheduler_address", default=None, help="address of an existing Dask scheduler")
+        add("--force", action="store_true", help="regrade students already graded in OUT")
+        add("--source", type=Path, default=paths.SOURCE, help=argparse.SUPPRESS)
+        add("--keep-work", action="store_true", help="keep every student's workspace in OUT/.work")
+    elif name == "feedback":
+        add("out", type=Path, help="the OUT folder of a grading run")
+    elif name == "formgrader":
+        add("out", type=Path, help="a graded OUT folder")
+        add("--port", type=int, default=8890, help="port on 127.0.0.1 (default 8890)")
+        add("--no-browser", dest="browser", action="store_false", help="do not open a browser")
+    elif name == "report":
+        add("out", type=Path, help="a graded OUT folder")
+        add("--output", type=Path, help="HTML file to write (default OUT/report.html)")
+        add("--show-code", action="store_true", help="include the notebook's code cells")
+    elif name == "export":
+        add("out", type=Path, help="a graded OUT folder (holds grades.csv)")
+    elif name == "demo":
+        add("--out", type=Path, default=paths.ROOT / "demo_out", help="demo folder (emptied)")
+        add("--workers", type=int, default=None, help="grading workers (default: all cores)")
+    elif name == "bench":
+        add("--students", type=int, default=6, help="synthetic students to grade (default 6)")
+        add("--workers", type=int, nargs="+", default=[1, 2], help="worker counts (default 1 2)")
+        add("--keep", type=Path, help="work in this folder and keep it (default: a temporary one)")
+    elif name == "fetch-models":
+        add("--cache", default=None,
+            help="hub cache folder (default: $A3_MODEL_CACHE, else the Hugging Face default)")
+        add("--check", action="store_true", help="only report what is cached; exit 1 if incomplete")
+
+
+def parser():
+    """The whole command line: one sub-command per entry of COMMANDS."""
+    top = argparse.ArgumentParser(prog="python -m autograder", description=__doc__.splitlines()[0])
+    subs = top.add_subparsers(dest="command", metavar="<command>", title="commands")
+    for name, (_, help_) in COMMANDS.items():
+        _options(name, subs.add_parser(name, help=help_, description=help_))
+    return top
+
+
+def main(argv=None):
+    """Parse argv and run the command; returns its exit status (2 for a usage error)."""
+    argv = sys.argv[1:] if argv is None else argv
+    top = parser()
+    if not argv:
+        top.print_help()
+        return 0
+    try:
+        args = top.parse_args(argv)
+    except SystemExit as exc:  # argparse has printed the usage error (or the help)
+        return exc.code
+    options = vars(args)
+    module = importlib.import_module(COMMANDS[options.pop("command")][0])
+    return module.main(**options) or 0

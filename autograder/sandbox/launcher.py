@@ -1,0 +1,148 @@
+"""The grading kernelspec: a Jupyter kernel whose process runs in the bubblewrap sandbox.
+
+`install_kernel(workspace, env)` writes a private kernelspec for one student's workspace and returns
+what the nbgrader subprocess needs (kernel name, extra environment, traitlets config). The kernelspec's
+argv runs this module (`python -m autograder.sandbox.launcher launch ...`) on the host: it asks the
+workspace's zygote (`autograder.sandbox.zygote`) for the kernel, or wraps
+`python -m autograder.sandbox.kernel -f {connection_file}` in `bwrap` itself (`autograder.sandbox.bwrap`).
+
+The pass-token key travels from the kernelspec to the kernel through a pipe, never through the
+sandbox's environment or command line, so `/proc/self/environ` does not show it. Resource limits,
+the output cap and the event log (attempts to reach hidden files or the network) live in
+`autograder.sandbox.kernel`. Per-cell and per-notebook wall-clock limits are the caller's
+(Execute.timeout, and killing the nbgrader subprocess).
+"""
+import argparse
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+from autograder.sandbox import zygote
+from autograder.sandbox.bwrap import (EVENTS_FILE, FORCED_ENV, NEVER_ENV, available, bwrap_command,
+                                      kernel_environment, kernel_variables, prepare_workspace, runtime_dir)
+from autograder.sandbox.limits import limits
+
+KERNEL_NAME = "python3"  # shadows the stock kernel in this workspace, so no kernel escapes the sandbox
+
+
+def install_kernel(workspace, env, sandbox=None):
+    """Install the grading kernelspec for one workspace (one student).
+
+    Inputs:
+    - workspace: Path, the student's nbgrader course folder; notebooks must execute below it.
+    - env: dict of variables the kernel must see (A3_CHECK_KEY, NBGRADER_EXECUTION, ...). The key is
+      stored in the kernelspec (mode 0600, outside the sandbox) and handed to the kernel by a pipe.
+    - sandbox: True/False to force bubblewrap on/off; None uses it whenever available().
+
+    Returns:
+    - dict with kernel_name (str), env (extra environment for the nbgrader subprocess: JUPYTER_PATH),
+      config (traitlets config to merge into nbgrader's), sandboxed (bool),
+      runtime_dir (str, removed by `uninstall_kernel(workspace)`), limits (see `limits()`).
+    """
+    workspace = Path(workspace).resolve()
+    sandboxed = available() if sandbox is None else bool(sandbox)
+    if sandboxed and not available():
+        raise RuntimeError("bubblewrap (bwrap) is not usable on this machine; install the Debian package 'bubblewrap'")
+    lim = limits()
+    state, runtime = prepare_workspace(workspace)
+    kernel_dir = state / "kernels" / KERNEL_NAME
+    kernel_dir.mkdir(parents=True, exist_ok=True)
+    passed = sorted(k for k in env if k not in NEVER_ENV)
+    argv = [sys.executable, "-m", "autograder.sandbox.launcher", "launch", "--workspace", str(workspace),
+            "--pass-env", ",".join(passed), "--bwrap" if sandboxed else "--no-bwrap", "-f", "{connection_file}"]
+    spec = {
+        "argv": argv,
+        "display_name": "Python 3 (A3 grading sandbox)",
+        "language": "python",
+        "interrupt_mode": "message",
+        "env": {k: str(v) for k, v in env.items()},
+        "metadata": {"debugger": False},
+    }
+    path = kernel_dir / "kernel.json"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        json.dump(spec, f, indent=1)
+    config = {
+        # Unix sockets at an absolute path; the launcher binds their folder (and the connection file) in.
+        "KernelManager": {"transport": "ipc", "ip": str(runtime / "k")},
+        "Execute": {
+            "kernel_name": KERNEL_NAME,
+            "interrupt_on_timeout": True,
+            "startup_timeout": 120,
+            "iopub_timeout": 10,
+        },
+        "LimitOutput": {"max_lines": 1000, "max_traceback": 100},
+        "OverwriteCells": {"add_missing_cells": True},
+    }
+    return {
+        "kernel_name": KERNEL_NAME,
+        "env": {"JUPYTER_PATH": str(state)},
+        "config": config,
+        "sandboxed": sandboxed,
+        "runtime_dir": str(runtime),
+        "limits": lim,
+    }
+
+
+def uninstall_kernel(workspace):
+    """Remove the runtime folder of this workspace (the kernelspec goes with the workspace)."""
+    shutil.rmtree(runtime_dir(workspace), ignore_errors=True)
+
+
+def _inside(path, root):
+    """True when path is root or lies below it (both resolved)."""
+    path, root = Path(path).resolve(), Path(root).resolve()
+    return path == root or root in path.parents
+
+
+def launch(argv=None):
+    """Kernelspec entry point (runs on the host): hand the key over by pipe and exec the kernel."""
+    parser = argparse.ArgumentParser(prog="python -m autograder.sandbox.launcher launch")
+    parser.add_argument("--workspace", required=True, type=Path)
+    parser.add_argument("--pass-env", default="")
+    parser.add_argument("--bwrap", dest="bwrap", action="store_true", default=True)
+    parser.add_argument("--no-bwrap", dest="bwrap", action="store_false")
+    parser.add_argument("-f", dest="connection_file", required=True)
+    args, extra = parser.parse_known_args(argv)  # extra: kernel options such as --HistoryManager.hist_file
+    workspace = args.workspace.resolve()
+    cwd = Path.cwd().resolve()
+    if not _inside(cwd, workspace) or cwd == workspace:
+        sys.exit(f"autograder.sandbox.launcher: refusing to run a kernel in {cwd}: it is not below {workspace}")
+    connection_file = Path(args.connection_file).resolve()
+    ip = json.loads(connection_file.read_text()).get("ip", "")
+    if not os.path.isabs(ip):
+        sys.exit("autograder.sandbox.launcher: set KernelManager.transport='ipc' and an absolute KernelManager.ip "
+                 f"(install_kernel's config does), got ip={ip!r}")
+    sockets = Path(ip).parent
+    key = os.environ.pop("A3_CHECK_KEY", "")
+    kernel_env = kernel_variables(os.environ, [n for n in args.pass_env.split(",") if n])
+    kernel_args = ["-f", str(connection_file)] + extra
+    if args.bwrap:
+        code = zygote.request(workspace, cwd, connection_file, extra, key, kernel_env)
+        if code is not None:  # the student's zygote ran this kernel
+            sys.exit(code)
+    r, w = os.pipe()
+    os.write(w, key.encode())
+    os.close(w)
+    os.set_inheritable(r, True)
+    events_path = workspace / ".sandbox" / EVENTS_FILE
+    events = os.open(events_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    os.set_inheritable(events, True)
+    fds = {"A3_KEY_FD": str(r), "A3_EVENTS_FD": str(events)}
+    if args.bwrap:
+        env = kernel_environment(workspace, [cwd, sockets], kernel_env, fds)
+        os.execvp("bwrap", bwrap_command(workspace, cwd, connection_file, sockets, env) + kernel_args)
+    env = {k: v for k, v in os.environ.items() if k not in NEVER_ENV}
+    env.update(FORCED_ENV)
+    env.update(fds)
+    env["PYTHONPATH"] = str(workspace / ".sandbox" / "lib")
+    os.execve(sys.executable, [sys.executable, "-m", "autograder.sandbox.kernel"] + kernel_args, env)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] == "launch":
+        launch(sys.argv[2:])
+    else:
+        sys.exit("usage: python -m autograder.sandbox.launcher launch --workspace W -f CONNECTION_FILE")

@@ -1,0 +1,50 @@
+"""autograder.cli: one parser for every command, each command's engine called with keyword options."""
+import importlib
+import inspect
+
+import pytest
+
+from autograder import cli
+
+
+def test_every_command_parses_into_its_engine_signature():
+    """Does each command's parsed namespace name exactly the keyword options its module's main takes?"""
+    required = {"grade": ["SUBS", "--out", "OUT"], "feedback": ["OUT"], "formgrader": ["OUT"], "report": ["OUT"],
+                "export": ["OUT"]}
+    for name, (module, _) in cli.COMMANDS.items():
+        options = vars(cli.parser().parse_args([name] + required.get(name, [])))
+        options.pop("command")
+        params = inspect.signature(importlib.import_module(module).main).parameters
+        assert all(p.kind is p.KEYWORD_ONLY for p in params.values()), f"{module}.main takes positional arguments"
+        assert set(options) == set(params), f"{name}: parsed {sorted(options)}, {module}.main takes {sorted(params)}"
+
+
+def test_unknown_command_is_a_usage_error(capsys):
+    """Does an unknown command exit 2 with argparse's one-line complaint, running nothing?"""
+    assert cli.main(["nonsense"]) == 2
+    assert "invalid choice: 'nonsense'" in capsys.readouterr().err
+
+
+def test_no_arguments_prints_the_commands(capsys):
+    """Does `python -m autograder` alone list every command and exit 0?"""
+    assert cli.main([]) == 0
+    text = capsys.readouterr().out
+    assert all(name in text for name in cli.COMMANDS)
+
+
+def test_options_reach_the_engine(monkeypatch):
+    """Are parsed options passed to the engine as keywords (e.g. --scheduler as scheduler_address)?"""
+    from autograder.grading import pipeline
+
+    seen = {}
+    monkeypatch.setattr(pipeline, "main", lambda **options: seen.update(options) or 7)
+    assert cli.main(["grade", "SUBS", "--out", "OUT", "--workers", "3", "--scheduler", "tcp://h:1", "--force"]) == 7
+    assert seen["scheduler_address"] == "tcp://h:1" and seen["workers"] == 3 and seen["force"] is True
+    assert str(seen["submissions"]) == "SUBS" and str(seen["out"]) == "OUT"
+
+
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+def test_help_exits_zero(flag, capsys):
+    """Does --help print usage and exit 0 instead of raising SystemExit?"""
+    assert cli.main([flag]) == 0
+    assert "usage:" in capsys.readouterr().out
