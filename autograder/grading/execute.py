@@ -1,9 +1,16 @@
-"""nbgrader's autograde preprocessors with a kernel death or a flood of output survived (ResilientExecute)."""
+"""nbgrader's autograde preprocessors with a kernel death or a flood of output survived (ResilientExecute),
+and the kernel manager it uses, which does not idle while a kernel starts or stops."""
+import asyncio
 import os
+import time
+from queue import Empty
 
+from jupyter_client import AsyncKernelManager
+from jupyter_client.asynchronous import AsyncKernelClient
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute
+from traitlets import DottedObjectName, Type
 
 from autograder.sandbox.limits import limits
 
@@ -23,6 +30,55 @@ def error(ename, evalue):
     return NotebookNode(output_type="error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])
 
 
+class GradingKernelClient(AsyncKernelClient):
+    """jupyter_client's async client, ready as soon as the kernel is.
+
+    Its stock `wait_for_ready` ends by draining IOPub until nothing arrives for 0.2 s, which costs every
+    notebook 0.2 s of idling; here the drain takes only what is already there. Readiness means the same:
+    a kernel_info reply on shell and a message on IOPub (the subscription is live). Anything that arrives
+    after the drain belongs to the kernel_info requests, and nbclient ignores output whose parent is not
+    the cell it runs.
+    """
+
+    async def _async_wait_for_ready(self, timeout=None):
+        deadline = time.time() + (float("inf") if timeout is None else timeout)
+        while True:
+            self.kernel_info()
+            try:
+                msg = await self.shell_channel.get_msg(timeout=1)
+            except Empty:
+                pass
+            else:
+                if msg["msg_type"] == "kernel_info_reply":
+                    try:
+                        await self.iopub_channel.get_msg(timeout=0.2)
+                    except Empty:
+                        pass  # IOPub not connected yet: ask again
+                    else:
+                        self._handle_kernel_info_reply(msg)
+                        break
+            if not await self._async_is_alive():
+                raise RuntimeError("Kernel died before replying to kernel_info")
+            if time.time() > deadline:
+                raise RuntimeError(f"Kernel didn't respond in {timeout:.0f} seconds")
+        while await self.iopub_channel.msg_ready():
+            await self.iopub_channel.get_msg(timeout=0)
+
+    wait_for_ready = _async_wait_for_ready
+
+
+class GradingKernelManager(AsyncKernelManager):
+    """AsyncKernelManager with GradingKernelClient, which checks every 10 ms (not 100 ms) whether a killed
+    kernel has gone (nbgrader kills each kernel after its notebook: Execute.shutdown_kernel immediate)."""
+
+    client_class = DottedObjectName("autograder.grading.execute.GradingKernelClient")
+    client_factory = Type(klass="autograder.grading.execute.GradingKernelClient")
+
+    async def _async_wait(self, pollinterval=0.01):
+        while await self._async_is_alive():
+            await asyncio.sleep(pollinterval)
+
+
 class ResilientExecute(Execute):
     """nbgrader's Execute that survives a dying kernel and caps each cell's stream output.
 
@@ -31,6 +87,10 @@ class ResilientExecute(Execute):
     notebook is graded as far as it got instead of not at all. A cell whose output never stops
     arriving (iopub timeout) gets an error output too instead of ending the whole run.
     """
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("kernel_manager_class", GradingKernelManager)  # nbgrader's Execute would set its own
+        super().__init__(*args, **kwargs)
 
     def preprocess(self, nb, resources=None, km=None):
         self._a3_dead = None

@@ -43,6 +43,10 @@ PRELOAD = (  # what the notebooks and their checks import; a module missing here
     "transformers.models.bert.modeling_bert", "transformers.models.bert.tokenization_bert",
     "transformers.models.roberta.modeling_roberta", "transformers.modeling_utils", "safetensors.torch",
     "open_clip", "ipykernel.kernelapp", "ipykernel.ipkernel",
+    # what IPKernelApp.initialize imports on first use: its debugger (debugpy, pydevd) alone is ~0.3 s a kernel
+    "ipykernel.debugger", "debugpy", "debugpy.server", "pdb", "sqlite3", "tornado.gen", "tornado.locks",
+    "tornado.queues", "tornado.platform.asyncio", "IPython.core.completerlib", "IPython.core.debugger",
+    "IPython.core.oinspect", "IPython.extensions.storemagic", "IPython.utils.wildcard",
 )
 RESET_TIMEOUT = 30  # seconds the worker waits for a reset (after the preload) before it starts a fresh zygote
 CONTROL = "control.sock"  # the worker's socket beside the launchers' one

@@ -1,0 +1,106 @@
+"""autograder.grading.execute: the kernel manager and client that ResilientExecute grades with."""
+import asyncio
+import os
+from queue import Empty
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+from traitlets.config import Config
+
+from autograder.grading.execute import GradingKernelClient, GradingKernelManager, ResilientExecute
+from autograder.sandbox import bwrap, launcher, zygote
+from tests.sandbox.kernels import KERNEL_ENV
+
+
+class FakeChannel:
+    """A channel holding queued messages; get_msg with a timeout > 0 on an empty queue is recorded."""
+
+    def __init__(self, messages):
+        self.messages, self.waited = list(messages), []
+
+    async def msg_ready(self):
+        return bool(self.messages)
+
+    async def get_msg(self, timeout=None):
+        if self.messages:
+            return self.messages.pop(0)
+        if timeout:
+            self.waited.append(timeout)
+        raise Empty
+
+
+def fake_client(shell, iopub):
+    client = GradingKernelClient()
+    client.__dict__.update(kernel_info=lambda: None, _handle_kernel_info_reply=lambda msg: None)
+    client._shell_channel, client._iopub_channel = FakeChannel(shell), FakeChannel(iopub)
+
+    async def alive():
+        return True
+
+    client._async_is_alive = alive
+    return client
+
+
+def test_ready_drains_iopub_without_waiting_for_silence():
+    """Once kernel_info is answered and IOPub is live, does wait_for_ready take the queued IOPub messages and
+    return, instead of waiting 0.2 s for nothing more to arrive?"""
+    iopub = [{"msg_type": "status"}, {"msg_type": "status"}, {"msg_type": "stream"}]
+    client = fake_client([{"msg_type": "kernel_info_reply"}], iopub)
+    asyncio.run(client.wait_for_ready(timeout=5))
+    assert client.iopub_channel.messages == [] and client.iopub_channel.waited == []
+
+
+def test_ready_asks_again_until_iopub_is_live():
+    """When IOPub is silent after the first kernel_info reply (not subscribed yet), does it ask again?"""
+    client = fake_client([{"msg_type": "kernel_info_reply"}, {"msg_type": "kernel_info_reply"}], [])
+    asked = []
+    client.kernel_info = lambda: asked.append(1) or (len(asked) == 2 and client.iopub_channel.messages.append(
+        {"msg_type": "status"}))
+    asyncio.run(client.wait_for_ready(timeout=5))
+    assert len(asked) == 2 and client.iopub_channel.waited == [0.2]
+
+
+def test_ready_fails_when_the_kernel_dies():
+    """Does a kernel that dies before answering give jupyter_client's error instead of a hang?"""
+    client = fake_client([], [])
+
+    async def dead():
+        return False
+
+    client._async_is_alive = dead
+    with pytest.raises(RuntimeError, match="died before replying"):
+        asyncio.run(client.wait_for_ready(timeout=5))
+
+
+def test_resilient_execute_uses_the_grading_kernel_manager():
+    """Does nbgrader's execute step (ResilientExecute) start kernels with GradingKernelManager and its client?"""
+    manager = ResilientExecute().kernel_manager_class
+    assert manager is GradingKernelManager
+    assert isinstance(manager().client(), GradingKernelClient)
+
+
+def test_sandboxed_kernels_run_back_to_back(tmp_path):
+    """Through the zygote and the grading kernel manager, do five notebooks in a row each get their own
+    outputs, complete and in order, each from a kernel of its own?"""
+    assert bwrap.available(), "bubblewrap must be installed (./setup.sh installs the Debian package)"
+    ws = tmp_path / "ws"
+    cwd = ws / "autograded" / "s" / "a3"
+    cwd.mkdir(parents=True)
+    zyg = zygote.start(ws, dict(os.environ, **KERNEL_ENV), list(KERNEL_ENV))
+    try:
+        info = launcher.install_kernel(ws, dict(KERNEL_ENV, A3_CHECK_KEY="k"))
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("JUPYTER_PATH", info["env"]["JUPYTER_PATH"])
+            for i in range(5):
+                cells = [nbformat.v4.new_code_cell(f"print({i})"), nbformat.v4.new_code_cell("import os; os.getpid()")]
+                nb = nbformat.v4.new_notebook(cells=cells)
+                NotebookClient(nb, kernel_name=info["kernel_name"], config=Config(info["config"]), timeout=60,
+                               kernel_manager_class=GradingKernelManager, shutdown_kernel="immediate",
+                               resources={"metadata": {"path": str(cwd)}}).execute()
+                assert [o.get("text") for o in nb.cells[0].outputs] == [f"{i}\n"], nb.cells[0].outputs
+                assert nb.cells[1].outputs[0]["output_type"] == "execute_result"
+        assert zyg.report()["kernels"] == 5  # each notebook had a kernel of its own
+    finally:
+        zyg.stop()
+        launcher.uninstall_kernel(ws)
