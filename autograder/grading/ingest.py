@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
+from nbformat import NotebookNode
 
 from autograder import paths
 from autograder import contract
@@ -61,12 +62,12 @@ class _Candidate:
     lms: dict = field(default_factory=dict)  # the LMS's own ids for the student, from the file or folder name
 
 
-def slug(text):
+def slug(text: str) -> str:
     """A student id safe for paths and the gradebook: runs of other characters become '_'."""
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_.") or "student"
 
 
-def notebook_from_name(filename):
+def notebook_from_name(filename: str) -> str | None:
     """The notebook a file name refers to ('Copy of NMT (2).ipynb' -> 'nmt'), or None.
 
     Inputs:
@@ -117,7 +118,7 @@ def _files_under(folder):
     return found
 
 
-def discover(root, unwrap=False):
+def discover(root: Path | str, unwrap: bool = False) -> dict[str, tuple[str, list[_Candidate]]]:
     """Map each student to their candidate files.
 
     Inputs:
@@ -198,7 +199,7 @@ def _sniff(data):
     return None
 
 
-def read_notebook(path):
+def read_notebook(path: Path) -> tuple[NotebookNode | None, str | None, list[str]]:
     """Parse a submitted file as a v4 notebook.
 
     Returns:
@@ -246,7 +247,7 @@ def _defined_names(source):
     return {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
 
 
-def identify(nb, releases):
+def identify(nb: NotebookNode, releases: dict[str, NotebookNode]) -> tuple[str | None, int]:
     """Which release notebook `nb` is, by content: (name, matches) with the most matches, or (None, 0)."""
     best, best_score = None, 0
     for name, rel in releases.items():
@@ -260,7 +261,7 @@ def identify(nb, releases):
     return best, best_score
 
 
-def completeness(nb, rel):
+def completeness(nb: NotebookNode, rel: NotebookNode) -> int:
     """How many solution cells of rel the student filled in (source differs from the release stub)."""
     stubs = {_gid(c): _norm(c.source) for c in rel.cells if (c.metadata.get("nbgrader") or {}).get("solution")}
     done = 0
@@ -308,17 +309,37 @@ def _placeholder(rel_cell):
     return cell
 
 
-def repair_cells(nb, rel, repairs):
-    """Make nb's graded cells match rel's: ids, lost metadata, duplicates, deleted cells, test-cell tags.
+@dataclass
+class CellMap:
+    """Which student cell stands for which release cell, built up by the repair steps that find them."""
+
+    pos: dict[int, int] = field(default_factory=dict)  # release cell index -> student cell index, in order found
+    claimed: set[int] = field(default_factory=set)  # student cell indices already taken by a release cell
+
+
+def _release_by_id(rel):
+    return {_gid(c): (i, c) for i, c in enumerate(rel.cells) if _gid(c)}
+
+
+def _locked(rel_cell):
+    return rel_cell.metadata["nbgrader"].get("locked")
+
+
+def _release_copy(rel_cell):
+    return nbformat.from_dict(json.loads(json.dumps(rel_cell)))
+
+
+def remove_unknown_nbgrader_metadata(nb: NotebookNode, rel: NotebookNode) -> list[str]:
+    """Remove nbgrader metadata whose grade id the release does not have (nbgrader would reject it).
 
     Inputs:
     - nb: the student's notebook (v4), changed in place.
     - rel: the release notebook.
-    - repairs: list that receives one line per repair.
+    Returns:
+    - one repair line per removed grade id (none for empty metadata).
     """
-    rel_cells = rel.cells
-    rel_by_id = {_gid(c): (i, c) for i, c in enumerate(rel_cells) if _gid(c)}
-    # 1. nbgrader metadata that does not belong to this release
+    rel_by_id = _release_by_id(rel)
+    repairs = []
     for cell in nb.cells:
         meta = cell.metadata.get("nbgrader")
         if meta is not None and (not isinstance(meta, dict) or meta.get("grade_id") not in rel_by_id):
@@ -326,119 +347,220 @@ def repair_cells(nb, rel, repairs):
             del cell.metadata["nbgrader"]
             if shown or isinstance(meta, dict) and meta:
                 repairs.append(f"removed nbgrader metadata with unknown grade id {shown!r}")
-    # 2. duplicated grade ids: a copied or split cell
+    return repairs
+
+
+def _resolve_duplicate(nb, js, rel_cell):
+    """Which of the cells js sharing rel_cell's grade id keeps it: (index kept, how, indices to drop)."""
+    if _locked(rel_cell):
+        same = [j for j in js if _norm(nb.cells[j].source) == _norm(rel_cell.source)]
+        return (same or js)[0], "kept the unedited copy", []
+    if rel_cell.cell_type == "markdown":
+        nb.cells[js[0]].source = "\n\n".join(nb.cells[j].source for j in js)
+        return js[0], "merged the answer into the first", js[1:]
+    return js[-1], "kept the last one (it is the definition that runs last)", []
+
+
+def resolve_duplicate_grade_ids(nb: NotebookNode, rel: NotebookNode) -> list[str]:
+    """Leave each grade id on one cell when a student copied or split a graded cell.
+
+    A locked cell keeps its unedited copy, a written answer is merged into its first cell (the others
+    are dropped), a code cell keeps its last copy (the definition that runs last); the other copies
+    become ordinary cells.
+
+    Inputs:
+    - nb: the student's notebook (v4), changed in place; every grade id in it is the release's.
+    - rel: the release notebook.
+    Returns:
+    - one repair line per duplicated grade id.
+    """
+    rel_by_id = _release_by_id(rel)
     seen = defaultdict(list)
     for j, cell in enumerate(nb.cells):
         if _gid(cell):
             seen[_gid(cell)].append(j)
-    drop = set()
+    drop, repairs = set(), []
     for gid, js in seen.items():
         if len(js) < 2:
             continue
-        rel_cell = rel_by_id[gid][1]
-        meta = rel_cell.metadata["nbgrader"]
-        if meta.get("locked"):
-            same = [j for j in js if _norm(nb.cells[j].source) == _norm(rel_cell.source)]
-            keep, how = (same or js)[0], "kept the unedited copy"
-        elif rel_cell.cell_type == "markdown":
-            keep, how = js[0], "merged the answer into the first"
-            nb.cells[keep].source = "\n\n".join(nb.cells[j].source for j in js)
-            drop.update(js[1:])
-        else:
-            keep, how = js[-1], "kept the last one (it is the definition that runs last)"
+        keep, how, dropped = _resolve_duplicate(nb, js, rel_by_id[gid][1])
+        drop.update(dropped)
         for j in js:
             if j != keep:
                 del nb.cells[j].metadata["nbgrader"]
         repairs.append(f"grade id {gid!r} was on {len(js)} cells (copied or split cell): {how}")
     nb.cells = [c for j, c in enumerate(nb.cells) if j not in drop]
-    # 3. anchors: cells that keep their grade id, or unchanged release cells, in release order
-    pos = {}  # release index -> nb index
+    return repairs
+
+
+def _unchanged_copy(nb, rel_cell, start, claimed):
+    """Index of the first unclaimed student cell from `start` on that is rel_cell unchanged, or None."""
+    src = _norm(rel_cell.source)
+    for j in range(start, len(nb.cells)):
+        if j not in claimed and nb.cells[j].cell_type == rel_cell.cell_type and _norm(nb.cells[j].source) == src:
+            return j
+    return None
+
+
+def restore_metadata_by_source(nb: NotebookNode, rel: NotebookNode, cells: CellMap) -> list[str]:
+    """Anchor the release cells the student kept: by grade id, else by unchanged source (metadata put back).
+
+    Release cells are matched in release order, each unchanged source only after the previous anchor.
+
+    Inputs:
+    - nb: the student's notebook (v4), changed in place; no grade id is on two cells.
+    - rel: the release notebook.
+    - cells: an empty CellMap; receives the anchors.
+    Returns:
+    - one repair line per graded cell whose metadata was restored.
+    """
     where = {_gid(c): j for j, c in enumerate(nb.cells) if _gid(c)}
-    claimed = set(where.values())
-    p = 0
-    for i, rc in enumerate(rel_cells):
+    cells.claimed.update(where.values())
+    repairs, start = [], 0
+    for i, rc in enumerate(rel.cells):
         gid = _gid(rc)
         if gid in where:
-            pos[i] = where[gid]
-            p = max(p, where[gid] + 1)
+            cells.pos[i] = where[gid]
+            start = max(start, where[gid] + 1)
             continue
-        src = _norm(rc.source)
-        if not src:
+        if not _norm(rc.source):
             continue
-        for j in range(p, len(nb.cells)):
-            if j not in claimed and nb.cells[j].cell_type == rc.cell_type and _norm(nb.cells[j].source) == src:
-                pos[i], p = j, j + 1
-                claimed.add(j)
-                if gid:
-                    nb.cells[j].metadata["nbgrader"] = _release_meta(rc)["nbgrader"]
-                    repairs.append(f"restored lost nbgrader metadata of {gid!r} (matched by source)")
-                break
-    # 4. lost metadata of edited solution cells: by position between anchors, then by defined names
-    #    (locked cells are only ever matched by source: an edited copy stays an ordinary cell)
-    for i, rc in enumerate(rel_cells):
+        j = _unchanged_copy(nb, rc, start, cells.claimed)
+        if j is None:
+            continue
+        cells.pos[i], start = j, j + 1
+        cells.claimed.add(j)
+        if gid:
+            nb.cells[j].metadata["nbgrader"] = _release_meta(rc)["nbgrader"]
+            repairs.append(f"restored lost nbgrader metadata of {gid!r} (matched by source)")
+    return repairs
+
+
+def _cells_between_anchors(nb, i, rel_cell, cells):
+    """Unclaimed student cells without a grade id that may be release cell i: between its anchors, same type;
+    for a code cell, those that define the release cell's names (none when it defines names none of them do)."""
+    before = max((cells.pos[k] for k in cells.pos if k < i), default=-1)
+    after = min((cells.pos[k] for k in cells.pos if k > i), default=len(nb.cells))
+    gap = [j for j in range(before + 1, after) if j not in cells.claimed and not _gid(nb.cells[j])
+           and nb.cells[j].cell_type == rel_cell.cell_type]
+    if rel_cell.cell_type == "code":
+        names = _defined_names(rel_cell.source)
+        by_name = [j for j in gap if names and names <= _defined_names(nb.cells[j].source)]
+        gap = by_name or ([] if names else gap)
+    return gap
+
+
+def restore_metadata_by_position(nb: NotebookNode, rel: NotebookNode, cells: CellMap) -> list[str]:
+    """Give edited solution cells that lost their metadata their grade id back, by position and defined names.
+
+    Locked cells are only ever matched by source (restore_metadata_by_source): an edited copy stays an
+    ordinary cell.
+
+    Inputs:
+    - nb: the student's notebook (v4), changed in place.
+    - rel: the release notebook.
+    - cells: the anchors found so far; receives the cells matched here.
+    Returns:
+    - one repair line per graded cell whose metadata was restored.
+    """
+    repairs = []
+    for i, rc in enumerate(rel.cells):
         gid = _gid(rc)
-        if not gid or i in pos or rc.metadata["nbgrader"].get("locked"):
+        if not gid or i in cells.pos or _locked(rc):
             continue
-        before = max((pos[k] for k in pos if k < i), default=-1)
-        after = min((pos[k] for k in pos if k > i), default=len(nb.cells))
-        gap = [j for j in range(before + 1, after) if j not in claimed and not _gid(nb.cells[j])
-               and nb.cells[j].cell_type == rc.cell_type]
-        if rc.cell_type == "code":
-            names = _defined_names(rc.source)
-            by_name = [j for j in gap if names and names <= _defined_names(nb.cells[j].source)]
-            gap = by_name or ([] if names else gap)
+        gap = _cells_between_anchors(nb, i, rc, cells)
         if gap:
             j = gap[0]
             nb.cells[j].metadata["nbgrader"] = _release_meta(rc)["nbgrader"]
-            pos[i] = j
-            claimed.add(j)
+            cells.pos[i] = j
+            cells.claimed.add(j)
             repairs.append(f"restored lost nbgrader metadata of {gid!r} (matched by position)")
-    # 5. deleted graded/locked cells come back where they were
-    for i, rc in enumerate(rel_cells):
+    return repairs
+
+
+def restore_deleted_cells(nb: NotebookNode, rel: NotebookNode, cells: CellMap) -> list[str]:
+    """Put deleted graded and locked cells back where they were: locked ones as released, solutions empty.
+
+    Inputs:
+    - nb: the student's notebook (v4), changed in place.
+    - rel: the release notebook.
+    - cells: every release cell found so far; receives the restored ones (and shifted indices).
+    Returns:
+    - one repair line per restored cell.
+    """
+    repairs = []
+    for i, rc in enumerate(rel.cells):
         gid = _gid(rc)
-        if not gid or i in pos:
+        if not gid or i in cells.pos:
             continue
-        at = max((pos[k] + 1 for k in pos if k < i), default=0)
-        locked = rc.metadata["nbgrader"].get("locked")
-        cell = nbformat.from_dict(json.loads(json.dumps(rc))) if locked else _placeholder(rc)
-        nb.cells.insert(at, cell)
-        pos = {k: (v + 1 if v >= at else v) for k, v in pos.items()}
-        pos[i] = at
+        at = max((cells.pos[k] + 1 for k in cells.pos if k < i), default=0)
+        locked = _locked(rc)
+        nb.cells.insert(at, _release_copy(rc) if locked else _placeholder(rc))
+        cells.pos = {k: (v + 1 if v >= at else v) for k, v in cells.pos.items()}
+        cells.pos[i] = at
         kind = "test cell" if gid.startswith("test_") else ("locked cell" if locked else "solution cell")
         repairs.append(f"restored deleted {kind} {gid!r}" + ("" if locked else " (empty: it scores 0)"))
-    # 6. graded cells get the release's metadata, type and (locked) source; nothing can switch them off
-    for i, j in pos.items():
-        rc, cell = rel_cells[i], nb.cells[j]
-        gid = _gid(rc)
-        if not gid:
-            continue
-        tags = [t for t in cell.metadata.get("tags", []) if t in SKIP_TAGS]
-        if tags:
-            repairs.append(f"removed tag(s) {', '.join(tags)} from {gid!r}")
-        if rc.metadata["nbgrader"].get("locked"):
-            if _norm(cell.source) != _norm(rc.source) or cell.cell_type != rc.cell_type:
-                repairs.append(f"restored the edited locked cell {gid!r}")
-            fresh = nbformat.from_dict(json.loads(json.dumps(rc)))
-            nb.cells[j] = fresh
-            continue
-        if cell.cell_type != rc.cell_type:
-            repairs.append(f"changed {gid!r} back to a {rc.cell_type} cell")
-            new = (nbformat.v4.new_code_cell if rc.cell_type == "code" else nbformat.v4.new_markdown_cell)(cell.source)
-            nb.cells[j] = cell = new
-        keep = {k: v for k, v in cell.metadata.items() if k not in ("nbgrader", "deletable", "editable", "tags")}
-        rest = [t for t in cell.metadata.get("tags", []) if t not in SKIP_TAGS]
-        cell.metadata = dict(keep, **_release_meta(rc), **({"tags": rest} if rest else {}))
-        cell["id"] = rc.get("id", cell.get("id"))
-    # cell ids: the release's for graded cells, unique valid ids elsewhere
-    used = {nb.cells[j].get("id") for i, j in pos.items() if _gid(rel_cells[i])}
-    for i, j in pos.items():
-        if _gid(rel_cells[i]) and rel_cells[i].get("id"):
-            nb.cells[j]["id"] = rel_cells[i]["id"]
+    return repairs
+
+
+def _reset_graded_cell(nb, j, rel_cell):
+    """Make student cell j rel_cell's graded cell again; returns its repair lines."""
+    cell, gid = nb.cells[j], _gid(rel_cell)
+    tags = [t for t in cell.metadata.get("tags", []) if t in SKIP_TAGS]
+    repairs = [f"removed tag(s) {', '.join(tags)} from {gid!r}"] if tags else []
+    if _locked(rel_cell):
+        if _norm(cell.source) != _norm(rel_cell.source) or cell.cell_type != rel_cell.cell_type:
+            repairs.append(f"restored the edited locked cell {gid!r}")
+        nb.cells[j] = _release_copy(rel_cell)
+        return repairs
+    if cell.cell_type != rel_cell.cell_type:
+        repairs.append(f"changed {gid!r} back to a {rel_cell.cell_type} cell")
+        new = nbformat.v4.new_code_cell if rel_cell.cell_type == "code" else nbformat.v4.new_markdown_cell
+        nb.cells[j] = cell = new(cell.source)
+    keep = {k: v for k, v in cell.metadata.items() if k not in ("nbgrader", "deletable", "editable", "tags")}
+    rest = [t for t in cell.metadata.get("tags", []) if t not in SKIP_TAGS]
+    cell.metadata = dict(keep, **_release_meta(rel_cell), **({"tags": rest} if rest else {}))
+    cell["id"] = rel_cell.get("id", cell.get("id"))
+    return repairs
+
+
+def reset_graded_cells(nb: NotebookNode, rel: NotebookNode, cells: CellMap) -> list[str]:
+    """Give every graded cell the release's metadata and type, and locked cells the release's source,
+    so that no tag or flag switches one off.
+
+    Inputs:
+    - nb: the student's notebook (v4), changed in place.
+    - rel: the release notebook.
+    - cells: where each release cell is in nb.
+    Returns:
+    - repair lines: skip tags removed, edited locked cells restored, cell types changed back.
+    """
+    repairs = []
+    for i, j in cells.pos.items():
+        if _gid(rel.cells[i]):
+            repairs += _reset_graded_cell(nb, j, rel.cells[i])
+    return repairs
+
+
+def fix_cell_ids(nb: NotebookNode, rel: NotebookNode, cells: CellMap) -> list[str]:
+    """Cell ids: the release's on graded cells, unique valid ids ('s<index>') on the others.
+
+    Inputs:
+    - nb: the student's notebook (v4), changed in place.
+    - rel: the release notebook.
+    - cells: where each release cell is in nb.
+    Returns:
+    - one repair line counting the duplicate or invalid ids replaced (none when there were none).
+    """
+    graded = [(i, j) for i, j in cells.pos.items() if _gid(rel.cells[i])]
+    used = {nb.cells[j].get("id") for i, j in graded}
+    for i, j in graded:
+        if rel.cells[i].get("id"):
+            nb.cells[j]["id"] = rel.cells[i]["id"]
     fixed = 0
     for j, cell in enumerate(nb.cells):
-        is_graded = bool(_gid(cell))
         cid = cell.get("id")
-        if is_graded and cid:
+        if _gid(cell) and cid:
             continue
         if not cid or not ID_OK.match(str(cid)) or cid in used:
             fixed += bool(cid)
@@ -447,11 +569,26 @@ def repair_cells(nb, rel, repairs):
                 n += 1000
             cell["id"] = f"s{n}"
         used.add(cell["id"])
-    if fixed:
-        repairs.append(f"replaced {fixed} duplicate or invalid cell ids")
+    return [f"replaced {fixed} duplicate or invalid cell ids"] if fixed else []
 
 
-def load_releases(release):
+def repair_cells(nb: NotebookNode, rel: NotebookNode, repairs: list[str]) -> None:
+    """Make nb's graded cells match rel's: ids, lost metadata, duplicates, deleted cells, test-cell tags.
+
+    Inputs:
+    - nb: the student's notebook (v4), changed in place.
+    - rel: the release notebook.
+    - repairs: list that receives one line per repair.
+    """
+    repairs.extend(remove_unknown_nbgrader_metadata(nb, rel))
+    repairs.extend(resolve_duplicate_grade_ids(nb, rel))
+    cells = CellMap()
+    for step in (restore_metadata_by_source, restore_metadata_by_position, restore_deleted_cells,
+                 reset_graded_cells, fix_cell_ids):
+        repairs.extend(step(nb, rel, cells))
+
+
+def load_releases(release: Path | str) -> dict[str, NotebookNode]:
     """{name: release notebook} for the notebooks present in `release`."""
     found = {}
     for name in NOTEBOOK_NAMES:
@@ -477,7 +614,139 @@ def _prepare(candidate, releases):
     return name, nb, None, repairs
 
 
-def ingest(submissions, staging, release=None):
+def _sort_candidates(candidates, releases):
+    """Read and identify each of a student's files.
+
+    Returns:
+    - by_nb: {notebook name: [(candidate, nb or None, problem or None, repairs)]}
+    - problems: {notebook name: one-line status} for files named after a notebook that are no .ipynb
+    - others: the names (as shown) of files that are none of the notebooks
+    """
+    by_nb, problems, others = defaultdict(list), {}, []
+    for cand in candidates:
+        is_ipynb = cand.path.suffix.lower() == ".ipynb"
+        if not is_ipynb and not cand.name_says:
+            others.append(cand.shown)
+            continue
+        name, nb, problem, repairs = _prepare(cand, releases)
+        if not is_ipynb and nb is None:  # e.g. nmt.pdf or nmt.py instead of the notebook
+            problems.setdefault(cand.name_says, f"not a notebook: {cand.shown!r} is not an .ipynb file")
+            continue
+        if name is None:
+            others.append(cand.shown)
+            continue
+        by_nb[name].append((cand, nb, problem, repairs))
+    return by_nb, problems, others
+
+
+def _missing_status(name, problems, others):
+    """The status of a notebook the student has no file for: its problem, or 'missing' and what was found."""
+    status = problems.get(name)
+    if status is None:
+        status = "missing" + (f" (found only: {', '.join(others[:5])})" if others else "")
+    return status
+
+
+def _pick(name, options, rel):
+    """The option to grade (most complete, then newest) and the line that says which file was taken, or None."""
+
+    def rank(o):
+        cand, nb, problem, _ = o
+        return (nb is not None, completeness(nb, rel) if nb is not None and rel else 0, cand.mtime)
+
+    options.sort(key=rank, reverse=True)
+    cand = options[0][0]
+    if len(options) > 1:
+        rest = ", ".join(repr(o[0].shown) for o in options[1:])
+        return options[0], (f"{len(options)} files for {name}: took {cand.shown!r} "
+                            f"(most complete, then newest); ignored {rest}")
+    if cand.shown != f"{name}.ipynb":
+        return options[0], f"took {cand.shown!r} as {name}.ipynb"
+    return options[0], None
+
+
+def _clear_outputs(nb):
+    """Outputs, execution counts and attachments off every code cell."""
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+            cell.pop("attachments", None)
+
+
+def _repair(nb, rel, repairs):
+    """Repair nb against rel (when there is one) into a valid nbformat 4.5 notebook: None, or why it is not one."""
+    if rel is not None:
+        _clean_metadata(nb, rel, repairs)
+        repair_cells(nb, rel, repairs)
+    nb.nbformat, nb.nbformat_minor = 4, 5
+    try:
+        nbformat.validate(nb)
+        return None
+    except nbformat.ValidationError:
+        pass
+    _clear_outputs(nb)
+    repairs.append("cleared outputs that did not validate")
+    try:
+        nbformat.validate(nb)
+    except nbformat.ValidationError as e:
+        return f"not a valid notebook: {' '.join(str(e).split())[:150]}"
+    return None
+
+
+def ingest_student(student: str, raw: str, candidates: list[_Candidate], releases: dict[str, NotebookNode],
+                   staging: Path) -> list[Submission]:
+    """Pick and repair one student's notebooks.
+
+    Inputs:
+    - student: the student's id; raw: the name the student (or LMS) gave, logged when it differs.
+    - candidates: the student's files (from discover).
+    - releases: {name: release notebook} (from load_releases).
+    - staging: repaired notebooks are written to staging/<student>/<notebook>.ipynb.
+    Returns:
+    - one Submission per notebook of contract.NOTEBOOKS, in that order.
+    """
+    header = [] if raw == student else [f"student {raw!r} is graded as {student!r}"]
+    lms = next((c.lms for c in candidates if c.lms), {})
+    by_nb, problems, others = _sort_candidates(candidates, releases)
+    out = []
+    for name in NOTEBOOK_NAMES:
+        if not by_nb.get(name):
+            out.append(Submission(student, name, None, _missing_status(name, problems, others), list(header),
+                                  dict(lms)))
+            continue
+        rel = releases.get(name)
+        (cand, nb, problem, repairs), took = _pick(name, by_nb[name], rel)
+        repairs = header + ([took] if took else []) + repairs
+        if nb is None:
+            out.append(Submission(student, name, None, problem, repairs, dict(lms)))
+            continue
+        problem = _repair(nb, rel, repairs)
+        if problem:
+            out.append(Submission(student, name, None, problem, repairs, dict(lms)))
+            continue
+        dest = staging / student / f"{name}.ipynb"
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, dest)
+        out.append(Submission(student, name, dest, "ok", repairs, dict(lms)))
+    return out
+
+
+def _default_release(staging):
+    """The grading template's release next to staging (what `grade` compiles from source), else release/a3."""
+    template = staging.parent / "template" / "release"
+    return template if any(template.glob("*.ipynb")) else paths.RELEASE
+
+
+def _unpack(archive, staging):
+    """Unpack an LMS zip into staging/.unpacked (emptied first); returns that folder."""
+    unpacked = staging / ".unpacked"
+    shutil.rmtree(unpacked, ignore_errors=True)
+    unpacked.mkdir()
+    _safe_unzip(archive, unpacked)
+    return unpacked
+
+
+def ingest(submissions: Path | str, staging: Path | str, release: Path | str | None = None) -> list[Submission]:
     """Find, pick and repair every student's notebooks.
 
     Inputs:
@@ -491,82 +760,11 @@ def ingest(submissions, staging, release=None):
     - list of Submission, one per student x notebook (contract.NOTEBOOKS), sorted by student.
     """
     submissions, staging = Path(submissions), Path(staging)
-    if release is None:
-        template = staging.parent / "template" / "release"
-        release = template if any(template.glob("*.ipynb")) else paths.RELEASE
-    releases = load_releases(release)
+    releases = load_releases(_default_release(staging) if release is None else release)
     staging.mkdir(parents=True, exist_ok=True)
     if submissions.is_file():
-        unpacked = staging / ".unpacked"
-        shutil.rmtree(unpacked, ignore_errors=True)
-        unpacked.mkdir()
-        _safe_unzip(submissions, unpacked)
-        submissions = unpacked
+        submissions = _unpack(submissions, staging)
     out = []
     for student, (raw, candidates) in sorted(discover(submissions, unwrap=submissions.name == ".unpacked").items()):
-        header = [] if raw == student else [f"student {raw!r} is graded as {student!r}"]
-        lms = next((c.lms for c in candidates if c.lms), {})
-        by_nb, problems, others = defaultdict(list), {}, []
-        for cand in candidates:
-            is_ipynb = cand.path.suffix.lower() == ".ipynb"
-            if not is_ipynb and not cand.name_says:
-                others.append(cand.shown)
-                continue
-            name, nb, problem, repairs = _prepare(cand, releases)
-            if not is_ipynb and nb is None:  # e.g. nmt.pdf or nmt.py instead of the notebook
-                problems.setdefault(cand.name_says, f"not a notebook: {cand.shown!r} is not an .ipynb file")
-                continue
-            if name is None:
-                others.append(cand.shown)
-                continue
-            by_nb[name].append((cand, nb, problem, repairs))
-        for name in NOTEBOOK_NAMES:
-            options = by_nb.get(name, [])
-            if not options:
-                status = problems.get(name)
-                if status is None:
-                    status = "missing" + (f" (found only: {', '.join(others[:5])})" if others else "")
-                out.append(Submission(student, name, None, status, list(header), dict(lms)))
-                continue
-            rel = releases.get(name)
-
-            def rank(o):
-                cand, nb, problem, _ = o
-                return (nb is not None, completeness(nb, rel) if nb is not None and rel else 0, cand.mtime)
-
-            options.sort(key=rank, reverse=True)
-            cand, nb, problem, repairs = options[0]
-            repairs = header + repairs
-            if len(options) > 1:
-                rest = ", ".join(repr(o[0].shown) for o in options[1:])
-                repairs.insert(len(header), f"{len(options)} files for {name}: took {cand.shown!r} "
-                                            f"(most complete, then newest); ignored {rest}")
-            elif cand.shown != f"{name}.ipynb":
-                repairs.insert(len(header), f"took {cand.shown!r} as {name}.ipynb")
-            if nb is None:
-                out.append(Submission(student, name, None, problem, repairs, dict(lms)))
-                continue
-            if rel is not None:
-                _clean_metadata(nb, rel, repairs)
-                repair_cells(nb, rel, repairs)
-            nb.nbformat, nb.nbformat_minor = 4, 5
-            try:
-                nbformat.validate(nb)
-            except nbformat.ValidationError:
-                for cell in nb.cells:
-                    if cell.cell_type == "code":
-                        cell.outputs, cell.execution_count = [], None
-                    cell.pop("attachments", None) if cell.cell_type == "code" else None
-                repairs.append("cleared outputs that did not validate")
-                try:
-                    nbformat.validate(nb)
-                except nbformat.ValidationError as e:
-                    out.append(Submission(student, name, None,
-                                          f"not a valid notebook: {' '.join(str(e).split())[:150]}", repairs,
-                                          dict(lms)))
-                    continue
-            dest = staging / student / f"{name}.ipynb"
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            nbformat.write(nb, dest)
-            out.append(Submission(student, name, dest, "ok", repairs, dict(lms)))
+        out += ingest_student(student, raw, candidates, releases, staging)
     return out
