@@ -278,6 +278,7 @@ def _clean_metadata(nb, rel, repairs):
     for k in removed:
         del nb.metadata[k]
     spec = nb.metadata.get("kernelspec", {})
+    spec = spec if isinstance(spec, dict) else {}  # a hand-edited kernelspec that is not even a mapping
     want = rel.metadata.get("kernelspec") or {"display_name": "Python 3", "language": "python", "name": "python3"}
     if spec != want:
         nb.metadata["kernelspec"] = dict(want)
@@ -720,7 +721,10 @@ def ingest_student(student: str, raw: str, candidates: list[_Candidate], release
         if nb is None:
             out.append(Submission(student, name, None, problem, repairs, dict(lms)))
             continue
-        problem = _repair(nb, rel, repairs)
+        try:
+            problem = _repair(nb, rel, repairs)
+        except Exception as exc:  # damage no repair step knows: this notebook is recorded, the batch goes on
+            problem = f"could not be repaired: {type(exc).__name__}: {' '.join(str(exc).split())[:150]}"
         if problem:
             out.append(Submission(student, name, None, problem, repairs, dict(lms)))
             continue
