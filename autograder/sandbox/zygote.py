@@ -1,13 +1,13 @@
-"""Per-student kernel zygote: one sandboxed process imports the heavy libraries once and forks each kernel.
+"""Kernel zygote: one sandboxed process per worker imports the heavy libraries once and forks each kernel.
 
-A fresh grading kernel spends seconds importing torch, transformers and open_clip before its first cell;
-a student's three notebooks paid that three times. The worker starts one zygote per student (`start`)
-in the same bubblewrap sandbox a kernel gets, showing the student's whole `autograded/` folder (where
-nbgrader runs every notebook) instead of one notebook's folder. The kernelspec launcher
-(`autograder.sandbox.launcher`) asks it for each kernel (`request`): the zygote forks, and the child takes the
-launcher's stdin/stdout/stderr, its own per-notebook check key and the connection file, then runs
-ipykernel. The launcher stays as the kernel's stand-in for nbgrader: it exits when the kernel does, and
-the kernel exits when the launcher is killed.
+A fresh grading kernel spends seconds importing torch, transformers and open_clip before its first cell,
+and ipykernel's own start-up imports (its debugger, debugpy) before it answers. The worker starts one
+zygote (`start`) for its slot workspace, in the same bubblewrap sandbox a kernel gets, showing the slot's
+whole `autograded/` folder (where nbgrader runs every notebook) instead of one notebook's folder, and
+resets it between students. The kernelspec launcher (`autograder.sandbox.launcher`) asks it for each
+kernel (`request`): the zygote forks, and the child takes the launcher's stdin/stdout/stderr, its own
+per-notebook check key and the connection file, then runs ipykernel. The launcher stays as the kernel's
+stand-in for nbgrader: it exits when the kernel does, and the kernel exits when the launcher is killed.
 
 What stays as it was without a zygote:
 - every kernel starts from the same pristine state (the fork happens before any student code), under
