@@ -2,8 +2,8 @@
 
 `build(submissions, release, source)` writes one student folder (or LMS-named file) per case and
 returns the expectations: for each case the student id the grader must use and, per notebook, the
-expected status (a regex) and score. tests/test_corpus.py grades the whole corpus in one batch;
-tests/test_ingest.py reuses the notebook builders below.
+expected status (a regex) and score. tests/grading/test_pipeline_corpus.py grades the whole corpus in one batch;
+tests/grading/test_ingest.py reuses the notebook builders below.
 
 Provided code cells are locked in every notebook, and ingest restores a locked cell a student edited,
 so each submission runs the notebook's full quick mode, as a real one would.

@@ -1,4 +1,4 @@
-"""theory.ipynb beyond the shared structure (test_notebooks.py): solutions are the reference, the quoted
+"""theory.ipynb beyond the shared structure (test_structure.py): solutions are the reference, the quoted
 language-model answers are tested in the notebook, and it runs in quick mode with every check passing."""
 import sys
 

@@ -1,4 +1,4 @@
-"""bert.ipynb beyond the shared structure (test_notebooks.py): models as in the spec,
+"""bert.ipynb beyond the shared structure (test_structure.py): models as in the spec,
 solutions as in the reference, runs offline in quick mode."""
 import copy
 import math

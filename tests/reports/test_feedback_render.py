@@ -1,48 +1,15 @@
 """A feedback page rendered by headless Chromium shows the score and the check's message, never hidden tests."""
 import copy
-import shutil
-import subprocess
-from html.parser import HTMLParser
 
 import nbformat
 import pytest
 
 from autograder import paths
 from autograder.reports import feedback
+from tests.reports.browser import rendered_text
 
 MESSAGE = "CheckFailed: fit_linear_log: (m, c) should be (0.5, 0.4771) for y = 3 * x**0.5, got (0, 0)"
 HIDDEN = ("BEGIN HIDDEN TESTS", "from autograder.checks", "check_fit_linear_log(", "[a3:")
-
-
-class _Text(HTMLParser):
-    """Text a reader sees: everything outside <script>, <style> and <head>."""
-
-    def __init__(self):
-        super().__init__()
-        self.parts, self.skip = [], 0
-
-    def handle_starttag(self, tag, attrs):
-        self.skip += tag in ("script", "style", "head")
-
-    def handle_endtag(self, tag):
-        self.skip -= tag in ("script", "style", "head") and self.skip > 0
-
-    def handle_data(self, data):
-        if not self.skip:
-            self.parts.append(data)
-
-
-def rendered_text(html_path, tmp_path):
-    """The page's visible text after headless Chromium loaded it (its DOM, scripts run)."""
-    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-    assert chromium, "expected Debian's chromium (./setup.sh installs it)"
-    proc = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                           f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=3000",
-                           "--dump-dom", html_path.as_uri()], capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0 and "<body" in proc.stdout, f"chromium failed: {proc.stderr[-300:]}"
-    parser = _Text()
-    parser.feed(proc.stdout)
-    return " ".join(" ".join(parser.parts).split()), proc.stdout
 
 
 def autograded_page():

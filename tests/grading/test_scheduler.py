@@ -1,17 +1,13 @@
 """autograder.grading.scheduler: fan-out over a real Dask cluster on loopback, retries, failures, progress."""
-import json
 import os
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
 from autograder.grading import scheduler
-from autograder.paths import ROOT
 
-DASK = Path(sys.executable).with_name("dask")
+# The `cluster` and `address` fixtures (a dask scheduler and two worker processes) are in conftest.py.
 
 
 # Task functions run on Dask workers, which import them from this module by name.
@@ -56,46 +52,6 @@ def always_raise(task):
 def visible_devices(task):
     """The CUDA devices this worker process may use."""
     return {"task": task, "cuda": os.environ.get("CUDA_VISIBLE_DEVICES"), "pid": os.getpid()}
-
-
-@pytest.fixture(scope="module")
-def cluster(tmp_path_factory):
-    """A real `dask scheduler` and `dask worker --nworkers 2` on 127.0.0.1 (allowed failures: 1)."""
-    tmp = tmp_path_factory.mktemp("dask")
-    env = dict(os.environ, PYTHONPATH=str(ROOT), DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES="1",
-               DASK_TEMPORARY_DIRECTORY=str(tmp))
-    sched_file = tmp / "scheduler.json"
-    logs = open(tmp / "dask.log", "w")
-    procs = [subprocess.Popen([str(DASK), "scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-                               "--scheduler-file", str(sched_file)], env=env, cwd=ROOT, stdout=logs, stderr=logs)]
-    try:
-        deadline = time.time() + 120
-        while not sched_file.exists() and time.time() < deadline:
-            time.sleep(0.2)
-        assert sched_file.exists(), "dask scheduler did not start within 120 s"
-        procs.append(subprocess.Popen([str(DASK), "worker", "--scheduler-file", str(sched_file), "--nworkers", "2",
-                                       "--nthreads", "1", "--host", "127.0.0.1", "--no-dashboard"],
-                                      env=env, cwd=ROOT, stdout=logs, stderr=logs))
-        yield json.loads(sched_file.read_text())["address"]
-    finally:
-        for p in reversed(procs):
-            p.terminate()
-            try:
-                p.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
-        logs.close()
-
-
-@pytest.fixture
-def address(cluster):
-    """The cluster's address once both worker processes are connected."""
-    from distributed import Client
-
-    with Client(cluster, timeout="60s") as client:
-        client.wait_for_workers(2, timeout=120)
-    return cluster
 
 
 def test_existing_scheduler_runs_every_task_on_both_workers(address):

@@ -1,5 +1,5 @@
 """The per-student kernel zygote: kernels forked from it, each with its own key, and the ways back to a
-kernel of its own when the zygote cannot serve. The sandbox itself is probed both ways in test_sandbox.py."""
+kernel of its own when the zygote cannot serve. The sandbox itself is probed both ways in test_launcher.py."""
 import os
 import sys
 import time
@@ -11,7 +11,7 @@ from traitlets.config import Config
 
 from autograder.sandbox import zygote
 from autograder.checks import pass_token
-from tests.test_sandbox import KERNEL_ENV, errors, execute, start_zygote, stdout, workspace
+from tests.sandbox.kernels import KERNEL_ENV, errors, execute, start_zygote, stdout, workspace
 from autograder.sandbox import bwrap, launcher
 
 GENUINE_CHECK = ("import numpy as np\nfrom autograder.checks.nmt import check_fit_linear_log\n"

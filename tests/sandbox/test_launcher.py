@@ -3,10 +3,8 @@ import os
 import re
 import time
 
-import nbformat
 import pytest
 from jupyter_client.manager import KernelManager
-from nbclient import NotebookClient
 from traitlets.config import Config
 
 from autograder.sandbox import zygote
@@ -14,9 +12,7 @@ from autograder.checks import pass_token
 from autograder.paths import ROOT, SOURCE
 from autograder.sandbox import bwrap, launcher, limits
 from autograder.grading.execute import ResilientExecute
-
-KEY = "sandbox-test-key"
-KERNEL_ENV = {"NBGRADER_EXECUTION": "autograde"}  # the kernelspec's variables (the key is added per kernel)
+from tests.sandbox.kernels import KEY, errors, execute, start_zygote, stdout, workspace
 
 PROBES = {  # name -> cell source; each test below reads one cell's output
     "env_key": "import os\n"
@@ -49,50 +45,6 @@ PROBES = {  # name -> cell source; each test below reads one cell's output
     "set_flag": "os.environ['A3_ALLOW_NON_NOTEBOOK'] = '1'",
     "flag_after": "print(os.environ.get('A3_ALLOW_NON_NOTEBOOK'))",
 }
-
-
-def stdout(cell):
-    return "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream" and o.name == "stdout").strip()
-
-
-def errors(cell):
-    return [o.ename for o in cell.outputs if o.output_type == "error"]
-
-
-def start_zygote(ws):
-    """The zygote of workspace ws, started with the environment execute() gives its kernels."""
-    return zygote.start(ws, dict(os.environ, **KERNEL_ENV), list(KERNEL_ENV))
-
-
-def execute(ws, cwd, sources, timeout=60, client_class=NotebookClient, key=KEY, uninstall=True):
-    """Run `sources` as a notebook in `cwd` with the kernel install_kernel(ws) made; returns the cells.
-    uninstall=False keeps the kernels' runtime folder, as the worker does between a student's notebooks."""
-    info = launcher.install_kernel(ws, dict(KERNEL_ENV, A3_CHECK_KEY=key))
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
-    config = Config(info["config"])
-    with pytest.MonkeyPatch.context() as mp:
-        for k, v in info["env"].items():
-            mp.setenv(k, v)
-        if client_class is NotebookClient:
-            client = NotebookClient(nb, timeout=timeout, kernel_name=info["kernel_name"], allow_errors=True,
-                                    interrupt_on_timeout=True, config=config,
-                                    resources={"metadata": {"path": str(cwd)}})
-            client.execute()
-        else:
-            client_class(timeout=timeout, kernel_name=info["kernel_name"], config=config).preprocess(
-                nb, {"metadata": {"path": str(cwd)}})
-    if uninstall:
-        launcher.uninstall_kernel(ws)
-    return nb.cells
-
-
-def workspace(root, student):
-    """A workspace laid out like the grader's: gradebook at the top, the notebook folder deep inside."""
-    ws = root / ".work" / student
-    cwd = ws / "autograded" / student / "a3"
-    cwd.mkdir(parents=True)
-    (ws / "gradebook.db").write_text("grades")
-    return ws, cwd
 
 
 @pytest.fixture(scope="module", params=["direct", "zygote"])

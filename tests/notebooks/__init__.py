@@ -1,4 +1,4 @@
-"""Helpers shared by the source-notebook tests (test_notebooks.py and test_<name>_notebook.py); not a test module."""
+"""Helpers shared by the source-notebook tests (tests/notebooks/test_*.py) and tests/visible/run.py."""
 import ast
 import os
 import time
@@ -6,7 +6,7 @@ import time
 import nbformat
 
 from autograder import contract
-from autograder.contract import GRADED, WRITTEN  # noqa: F401 - WRITTEN is read by test_notebooks
+from autograder.contract import GRADED, WRITTEN  # noqa: F401 - WRITTEN is read by test_structure
 from autograder.contract import NOTEBOOKS
 from autograder.paths import ROOT, SOURCE
 

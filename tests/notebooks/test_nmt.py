@@ -1,4 +1,4 @@
-"""nmt.ipynb beyond the shared structure (test_notebooks.py): solutions as in the reference, runs in quick mode."""
+"""nmt.ipynb beyond the shared structure (test_structure.py): solutions as in the reference, runs in quick mode."""
 import sys
 
 import pytest

@@ -15,7 +15,7 @@ import pytest
 from autograder.grading import pipeline
 from autograder.reports import feedback, formgrader
 from tests.fixtures import toy
-from tests.test_reader_safe import MARK, MARKDOWN_PAYLOADS, OUTPUT_PAYLOADS
+from tests.reports.payloads import MARK, MARKDOWN_PAYLOADS, OUTPUT_PAYLOADS
 
 TOKEN = "a3-test-token"
 HOSTILE = "By counting.\n\n" + "\n\n".join(p.format(js=MARK.format(n=i)) for i, p in enumerate(MARKDOWN_PAYLOADS))

@@ -1,4 +1,4 @@
-"""clip.ipynb beyond the shared structure (test_notebooks.py): solutions are the reference,
+"""clip.ipynb beyond the shared structure (test_structure.py): solutions are the reference,
 open_clip install guarded, runs in quick mode."""
 import inspect
 import sys

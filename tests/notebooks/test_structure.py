@@ -1,6 +1,6 @@
 """The source notebooks (nmt, bert, clip): committed clean, nbgrader cells as in the contract.
 
-Notebook-specific checks and the quick-mode executions live in test_<name>_notebook.py.
+Notebook-specific checks and the quick-mode executions live in test_<name>.py beside this file.
 """
 import re
 

@@ -10,7 +10,8 @@ import pytest
 from autograder.grading import pipeline
 from autograder.grading import scheduler
 from tests.fixtures import toy
-from tests.test_scheduler import cluster  # noqa: F401  (module fixture: dask scheduler + 2 workers)
+
+# The `cluster` and `address` fixtures (a dask scheduler and two worker processes) are in conftest.py.
 
 
 def rows(path):
@@ -41,15 +42,6 @@ def assert_graded_correctly(out):
                      ("wrongmul", "add", "1"), ("wrongmul", "mul", "0"), ("wrongmul", "written_toy", "")]
     with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:  # shards came back over Dask and were merged
         assert {s: gb.find_submission("a3", s).score for s in ("ref", "wrongmul")} == {"ref": 3.0, "wrongmul": 1.0}
-
-
-@pytest.fixture
-def address(cluster):  # noqa: F811
-    from distributed import Client
-
-    with Client(cluster, timeout="60s") as client:
-        client.wait_for_workers(2, timeout=120)
-    return cluster
 
 
 def test_grading_through_an_existing_scheduler(toy_students, address, tmp_path):

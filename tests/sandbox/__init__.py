@@ -1,0 +1,1 @@
+"""Tests of autograder.sandbox: test_<module>.py, or test_<module>_<part>.py for one part of a big module."""

@@ -1,0 +1,57 @@
+"""Kernels started in the grading sandbox for the sandbox tests: a workspace laid out like the grader's,
+its zygote, and notebooks of probe cells run with install_kernel's kernelspec. Not a test module."""
+import os
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+from traitlets.config import Config
+
+from autograder.sandbox import launcher, zygote
+
+KEY = "sandbox-test-key"
+KERNEL_ENV = {"NBGRADER_EXECUTION": "autograde"}  # the kernelspec's variables (the key is added per kernel)
+
+
+def stdout(cell):
+    return "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream" and o.name == "stdout").strip()
+
+
+def errors(cell):
+    return [o.ename for o in cell.outputs if o.output_type == "error"]
+
+
+def start_zygote(ws):
+    """The zygote of workspace ws, started with the environment execute() gives its kernels."""
+    return zygote.start(ws, dict(os.environ, **KERNEL_ENV), list(KERNEL_ENV))
+
+
+def execute(ws, cwd, sources, timeout=60, client_class=NotebookClient, key=KEY, uninstall=True):
+    """Run `sources` as a notebook in `cwd` with the kernel install_kernel(ws) made; returns the cells.
+    uninstall=False keeps the kernels' runtime folder, as the worker does between a student's notebooks."""
+    info = launcher.install_kernel(ws, dict(KERNEL_ENV, A3_CHECK_KEY=key))
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
+    config = Config(info["config"])
+    with pytest.MonkeyPatch.context() as mp:
+        for k, v in info["env"].items():
+            mp.setenv(k, v)
+        if client_class is NotebookClient:
+            client = NotebookClient(nb, timeout=timeout, kernel_name=info["kernel_name"], allow_errors=True,
+                                    interrupt_on_timeout=True, config=config,
+                                    resources={"metadata": {"path": str(cwd)}})
+            client.execute()
+        else:
+            client_class(timeout=timeout, kernel_name=info["kernel_name"], config=config).preprocess(
+                nb, {"metadata": {"path": str(cwd)}})
+    if uninstall:
+        launcher.uninstall_kernel(ws)
+    return nb.cells
+
+
+def workspace(root, student):
+    """A workspace laid out like the grader's: gradebook at the top, the notebook folder deep inside."""
+    ws = root / ".work" / student
+    cwd = ws / "autograded" / student / "a3"
+    cwd.mkdir(parents=True)
+    (ws / "gradebook.db").write_text("grades")
+    return ws, cwd
