@@ -1,5 +1,7 @@
 """The per-student kernel zygote: kernels forked from it, each with its own key, and the ways back to a
 kernel of its own when the zygote cannot serve. The sandbox itself is probed both ways in test_launcher.py."""
+import subprocess
+import json
 import os
 import sys
 import time
@@ -247,3 +249,32 @@ def test_kernel_ends_when_nbgrader_dies(running):
     while set(descendants(zyg.proc.pid)) - baseline and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not set(descendants(zyg.proc.pid)) - baseline, "expected the kernel to end with the process that started it"
+
+
+PRELOAD_PROBE = """
+import importlib, json, os, sys, tempfile
+from autograder.sandbox import zygote
+for name in zygote.PRELOAD:
+    importlib.import_module(name)
+from jupyter_client.connect import write_connection_file
+from ipykernel.kernelapp import IPKernelApp
+folder = tempfile.mkdtemp()
+connection, _ = write_connection_file(os.path.join(folder, "k.json"), transport="ipc", ip=os.path.join(folder, "k"))
+before = set(sys.modules)
+IPKernelApp.instance().initialize(["-f", connection])
+with open(sys.argv[1], "w") as f:  # fd 1 and 2 belong to the kernel now
+    json.dump(sorted(set(sys.modules) - before), f)
+os._exit(0)
+"""
+
+
+def test_preload_holds_what_a_starting_kernel_imports(tmp_path):
+    """Does a kernel forked from the zygote find everything IPKernelApp imports while it starts (its debugger,
+    debugpy and pydevd above all, ~0.3 s a kernel) already imported?"""
+    found = tmp_path / "new_modules.json"
+    subprocess.run([sys.executable, "-c", PRELOAD_PROBE, str(found)], timeout=120, capture_output=True,
+                   env=dict(os.environ, **KERNEL_ENV))
+    new = json.loads(found.read_text())
+    heavy = [m for m in new if m.split(".")[0] in ("debugpy", "pydevd", "_pydevd_bundle", "tornado", "IPython",
+                                                   "ipykernel", "sqlite3", "pdb")]
+    assert not heavy, f"imported by each kernel at start, not preloaded by the zygote: {heavy}"
