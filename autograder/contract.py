@@ -2,14 +2,10 @@
 how a notebook cell says what kind it is (see SPEC).
 
 GRADED holds the autograded cells (each checked by its test cell `test_<grade id>`), WRITTEN the written
-answers a person grades by hand (markdown cells `written_<topic>`). The cell-kind functions below are the one
-place that reads a cell's nbgrader metadata for what kind it is; they take nbformat cells or plain dicts.
+answers a person grades by hand (markdown cells `written_<topic>`).
 """
-from collections.abc import Mapping
 
-Cell = Mapping  # a notebook cell: an nbformat NotebookNode or its plain-dict JSON form
-
-GRADED: dict[str, dict[str, int]] = {
+GRADED = {
     "nmt": {
         "positional_encodings": 1,
         "scaled_dot_attention": 2,
@@ -45,7 +41,7 @@ GRADED: dict[str, dict[str, int]] = {
 }
 
 
-WRITTEN: dict[str, dict[str, int]] = {
+WRITTEN = {
     "nmt": {"written_positional_encodings": 1, "written_study_analysis": 2, "written_decoder_only": 1,
             "written_scaling": 2},
     "bert": {"written_training_time": 1, "written_accuracy": 2},
@@ -54,50 +50,46 @@ WRITTEN: dict[str, dict[str, int]] = {
 }
 
 
-ASSIGNMENT: str = "a3"
-NOTEBOOKS: tuple[str, ...] = tuple(GRADED)  # the course's notebooks, in course order
+ASSIGNMENT = "a3"
+NOTEBOOKS = tuple(GRADED)  # the course's notebooks, in course order
 
 
-def test_cell_id(grade_id: str) -> str:
+def test_cell_id(grade_id):
     """nbgrader grade_id of the test cell that checks `grade_id`."""
     return f"test_{grade_id}"
 
 
-def check_id(test_grade_id: str) -> str:
+def check_id(test_grade_id):
     """The grade id checked by test cell `test_<id>` (an id without the prefix is returned as is)."""
     return test_grade_id[len("test_"):] if test_grade_id.startswith("test_") else test_grade_id
 
 
-def nbgrader_meta(cell: Cell) -> Mapping:
+def nbgrader_meta(cell):
     """A notebook cell's nbgrader metadata ({} when it has none)."""
     return (cell.get("metadata") or {}).get("nbgrader") or {}
 
 
-def is_graded_cell(cell: Cell) -> bool:
-    """True for a cell that carries points: an autograded test cell or a manually graded answer."""
-    return bool(nbgrader_meta(cell).get("grade"))
-
-
-def is_test_cell(cell: Cell) -> bool:
+def is_test_cell(cell):
     """True for an autograded test cell: a graded code cell that is not a solution."""
-    return cell.get("cell_type") == "code" and is_graded_cell(cell) and not is_solution_cell(cell)
+    meta = nbgrader_meta(cell)
+    return cell.get("cell_type") == "code" and bool(meta.get("grade")) and not meta.get("solution")
 
 
-def is_solution_cell(cell: Cell) -> bool:
+def is_solution_cell(cell):
     """True for a cell the student fills in (a graded implementation or a written answer)."""
     return bool(nbgrader_meta(cell).get("solution"))
 
 
-def is_written_cell(cell: Cell) -> bool:
+def is_written_cell(cell):
     """True for a manually graded written answer: a graded markdown cell."""
-    return cell.get("cell_type") == "markdown" and is_graded_cell(cell)
+    return cell.get("cell_type") == "markdown" and bool(nbgrader_meta(cell).get("grade"))
 
 
-def max_score(notebook: str) -> int:
+def max_score(notebook):
     """Autograded points available in a notebook."""
     return sum(GRADED[notebook].values())
 
 
-def written_max_score(notebook: str) -> int:
+def written_max_score(notebook):
     """Points of the written answers of a notebook (graded by hand)."""
     return sum(WRITTEN.get(notebook, {}).values())

@@ -17,10 +17,8 @@ import subprocess
 import time
 import uuid
 from concurrent.futures import CancelledError
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from tqdm.auto import tqdm
 
@@ -55,7 +53,7 @@ class RunStats:
     failures: int = 0
     workers: dict = field(default_factory=dict)  # "host:pid" -> WorkerStats
 
-    def as_dict(self) -> dict:
+    def as_dict(self):
         """Plain-dict form (for JSON)."""
         d = {k: getattr(self, k) for k in ("mode", "n_workers", "n_tasks", "seconds", "startup_seconds", "failures")}
         d["workers"] = [vars(w) for w in self.workers.values()]
@@ -65,7 +63,7 @@ class RunStats:
 last_stats = RunStats()  # replaced by every call to `run`; read by `autograder.bench`
 
 
-def default_workers() -> int:
+def default_workers():
     """Number of CPU cores this process may use."""
     try:
         return len(os.sched_getaffinity(0))
@@ -73,7 +71,7 @@ def default_workers() -> int:
         return os.cpu_count() or 1
 
 
-def detect_gpus() -> list[str]:
+def detect_gpus():
     """CUDA device ids visible to this machine, as strings ([] without CUDA); does not import torch."""
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     if visible is not None:
@@ -88,30 +86,14 @@ def detect_gpus() -> list[str]:
     return [str(i) for i, line in enumerate(l for l in out.splitlines() if l.startswith("GPU "))]
 
 
-def worker_env(i: int, gpus: list[str]) -> dict[str, str]:
+def worker_env(i, gpus):
     """Environment of local worker `i`: pinned to one GPU (round robin) when there are GPUs."""
     return {"CUDA_VISIBLE_DEVICES": gpus[i % len(gpus)]} if gpus else {}
 
 
-class TaskFailure(dict):
-    """The result of a task that did not produce one: {"task": the task, "status": one-line reason}.
-
-    Its type is the marker: `isinstance(result, TaskFailure)` tells it from any result fn returns, whatever
-    that result's keys. It is still the plain dict it always was (equal to one, picklable).
-    """
-
-    @property
-    def task(self):
-        return self["task"]
-
-    @property
-    def status(self) -> str:
-        return self["status"]
-
-
-def failure(task: Any, reason: object) -> TaskFailure:
+def failure(task, reason):
     """The result recorded for a task that did not produce one: the task and a one-line reason."""
-    return TaskFailure(task=task, status=" ".join(str(reason).split())[:300])
+    return {"task": task, "status": " ".join(str(reason).split())[:300]}
 
 
 def _peak_rss_mb(who):
@@ -154,9 +136,8 @@ def _record(stats, meta):
     w.cuda_visible_devices = meta["cuda_visible_devices"]
 
 
-def run(tasks: Iterable[Any], fn: Callable[[Any], Any], *, workers: int | None = None, scheduler: str | None = None,
-        on_result: Callable[[Any], None] | None = None, desc: str = "grading", retries: int = RETRIES,
-        allowed_failures: int = ALLOWED_FAILURES, gpus: list[str] | None = None) -> list:
+def run(tasks, fn, *, workers=None, scheduler=None, on_result=None, desc="grading",
+        retries=RETRIES, allowed_failures=ALLOWED_FAILURES, gpus=None):
     """Run fn(task) for every task, in parallel on Dask, with a progress bar.
 
     Inputs:
@@ -171,7 +152,7 @@ def run(tasks: Iterable[Any], fn: Callable[[Any], Any], *, workers: int | None =
       an existing cluster uses its scheduler's `distributed.scheduler.allowed-failures`).
     - gpus: CUDA device ids to pin local workers to, round robin (default: detected).
     Returns:
-    - results: list with one entry per task, in task order. A task that kept failing gives a TaskFailure,
+    - results: list with one entry per task, in task order. A task that kept failing gives
       {"task": task, "status": "<one-line reason>"}.
     """
     global last_stats
@@ -187,7 +168,7 @@ def run(tasks: Iterable[Any], fn: Callable[[Any], Any], *, workers: int | None =
             return
         done[i] = True
         results[i] = result
-        stats.failures += int(isinstance(result, TaskFailure))
+        stats.failures += int(isinstance(result, dict) and set(result) == {"task", "status"})
         bar.update(1)
         if on_result is not None:
             on_result(result)

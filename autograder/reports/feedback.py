@@ -15,9 +15,8 @@ from pathlib import Path
 
 import nbformat
 
-from autograder import contract
-
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
+TOKEN = re.compile(r"\s*\[a3:[0-9a-f]+\]")
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
@@ -36,6 +35,11 @@ def strip_hidden(source):
     return "\n".join(kept).rstrip(), [h for h in hidden if h]
 
 
+def _is_test(cell):
+    meta = cell.get("metadata", {}).get("nbgrader", {})
+    return cell.cell_type == "code" and meta.get("grade") and not meta.get("solution")
+
+
 PROGRESS = re.compile(r"\d+%\|")  # a tqdm bar: "42%|████      | 21/50"
 
 
@@ -46,9 +50,7 @@ def _collapse_progress(text):
 
 def _clean_text(text, hidden):
     """Output text without pass tokens and without any line that quotes hidden test source."""
-    from autograder.checks import tokens  # the checks package imports torch: only when a page is made
-
-    lines = [tokens.strip(line) for line in text.splitlines(keepends=True)]
+    lines = [TOKEN.sub("", line) for line in text.splitlines(keepends=True)]
     return "".join(l for l in lines if not any(h in l for h in hidden))
 
 
@@ -57,13 +59,13 @@ def sanitize(nb):
     nb = copy.deepcopy(nb)
     hidden_all = []
     for cell in nb.cells:
-        if contract.is_test_cell(cell):
+        if _is_test(cell):
             cell.source, hidden = strip_hidden(cell.source)
             hidden_all += [h for h in hidden if len(h) >= 6]
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
-        test = contract.is_test_cell(cell)
+        test = _is_test(cell)
         for out in cell.get("outputs", []):
             kind = out.get("output_type")
             if kind == "stream":
@@ -128,11 +130,11 @@ def with_submitted_outputs(graded, submitted):
     """
     graded = copy.deepcopy(graded)
     theirs = {c.metadata["nbgrader"]["grade_id"]: c for c in submitted.cells
-              if c.cell_type == "code" and contract.nbgrader_meta(c).get("grade_id")}
+              if c.cell_type == "code" and c.get("metadata", {}).get("nbgrader", {}).get("grade_id")}
     for cell in graded.cells:
-        meta = contract.nbgrader_meta(cell)
-        if (cell.cell_type != "code" or contract.is_solution_cell(cell) or contract.is_graded_cell(cell)
-                or not meta.get("grade_id") or meta["grade_id"] not in theirs):
+        meta = cell.get("metadata", {}).get("nbgrader", {})
+        if (cell.cell_type != "code" or meta.get("solution") or meta.get("grade") or not meta.get("grade_id")
+                or meta["grade_id"] not in theirs):
             continue
         own = [copy.deepcopy(o) for o in theirs[meta["grade_id"]].get("outputs", [])
                if o.get("output_type") in ("display_data", "execute_result")
@@ -217,9 +219,9 @@ def written_markdown(points, hand, autograded):
 
 def contents_markdown(summary, nb):
     """A table of contents: each graded cell and written answer, linked to its place on the page."""
-    present = {contract.nbgrader_meta(c).get("grade_id") for c in nb.cells}
+    present = {c.get("metadata", {}).get("nbgrader", {}).get("grade_id") for c in nb.cells}
     links = [f"[{c['grade_id']}](#{ANCHOR}{c['grade_id']})" for c in summary.get("cells", [])
-             if contract.test_cell_id(c["grade_id"]) in present]
+             if f"test_{c['grade_id']}" in present]
     links += [f"[{gid}](#{ANCHOR}{gid})" for gid in summary.get("manual") or {} if gid in present]
     return "**Contents:** " + " · ".join(links) if links else ""
 
@@ -228,14 +230,14 @@ def annotate(nb, summary, student):
     """Sanitized notebook with the summary on top and each test cell's verdict right after it."""
     nb = sanitize(nb) if nb is not None else nbformat.v4.new_notebook()
     nb.metadata["title"] = f"{summary['notebook']}.ipynb feedback: {student}"
-    verdicts = {contract.test_cell_id(c["grade_id"]): c for c in summary.get("cells", [])}
+    verdicts = {f"test_{c['grade_id']}": c for c in summary.get("cells", [])}
     cells = [nbformat.v4.new_markdown_cell(summary_markdown(summary, student) + "\n\n" + contents_markdown(summary, nb))]
     for cell in nb.cells:
-        gid = contract.nbgrader_meta(cell).get("grade_id")
+        gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
         if gid in (summary.get("manual") or {}):
             cells.append(nbformat.v4.new_markdown_cell(f'<a id="{ANCHOR}{gid}"></a>**written answer `{gid}`**'))
         cells.append(cell)
-        if contract.is_test_cell(cell) and gid in verdicts:
+        if _is_test(cell) and gid in verdicts:
             c = verdicts.pop(gid)
             anchor = f'<a id="{ANCHOR}{c["grade_id"]}"></a>'
             if c["score"] is None:
