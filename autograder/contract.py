@@ -75,16 +75,6 @@ def is_test_cell(cell):
     return cell.get("cell_type") == "code" and bool(meta.get("grade")) and not meta.get("solution")
 
 
-def is_solution_cell(cell):
-    """True for a cell the student fills in (a graded implementation or a written answer)."""
-    return bool(nbgrader_meta(cell).get("solution"))
-
-
-def is_written_cell(cell):
-    """True for a manually graded written answer: a graded markdown cell."""
-    return cell.get("cell_type") == "markdown" and bool(nbgrader_meta(cell).get("grade"))
-
-
 def max_score(notebook):
     """Autograded points available in a notebook."""
     return sum(GRADED[notebook].values())

@@ -94,11 +94,6 @@ def course_check_modules(template):
     return sorted(found)
 
 
-def check_id(test_grade_id):
-    """The spec's grade id checked by test cell `test_<id>`."""
-    return test_grade_id[len("test_"):] if test_grade_id.startswith("test_") else test_grade_id
-
-
 def _stdout_text(cell):
     return "".join(o.get("text", "") for o in cell.get("outputs", [])
                    if o.get("output_type") == "stream" and o.get("name") == "stdout")
@@ -451,7 +446,7 @@ def _failed_summary(notebook, layout, why):
     tests = layout[notebook]["tests"]
     return {"notebook": notebook, "status": why, "score": 0.0, "notes": [], "timing": {},
             "max_score": sum(tests.values()),
-            "cells": [{"grade_id": check_id(t), "score": 0.0, "max_score": p, "note": why} for t, p in tests.items()]}
+            "cells": [{"grade_id": contract.check_id(t), "score": 0.0, "max_score": p, "note": why} for t, p in tests.items()]}
 
 
 def _verify_notebook(task, ws, notebook, key, layout, log_lines, run_id):
@@ -474,7 +469,7 @@ def _verify_notebook(task, ws, notebook, key, layout, log_lines, run_id):
     cells, ungradable = [], []
     with Gradebook(f"sqlite:///{ws / 'gradebook.db'}") as gb:
         for test_id, points in tests.items():
-            gid = check_id(test_id)
+            gid = contract.check_id(test_id)
             try:
                 grade = gb.find_grade(test_id, notebook, contract.ASSIGNMENT, task.student)
             except MissingEntry:
@@ -626,7 +621,7 @@ def grade_student(task):
                     "notebook": notebook, "status": why, "score": 0.0, "notes": [], "timing": {},
                     "repairs": list(subs.get(notebook, {}).get("repairs", [])),
                     "max_score": sum(layout[notebook]["tests"].values()), "manual": {},
-                    "cells": [{"grade_id": check_id(t), "score": 0.0, "max_score": p, "note": why}
+                    "cells": [{"grade_id": contract.check_id(t), "score": 0.0, "max_score": p, "note": why}
                               for t, p in layout[notebook]["tests"].items()]}
     finally:
         if zyg is not None:

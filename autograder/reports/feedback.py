@@ -15,6 +15,8 @@ from pathlib import Path
 
 import nbformat
 
+from autograder import contract
+
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 TOKEN = re.compile(r"\s*\[a3:[0-9a-f]+\]")
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -33,11 +35,6 @@ def strip_hidden(source):
         else:
             kept.append(line)
     return "\n".join(kept).rstrip(), [h for h in hidden if h]
-
-
-def _is_test(cell):
-    meta = cell.get("metadata", {}).get("nbgrader", {})
-    return cell.cell_type == "code" and meta.get("grade") and not meta.get("solution")
 
 
 PROGRESS = re.compile(r"\d+%\|")  # a tqdm bar: "42%|████      | 21/50"
@@ -59,13 +56,13 @@ def sanitize(nb):
     nb = copy.deepcopy(nb)
     hidden_all = []
     for cell in nb.cells:
-        if _is_test(cell):
+        if contract.is_test_cell(cell):
             cell.source, hidden = strip_hidden(cell.source)
             hidden_all += [h for h in hidden if len(h) >= 6]
     for cell in nb.cells:
         if cell.cell_type != "code":
             continue
-        test = _is_test(cell)
+        test = contract.is_test_cell(cell)
         for out in cell.get("outputs", []):
             kind = out.get("output_type")
             if kind == "stream":
@@ -237,7 +234,7 @@ def annotate(nb, summary, student):
         if gid in (summary.get("manual") or {}):
             cells.append(nbformat.v4.new_markdown_cell(f'<a id="{ANCHOR}{gid}"></a>**written answer `{gid}`**'))
         cells.append(cell)
-        if _is_test(cell) and gid in verdicts:
+        if contract.is_test_cell(cell) and gid in verdicts:
             c = verdicts.pop(gid)
             anchor = f'<a id="{ANCHOR}{c["grade_id"]}"></a>'
             if c["score"] is None:
