@@ -2,10 +2,14 @@
 how a notebook cell says what kind it is (see SPEC).
 
 GRADED holds the autograded cells (each checked by its test cell `test_<grade id>`), WRITTEN the written
-answers a person grades by hand (markdown cells `written_<topic>`).
+answers a person grades by hand (markdown cells `written_<topic>`). The cell-kind functions below are the one
+place that reads a cell's nbgrader metadata for what kind it is; they take nbformat cells or plain dicts.
 """
+from collections.abc import Mapping
 
-GRADED = {
+Cell = Mapping  # a notebook cell: an nbformat NotebookNode or its plain-dict JSON form
+
+GRADED: dict[str, dict[str, int]] = {
     "nmt": {
         "positional_encodings": 1,
         "scaled_dot_attention": 2,
@@ -41,7 +45,7 @@ GRADED = {
 }
 
 
-WRITTEN = {
+WRITTEN: dict[str, dict[str, int]] = {
     "nmt": {"written_positional_encodings": 1, "written_study_analysis": 2, "written_decoder_only": 1,
             "written_scaling": 2},
     "bert": {"written_training_time": 1, "written_accuracy": 2},
@@ -50,36 +54,50 @@ WRITTEN = {
 }
 
 
-ASSIGNMENT = "a3"
-NOTEBOOKS = tuple(GRADED)  # the course's notebooks, in course order
+ASSIGNMENT: str = "a3"
+NOTEBOOKS: tuple[str, ...] = tuple(GRADED)  # the course's notebooks, in course order
 
 
-def test_cell_id(grade_id):
+def test_cell_id(grade_id: str) -> str:
     """nbgrader grade_id of the test cell that checks `grade_id`."""
     return f"test_{grade_id}"
 
 
-def check_id(test_grade_id):
+def check_id(test_grade_id: str) -> str:
     """The grade id checked by test cell `test_<id>` (an id without the prefix is returned as is)."""
     return test_grade_id[len("test_"):] if test_grade_id.startswith("test_") else test_grade_id
 
 
-def nbgrader_meta(cell):
+def nbgrader_meta(cell: Cell) -> Mapping:
     """A notebook cell's nbgrader metadata ({} when it has none)."""
     return (cell.get("metadata") or {}).get("nbgrader") or {}
 
 
-def is_test_cell(cell):
+def is_graded_cell(cell: Cell) -> bool:
+    """True for a cell that carries points: an autograded test cell or a manually graded answer."""
+    return bool(nbgrader_meta(cell).get("grade"))
+
+
+def is_test_cell(cell: Cell) -> bool:
     """True for an autograded test cell: a graded code cell that is not a solution."""
-    meta = nbgrader_meta(cell)
-    return cell.get("cell_type") == "code" and bool(meta.get("grade")) and not meta.get("solution")
+    return cell.get("cell_type") == "code" and is_graded_cell(cell) and not is_solution_cell(cell)
 
 
-def max_score(notebook):
+def is_solution_cell(cell: Cell) -> bool:
+    """True for a cell the student fills in (a graded implementation or a written answer)."""
+    return bool(nbgrader_meta(cell).get("solution"))
+
+
+def is_written_cell(cell: Cell) -> bool:
+    """True for a manually graded written answer: a graded markdown cell."""
+    return cell.get("cell_type") == "markdown" and is_graded_cell(cell)
+
+
+def max_score(notebook: str) -> int:
     """Autograded points available in a notebook."""
     return sum(GRADED[notebook].values())
 
 
-def written_max_score(notebook):
+def written_max_score(notebook: str) -> int:
     """Points of the written answers of a notebook (graded by hand)."""
     return sum(WRITTEN.get(notebook, {}).values())

@@ -14,7 +14,7 @@ from pathlib import Path
 import nbformat
 
 from autograder.grading import pipeline
-from autograder import paths
+from autograder import contract, paths
 from autograder.content import build
 from autograder.reports import report as report_mod
 
@@ -22,11 +22,7 @@ SOLUTION_MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
 
 
 def _grade_id(cell):
-    return cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
-
-
-def _is_solution(cell):
-    return bool(cell.get("metadata", {}).get("nbgrader", {}).get("solution"))
+    return contract.nbgrader_meta(cell).get("grade_id")
 
 
 def strip_markers(source):
@@ -42,11 +38,11 @@ def reference_submission(release_nb, source_nb):
     Returns:
     - a copy of release_nb whose solution cells carry the source's solutions (markers removed).
     """
-    answers = {_grade_id(c): strip_markers(c.source) for c in source_nb.cells if _is_solution(c)}
+    answers = {_grade_id(c): strip_markers(c.source) for c in source_nb.cells if contract.is_solution_cell(c)}
     nb = nbformat.from_dict(release_nb)
     nb = nbformat.reads(nbformat.writes(nb), as_version=4)
     for cell in nb.cells:
-        if _is_solution(cell) and _grade_id(cell) in answers:
+        if contract.is_solution_cell(cell) and _grade_id(cell) in answers:
             cell.source = answers[_grade_id(cell)]
     return nb
 

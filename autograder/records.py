@@ -23,6 +23,8 @@ import shutil
 import tempfile
 import time
 import warnings
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder import contract
@@ -40,7 +42,7 @@ def _num(x):
     return "" if x is None else f"{float(x):g}"
 
 
-def atomic_write(path, data):
+def atomic_write(path: Path | str, data: bytes | str) -> None:
     """Write bytes or text to `path` through a temporary file and a rename (never half-written)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -51,7 +53,7 @@ def atomic_write(path, data):
     os.replace(tmp, path)
 
 
-def not_graded_yet(out, name, command):
+def not_graded_yet(out: Path | str, name: str, command: str) -> str:
     """The one-line error of `command` when OUT/<name> is missing (grade first), else ''."""
     path = Path(out) / name
     if path.exists():
@@ -59,53 +61,118 @@ def not_graded_yet(out, name, command):
     return f"{command}: {path} not found: grade first (python -m autograder grade SUBMISSIONS --out OUT)"
 
 
-def failure_result(student, notebooks, reason):
-    """A recorded result for a student whose grading never produced one (e.g. the worker kept dying)."""
+@dataclass
+class CellResult:
+    """One autograded cell's verdict: its grade id, score (None: waiting for a person), points and a one-line
+    note ("passed" or why not)."""
+
+    grade_id: str
+    score: float | None
+    max_score: float
+    note: str
+
+    def to_dict(self) -> dict:
+        """The cell as recorded in OUT/.state and shown on feedback pages."""
+        return {"grade_id": self.grade_id, "score": self.score, "max_score": self.max_score, "note": self.note}
+
+
+@dataclass
+class NotebookResult:
+    """One notebook's grading result (the summary recorded per student x notebook).
+
+    status: "graded", "missing", "needs manual grading: ..." or why it could not be graded. sandboxed is None
+    when no kernel ran for it (then left out of the recorded dict).
+    """
+
+    notebook: str
+    status: str
+    score: float
+    max_score: float
+    cells: list[CellResult]
+    notes: list[str] = field(default_factory=list)
+    timing: dict = field(default_factory=dict)
+    repairs: list[str] = field(default_factory=list)
+    manual: dict[str, float] = field(default_factory=dict)
+    sandboxed: bool | None = None
+
+    @classmethod
+    def failed(cls, notebook: str, tests: Mapping[str, float], why: str,
+               repairs: Iterable[str] = ()) -> "NotebookResult":
+        """A notebook that was not graded: every autograded cell 0 with `why` as its note and the status.
+
+        Inputs:
+        - tests: {test cell grade id: points} (a course_layout entry's "tests").
+        """
+        return cls(notebook=notebook, status=why, score=0.0, max_score=sum(tests.values()),
+                   cells=[CellResult(contract.check_id(t), 0.0, p, why) for t, p in tests.items()],
+                   repairs=list(repairs))
+
+    @classmethod
+    def graded(cls, notebook: str, cells: list[CellResult], max_score: float) -> "NotebookResult":
+        """A notebook whose cells were verified: "graded", or "needs manual grading: <ids>" when a cell's score
+        is None (a person decides)."""
+        ungradable = [c.grade_id for c in cells if c.score is None]
+        return cls(notebook=notebook, max_score=max_score, cells=cells,
+                   status=("needs manual grading: " + ", ".join(ungradable)) if ungradable else "graded",
+                   score=sum(c.score or 0.0 for c in cells))
+
+    def to_dict(self) -> dict:
+        """The plain dict recorded in OUT/.state, read by the CSVs and feedback pages."""
+        d = {"notebook": self.notebook, "status": self.status, "score": self.score, "max_score": self.max_score,
+             "cells": [c.to_dict() for c in self.cells], "notes": list(self.notes), "timing": self.timing,
+             "repairs": list(self.repairs), "manual": dict(self.manual)}
+        if self.sandboxed is not None:
+            d["sandboxed"] = self.sandboxed
+        return d
+
+
+def failure_result(student: str, notebooks: Mapping[str, Mapping], reason: str) -> dict:
+    """A recorded result for a student whose grading never produced one (e.g. the worker kept dying).
+
+    Inputs:
+    - notebooks: the course layout, {notebook: {"tests": {test grade id: points}, ...}}.
+    """
     why = f"grading failed: {reason}"
     return {"student": student, "complete": False, "error": why, "seconds": 0.0, "log": [f"FAILED {student}: {why}"],
             "shard": None, "autograded": {}, "feedback": {},
-            "notebooks": {nb: {"notebook": nb, "status": why, "score": 0.0, "max_score": sum(cells["tests"].values()),
-                               "timing": {}, "repairs": [], "notes": [], "manual": {},
-                               "cells": [{"grade_id": t[5:] if t.startswith("test_") else t, "score": 0.0,
-                                          "max_score": p, "note": why} for t, p in cells["tests"].items()]}
-                          for nb, cells in notebooks.items()}}
+            "notebooks": {nb: NotebookResult.failed(nb, cells["tests"], why).to_dict() for nb, cells in notebooks.items()}}
 
 
 class Results:
     """The OUT folder of a grading run: recorded students, CSVs, log, feedback and merged gradebook."""
 
-    def __init__(self, out, template=None):
+    def __init__(self, out: Path | str, template: Path | str | None = None) -> None:
         self.out = Path(out)
         self.state_dir = self.out / ".state"
         self.template = Path(template) if template else None
         self.state_dir.mkdir(parents=True, exist_ok=True)
 
     # --- resume bookkeeping -------------------------------------------------------------------
-    def state(self, student):
+    def state(self, student: str) -> dict | None:
         """The recorded result of `student` (without bulky parts), or None."""
         path = self.state_dir / f"{student}.json"
         return json.loads(path.read_text()) if path.exists() else None
 
-    def states(self):
+    def states(self) -> list[dict]:
         """All recorded results, sorted by student."""
         return [json.loads(p.read_text()) for p in sorted(self.state_dir.glob("*.json"))]
 
-    def is_done(self, student):
+    def is_done(self, student: str) -> bool:
         """True when `student` was graded to the end (a crashed grading is retried on the next run)."""
         state = self.state(student)
         return bool(state and state.get("complete"))
 
     # --- files ---------------------------------------------------------------------------------
-    def autograded_path(self, student, notebook):
+    def autograded_path(self, student: str, notebook: str) -> Path:
         return self.out / "autograded" / student / contract.ASSIGNMENT / f"{notebook}.ipynb"
 
-    def feedback_path(self, student, notebook):
+    def feedback_path(self, student: str, notebook: str) -> Path:
         return self.out / "feedback" / student / f"{notebook}.html"
 
-    def write_feedback(self, student, notebook, html):
+    def write_feedback(self, student: str, notebook: str, html: str) -> None:
         atomic_write(self.feedback_path(student, notebook), html)
 
-    def log(self, lines):
+    def log(self, lines: Iterable[str]) -> None:
         """Append lines to OUT/grading.log with a timestamp."""
         stamp = time.strftime("%Y-%m-%d %H:%M:%S")
         with open(self.out / "grading.log", "a") as f:
@@ -113,7 +180,7 @@ class Results:
                 f.write(f"{stamp} {line}\n")
 
     # --- recording -----------------------------------------------------------------------------
-    def record(self, result):
+    def record(self, result: dict) -> None:
         """Store one student's result: notebooks, feedback, shard merge, state, CSVs, log."""
         student = result["student"]
         before = {nb: self.answers(student, nb) for nb in result["notebooks"]}  # the answers a TA may have graded
@@ -129,21 +196,21 @@ class Results:
         self.log(result.get("log", []) + kept + [self._summary_line(result)])
         self.write_csvs()
 
-    def answers(self, student, notebook):
+    def answers(self, student: str, notebook: str) -> dict[str, str]:
         """{grade_id: source} of the manually graded answer cells in the student's recorded autograded notebook."""
         path = self.autograded_path(student, notebook)
         if not path.exists():
             return {}
         nb = json.loads(path.read_text())
         return {c["metadata"]["nbgrader"]["grade_id"]: "".join(c["source"]) for c in nb.get("cells", [])
-                if c.get("cell_type") == "markdown" and c.get("metadata", {}).get("nbgrader", {}).get("grade")}
+                if contract.is_written_cell(c)}
 
     @staticmethod
     def _summary_line(result):
         parts = [f"{nb} {_num(s['score'])}/{_num(s['max_score'])} {s['status']}" for nb, s in result["notebooks"].items()]
         return f"DONE {result['student']} in {result.get('seconds', 0):.1f} s: " + "; ".join(parts)
 
-    def record_lms_ids(self, students):
+    def record_lms_ids(self, students: Mapping[str, Mapping]) -> None:
         """Add {student: {"lms", "user_id", "name"} or {}} to OUT/lms_ids.csv (students of earlier runs kept)."""
         path = self.out / "lms_ids.csv"
         rows = {}
@@ -159,14 +226,14 @@ class Results:
         writer.writerows(rows[s] for s in sorted(rows))
         atomic_write(path, buf.getvalue())
 
-    def hand_grades(self):
+    def hand_grades(self) -> dict[tuple[str, str], dict[str, dict]]:
         """{(student, notebook): {grade_id: {"score", "comment"}}}: what people entered for written answers.
 
         Read from OUT/gradebook.db, where formgrader writes; score is None for an answer nobody graded yet.
         """
         return read_hand_grades(self.gradebook_path())
 
-    def write_csvs(self, hand=None):
+    def write_csvs(self, hand: Mapping[tuple[str, str], Mapping] | None = None) -> None:
         """Rewrite the CSVs from every recorded student (idempotent: one row per student x notebook).
 
         `hand`: the hand grades when the caller has read them already (default: read from the gradebook).
@@ -205,10 +272,11 @@ class Results:
             atomic_write(self.out / name, buf.getvalue())
 
     # --- gradebook -----------------------------------------------------------------------------
-    def gradebook_path(self):
+    def gradebook_path(self) -> Path:
         return self.out / "gradebook.db"
 
-    def merge_shard(self, student, shard_bytes, before=None):
+    def merge_shard(self, student: str, shard_bytes: bytes,
+                    before: Mapping[str, Mapping[str, str]] | None = None) -> list[str]:
         """Put `student`'s submission from a shard into OUT/gradebook.db (replacing an older one).
 
         A TA's hand grades and comments on written answers survive: each is carried over when the answer
@@ -276,7 +344,7 @@ WHERE gc.cell_type = 'markdown' AND (:student IS NULL OR st.id = :student)
 """
 
 
-def read_hand_grades(gradebook, student=None):
+def read_hand_grades(gradebook: Path | str, student: str | None = None) -> dict[tuple[str, str], dict[str, dict]]:
     """{(student, notebook): {grade_id: {"score", "comment"}}} for the written answers in an nbgrader gradebook
     (of every student, or of `student` only)."""
     import contextlib

@@ -2,13 +2,12 @@
 
 Hidden test cells call a check function on the student's object. A check either prints one
 ``PASSED <grade_id> [a3:<token>]`` line or raises :class:`CheckFailed` with one line a student
-understands. See docs/ARCHITECTURE.md.
+understands (the line format lives in autograder.tokens). Every check defined with @check before the
+runtime is sealed is recorded in `registry`. See docs/ARCHITECTURE.md.
 """
 import builtins
 import contextlib
 import functools
-import hashlib
-import hmac
 import io
 import math
 import os
@@ -22,6 +21,8 @@ import torch.nn.functional as F
 
 from autograder.checks.devices import (FAKE_CUDA, MixedDevices, Undecided, on_fake_cuda, same_device, shown,
                                        to_fake_cuda)  # noqa: F401 - re-exported for the checks
+from autograder import tokens
+from autograder.tokens import pass_token  # noqa: F401 - re-exported
 
 
 class CheckFailed(AssertionError):
@@ -66,13 +67,14 @@ pristine = types.SimpleNamespace(
     stdout_write=sys.stdout.write if hasattr(sys.stdout, "write") else None,
 )
 
-def pass_token(grade_id, key):
-    """HMAC token that proves a check for `grade_id` really ran under `key` (bytes)."""
-    return hmac.new(key, grade_id.encode(), hashlib.sha256).hexdigest()[:20]
+registry = {}  # grade_id -> check function, filled by @check until seal() (genuine checks only)
 
 
-def _runtime(key):
-    """The signer's state (key, seal) lives in this closure, not in module attributes a notebook can read."""
+def _runtime(key, token=tokens.pass_token, passed_line=tokens.passed_line, ungradable_line=tokens.ungradable_line,
+             ungradable_label=tokens.ungradable_label, registry=registry):
+    """The signer's state (key, seal) lives in this closure, not in module attributes a notebook can read; so do
+    the token and pass-line functions and the registry, captured at import (rebinding a module attribute later
+    reaches none of them)."""
     state = {"key": key, "sealed": False}
 
     def set_key(value):
@@ -82,19 +84,30 @@ def _runtime(key):
         state["key"] = value
 
     def seal():
-        """From now on, checks defined with @check print no tokens (only the genuine ones, defined before, do)."""
+        """From now on, checks defined with @check print no tokens (only the genuine ones, defined before, do)
+        and are not recorded in the registry."""
         state["sealed"] = True
 
     def signer():
-        """Token suffix function for a check being defined now: empty after seal() or without a key."""
-        if state["sealed"]:
-            return lambda label: ""
-        return lambda label: f" [a3:{pass_token(label, state['key'])}]" if state["key"] else ""
+        """Pass-line functions for a check being defined now: passed(grade_id) and ungradable(grade_id, reason),
+        whose lines carry no token after seal() or without a key."""
+        sealed = state["sealed"]
 
-    return set_key, seal, signer
+        def sign(label):
+            return None if sealed or not state["key"] else token(label, state["key"])
+
+        return (lambda grade_id: passed_line(grade_id, sign(grade_id)),
+                lambda grade_id, reason: ungradable_line(grade_id, reason, sign(ungradable_label(grade_id))))
+
+    def register(grade_id, fn):
+        """Record check `fn` under `grade_id` (the latest definition wins), unless the runtime is sealed."""
+        if not state["sealed"]:
+            registry[grade_id] = fn
+
+    return set_key, seal, signer, register
 
 
-set_key, seal, _signer = _runtime(os.environ.pop("A3_CHECK_KEY", "").encode())
+set_key, seal, _signer, _register = _runtime(os.environ.pop("A3_CHECK_KEY", "").encode())
 del _runtime
 
 
@@ -234,10 +247,12 @@ def _one_line(exc):
 
 
 def check(grade_id):
-    """Decorator: run a check quietly, turn any error into one line, print a pass line on success."""
+    """Decorator: run a check quietly, turn any error into one line, print a pass line on success.
+
+    Before seal(), the check is recorded in `registry` under `grade_id` (the latest definition wins)."""
 
     def decorate(fn):
-        sign = _signer()
+        passed, ungradable = _signer()
 
         @functools.wraps(fn)
         def wrapper(*args, **kwargs):
@@ -253,16 +268,17 @@ def check(grade_id):
                 raise CheckFailed(f"{grade_id}: {e}") from None
             except CheckUngradable as e:
                 # The grader turns this into "needs manual grading": no points awarded or removed silently.
-                pristine.print(f"UNGRADABLE {grade_id}{sign('ungradable:' + grade_id)}: {e}")
+                pristine.print(ungradable(grade_id, e))
                 raise CheckFailed(f"{grade_id}: not graded automatically: {e}") from None
             except Exception as e:  # student code crashed inside the check
                 raise CheckFailed(f"{grade_id}: your code raised {_one_line(e)}") from None
             finally:
                 torch.set_num_threads(threads)
-            pristine.print(f"PASSED {grade_id}{sign(grade_id)}")
+            pristine.print(passed(grade_id))
 
         wrapper.check_id = grade_id
         wrapper.unwrapped = fn
+        _register(grade_id, wrapper)
         return wrapper
 
     return decorate
@@ -284,5 +300,5 @@ __all__ = [
     "CheckFailed", "CheckUngradable", "check", "expect", "expect_tensor", "expect_close", "max_abs_diff",
     "require_notebook_defined", "seeded_generator", "substituted", "pristine", "pass_token", "is_tensor",
     "fmt_shape", "finite", "math", "expect_device", "same_device", "run_on_gpu", "to_fake_cuda", "FAKE_CUDA",
-    "UNDECIDED", "cpu64", "tensors_close",
+    "UNDECIDED", "cpu64", "tensors_close", "registry",
 ]

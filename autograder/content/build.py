@@ -69,7 +69,7 @@ def run_nbgrader(args, course, env=None, timeout=None):
 
 def _cell_id(cell, index, used):
     """Stable nbformat cell id: the nbgrader grade id where there is one, else the cell's position."""
-    grade_id = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+    grade_id = contract.nbgrader_meta(cell).get("grade_id")
     base = re.sub(r"[^A-Za-z0-9_-]", "-", grade_id)[:60] if grade_id else f"cell-{index}"
     cid, n = base, 1
     while cid in used:
@@ -108,8 +108,8 @@ def normalize(nb, name, repo=None):
     for i, cell in enumerate(cells):
         meta = {k: cell.metadata[k] for k in CELL_METADATA_KEEP if k in cell.get("metadata", {})}
         if cell.cell_type == "code":
-            solution = meta.get("nbgrader", {})
-            source = name_stubs(cell.source, solution.get("grade_id")) if solution.get("solution") else cell.source
+            source = (name_stubs(cell.source, contract.nbgrader_meta(cell).get("grade_id"))
+                      if contract.is_solution_cell(cell) else cell.source)
             new = nbformat.v4.new_code_cell(source, metadata=meta)
         elif cell.cell_type == "markdown":
             new = nbformat.v4.new_markdown_cell(cell.source, metadata=meta)

@@ -10,6 +10,7 @@ import shutil
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from autograder import paths
@@ -18,8 +19,10 @@ from autograder.grading import ingest, scheduler, worker
 from autograder.reports import feedback
 from autograder.records import Results, failure_result
 
+IngestFn = Callable[[Path | str, Path | str, list[str]], list[dict]]  # (submissions, staging, notebooks) -> dicts
 
-def source_digest(source):
+
+def source_digest(source: Path | str) -> str:
     """Hash of every file under `source` (names and bytes), to reuse a template built from the same source."""
     h = hashlib.sha256()
     for p in sorted(Path(source).rglob("*")):
@@ -28,7 +31,7 @@ def source_digest(source):
     return h.hexdigest()
 
 
-def ensure_template(out, source=paths.SOURCE):
+def ensure_template(out: Path | str, source: Path | str = paths.SOURCE) -> Path:
     """OUT/.cache/template: the grading template built from `source` (rebuilt only when source changed)."""
     cache = Path(out) / ".cache" / "template"
     digest = source_digest(source)
@@ -41,7 +44,7 @@ def ensure_template(out, source=paths.SOURCE):
     return cache
 
 
-def plain_ingest(submissions, staging, notebooks):
+def plain_ingest(submissions: Path | str, staging: Path | str, notebooks: Iterable[str]) -> list[dict]:
     """Minimal ingest: SUBMISSIONS/<student>/<nb>.ipynb taken as they are (used without autograder.grading.ingest).
 
     Returns:
@@ -57,14 +60,16 @@ def plain_ingest(submissions, staging, notebooks):
     return subs
 
 
-def real_ingest(submissions, staging, notebooks, release):
+def real_ingest(submissions: Path | str, staging: Path | str, notebooks: Iterable[str],
+                release: Path | str) -> list[dict]:
     """autograder.grading.ingest (repairs Colab/LMS damage against `release`) as plain dicts."""
     return [{"student": s.student, "notebook": s.notebook, "path": str(s.path) if s.path else None,
              "status": s.status, "repairs": list(s.repairs), "lms": dict(s.lms)}
             for s in ingest.ingest(Path(submissions), Path(staging), release=Path(release))]
 
 
-def collect(submissions, staging, notebooks, release, ingest_fn=None):
+def collect(submissions: Path | str, staging: Path | str, notebooks: list[str], release: Path | str,
+            ingest_fn: IngestFn | None = None) -> dict[str, list[dict]]:
     """{student: [submission dicts]} for every student, with every notebook of `notebooks` present."""
     if ingest_fn is None:
         subs = real_ingest(submissions, staging, notebooks, release)
@@ -80,9 +85,10 @@ def collect(submissions, staging, notebooks, release, ingest_fn=None):
     return {student: [got[nb] for nb in notebooks] for student, got in sorted(by_student.items())}
 
 
-def grade(submissions, out, *, workers=None, scheduler_address=None, force=False, source=paths.SOURCE,
-          ingest_fn=None, cell_timeout=worker.CELL_TIMEOUT, notebook_timeout=worker.NOTEBOOK_TIMEOUT,
-          keep_work=False):
+def grade(submissions: Path | str, out: Path | str, *, workers: int | None = None,
+          scheduler_address: str | None = None, force: bool = False, source: Path | str = paths.SOURCE,
+          ingest_fn: IngestFn | None = None, cell_timeout: int = worker.CELL_TIMEOUT,
+          notebook_timeout: int = worker.NOTEBOOK_TIMEOUT, keep_work: bool = False) -> dict:
     """Grade every student in `submissions` into `out`; returns a summary dict.
 
     Inputs:
@@ -128,8 +134,8 @@ def grade(submissions, out, *, workers=None, scheduler_address=None, force=False
     failed = {}
 
     def on_result(result):
-        if isinstance(result, dict) and set(result) == {"task", "status"}:
-            result = failure_result(result["task"].student, layout, result["status"])
+        if isinstance(result, scheduler.TaskFailure):  # the worker never returned a result
+            result = failure_result(result.task.student, layout, result.status)
         if not result.get("complete"):
             failed[result["student"]] = result.get("error", "grading failed")
         results.record(result)
@@ -150,7 +156,7 @@ def grade(submissions, out, *, workers=None, scheduler_address=None, force=False
     return summary
 
 
-def print_summary(summary, out):
+def print_summary(summary: dict, out: Path) -> None:
     """The end-of-run summary: counts, failures with reasons, time, where things are."""
     print(f"graded {len(summary['graded'])} students, skipped {len(summary['skipped'])} already graded, "
           f"{len(summary['failed'])} failed, in {summary['seconds']:.1f} s")

@@ -17,8 +17,10 @@ import subprocess
 import time
 import uuid
 from concurrent.futures import CancelledError
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from tqdm.auto import tqdm
 
@@ -53,7 +55,7 @@ class RunStats:
     failures: int = 0
     workers: dict = field(default_factory=dict)  # "host:pid" -> WorkerStats
 
-    def as_dict(self):
+    def as_dict(self) -> dict:
         """Plain-dict form (for JSON)."""
         d = {k: getattr(self, k) for k in ("mode", "n_workers", "n_tasks", "seconds", "startup_seconds", "failures")}
         d["workers"] = [vars(w) for w in self.workers.values()]
@@ -63,7 +65,7 @@ class RunStats:
 last_stats = RunStats()  # replaced by every call to `run`; read by `autograder.bench`
 
 
-def default_workers():
+def default_workers() -> int:
     """Number of CPU cores this process may use."""
     try:
         return len(os.sched_getaffinity(0))
@@ -71,7 +73,7 @@ def default_workers():
         return os.cpu_count() or 1
 
 
-def detect_gpus():
+def detect_gpus() -> list[str]:
     """CUDA device ids visible to this machine, as strings ([] without CUDA); does not import torch."""
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     if visible is not None:
@@ -86,14 +88,30 @@ def detect_gpus():
     return [str(i) for i, line in enumerate(l for l in out.splitlines() if l.startswith("GPU "))]
 
 
-def worker_env(i, gpus):
+def worker_env(i: int, gpus: list[str]) -> dict[str, str]:
     """Environment of local worker `i`: pinned to one GPU (round robin) when there are GPUs."""
     return {"CUDA_VISIBLE_DEVICES": gpus[i % len(gpus)]} if gpus else {}
 
 
-def failure(task, reason):
+class TaskFailure(dict):
+    """The result of a task that did not produce one: {"task": the task, "status": one-line reason}.
+
+    Its type is the marker: `isinstance(result, TaskFailure)` tells it from any result fn returns, whatever
+    that result's keys. It is still the plain dict it always was (equal to one, picklable).
+    """
+
+    @property
+    def task(self):
+        return self["task"]
+
+    @property
+    def status(self) -> str:
+        return self["status"]
+
+
+def failure(task: Any, reason: object) -> TaskFailure:
     """The result recorded for a task that did not produce one: the task and a one-line reason."""
-    return {"task": task, "status": " ".join(str(reason).split())[:300]}
+    return TaskFailure(task=task, status=" ".join(str(reason).split())[:300])
 
 
 def _peak_rss_mb(who):
@@ -136,8 +154,9 @@ def _record(stats, meta):
     w.cuda_visible_devices = meta["cuda_visible_devices"]
 
 
-def run(tasks, fn, *, workers=None, scheduler=None, on_result=None, desc="grading",
-        retries=RETRIES, allowed_failures=ALLOWED_FAILURES, gpus=None):
+def run(tasks: Iterable[Any], fn: Callable[[Any], Any], *, workers: int | None = None, scheduler: str | None = None,
+        on_result: Callable[[Any], None] | None = None, desc: str = "grading", retries: int = RETRIES,
+        allowed_failures: int = ALLOWED_FAILURES, gpus: list[str] | None = None) -> list:
     """Run fn(task) for every task, in parallel on Dask, with a progress bar.
 
     Inputs:
@@ -152,7 +171,7 @@ def run(tasks, fn, *, workers=None, scheduler=None, on_result=None, desc="gradin
       an existing cluster uses its scheduler's `distributed.scheduler.allowed-failures`).
     - gpus: CUDA device ids to pin local workers to, round robin (default: detected).
     Returns:
-    - results: list with one entry per task, in task order. A task that kept failing gives
+    - results: list with one entry per task, in task order. A task that kept failing gives a TaskFailure,
       {"task": task, "status": "<one-line reason>"}.
     """
     global last_stats
@@ -168,7 +187,7 @@ def run(tasks, fn, *, workers=None, scheduler=None, on_result=None, desc="gradin
             return
         done[i] = True
         results[i] = result
-        stats.failures += int(isinstance(result, dict) and set(result) == {"task", "status"})
+        stats.failures += int(isinstance(result, TaskFailure))
         bar.update(1)
         if on_result is not None:
             on_result(result)

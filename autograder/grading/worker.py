@@ -12,7 +12,6 @@ Kernels draw no figures (autograder.sandbox.nofigures): quick-mode plots mean no
 """
 import atexit
 import functools
-import hmac
 import json
 import logging
 import multiprocessing
@@ -24,6 +23,7 @@ import signal
 import threading
 import time
 import traceback
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -31,12 +31,11 @@ from pathlib import Path
 import nbformat
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from autograder import paths
+from autograder import contract, paths, tokens
 from autograder.content import build
+from autograder.records import CellResult, NotebookResult
 from autograder.reports import feedback
-from autograder.sandbox import zygote
-from autograder import contract
-from autograder.sandbox import bwrap, launcher
+from autograder.sandbox import bwrap, launcher, zygote
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +58,7 @@ class Task:
     env: dict = field(default_factory=dict)  # extra environment for the kernel
 
 
-def course_layout(release):
+def course_layout(release: Path | str) -> dict[str, dict[str, dict[str, float]]]:
     """Graded cells of each release notebook.
 
     Inputs:
@@ -74,22 +73,23 @@ def course_layout(release):
         nb = nbformat.read(path, as_version=4)
         tests, manual = {}, {}
         for cell in nb.cells:
-            meta = cell.get("metadata", {}).get("nbgrader", {})
-            if meta.get("grade"):
-                (manual if meta.get("solution") else tests)[meta["grade_id"]] = float(meta.get("points", 0))
+            meta = contract.nbgrader_meta(cell)
+            if contract.is_test_cell(cell):
+                tests[meta["grade_id"]] = float(meta.get("points", 0))
+            elif contract.is_graded_cell(cell):  # a written answer (or other manually graded cell)
+                manual[meta["grade_id"]] = float(meta.get("points", 0))
         layout[path.stem] = {"tests": tests, "manual": manual}
     return layout
 
 
-def course_check_modules(template):
+def course_check_modules(template: Path | str) -> list[str]:
     """Modules the course's test cells import from (`from autograder.checks.nmt import ...`), read from the
     template's source notebooks: each grading kernel imports them before any student code, then seals the
     check runtime (autograder.sandbox.kernel)."""
     found = set()
     for path in sorted((Path(template) / "course" / "source").rglob("*.ipynb")):
         for cell in nbformat.read(path, as_version=4).cells:
-            meta = cell.get("metadata", {}).get("nbgrader", {})
-            if cell.cell_type == "code" and meta.get("grade") and not meta.get("solution"):
+            if contract.is_test_cell(cell):
                 found.update(re.findall(r"^\s*from\s+([A-Za-z_][\w.]*)\s+import\b", cell.source, re.M))
     return sorted(found)
 
@@ -113,7 +113,8 @@ def _error_line(cell):
     return ""
 
 
-def verify_cell(cell, grade_id, key, nbgrader_score, points):
+def verify_cell(cell: Mapping | None, grade_id: str, key: bytes, nbgrader_score: float | None,
+                points: float) -> tuple[float | None, str]:
     """Decide a test cell's score from nbgrader's score and the pass token in its output.
 
     Inputs:
@@ -125,20 +126,16 @@ def verify_cell(cell, grade_id, key, nbgrader_score, points):
     Returns:
     - (score or None for "needs manual grading", one-line note for the student and the log).
     """
-    from autograder.checks import pass_token  # imports torch: not at module level (nbgrader imports this module)
-
     if cell is None:
         return 0.0, "test cell missing from the graded notebook"
     text = _stdout_text(cell)
-    ung = re.search(rf"^UNGRADABLE {re.escape(grade_id)} \[a3:([0-9a-f]+)\]:? ?(.*)$", text, re.M)
-    if ung and hmac.compare_digest(ung.group(1), pass_token("ungradable:" + grade_id, key)):
-        return None, f"needs manual grading: {ung.group(2).strip() or 'the check could not decide'}"
+    reason = tokens.ungradable_reason(text, grade_id, key)
+    if reason is not None:
+        return None, f"needs manual grading: {reason or 'the check could not decide'}"
     error = _error_line(cell)
     if error:
         return 0.0, error
-    tokens = re.findall(rf"^PASSED {re.escape(grade_id)} \[a3:([0-9a-f]+)\]\s*$", text, re.M)
-    valid = any(hmac.compare_digest(t, pass_token(grade_id, key)) for t in tokens)
-    if not valid:
+    if not tokens.is_passed(text, grade_id, key):
         return 0.0, "the hidden check did not run to completion (no valid pass token in the cell's output)"
     if not nbgrader_score:
         return 0.0, "nbgrader gave this cell no points"
@@ -236,7 +233,7 @@ def _claim_slot(task, kernel_env):
     return ws, zyg
 
 
-def release_slot(thread=None):
+def release_slot(thread: int | None = None) -> None:
     """Stop a thread's zygote (every thread's by default) and remove its slot workspace: at exit, at the
     end of an in-process run, or when a fresh one replaces it."""
     for key in [thread] if thread is not None else list(_slots):
@@ -258,7 +255,7 @@ class KeyedKernel(NbGraderPreprocessor):
     with that notebook's own check key (read from the 0600 file named by env A3_KEYS_FILE), and notes the time
     in the workspace's STAMPS file, where the kernel's start begins (worker.timing)."""
 
-    def preprocess(self, nb, resources):
+    def preprocess(self, nb: nbformat.NotebookNode, resources: dict) -> tuple[nbformat.NotebookNode, dict]:
         info = json.loads(Path(os.environ["A3_KEYS_FILE"]).read_text())
         name = resources["nbgrader"]["notebook"]
         stamps_path = Path(info["workspace"]) / STAMPS
@@ -392,7 +389,7 @@ def _kernel_stamps(ws):
         return {}
 
 
-def timing(nb, wall, kernel_asked=None):
+def timing(nb: nbformat.NotebookNode, wall: float, kernel_asked: float | None = None) -> dict[str, float]:
     """Where a notebook's grading time went: process+kernel start-up, setup cell, other cells, test cells.
 
     Inputs:
@@ -408,10 +405,9 @@ def timing(nb, wall, kernel_asked=None):
         if cell.cell_type != "code":
             continue
         s = _cell_seconds(cell)
-        meta = cell.metadata.get("nbgrader", {})
         if first is None:
             setup, first = s, cell
-        elif meta.get("grade") and not meta.get("solution"):
+        elif contract.is_test_cell(cell):
             tests += s
         else:
             cells += s
@@ -442,18 +438,11 @@ def _zero_in_shard(ws, student, notebook):
         gb.db.commit()
 
 
-def _failed_summary(notebook, layout, why):
-    tests = layout[notebook]["tests"]
-    return {"notebook": notebook, "status": why, "score": 0.0, "notes": [], "timing": {},
-            "max_score": sum(tests.values()),
-            "cells": [{"grade_id": contract.check_id(t), "score": 0.0, "max_score": p, "note": why} for t, p in tests.items()]}
-
-
 def _verify_notebook(task, ws, notebook, key, layout, log_lines, run_id):
     """Scores of one autograded notebook after token verification (the shard is updated to match).
 
     Returns:
-    - (summary dict, autograded notebook), or (None, None) when the run `run_id` did not finish executing
+    - (NotebookResult, autograded notebook), or (None, None) when the run `run_id` did not finish executing
       it (nbgrader writes a copy of the submission there before executing it).
     """
     from nbgrader.api import Gradebook, MissingEntry
@@ -465,8 +454,8 @@ def _verify_notebook(task, ws, notebook, key, layout, log_lines, run_id):
     if nb.metadata.get("a3_run") != run_id:
         return None, None
     tests = layout[notebook]["tests"]
-    by_id = {c.metadata.get("nbgrader", {}).get("grade_id"): c for c in nb.cells}
-    cells, ungradable = [], []
+    by_id = {contract.nbgrader_meta(c).get("grade_id"): c for c in nb.cells}
+    cells = []
     with Gradebook(f"sqlite:///{ws / 'gradebook.db'}") as gb:
         for test_id, points in tests.items():
             gid = contract.check_id(test_id)
@@ -479,16 +468,12 @@ def _verify_notebook(task, ws, notebook, key, layout, log_lines, run_id):
                 grade.auto_score = score
                 grade.needs_manual_grade = score is None
             if score is None:
-                ungradable.append(gid)
                 log_lines.append(f"MANUAL {task.student}/{notebook}/{gid}: {note}")
             elif note != "passed":
                 log_lines.append(f"CHECK {task.student}/{notebook}/{gid}: 0/{points:g}: {note}")
-            cells.append({"grade_id": gid, "score": score, "max_score": points, "note": note})
+            cells.append(CellResult(gid, score, points, note))
         gb.db.commit()
-    summary = {"notebook": notebook, "max_score": sum(tests.values()), "notes": [], "cells": cells,
-               "status": ("needs manual grading: " + ", ".join(ungradable)) if ungradable else "graded",
-               "score": sum(c["score"] or 0.0 for c in cells)}
-    return summary, nb
+    return NotebookResult.graded(notebook, cells, sum(tests.values())), nb
 
 
 def _grade_notebooks(task, ws, todo, layout, base_settings, base_env, kernel_env, log_lines):
@@ -496,7 +481,7 @@ def _grade_notebooks(task, ws, todo, layout, base_settings, base_env, kernel_env
     then, one at a time, any that the shared run did not finish (a crash or time-out there).
 
     Returns:
-    - {notebook: (summary, autograded notebook or None)}
+    - {notebook: (NotebookResult, autograded notebook or None)}
     """
     done = {}
     keys = {nb: secrets.token_hex(16) for nb in todo}
@@ -512,9 +497,9 @@ def _grade_notebooks(task, ws, todo, layout, base_settings, base_env, kernel_env
         shared = max(0.0, wall - sum(cell_time.values())) / max(1, len(finished))
         stamps = _kernel_stamps(ws)
         for nb, (summary, graded_nb) in finished.items():
-            summary["timing"] = timing(graded_nb, cell_time[nb] + shared, stamps.get(nb))
-            summary["timing"]["shared_process"] = True
-            summary["sandboxed"] = sandboxed
+            summary.timing = timing(graded_nb, cell_time[nb] + shared, stamps.get(nb))
+            summary.timing["shared_process"] = True
+            summary.sandboxed = sandboxed
             done[nb] = (summary, graded_nb)
     for nb in todo:
         if nb in done:
@@ -528,16 +513,16 @@ def _grade_notebooks(task, ws, todo, layout, base_settings, base_env, kernel_env
                    else f"nbgrader could not grade it: {_last_error(output)}")
             log_lines.append(f"FAILED {task.student}/{nb}: {why}")
             _zero_in_shard(ws, task.student, nb)
-            summary = _failed_summary(nb, layout, why)
-            summary["timing"] = {"seconds": round(wall, 3)}
+            summary = NotebookResult.failed(nb, layout[nb]["tests"], why)
+            summary.timing = {"seconds": round(wall, 3)}
         else:
-            summary["timing"] = timing(graded_nb, wall, _kernel_stamps(ws).get(nb))
-        summary["sandboxed"] = sandboxed
+            summary.timing = timing(graded_nb, wall, _kernel_stamps(ws).get(nb))
+        summary.sandboxed = sandboxed
         done[nb] = (summary, graded_nb)
     return done
 
 
-def grade_student(task):
+def grade_student(task: Task) -> dict:
     """Grade every notebook of one student (see module docstring).
 
     Inputs:
@@ -585,7 +570,7 @@ def grade_student(task):
         except Exception as exc:  # report it for these notebooks and keep the student's other results
             why = f"grading error: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
             result["log"].append(f"FAILED {task.student}/{','.join(todo)}: {why}\n{traceback.format_exc()}")
-            graded = {nb: (_failed_summary(nb, layout, why), None) for nb in todo}
+            graded = {nb: (NotebookResult.failed(nb, layout[nb]["tests"], why), None) for nb in todo}
         for notebook in layout:
             sub = subs.get(notebook, {"notebook": notebook, "status": "missing", "repairs": []})
             for line in sub.get("repairs", []):
@@ -596,10 +581,10 @@ def grade_student(task):
                 status = sub["status"] if sub["status"] != "ok" else "missing"
                 if status != "missing":
                     result["log"].append(f"NOT GRADED {task.student}/{notebook}: {status}")
-                summary, nb = _failed_summary(notebook, layout, status), None
-            summary["repairs"] = list(sub.get("repairs", []))
-            summary["manual"] = dict(layout[notebook]["manual"])
-            result["notebooks"][notebook] = summary
+                summary, nb = NotebookResult.failed(notebook, layout[notebook]["tests"], status), None
+            summary.repairs = list(sub.get("repairs", []))
+            summary.manual = dict(layout[notebook]["manual"])
+            summary = result["notebooks"][notebook] = summary.to_dict()
             if nb is not None and sub.get("path"):
                 try:  # the TA reads written answers beside the student's own full-run outputs
                     nb = feedback.with_submitted_outputs(nb, nbformat.read(sub["path"], as_version=4))
@@ -617,12 +602,8 @@ def grade_student(task):
         result["log"].append(f"FAILED {task.student}: {why}\n{traceback.format_exc()}")
         for notebook in layout:
             if notebook not in result["notebooks"]:
-                result["notebooks"][notebook] = {
-                    "notebook": notebook, "status": why, "score": 0.0, "notes": [], "timing": {},
-                    "repairs": list(subs.get(notebook, {}).get("repairs", [])),
-                    "max_score": sum(layout[notebook]["tests"].values()), "manual": {},
-                    "cells": [{"grade_id": contract.check_id(t), "score": 0.0, "max_score": p, "note": why}
-                              for t, p in layout[notebook]["tests"].items()]}
+                result["notebooks"][notebook] = NotebookResult.failed(
+                    notebook, layout[notebook]["tests"], why, subs.get(notebook, {}).get("repairs", [])).to_dict()
     finally:
         if zyg is not None:
             result["zygote"] = zyg.report()

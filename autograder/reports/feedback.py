@@ -15,10 +15,9 @@ from pathlib import Path
 
 import nbformat
 
-from autograder import contract
+from autograder import contract, tokens
 
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
-TOKEN = re.compile(r"\s*\[a3:[0-9a-f]+\]")
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
@@ -47,7 +46,7 @@ def _collapse_progress(text):
 
 def _clean_text(text, hidden):
     """Output text without pass tokens and without any line that quotes hidden test source."""
-    lines = [TOKEN.sub("", line) for line in text.splitlines(keepends=True)]
+    lines = [tokens.strip(line) for line in text.splitlines(keepends=True)]
     return "".join(l for l in lines if not any(h in l for h in hidden))
 
 
@@ -127,11 +126,11 @@ def with_submitted_outputs(graded, submitted):
     """
     graded = copy.deepcopy(graded)
     theirs = {c.metadata["nbgrader"]["grade_id"]: c for c in submitted.cells
-              if c.cell_type == "code" and c.get("metadata", {}).get("nbgrader", {}).get("grade_id")}
+              if c.cell_type == "code" and contract.nbgrader_meta(c).get("grade_id")}
     for cell in graded.cells:
-        meta = cell.get("metadata", {}).get("nbgrader", {})
-        if (cell.cell_type != "code" or meta.get("solution") or meta.get("grade") or not meta.get("grade_id")
-                or meta["grade_id"] not in theirs):
+        meta = contract.nbgrader_meta(cell)
+        if (cell.cell_type != "code" or contract.is_solution_cell(cell) or contract.is_graded_cell(cell)
+                or not meta.get("grade_id") or meta["grade_id"] not in theirs):
             continue
         own = [copy.deepcopy(o) for o in theirs[meta["grade_id"]].get("outputs", [])
                if o.get("output_type") in ("display_data", "execute_result")
@@ -216,9 +215,9 @@ def written_markdown(points, hand, autograded):
 
 def contents_markdown(summary, nb):
     """A table of contents: each graded cell and written answer, linked to its place on the page."""
-    present = {c.get("metadata", {}).get("nbgrader", {}).get("grade_id") for c in nb.cells}
+    present = {contract.nbgrader_meta(c).get("grade_id") for c in nb.cells}
     links = [f"[{c['grade_id']}](#{ANCHOR}{c['grade_id']})" for c in summary.get("cells", [])
-             if f"test_{c['grade_id']}" in present]
+             if contract.test_cell_id(c["grade_id"]) in present]
     links += [f"[{gid}](#{ANCHOR}{gid})" for gid in summary.get("manual") or {} if gid in present]
     return "**Contents:** " + " · ".join(links) if links else ""
 
@@ -227,10 +226,10 @@ def annotate(nb, summary, student):
     """Sanitized notebook with the summary on top and each test cell's verdict right after it."""
     nb = sanitize(nb) if nb is not None else nbformat.v4.new_notebook()
     nb.metadata["title"] = f"{summary['notebook']}.ipynb feedback: {student}"
-    verdicts = {f"test_{c['grade_id']}": c for c in summary.get("cells", [])}
+    verdicts = {contract.test_cell_id(c["grade_id"]): c for c in summary.get("cells", [])}
     cells = [nbformat.v4.new_markdown_cell(summary_markdown(summary, student) + "\n\n" + contents_markdown(summary, nb))]
     for cell in nb.cells:
-        gid = cell.get("metadata", {}).get("nbgrader", {}).get("grade_id")
+        gid = contract.nbgrader_meta(cell).get("grade_id")
         if gid in (summary.get("manual") or {}):
             cells.append(nbformat.v4.new_markdown_cell(f'<a id="{ANCHOR}{gid}"></a>**written answer `{gid}`**'))
         cells.append(cell)
