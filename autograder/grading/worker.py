@@ -2,9 +2,9 @@
 
 The workspace is a tiny nbgrader course (`<work>/`): a copy of the template gradebook (the shard),
 `source/a3/` with the release's data (nbgrader copies it next to each notebook), and
-`submitted/<student>/a3/<nb>.ipynb`. One `nbgrader autograde` process, forked from a server that has
-nbgrader imported, grades all of the student's notebooks, each in a fresh sandbox kernel under its own
-random check key (a notebook that run did not finish is graded again on its own). The kernels are forked
+`submitted/<student>/a3/<nb>.ipynb`. One `nbgrader autograde` process (autograder.grading.runner) grades
+all of the student's notebooks, each in a fresh sandbox kernel under its own random check key (a notebook
+that run did not finish is graded again on its own). The kernels are forked
 from the worker's zygote, which has the libraries imported (autograder.sandbox.zygote). A test cell's points
 are kept only when its output carries the matching pass token. The result (scores, timings, log lines,
 the shard, the autograded notebooks and feedback HTML) goes back to the caller, which writes OUT.
@@ -14,26 +14,23 @@ import atexit
 import functools
 import json
 import logging
-import multiprocessing
 import os
 import re
 import secrets
 import shutil
-import signal
 import threading
 import time
 import traceback
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 
 import nbformat
-from nbgrader.preprocessors import NbGraderPreprocessor
 
 from autograder import contract, paths, tokens
 from autograder.content import build
 from autograder.records import CellResult, NotebookResult
+from autograder.grading import runner
 from autograder.reports import feedback
 from autograder.sandbox import bwrap, launcher, zygote
 
@@ -142,28 +139,6 @@ def verify_cell(cell: Mapping | None, grade_id: str, key: bytes, nbgrader_score:
     return min(float(nbgrader_score), points), "passed"
 
 
-def _kernel(ws, kernel_env):
-    """Kernel for this workspace from autograder.sandbox.launcher (bubblewrap whenever available).
-
-    Returns:
-    - (kernel name, extra env for nbgrader, traitlets config dict, sandboxed?)
-    """
-    spec = launcher.install_kernel(ws, dict(kernel_env))
-    return spec["kernel_name"], dict(spec["env"]), dict(spec["config"]), bool(spec["sandboxed"])
-
-
-def _flatten(config, prefix=""):
-    """{"A": {"b": 1}} -> {"A.b": 1} (traitlets sections nest; values that are dicts of traits too)."""
-    flat = {}
-    for key, value in config.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, dict) and key[:1].isupper() and "." not in name:
-            flat.update(_flatten(value, name + "."))
-        else:
-            flat[name] = value
-    return flat
-
-
 def _prepare(task, ws):
     """Create the workspace course for `task` in `ws` (a slot is emptied but for what its zygote has
     mounted); returns {notebook: submitted path} to grade."""
@@ -247,183 +222,6 @@ def release_slot(thread: int | None = None) -> None:
 atexit.register(release_slot)
 
 
-STAMPS = ".a3-kernel-stamps.json"  # {notebook: epoch seconds when its kernel was asked for}, in the workspace
-
-
-class KeyedKernel(NbGraderPreprocessor):
-    """Runs first for each notebook inside one `nbgrader autograde` process: installs the grading kernel
-    with that notebook's own check key (read from the 0600 file named by env A3_KEYS_FILE), and notes the time
-    in the workspace's STAMPS file, where the kernel's start begins (worker.timing)."""
-
-    def preprocess(self, nb: nbformat.NotebookNode, resources: dict) -> tuple[nbformat.NotebookNode, dict]:
-        info = json.loads(Path(os.environ["A3_KEYS_FILE"]).read_text())
-        name = resources["nbgrader"]["notebook"]
-        stamps_path = Path(info["workspace"]) / STAMPS
-        stamps = json.loads(stamps_path.read_text()) if stamps_path.exists() else {}
-        stamps[name] = time.time()
-        stamps_path.write_text(json.dumps(stamps))
-        _kernel(Path(info["workspace"]), dict(info["kernel_env"], A3_CHECK_KEY=info["keys"][name]))
-        return nb, resources
-
-
-# The sandbox's autograde preprocessors (resilient Execute) with KeyedKernel in front: one process grades one
-# or several notebooks, each under its own key
-KEYED_PREPROCESSORS = [
-    "from autograder.grading.execute import AUTOGRADE_PREPROCESSORS",
-    "c.Autograde.autograde_preprocessors = ['autograder.grading.worker.KeyedKernel'] + AUTOGRADE_PREPROCESSORS",
-]
-
-
-FORKSERVER_PRELOAD = ["nbgrader.apps.nbgraderapp", "autograder.grading.execute", "autograder.grading.worker"]
-
-
-@functools.lru_cache(maxsize=None)
-def _nbgrader_context():
-    """A multiprocessing fork server with nbgrader already imported, one per grading process.
-
-    Importing nbgrader costs 3-4 s; a child forked from this server starts with it imported, so each
-    student's `nbgrader autograde` run starts at once. The server is single-threaded (unlike a Dask
-    worker), so forking it is safe.
-    """
-    ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(FORKSERVER_PRELOAD)
-    return ctx
-
-
-def _start(proc):
-    """proc.start(), also from a daemonic process such as a Dask worker (multiprocessing refuses that by
-    default, so that no child outlives it; ours cannot: it dies with the fork server, which exits when
-    this process does)."""
-    config = multiprocessing.current_process()._config
-    daemon = config.get("daemon")
-    config["daemon"] = False
-    try:
-        proc.start()
-    finally:
-        config["daemon"] = daemon
-
-
-def _autograde_child(argv, cwd, env, log_path):
-    """Body of the forked nbgrader process: its own session, the given folder, environment and log file."""
-    os.setsid()  # its own process group, killed as a whole on time-out
-    # SIGKILL when the fork server (its parent) exits with the grading worker: no orphan writes to a
-    # workspace that a retry is about to reuse
-    zygote.die_with_parent()
-    fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    os.dup2(fd, 1)
-    os.dup2(fd, 2)
-    os.close(fd)
-    os.chdir(cwd)
-    os.environ.clear()
-    os.environ.update(env)
-    from nbgrader.apps.nbgraderapp import NbGraderApp
-
-    NbGraderApp.launch_instance(argv=argv)
-
-
-def _run_autograde(task, ws, notebooks, keys, base_settings, base_env, kernel_env, log_lines):
-    """One `nbgrader autograde` process for `notebooks` (one, or all of the student's), each notebook
-    under its own key; the whole process group is killed after the time limit.
-
-    Returns:
-    - (sandboxed?, wall seconds, nbgrader output, timed out?, run id: the mark ResilientExecute leaves on
-      each notebook it finished executing in this run)
-    """
-    run_id = secrets.token_hex(8)
-    kernel_name, extra_env, config, sandboxed = _kernel(ws, dict(kernel_env, A3_CHECK_KEY=keys[notebooks[0]]))
-    if not sandboxed:
-        log_lines.append(f"WARNING {task.student}/{','.join(notebooks)}: graded UNSANDBOXED "
-                         "(bubblewrap sandbox unavailable)")
-    settings = dict(base_settings)
-    settings.update(_flatten(config))
-    settings["Execute.kernel_name"] = kernel_name
-    settings["Execute.timeout"] = task.cell_timeout
-    env = dict(base_env, **extra_env, A3_RUN_ID=run_id)  # the key reaches the kernel through its kernelspec only
-    argv = ["autograde", contract.ASSIGNMENT, "--student", task.student, "--force", "--create"]
-    if len(notebooks) == 1:
-        argv += ["--notebook", notebooks[0]]
-    keyfile = ws / ".a3-keys.json"
-    fd = os.open(keyfile, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w") as f:
-        json.dump({"workspace": str(ws), "kernel_env": kernel_env, "keys": keys}, f)
-    env["A3_KEYS_FILE"] = str(keyfile)
-    (ws / STAMPS).unlink(missing_ok=True)
-    (ws / "nbgrader_config.py").write_text(build.config_text(settings, KEYED_PREPROCESSORS))
-    log_path = ws / ".nbgrader-output.log"
-    start = time.perf_counter()
-    proc = _nbgrader_context().Process(target=_autograde_child, args=(argv, str(ws), env, str(log_path)))
-    _start(proc)
-    proc.join(task.notebook_timeout * len(notebooks))
-    timed_out = proc.is_alive()
-    if timed_out:
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        proc.join()
-    output = log_path.read_text(errors="replace") if log_path.exists() else ""
-    wall = time.perf_counter() - start
-    for line in bwrap.read_events(ws):
-        log_lines.append(f"SANDBOX {task.student}/{','.join(notebooks)}: {line}")
-    return sandboxed, wall, output, timed_out, run_id
-
-
-def _cell_time(cell, event):
-    """A cell's recorded execution time stamp `event` (nbclient's cell metadata) as a datetime, or None."""
-    try:
-        return datetime.fromisoformat(cell.get("metadata", {}).get("execution", {})[event].replace("Z", "+00:00"))
-    except (KeyError, ValueError, AttributeError):
-        return None
-
-
-def _cell_seconds(cell):
-    start, end = _cell_time(cell, "iopub.execute_input"), _cell_time(cell, "shell.execute_reply")
-    return 0.0 if start is None or end is None else max(0.0, (end - start).total_seconds())
-
-
-def _kernel_stamps(ws):
-    """{notebook: epoch seconds its kernel was asked for} that KeyedKernel noted in the last nbgrader run."""
-    try:
-        return json.loads((Path(ws) / STAMPS).read_text())
-    except (OSError, ValueError):
-        return {}
-
-
-def timing(nb: nbformat.NotebookNode, wall: float, kernel_asked: float | None = None) -> dict[str, float]:
-    """Where a notebook's grading time went: process+kernel start-up, setup cell, other cells, test cells.
-
-    Inputs:
-    - nb: the autograded notebook; wall: seconds charged to it; kernel_asked: epoch seconds when its kernel
-      was asked for (KeyedKernel), or None.
-    Returns:
-    - {"seconds", "overhead", "setup", "cells", "tests"} and, with kernel_asked, "kernel_start": seconds from
-      asking for the kernel to its first cell (part of the overhead; the rest is nbgrader's own work).
-    """
-    setup = cells = tests = 0.0
-    first = None
-    for cell in nb.cells:
-        if cell.cell_type != "code":
-            continue
-        s = _cell_seconds(cell)
-        if first is None:
-            setup, first = s, cell
-        elif contract.is_test_cell(cell):
-            tests += s
-        else:
-            cells += s
-    result = {"seconds": round(wall, 3), "overhead": round(max(0.0, wall - setup - cells - tests), 3),
-              "setup": round(setup, 3), "cells": round(cells, 3), "tests": round(tests, 3)}
-    began = first is not None and (_cell_time(first, "iopub.status.busy") or _cell_time(first, "iopub.execute_input"))
-    if kernel_asked is not None and began:
-        result["kernel_start"] = round(max(0.0, began.timestamp() - kernel_asked), 3)
-    return result
-
-
-def _last_error(output):
-    lines = [l for l in output.splitlines() if "ERROR" in l or "Error" in l]
-    return " ".join((lines[-1] if lines else (output.strip().splitlines() or ["no output"])[-1]).split())[:300]
-
-
 def _zero_in_shard(ws, student, notebook):
     """Give every graded cell of a notebook that could not be graded 0 points in the shard."""
     from nbgrader.api import Gradebook, MissingEntry
@@ -485,39 +283,39 @@ def _grade_notebooks(task, ws, todo, layout, base_settings, base_env, kernel_env
     """
     done = {}
     keys = {nb: secrets.token_hex(16) for nb in todo}
+    run = functools.partial(runner.run_autograde, workspace=ws, student=task.student, settings=base_settings,
+                            env=base_env, kernel_env=kernel_env, cell_timeout=task.cell_timeout,
+                            notebook_timeout=task.notebook_timeout, log_lines=log_lines)
     if len(todo) > 1:
-        sandboxed, wall, output, timed_out, run_id = _run_autograde(task, ws, list(todo), keys, base_settings,
-                                                                    base_env, kernel_env, log_lines)
-        verified = {nb: _verify_notebook(task, ws, nb, keys[nb], layout, log_lines, run_id) for nb in todo}
+        shared_run = run(notebooks=list(todo), keys=keys)
+        verified = {nb: _verify_notebook(task, ws, nb, keys[nb], layout, log_lines, shared_run.run_id) for nb in todo}
         finished = {nb: v for nb, v in verified.items() if v[0] is not None}
         if len(finished) < len(todo):
             log_lines.append(f"RETRY {task.student}: the shared run left {sorted(set(todo) - set(finished))} "
-                             f"ungraded ({'time-out' if timed_out else _last_error(output)}); grading them one by one")
-        cell_time = {nb: sum(_cell_seconds(c) for c in v[1].cells) for nb, v in finished.items()}
-        shared = max(0.0, wall - sum(cell_time.values())) / max(1, len(finished))
-        stamps = _kernel_stamps(ws)
+                             f"ungraded ({shared_run.failure()}); grading them one by one")
+        cell_time = {nb: sum(runner.cell_seconds(c) for c in v[1].cells) for nb, v in finished.items()}
+        shared = max(0.0, shared_run.wall - sum(cell_time.values())) / max(1, len(finished))
         for nb, (summary, graded_nb) in finished.items():
-            summary.timing = timing(graded_nb, cell_time[nb] + shared, stamps.get(nb))
+            summary.timing = runner.timing(graded_nb, cell_time[nb] + shared, shared_run.kernel_asked.get(nb))
             summary.timing["shared_process"] = True
-            summary.sandboxed = sandboxed
+            summary.sandboxed = shared_run.sandboxed
             done[nb] = (summary, graded_nb)
     for nb in todo:
         if nb in done:
             continue
         keys[nb] = secrets.token_hex(16)
-        sandboxed, wall, output, timed_out, run_id = _run_autograde(task, ws, [nb], keys, base_settings, base_env,
-                                                                    kernel_env, log_lines)
-        summary, graded_nb = _verify_notebook(task, ws, nb, keys[nb], layout, log_lines, run_id)
+        one = run(notebooks=[nb], keys=keys)
+        summary, graded_nb = _verify_notebook(task, ws, nb, keys[nb], layout, log_lines, one.run_id)
         if summary is None:
-            why = (f"notebook ran past {task.notebook_timeout} s and was stopped" if timed_out
-                   else f"nbgrader could not grade it: {_last_error(output)}")
+            why = (f"notebook ran past {task.notebook_timeout} s and was stopped" if one.timed_out
+                   else f"nbgrader could not grade it: {runner.last_error(one.output)}")
             log_lines.append(f"FAILED {task.student}/{nb}: {why}")
             _zero_in_shard(ws, task.student, nb)
             summary = NotebookResult.failed(nb, layout[nb]["tests"], why)
-            summary.timing = {"seconds": round(wall, 3)}
+            summary.timing = {"seconds": round(one.wall, 3)}
         else:
-            summary.timing = timing(graded_nb, wall, _kernel_stamps(ws).get(nb))
-        summary.sandboxed = sandboxed
+            summary.timing = runner.timing(graded_nb, one.wall, one.kernel_asked.get(nb))
+        summary.sandboxed = one.sandboxed
         done[nb] = (summary, graded_nb)
     return done
 
