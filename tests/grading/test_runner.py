@@ -1,0 +1,100 @@
+"""autograder.grading.runner: the nbgrader process's quickened validators and gradebook decide as nbgrader does."""
+import json
+import os
+import subprocess
+import sys
+
+from autograder import paths
+
+# nbgrader metadata of one cell each: valid ones, and ones that nbgrader's own validators reject
+CELLS = {
+    "solution": {"grade": False, "solution": True, "locked": False, "grade_id": "attn", "schema_version": 3},
+    "test": {"grade": True, "solution": False, "locked": True, "grade_id": "test_attn", "points": 2,
+             "schema_version": 3},
+    "markdown answer": {"grade": True, "solution": True, "locked": False, "grade_id": "written_a", "points": 1,
+                        "schema_version": 3},
+    "points as text": {"grade": True, "solution": False, "locked": True, "grade_id": "t", "points": "two",
+                       "schema_version": 3},
+    "no grade_id": {"grade": True, "solution": False, "locked": True, "points": 1, "schema_version": 3},
+    "empty grade_id": {"grade": False, "solution": True, "locked": False, "grade_id": "", "schema_version": 3},
+    "no points": {"grade": True, "solution": False, "locked": True, "grade_id": "t", "schema_version": 3},
+    "grade as text": {"grade": "yes", "solution": False, "locked": True, "grade_id": "t", "points": 1,
+                      "schema_version": 3},
+    "old schema": {"grade": False, "solution": True, "locked": False, "grade_id": "a", "schema_version": 1},
+    "newer schema": {"grade": False, "solution": True, "locked": False, "grade_id": "a", "schema_version": 4},
+    "missing locked": {"grade": False, "solution": True, "grade_id": "a", "schema_version": 3},
+    "extra key": {"grade": False, "solution": True, "locked": False, "grade_id": "a", "schema_version": 3,
+                  "colab": 1},
+}
+
+SCRIPT = """
+import json, sys
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from nbgrader.nbgraderformat import MetadataValidator
+from nbgrader.preprocessors import CheckCellMetadata
+from autograder.grading import runner
+
+cells = json.loads(sys.argv[1])
+
+def verdicts():
+    out = {}
+    for name, meta in cells.items():
+        make = new_markdown_cell if name.startswith("markdown") else new_code_cell
+        nb = new_notebook(cells=[make("x = 1", metadata={"nbgrader": dict(meta)})])
+        upgraded = MetadataValidator().upgrade_cell_metadata(make("x = 1", metadata={"nbgrader": dict(meta)}))
+        try:
+            CheckCellMetadata().preprocess(nb, {})
+            checked = "ok"
+        except Exception as e:
+            checked = f"{type(e).__name__}: {e}"
+        try:
+            MetadataValidator().validate_nb(nb)
+            direct = "ok"
+        except Exception as e:
+            direct = f"{type(e).__name__}: {e}"
+        out[name] = [checked, direct, dict(upgraded.metadata.get("nbgrader", {}))]
+    return out
+
+stock = verdicts()
+runner._quicken_nbgrader()
+print(json.dumps({"stock": stock, "quick": verdicts()}))
+"""
+
+
+def run(script, *args):
+    env = dict(os.environ, PATH=os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")]))
+    done = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, cwd=paths.ROOT,
+                          env=env, timeout=120)  # a new gradebook runs alembic from the environment's bin
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_quickened_metadata_checks_give_nbgrader_verdicts_and_messages():
+    """With the schemas read and checked once, does every cell (valid, or rejected for any of ten reasons) get
+    the same verdict, error and message from CheckCellMetadata and the validator, and the same upgrade?"""
+    got = run(SCRIPT, json.dumps(CELLS))
+    assert got["quick"] == got["stock"]
+    rejected = [name for name, (checked, _, _) in got["stock"].items() if checked != "ok"]
+    assert len(rejected) >= 8, got["stock"]  # the catalogue really exercises the error paths
+
+
+def test_quickened_gradebook_does_not_wait_for_the_disk_and_still_journals():
+    """Does a gradebook opened in the nbgrader process commit without fsync (synchronous=OFF) but keep its
+    rollback journal, so a process killed mid-commit leaves the shard as it was?"""
+    script = """
+import json, sys, tempfile
+from nbgrader.api import Gradebook
+from autograder.grading import runner
+
+def pragmas():
+    with Gradebook(f"sqlite:///{tempfile.mkdtemp()}/gradebook.db") as gb:
+        conn = gb.db.connection()
+        return [conn.exec_driver_sql(f"PRAGMA {p}").scalar() for p in ("synchronous", "journal_mode")]
+
+before = pragmas()
+runner._quicken_nbgrader()
+print(json.dumps([before, pragmas()]))
+"""
+    before, after = run(script)
+    assert before == [2, "delete"]  # SQLite's defaults: FULL, a rollback journal on disk
+    assert after == [0, "delete"]
