@@ -341,14 +341,25 @@ def _exporter():
     from nbconvert import HTMLExporter
     from nbconvert.filters import Highlight2HTML
 
-    cleaner = _cleaner()
     exporter = HTMLExporter(template_name="lab", sanitize_html=True)  # markdown and HTML outputs too
     highlight = Highlight2HTML(pygments_lexer="ipython3", parent=exporter)
+    # Every student's page repeats the course's own cells, so both filters remember what they made for short
+    # texts (pure functions of the text; cell metadata reaches Pygments only through "magics_language")
+    highlighted = _remembered(
+        lambda source, language, magics: highlight(source, language, {"magics_language": magics} if magics else None))
+    clean = _remembered(_cleaner().clean)
     exporter.filters = {
-        "highlight_code": lambda *args, **kwargs: _highlighted(highlight(*args, **kwargs)),
-        "clean_html": lambda html: html if isinstance(html, _Highlighted) else cleaner.clean(str(html)),
+        "highlight_code": lambda source, language=None, metadata=None: _highlighted(
+            highlighted(source, language, (metadata or {}).get("magics_language"))),
+        "clean_html": lambda html: html if isinstance(html, _Highlighted) else clean(str(html)),
     }
     return exporter
+
+
+def _remembered(fn, longest=16_000, entries=1024):
+    """fn(text, *rest), remembering up to `entries` results for texts of at most `longest` characters."""
+    cached = functools.lru_cache(maxsize=entries)(fn)
+    return lambda text, *rest: cached(text, *rest) if len(text) <= longest else fn(text, *rest)
 
 
 @functools.lru_cache(maxsize=None)

@@ -165,6 +165,29 @@ def test_fast_render_writes_the_page_beautifulsoup_writes():
     assert feedback.render(nb, EMPTY_SUMMARY, "eve") == _page_through_beautifulsoup(nb, EMPTY_SUMMARY, "eve")
 
 
+def test_a_page_does_not_depend_on_the_pages_rendered_before_it():
+    """The filters remember the cells they have rendered: is a page the same, byte for byte, rendered by a fresh
+    exporter as after other pages that share its cells, including a magics cell, markup and a long output?"""
+    shared = [nbformat.v4.new_code_cell(src) for src in TRICKY_CODE]
+    magics = "select x from t where y = 1"  # highlighted as SQL only with magics_language
+    long_html = nbformat.v4.new_code_cell("show()")
+    long_html.outputs = [nbformat.v4.new_output("display_data", data={
+        "text/html": "<table>" + "<tr><td>cell</td></tr>" * 2000 + "</table>", "text/plain": "t"})]
+    own = nbformat.v4.new_markdown_cell("My answer: <b>bold</b> and `x < y`")
+    first = nbformat.v4.new_notebook(cells=shared + [nbformat.v4.new_markdown_cell("Other <i>answer</i>"),
+                                                     nbformat.v4.new_code_cell(magics)])
+    second = nbformat.v4.new_notebook(cells=[own] + shared + [long_html, nbformat.v4.new_code_cell(
+        magics, metadata={"magics_language": "sql"})])
+    feedback._exporter.cache_clear()
+    fresh = feedback.render(second, EMPTY_SUMMARY, "eve")
+    feedback._exporter.cache_clear()
+    feedback.render(first, EMPTY_SUMMARY, "eve")
+    after = feedback.render(second, EMPTY_SUMMARY, "eve")
+    assert after == fresh
+    assert feedback.render(second, EMPTY_SUMMARY, "eve") == fresh  # every cell remembered now
+    assert "<td>cell</td>" in fresh and '<span class="k">select</span>' in fresh  # the long output; SQL
+
+
 def test_fast_render_leaves_a_fragment_it_does_not_know_to_beautifulsoup():
     """Does a highlighted input with markup outside Pygments' usual output go through BeautifulSoup unchanged?"""
     assert feedback._soup_form('<div class="highlight"><pre><b>x</b></pre></div>') is None
