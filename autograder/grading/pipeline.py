@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from autograder import paths
+from autograder import contract, paths
 from autograder.content import build
 from autograder.grading import ingest, scheduler, worker
 from autograder.reports import feedback
@@ -168,6 +168,13 @@ def print_summary(summary: dict, out: Path) -> None:
           f"log: {out / 'grading.log'}")
 
 
+def is_course_source(source: Path | str) -> bool:
+    """True when `source` holds the course's notebooks only (source/a3 or a copy of it, as the bench grades):
+    autograder.grading.ingest knows how to repair their submissions. Another course is taken as it is."""
+    names = {p.stem for p in Path(source).glob("*.ipynb")}
+    return bool(names) and names <= set(contract.NOTEBOOKS)
+
+
 def main(*, submissions: Path, out: Path, workers: int | None = None, scheduler_address: str | None = None,
          force: bool = False, source: Path = paths.SOURCE, keep_work: bool = False) -> int:
     """`grade`: grade SUBMISSIONS into OUT and print the summary. Returns the exit status."""
@@ -176,8 +183,7 @@ def main(*, submissions: Path, out: Path, workers: int | None = None, scheduler_
         return 2
     summary = grade(submissions, out, workers=workers, scheduler_address=scheduler_address,
                     force=force, source=source, keep_work=keep_work,
-                    # autograder.grading.ingest repairs against the course release; another source gets no repairs
-                    ingest_fn=None if Path(source).resolve() == paths.SOURCE.resolve() else plain_ingest)
+                    ingest_fn=None if is_course_source(source) else plain_ingest)
     print_summary(summary, out)
     return 0
 

@@ -337,3 +337,22 @@ def test_check_modules_come_from_the_test_cells(toy_graded):
     """Are the modules the course's test cells import checks from (toycheck here) found in the template?"""
     out, _ = toy_graded
     assert worker.course_check_modules(Path(out) / ".cache" / "template") == ["toycheck"]
+
+
+def test_a_copy_of_the_course_source_gets_the_repairing_ingest(tmp_path, monkeypatch):
+    """Does `grade --source` with a copy of source/a3 (as the bench grades) repair submissions as the course source
+    does, while another course's source (the toy) is taken as it is?"""
+    copy = tmp_path / "source"
+    shutil.copytree(paths.SOURCE, copy, ignore=shutil.ignore_patterns("data", "images"))
+    seen = {}
+
+    def fake_grade(submissions, out, **kw):
+        seen[kw["source"]] = kw["ingest_fn"]
+        return {"graded": [], "skipped": [], "failed": {}, "seconds": 0.0, "statuses": {}}
+
+    monkeypatch.setattr(pipeline, "grade", fake_grade)
+    monkeypatch.setattr(pipeline, "print_summary", lambda *a: None)
+    for source in (paths.SOURCE, copy, toy.TOY_SOURCE):
+        assert pipeline.main(submissions=tmp_path, out=tmp_path / "out", source=source) == 0
+    assert seen == {paths.SOURCE: None, copy: None, toy.TOY_SOURCE: pipeline.plain_ingest}
+    assert not pipeline.is_course_source(tmp_path / "empty")
