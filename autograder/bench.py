@@ -1,4 +1,4 @@
-"""Grading benchmark: `python -m autograder bench [--students N] [--workers 1 2] [--keep DIR]`.
+"""Grading benchmark: `python -m autograder bench [--students N] [--workers 1 2] [--keep DIR] [--notebooks nmt bert clip]`.
 
 Builds N synthetic students (a mix of reference, wrong and damaged submissions) from the release
 and source notebooks, grades them with `python -m autograder grade` once per worker count, and
@@ -51,7 +51,7 @@ def damage(nb):
     return nb
 
 
-def build_students(dest, n, release, source, wrong=None):
+def build_students(dest, n, release, source, wrong=None, notebooks=None):
     """Write n students into dest/<student>/ and return [(student, kind)].
 
     Inputs:
@@ -59,6 +59,7 @@ def build_students(dest, n, release, source, wrong=None):
     - n: number of students; kinds cycle reference, wrong, damaged.
     - release, source: folders holding the release and source notebooks.
     - wrong: {notebook: {grade_id: cell source}} (default: autograder.content.samples, via autograder.demo).
+    - notebooks: the notebooks students submit (default: every one in both folders); the others count as missing.
     Returns:
     - list of (student, kind). A wrong student has one wrong cell per notebook (rotating through the
       samples); a damaged one has Colab names and metadata for its first notebook, the release copy
@@ -66,6 +67,11 @@ def build_students(dest, n, release, source, wrong=None):
     """
     dest = Path(dest)
     names = in_course_order(p.stem for p in Path(release).glob("*.ipynb") if (Path(source) / p.name).exists())
+    if notebooks is not None:
+        unknown = sorted(set(notebooks) - set(names))
+        if unknown:
+            raise ValueError(f"no notebook {', '.join(unknown)} in both {release} and {source}")
+        names = [nb for nb in names if nb in notebooks]
     if not names:
         raise FileNotFoundError(f"no notebook in both {release} and {source}")
     wrong = {nb: wrong_samples(nb) for nb in names} if wrong is None else wrong
@@ -303,7 +309,8 @@ def score_table(out):
     return {(r["student"], r["notebook"]): (r["score"], r["status"]) for r in csv.DictReader(open(Path(out) / "grades.csv"))}
 
 
-def main(*, students: int = 6, workers: list[int] = (1, 2), keep: Path | None = None) -> int:
+def main(*, students: int = 6, workers: list[int] = (1, 2), keep: Path | None = None,
+         notebooks: list[str] | None = None) -> int:
     """`bench`: grade `students` synthetic students with each worker count and print the tables."""
     workers = list(workers)
     work = keep or Path(tempfile.mkdtemp(prefix="a3-bench-"))
@@ -318,10 +325,11 @@ def main(*, students: int = 6, workers: list[int] = (1, 2), keep: Path | None = 
         template = build.template(work / "template", source)
         template_seconds = time.perf_counter() - t0
         release = template / "release"
-        made = build_students(work / "submissions", students, release, source)
+        made = build_students(work / "submissions", students, release, source, notebooks=notebooks)
         kinds = {k: sum(1 for _, kind in made if kind == k) for k in KINDS}
-        notebooks = sorted({p.name for p in release.glob("*.ipynb")})
-        print(f"bench: {kinds}; notebooks: {', '.join(notebooks)}", flush=True)
+        submitted = in_course_order({p.name.removeprefix("Copy of ").removesuffix(".ipynb")
+                                     for p in (work / "submissions").glob("*/*.ipynb")})
+        print(f"bench: {kinds}; notebooks submitted: {', '.join(submitted)}", flush=True)
         rows, scores = [], {}
         for w in workers:
             out = work / f"out-{w}"

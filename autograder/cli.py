@@ -59,6 +59,7 @@ def _options(name, parser):
         add("--students", type=int, default=6, help="synthetic students to grade (default 6)")
         add("--workers", type=int, nargs="+", default=[1, 2], help="worker counts (default 1 2)")
         add("--keep", type=Path, help="work in this folder and keep it (default: a temporary one)")
+        add("--notebooks", nargs="+", help="notebooks the students submit (default: all the course's)")
     elif name == "fetch-models":
         add("--cache", default=None,
             help="hub cache folder (default: $A3_MODEL_CACHE, else the Hugging Face default)")

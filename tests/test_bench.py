@@ -72,6 +72,20 @@ def test_build_students_without_notebooks_is_a_clear_error(tmp_path):
         bench.build_students(tmp_path / "subs", 1, tmp_path, tmp_path)
 
 
+def test_students_submit_only_the_notebooks_asked_for(tmp_path):
+    """With notebooks=[...], does every student submit just those (the others then count as missing), and is an
+    unknown name a clear error?"""
+    release, source = toy_course(tmp_path)
+    for name in ("bert", "clip"):
+        nbformat.write(nbformat.read(release / "nmt.ipynb", as_version=4), release / f"{name}.ipynb")
+        nbformat.write(nbformat.read(source / "nmt.ipynb", as_version=4), source / f"{name}.ipynb")
+    bench.build_students(tmp_path / "subs", 2, release, source, wrong={}, notebooks=["clip", "nmt"])
+    assert sorted(p.relative_to(tmp_path / "subs").as_posix() for p in (tmp_path / "subs").glob("*/*")) == [
+        "student001/clip.ipynb", "student001/nmt.ipynb", "student002/clip.ipynb", "student002/nmt.ipynb"]
+    with pytest.raises(ValueError, match="no notebook theory"):
+        bench.build_students(tmp_path / "subs2", 1, release, source, wrong={}, notebooks=["nmt", "theory"])
+
+
 def sleep_task(seconds):
     import time
 
