@@ -1,4 +1,5 @@
 """python -m autograder <command> [...]: see autograder.cli."""
+
 import sys
 
 from autograder.cli import main

@@ -10,6 +10,7 @@ measured as a user sees them.
 Core-seconds are what scales: a course of S students needs about S x core-seconds per student of CPU,
 whatever the number of workers, so on N fully used cores it takes at least that divided by N.
 """
+
 import csv
 import json
 import os
@@ -22,16 +23,16 @@ from pathlib import Path
 
 import nbformat
 
-from autograder import paths
+from autograder import contract, paths
 from autograder.content import build
 from autograder.demo import reference_submission, with_cell, wrong_samples
 from autograder.grading.scheduler import STATS_ENV
-from autograder import contract
 
 KINDS = ("reference", "wrong", "damaged")
 
 
 # --- synthetic students -------------------------------------------------------------------------
+
 
 def in_course_order(names):
     """Notebook names in course order (nmt, bert, clip), any others after them alphabetically."""
@@ -76,8 +77,10 @@ def build_students(dest, n, release, source, wrong=None, notebooks=None):
         raise FileNotFoundError(f"no notebook in both {release} and {source}")
     wrong = {nb: wrong_samples(nb) for nb in names} if wrong is None else wrong
     release_nbs = {nb: nbformat.read(Path(release) / f"{nb}.ipynb", as_version=4) for nb in names}
-    reference = {nb: reference_submission(release_nbs[nb], nbformat.read(Path(source) / f"{nb}.ipynb", as_version=4))
-                 for nb in names}
+    reference = {
+        nb: reference_submission(release_nbs[nb], nbformat.read(Path(source) / f"{nb}.ipynb", as_version=4))
+        for nb in names
+    }
     students = []
     for i in range(n):
         student, kind = f"student{i + 1:03d}", KINDS[i % len(KINDS)]
@@ -101,6 +104,7 @@ def build_students(dest, n, release, source, wrong=None, notebooks=None):
 
 
 # --- measurement --------------------------------------------------------------------------------
+
 
 def cpu_times():
     """(busy, total) CPU time of the whole machine so far, in clock ticks summed over cores (/proc/stat),
@@ -176,9 +180,15 @@ def row_from(workers, n_students, wall, stats, cores=None, cpu=None):
     number of busy cores of the whole machine while it ran and the CPU seconds of the grading process tree
     (None when not measured)."""
     return {
-        "workers": workers, "students": n_students, "wall": wall, "grading": stats["seconds"], "cores": cores,
+        "workers": workers,
+        "students": n_students,
+        "wall": wall,
+        "grading": stats["seconds"],
+        "cores": cores,
         "cpu": cpu,
-        "startup": stats["startup_seconds"], "mode": stats["mode"], "failures": stats["failures"],
+        "startup": stats["startup_seconds"],
+        "mode": stats["mode"],
+        "failures": stats["failures"],
         "rss": [(w["peak_rss_mb"], w["children_peak_rss_mb"]) for w in stats["workers"]],
     }
 
@@ -188,10 +198,12 @@ def format_table(rows):
     and the cores the grading processes kept busy (their CPU seconds over the wall time), the whole machine's
     busy cores, memory per worker."""
     base = rows[0]
-    head = (f"{'workers':>7} {'students':>8} {'wall s':>8} {'s/student':>9} {'speed-up':>8} "
-            f"{'core-s/student':>14} {'grading cores':>13} {'busy cores':>10} "
-            f"{'grading s':>9} {'cluster start s':>15}  "
-            "peak RSS per worker, MiB (process / largest child)")
+    head = (
+        f"{'workers':>7} {'students':>8} {'wall s':>8} {'s/student':>9} {'speed-up':>8} "
+        f"{'core-s/student':>14} {'grading cores':>13} {'busy cores':>10} "
+        f"{'grading s':>9} {'cluster start s':>15}  "
+        "peak RSS per worker, MiB (process / largest child)"
+    )
     lines = [head, "-" * len(head)]
     for r in rows:
         rss = ", ".join(f"{p:.0f} / {c:.0f}" for p, c in r["rss"]) or "-"
@@ -199,9 +211,11 @@ def format_table(rows):
         cpu = r.get("cpu")
         per_student = "-" if cpu is None else f"{cpu / r['students']:.1f}"
         own = "-" if cpu is None else f"{cpu / r['wall']:.2f}"
-        lines.append(f"{r['workers']:>7} {r['students']:>8} {r['wall']:>8.1f} {r['wall'] / r['students']:>9.1f} "
-                     f"{base['wall'] / r['wall']:>7.2f}x {per_student:>14} {own:>13} {cores:>10} "
-                     f"{r['grading']:>9.1f} {r['startup']:>15.1f}  {rss}")
+        lines.append(
+            f"{r['workers']:>7} {r['students']:>8} {r['wall']:>8.1f} {r['wall'] / r['students']:>9.1f} "
+            f"{base['wall'] / r['wall']:>7.2f}x {per_student:>14} {own:>13} {cores:>10} "
+            f"{r['grading']:>9.1f} {r['startup']:>15.1f}  {rss}"
+        )
     return "\n".join(lines)
 
 
@@ -209,8 +223,10 @@ def projection(core_seconds_per_student, students=500, cores=(2, 16, 64)):
     """Lines projecting a course of `students` from the measured core-seconds per student: the CPU it needs
     and the least wall time on each number of cores (every core busy grading; fixed start-up not counted)."""
     total = core_seconds_per_student * students
-    lines = [f"projection for {students} students at {core_seconds_per_student:.1f} core-s each: "
-             f"{total / 3600:.2f} core-hours of CPU"]
+    lines = [
+        f"projection for {students} students at {core_seconds_per_student:.1f} core-s each: "
+        f"{total / 3600:.2f} core-hours of CPU"
+    ]
     for n in cores:
         lines.append(f"  on {n:>3} cores: at least {total / n / 60:.1f} min")
     return lines
@@ -226,8 +242,9 @@ def time_breakdown(out):
     lines = [f"{'notebook':<8} {'n':>3} " + " ".join(f"{p:>9}" for p in phases)]
     for nb in in_course_order({r["notebook"] for r in rows}):
         sel = [r for r in rows if r["notebook"] == nb]
-        lines.append(f"{nb:<8} {len(sel):>3} " + " ".join(f"{sum(float(r[p]) for r in sel) / len(sel):>9.1f}"
-                                                         for p in phases))
+        lines.append(
+            f"{nb:<8} {len(sel):>3} " + " ".join(f"{sum(float(r[p]) for r in sel) / len(sel):>9.1f}" for p in phases)
+        )
     return "\n".join(lines)
 
 
@@ -253,14 +270,21 @@ def fixed_costs(out):
             lines.append(f"{nb:<8} {len(sel):>3} {sum(k for k, _ in sel) / len(sel):>12.2f}")
         every = [t for sel in timings.values() for t in sel]
         kernel, overhead = (sum(x[i] for x in every) / len(every) for i in (0, 1))
-        lines.append(f"all notebooks: overhead {overhead:.2f} s = kernel start {kernel:.2f} s + nbgrader "
-                     f"{overhead - kernel:.2f} s")
-    zygotes = [s["zygote"]["preload_seconds"] for s in states
-               if (s.get("zygote") or {}).get("resets") == 0 and s["zygote"].get("preload_seconds") is not None]
+        lines.append(
+            f"all notebooks: overhead {overhead:.2f} s = kernel start {kernel:.2f} s + nbgrader "
+            f"{overhead - kernel:.2f} s"
+        )
+    zygotes = [
+        s["zygote"]["preload_seconds"]
+        for s in states
+        if (s.get("zygote") or {}).get("resets") == 0 and s["zygote"].get("preload_seconds") is not None
+    ]
     if zygotes:
-        lines.append(f"zygote imports: {sum(zygotes) / len(zygotes):.1f} s each, {len(zygotes)} zygote(s) "
-                     f"({sum(zygotes) / max(1, len(states)):.2f} s per student here; once per worker, in parallel "
-                     "with nbgrader's start)")
+        lines.append(
+            f"zygote imports: {sum(zygotes) / len(zygotes):.1f} s each, {len(zygotes)} zygote(s) "
+            f"({sum(zygotes) / max(1, len(states)):.2f} s per student here; once per worker, in parallel "
+            "with nbgrader's start)"
+        )
     return "\n".join(lines)
 
 
@@ -290,8 +314,20 @@ def grade_batch(submissions, out, workers, log, source=paths.SOURCE):
     descendants)."""
     stats_file = Path(out).with_suffix(".stats.json")
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", **{STATS_ENV: str(stats_file)})
-    cmd = [sys.executable, "-m", "autograder", "grade", str(submissions), "--out", str(out),
-           "--workers", str(workers), "--force", "--source", str(source)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "autograder",
+        "grade",
+        str(submissions),
+        "--out",
+        str(out),
+        "--workers",
+        str(workers),
+        "--force",
+        "--source",
+        str(source),
+    ]
     start, cpu = time.perf_counter(), cpu_times()
     with open(log, "w") as f:
         proc = subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT, env=env, cwd=paths.ROOT)
@@ -306,11 +342,14 @@ def grade_batch(submissions, out, workers, log, source=paths.SOURCE):
 
 def score_table(out):
     """{(student, notebook): (score, status)} from OUT/grades.csv."""
-    return {(r["student"], r["notebook"]): (r["score"], r["status"]) for r in csv.DictReader(open(Path(out) / "grades.csv"))}
+    return {
+        (r["student"], r["notebook"]): (r["score"], r["status"]) for r in csv.DictReader(open(Path(out) / "grades.csv"))
+    }
 
 
-def main(*, students: int = 6, workers: list[int] = (1, 2), keep: Path | None = None,
-         notebooks: list[str] | None = None) -> int:
+def main(
+    *, students: int = 6, workers: list[int] = (1, 2), keep: Path | None = None, notebooks: list[str] | None = None
+) -> int:
     """`bench`: grade `students` synthetic students with each worker count and print the tables."""
     workers = list(workers)
     work = keep or Path(tempfile.mkdtemp(prefix="a3-bench-"))
@@ -327,8 +366,9 @@ def main(*, students: int = 6, workers: list[int] = (1, 2), keep: Path | None = 
         release = template / "release"
         made = build_students(work / "submissions", students, release, source, notebooks=notebooks)
         kinds = {k: sum(1 for _, kind in made if kind == k) for k in KINDS}
-        submitted = in_course_order({p.name.removeprefix("Copy of ").removesuffix(".ipynb")
-                                     for p in (work / "submissions").glob("*/*.ipynb")})
+        submitted = in_course_order(
+            {p.name.removeprefix("Copy of ").removesuffix(".ipynb") for p in (work / "submissions").glob("*/*.ipynb")}
+        )
         print(f"bench: {kinds}; notebooks submitted: {', '.join(submitted)}", flush=True)
         rows, scores = [], {}
         for w in workers:
@@ -338,14 +378,20 @@ def main(*, students: int = 6, workers: list[int] = (1, 2), keep: Path | None = 
             wall, stats, cores, cpu = grade_batch(work / "submissions", out, w, work / f"grade-{w}.log", source)
             rows.append(row_from(w, len(made), wall, stats, cores, cpu))
             scores[w] = score_table(out)
-        print(f"\nThe grading template (nbgrader generate_assignment) took {template_seconds:.1f} s once; every run "
-              "below reuses it, as `grade` does on an OUT it has graded into before.")
+        print(
+            f"\nThe grading template (nbgrader generate_assignment) took {template_seconds:.1f} s once; every run "
+            "below reuses it, as `grade` does on an OUT it has graded into before."
+        )
         print(format_table(rows))
-        print("core-s/student: CPU seconds (user + system) of the grading process and every process under it "
-              "(workers, nbgrader, kernels, sandboxes), per student; grading cores: those CPU seconds over the wall "
-              "time, the cores the run itself kept busy.")
-        print(f"busy cores: the whole machine's mean over the run, of {os.cpu_count()} (other programs included); the "
-              "speed-up can reach at most the cores a run can use divided by the busy cores of the 1-worker run.")
+        print(
+            "core-s/student: CPU seconds (user + system) of the grading process and every process under it "
+            "(workers, nbgrader, kernels, sandboxes), per student; grading cores: those CPU seconds over the wall "
+            "time, the cores the run itself kept busy."
+        )
+        print(
+            f"busy cores: the whole machine's mean over the run, of {os.cpu_count()} (other programs included); the "
+            "speed-up can reach at most the cores a run can use divided by the busy cores of the 1-worker run."
+        )
         print()
         widest = max(rows, key=lambda r: r["workers"])  # the run closest to a course on a full machine
         print("\n".join(projection(widest["cpu"] / widest["students"], cores=(2, 16, 64))))
@@ -359,16 +405,22 @@ def main(*, students: int = 6, workers: list[int] = (1, 2), keep: Path | None = 
         breakdown = time_breakdown(work / f"out-{workers[0]}")
         if breakdown:
             print(f"\nwhere the time goes with {workers[0]} worker(s) (mean seconds per submission):\n{breakdown}")
-            print("overhead: nbgrader and the kernel's start and stop per notebook (one nbgrader process per "
-                  "student, a kernel forked from the worker's zygote per notebook); setup: the setup cell; cells: "
-                  "every other cell but the test cells")
+            print(
+                "overhead: nbgrader and the kernel's start and stop per notebook (one nbgrader process per "
+                "student, a kernel forked from the worker's zygote per notebook); setup: the setup cell; cells: "
+                "every other cell but the test cells"
+            )
         fixed = fixed_costs(work / f"out-{workers[0]}")
         if fixed:
-            print(f"\nfixed costs with {workers[0]} worker(s) (mean seconds per submission; both are part of "
-                  f"the overhead above):\n{fixed}")
+            print(
+                f"\nfixed costs with {workers[0]} worker(s) (mean seconds per submission; both are part of "
+                f"the overhead above):\n{fixed}"
+            )
         pages, seconds = feedback_seconds(work / f"out-{workers[0]}")
-        print(f"feedback pages: {seconds / len(made):.2f} s per student ({pages} pages rendered again by "
-              "feedback.rerender, in one process)")
+        print(
+            f"feedback pages: {seconds / len(made):.2f} s per student ({pages} pages rendered again by "
+            "feedback.rerender, in one process)"
+        )
         return 0 if same else 1
     finally:
         if keep is None:

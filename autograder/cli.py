@@ -1,5 +1,6 @@
 """Command line: python -m autograder <command> [options]. Parses arguments only; each command's engine is
 the keyword-only `main` of its module, which returns the exit status."""
+
 import argparse
 import importlib
 import sys
@@ -11,8 +12,10 @@ from autograder import paths
 COMMANDS = {
     "data": ("autograder.content.data", "regenerate source/a3/data and images (byte-for-byte reproducible)"),
     "build": ("autograder.content.build", "regenerate release/ from source/ (--check: fail when stale)"),
-    "grade": ("autograder.grading.pipeline",
-              "grade SUBMISSIONS --out OUT [--workers N] [--scheduler ADDRESS] [--force]"),
+    "grade": (
+        "autograder.grading.pipeline",
+        "grade SUBMISSIONS --out OUT [--workers N] [--scheduler ADDRESS] [--force]",
+    ),
     "feedback": ("autograder.reports.feedback", "re-render feedback HTML (and grades.csv) with the hand grades of OUT"),
     "formgrader": ("autograder.reports.formgrader", "open nbgrader's formgrader on OUT to grade the written answers"),
     "report": ("autograder.reports.report", "render the grade report notebook for OUT into HTML"),
@@ -61,8 +64,7 @@ def _options(name, parser):
         add("--keep", type=Path, help="work in this folder and keep it (default: a temporary one)")
         add("--notebooks", nargs="+", help="notebooks the students submit (default: all the course's)")
     elif name == "fetch-models":
-        add("--cache", default=None,
-            help="hub cache folder (default: $A3_MODEL_CACHE, else the Hugging Face default)")
+        add("--cache", default=None, help="hub cache folder (default: $A3_MODEL_CACHE, else the Hugging Face default)")
         add("--check", action="store_true", help="only report what is cached; exit 1 if incomplete")
 
 

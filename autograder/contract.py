@@ -5,6 +5,7 @@ GRADED holds the autograded cells (each checked by its test cell `test_<grade id
 answers a person grades by hand (markdown cells `written_<topic>`). The cell-kind functions below are the one
 place that reads a cell's nbgrader metadata for what kind it is; they take nbformat cells or plain dicts.
 """
+
 from collections.abc import Mapping
 
 Cell = Mapping  # a notebook cell: an nbformat NotebookNode or its plain-dict JSON form
@@ -46,8 +47,12 @@ GRADED: dict[str, dict[str, int]] = {
 
 
 WRITTEN: dict[str, dict[str, int]] = {
-    "nmt": {"written_positional_encodings": 1, "written_study_analysis": 2, "written_decoder_only": 1,
-            "written_scaling": 2},
+    "nmt": {
+        "written_positional_encodings": 1,
+        "written_study_analysis": 2,
+        "written_decoder_only": 1,
+        "written_scaling": 2,
+    },
     "bert": {"written_training_time": 1, "written_accuracy": 2},
     "clip": {},
     "theory": {"written_fgsm_bound": 1, "written_weight_decay": 1, "written_batch_size": 1, "written_scaling": 1},
@@ -65,7 +70,7 @@ def test_cell_id(grade_id: str) -> str:
 
 def check_id(test_grade_id: str) -> str:
     """The grade id checked by test cell `test_<id>` (an id without the prefix is returned as is)."""
-    return test_grade_id[len("test_"):] if test_grade_id.startswith("test_") else test_grade_id
+    return test_grade_id[len("test_") :] if test_grade_id.startswith("test_") else test_grade_id
 
 
 def nbgrader_meta(cell: Cell) -> Mapping:

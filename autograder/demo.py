@@ -4,6 +4,7 @@ build the release -> write sample submissions (the reference solution, the untou
 student per realistic wrong answer in autograder/content/samples) -> grade them -> grade report -> print where
 everything is and a score table.
 """
+
 import csv
 import importlib
 import shutil
@@ -13,9 +14,9 @@ from pathlib import Path
 
 import nbformat
 
-from autograder.grading import pipeline
 from autograder import contract, paths
 from autograder.content import build
+from autograder.grading import pipeline
 from autograder.reports import report as report_mod
 
 SOLUTION_MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")

@@ -1,4 +1,5 @@
 """Where things live in the repository."""
+
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent

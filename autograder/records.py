@@ -15,6 +15,7 @@ OUT/
   autograded/<student>/a3/<nb>.ipynb   (nbgrader course layout, for formgrader and re-rendering)
   .state/<student>.json the recorded result per student (resume bookkeeping)
 """
+
 import csv
 import io
 import json
@@ -29,8 +30,16 @@ from pathlib import Path
 
 from autograder import contract
 
-GRADES_COLUMNS = ["student", "notebook", "score", "max_score", "status", "written_score", "written_max_score",
-                  "ungraded"]
+GRADES_COLUMNS = [
+    "student",
+    "notebook",
+    "score",
+    "max_score",
+    "status",
+    "written_score",
+    "written_max_score",
+    "ungraded",
+]
 CELL_COLUMNS = ["student", "notebook", "grade_id", "score", "max_score", "message"]
 HAND_GRADED = "graded by hand"
 WAITING = "waiting for a person"
@@ -96,31 +105,49 @@ class NotebookResult:
     sandboxed: bool | None = None
 
     @classmethod
-    def failed(cls, notebook: str, tests: Mapping[str, float], why: str,
-               repairs: Iterable[str] = ()) -> "NotebookResult":
+    def failed(
+        cls, notebook: str, tests: Mapping[str, float], why: str, repairs: Iterable[str] = ()
+    ) -> "NotebookResult":
         """A notebook that was not graded: every autograded cell 0 with `why` as its note and the status.
 
         Inputs:
         - tests: {test cell grade id: points} (a course_layout entry's "tests").
         """
-        return cls(notebook=notebook, status=why, score=0.0, max_score=sum(tests.values()),
-                   cells=[CellResult(contract.check_id(t), 0.0, p, why) for t, p in tests.items()],
-                   repairs=list(repairs))
+        return cls(
+            notebook=notebook,
+            status=why,
+            score=0.0,
+            max_score=sum(tests.values()),
+            cells=[CellResult(contract.check_id(t), 0.0, p, why) for t, p in tests.items()],
+            repairs=list(repairs),
+        )
 
     @classmethod
     def graded(cls, notebook: str, cells: list[CellResult], max_score: float) -> "NotebookResult":
         """A notebook whose cells were verified: "graded", or "needs manual grading: <ids>" when a cell's score
         is None (a person decides)."""
         ungradable = [c.grade_id for c in cells if c.score is None]
-        return cls(notebook=notebook, max_score=max_score, cells=cells,
-                   status=("needs manual grading: " + ", ".join(ungradable)) if ungradable else "graded",
-                   score=sum(c.score or 0.0 for c in cells))
+        return cls(
+            notebook=notebook,
+            max_score=max_score,
+            cells=cells,
+            status=("needs manual grading: " + ", ".join(ungradable)) if ungradable else "graded",
+            score=sum(c.score or 0.0 for c in cells),
+        )
 
     def to_dict(self) -> dict:
         """The plain dict recorded in OUT/.state, read by the CSVs and feedback pages."""
-        d = {"notebook": self.notebook, "status": self.status, "score": self.score, "max_score": self.max_score,
-             "cells": [c.to_dict() for c in self.cells], "notes": list(self.notes), "timing": self.timing,
-             "repairs": list(self.repairs), "manual": dict(self.manual)}
+        d = {
+            "notebook": self.notebook,
+            "status": self.status,
+            "score": self.score,
+            "max_score": self.max_score,
+            "cells": [c.to_dict() for c in self.cells],
+            "notes": list(self.notes),
+            "timing": self.timing,
+            "repairs": list(self.repairs),
+            "manual": dict(self.manual),
+        }
         if self.sandboxed is not None:
             d["sandboxed"] = self.sandboxed
         return d
@@ -133,9 +160,17 @@ def failure_result(student: str, notebooks: Mapping[str, Mapping], reason: str) 
     - notebooks: the course layout, {notebook: {"tests": {test grade id: points}, ...}}.
     """
     why = f"grading failed: {reason}"
-    return {"student": student, "complete": False, "error": why, "seconds": 0.0, "log": [f"FAILED {student}: {why}"],
-            "shard": None, "autograded": {}, "feedback": {},
-            "notebooks": {nb: NotebookResult.failed(nb, cells["tests"], why).to_dict() for nb, cells in notebooks.items()}}
+    return {
+        "student": student,
+        "complete": False,
+        "error": why,
+        "seconds": 0.0,
+        "log": [f"FAILED {student}: {why}"],
+        "shard": None,
+        "autograded": {},
+        "feedback": {},
+        "notebooks": {nb: NotebookResult.failed(nb, cells["tests"], why).to_dict() for nb, cells in notebooks.items()},
+    }
 
 
 class Results:
@@ -202,12 +237,17 @@ class Results:
         if not path.exists():
             return {}
         nb = json.loads(path.read_text())
-        return {c["metadata"]["nbgrader"]["grade_id"]: "".join(c["source"]) for c in nb.get("cells", [])
-                if contract.is_written_cell(c)}
+        return {
+            c["metadata"]["nbgrader"]["grade_id"]: "".join(c["source"])
+            for c in nb.get("cells", [])
+            if contract.is_written_cell(c)
+        }
 
     @staticmethod
     def _summary_line(result):
-        parts = [f"{nb} {_num(s['score'])}/{_num(s['max_score'])} {s['status']}" for nb, s in result["notebooks"].items()]
+        parts = [
+            f"{nb} {_num(s['score'])}/{_num(s['max_score'])} {s['status']}" for nb, s in result["notebooks"].items()
+        ]
         return f"DONE {result['student']} in {result.get('seconds', 0):.1f} s: " + "; ".join(parts)
 
     def record_lms_ids(self, students: Mapping[str, Mapping]) -> None:
@@ -250,21 +290,41 @@ class Results:
                 ungraded = [c["grade_id"] for c in s["cells"] if c["score"] is None and s["status"] != "missing"]
                 ungraded += [gid for gid, score in scores.items() if score is None]
                 graded_by_hand = [v for v in scores.values() if v is not None]
-                grades.append([student, nb, _num(s["score"]), _num(s["max_score"]), s["status"],
-                               _num(sum(graded_by_hand)) if graded_by_hand else "",
-                               _num(sum(written.values())) if written else "", " ".join(ungraded)])
+                grades.append(
+                    [
+                        student,
+                        nb,
+                        _num(s["score"]),
+                        _num(s["max_score"]),
+                        s["status"],
+                        _num(sum(graded_by_hand)) if graded_by_hand else "",
+                        _num(sum(written.values())) if written else "",
+                        " ".join(ungraded),
+                    ]
+                )
                 for c in s["cells"]:
-                    cells.append([student, nb, c["grade_id"], _num(c["score"]), _num(c["max_score"]),
-                                  c.get("note", "")])
+                    cells.append(
+                        [student, nb, c["grade_id"], _num(c["score"]), _num(c["max_score"]), c.get("note", "")]
+                    )
                 for gid, points in written.items():
-                    cells.append([student, nb, gid, _num(scores[gid]), _num(points),
-                                  WAITING if scores[gid] is None else HAND_GRADED])
+                    cells.append(
+                        [
+                            student,
+                            nb,
+                            gid,
+                            _num(scores[gid]),
+                            _num(points),
+                            WAITING if scores[gid] is None else HAND_GRADED,
+                        ]
+                    )
                 t = s.get("timing") or {}
                 if "setup" in t:
                     timings.append([student, nb] + [f"{t[k]:.3f}" for k in TIMING_COLUMNS[2:]])
-        for name, columns, rows in (("grades.csv", GRADES_COLUMNS, grades),
-                                    ("grades_by_cell.csv", CELL_COLUMNS, cells),
-                                    ("timings.csv", TIMING_COLUMNS, timings)):
+        for name, columns, rows in (
+            ("grades.csv", GRADES_COLUMNS, grades),
+            ("grades_by_cell.csv", CELL_COLUMNS, cells),
+            ("timings.csv", TIMING_COLUMNS, timings),
+        ):
             buf = io.StringIO()
             writer = csv.writer(buf, lineterminator="\n")
             writer.writerow(columns)
@@ -275,8 +335,9 @@ class Results:
     def gradebook_path(self) -> Path:
         return self.out / "gradebook.db"
 
-    def merge_shard(self, student: str, shard_bytes: bytes,
-                    before: Mapping[str, Mapping[str, str]] | None = None) -> list[str]:
+    def merge_shard(
+        self, student: str, shard_bytes: bytes, before: Mapping[str, Mapping[str, str]] | None = None
+    ) -> list[str]:
         """Put `student`'s submission from a shard into OUT/gradebook.db (replacing an older one).
 
         A TA's hand grades and comments on written answers survive: each is carried over when the answer
@@ -299,9 +360,11 @@ class Results:
                     sub = sb.find_submission(contract.ASSIGNMENT, student)
                 except MissingEntry:
                     return []
-                hand = {(nb, gid): {k: v for k, v in entered.items() if v not in (None, "")}
-                        for (_, nb), written in read_hand_grades(course, student).items()
-                        for gid, entered in written.items()}
+                hand = {
+                    (nb, gid): {k: v for k, v in entered.items() if v not in (None, "")}
+                    for (_, nb), written in read_hand_grades(course, student).items()
+                    for gid, entered in written.items()
+                }
                 hand = {key: entered for key, entered in hand.items() if entered}  # what a person entered
                 try:
                     gb.remove_submission(contract.ASSIGNMENT, student)

@@ -9,6 +9,7 @@ Light on purpose (hmac, hashlib, re): the grading kernel imports it with `autogr
 student code. It never holds a key: the runtime's signer (autograder.checks) keeps the key in a closure and
 calls the `pass_token` captured there at import.
 """
+
 import hashlib
 import hmac
 import re

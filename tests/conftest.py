@@ -1,4 +1,5 @@
 """Shared test set-up: offline hub, quiet tokenizers, gpu marker skipping."""
+
 import os
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")

@@ -1,4 +1,5 @@
 """autograder.bench: synthetic students, the benchmark table and the time breakdown."""
+
 import csv
 import json
 
@@ -6,14 +7,20 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from autograder.grading import pipeline
 from autograder import bench
-from autograder.grading import scheduler
+from autograder.grading import pipeline, scheduler
 
 
 def nbg(grade_id, solution=False, grade=False):
-    return {"nbgrader": {"grade_id": grade_id, "solution": solution, "grade": grade, "locked": not solution,
-                         "schema_version": 3}}
+    return {
+        "nbgrader": {
+            "grade_id": grade_id,
+            "solution": solution,
+            "grade": grade,
+            "locked": not solution,
+            "schema_version": 3,
+        }
+    }
 
 
 def toy_course(tmp_path):
@@ -23,11 +30,20 @@ def toy_course(tmp_path):
     release.mkdir()
     solved = "def f(x):\n    ### BEGIN SOLUTION\n    return 2 * x\n    ### END SOLUTION"
     test = "assert f(2) == 4"
-    src = new_notebook(cells=[new_code_cell(solved, metadata=nbg("f", solution=True)),
-                              new_code_cell(test, metadata=nbg("test_f", grade=True))])
-    rel = new_notebook(cells=[new_code_cell("def f(x):\n    # YOUR CODE HERE\n    raise NotImplementedError()",
-                                            metadata=nbg("f", solution=True)),
-                              new_code_cell(test, metadata=nbg("test_f", grade=True))])
+    src = new_notebook(
+        cells=[
+            new_code_cell(solved, metadata=nbg("f", solution=True)),
+            new_code_cell(test, metadata=nbg("test_f", grade=True)),
+        ]
+    )
+    rel = new_notebook(
+        cells=[
+            new_code_cell(
+                "def f(x):\n    # YOUR CODE HERE\n    raise NotImplementedError()", metadata=nbg("f", solution=True)
+            ),
+            new_code_cell(test, metadata=nbg("test_f", grade=True)),
+        ]
+    )
     nbformat.write(src, source / "nmt.ipynb")
     nbformat.write(rel, release / "nmt.ipynb")
     return release, source
@@ -81,7 +97,11 @@ def test_students_submit_only_the_notebooks_asked_for(tmp_path):
         nbformat.write(nbformat.read(source / "nmt.ipynb", as_version=4), source / f"{name}.ipynb")
     bench.build_students(tmp_path / "subs", 2, release, source, wrong={}, notebooks=["clip", "nmt"])
     assert sorted(p.relative_to(tmp_path / "subs").as_posix() for p in (tmp_path / "subs").glob("*/*")) == [
-        "student001/clip.ipynb", "student001/nmt.ipynb", "student002/clip.ipynb", "student002/nmt.ipynb"]
+        "student001/clip.ipynb",
+        "student001/nmt.ipynb",
+        "student002/clip.ipynb",
+        "student002/nmt.ipynb",
+    ]
     with pytest.raises(ValueError, match="no notebook theory"):
         bench.build_students(tmp_path / "subs2", 1, release, source, wrong={}, notebooks=["nmt", "theory"])
 
@@ -114,8 +134,12 @@ def test_table_reports_speed_up_and_memory_of_real_runs():
 
 def test_time_breakdown_averages_each_phase_per_notebook(tmp_path):
     """Does the breakdown give the mean seconds of each grading phase per notebook?"""
-    rows = [["student", "notebook", "seconds", "overhead", "setup", "cells", "tests"],
-            ["a", "nmt", 10, 4, 3, 2, 1], ["b", "nmt", 20, 6, 5, 6, 3], ["a", "bert", 8, 4, 2, 1, 1]]
+    rows = [
+        ["student", "notebook", "seconds", "overhead", "setup", "cells", "tests"],
+        ["a", "nmt", 10, 4, 3, 2, 1],
+        ["b", "nmt", 20, 6, 5, 6, 3],
+        ["a", "bert", 8, 4, 2, 1, 1],
+    ]
     with open(tmp_path / "timings.csv", "w", newline="") as f:
         csv.writer(f).writerows(rows)
     lines = bench.time_breakdown(tmp_path).splitlines()
@@ -128,10 +152,14 @@ def test_time_breakdown_averages_each_phase_per_notebook(tmp_path):
 def test_fixed_costs_split_the_overhead_and_count_each_zygote_once(tmp_path):
     """Do the fixed costs give each notebook's kernel start and nbgrader's share of its overhead, and the
     zygotes' import time counted once per zygote (its first student)?"""
+
     def state(student, resets, kernel_start):
-        return {"student": student, "zygote": {"preload_seconds": 4.0, "resets": resets, "kernels": 1},
-                "notebooks": {"nmt": {"timing": {"overhead": 1.5, "kernel_start": kernel_start}},
-                              "bert": {"timing": {}}}}
+        return {
+            "student": student,
+            "zygote": {"preload_seconds": 4.0, "resets": resets, "kernels": 1},
+            "notebooks": {"nmt": {"timing": {"overhead": 1.5, "kernel_start": kernel_start}}, "bert": {"timing": {}}},
+        }
+
     (tmp_path / ".state").mkdir()
     for student, resets, ks in (("a", 0, 0.4), ("b", 1, 0.6)):
         (tmp_path / ".state" / f"{student}.json").write_text(json.dumps(state(student, resets, ks)))
@@ -201,8 +229,10 @@ def test_tree_cpu_counts_the_grandchildren_too():
     import time
 
     burn = "import time\nt = time.process_time()\nwhile time.process_time() - t < 1.0: pass"
-    wrapper = (f"import subprocess, sys, time; p = subprocess.Popen([sys.executable, '-c', {burn!r}]); "
-               "time.sleep(0.3); p.wait()")
+    wrapper = (
+        f"import subprocess, sys, time; p = subprocess.Popen([sys.executable, '-c', {burn!r}]); "
+        "time.sleep(0.3); p.wait()"
+    )
     proc = subprocess.Popen([sys.executable, "-c", wrapper])
     tree = bench.TreeCPU(proc.pid, interval=0.05).start()
     proc.wait()

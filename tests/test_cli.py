@@ -1,4 +1,5 @@
 """autograder.cli: one parser for every command, each command's engine called with keyword options."""
+
 import importlib
 import inspect
 
@@ -9,8 +10,13 @@ from autograder import cli
 
 def test_every_command_parses_into_its_engine_signature():
     """Does each command's parsed namespace name exactly the keyword options its module's main takes?"""
-    required = {"grade": ["SUBS", "--out", "OUT"], "feedback": ["OUT"], "formgrader": ["OUT"], "report": ["OUT"],
-                "export": ["OUT"]}
+    required = {
+        "grade": ["SUBS", "--out", "OUT"],
+        "feedback": ["OUT"],
+        "formgrader": ["OUT"],
+        "report": ["OUT"],
+        "export": ["OUT"],
+    }
     for name, (module, _) in cli.COMMANDS.items():
         options = vars(cli.parser().parse_args([name] + required.get(name, [])))
         options.pop("command")

@@ -1,4 +1,5 @@
 """python -m autograder demo: its sample submissions, and (slow) the whole loop's scores."""
+
 import csv
 
 import nbformat
@@ -23,8 +24,11 @@ def samples(tmp_path_factory):
 
 
 def solution_cells(nb):
-    return {c.metadata["nbgrader"]["grade_id"]: c.source for c in nb.cells
-            if c.get("metadata", {}).get("nbgrader", {}).get("solution")}
+    return {
+        c.metadata["nbgrader"]["grade_id"]: c.source
+        for c in nb.cells
+        if c.get("metadata", {}).get("nbgrader", {}).get("solution")
+    }
 
 
 def test_reference_submission_holds_the_source_solutions(samples):
@@ -59,7 +63,7 @@ def test_each_wrong_student_differs_from_the_reference_in_one_cell(samples):
     assert wrong, "autograder/content/samples provides no WRONG answers"
     for student in wrong:
         (name,) = made[student]
-        gid = student[len("wrong_"):]
+        gid = student[len("wrong_") :]
         sub = solution_cells(nbformat.read(root / "subs" / student / f"{name}.ipynb", as_version=4))
         ref = solution_cells(nbformat.read(root / "subs" / "reference" / f"{name}.ipynb", as_version=4))
         assert [k for k in ref if ref[k] != sub[k]] == [gid]
@@ -69,7 +73,7 @@ def test_samples_cover_every_graded_cell(samples):
     """Is there a wrong sample for every graded cell of every notebook that exists?"""
     _, made = samples
     want = {g for n in present() for g in contract.GRADED[n]}
-    assert {s[len("wrong_"):] for s in made if s.startswith("wrong_")} == want
+    assert {s[len("wrong_") :] for s in made if s.startswith("wrong_")} == want
 
 
 @pytest.mark.slow
@@ -79,8 +83,11 @@ def test_demo_end_to_end(tmp_path, capsys):
     out = tmp_path / "demo" / "out"
     rows = {(r["student"], r["notebook"]): r for r in csv.DictReader(open(out / "grades.csv"))}
     # a check that cannot decide offline (scavenger caption on random weights) leaves its cell to a TA
-    manual = {(r["notebook"], r["grade_id"]) for r in csv.DictReader(open(out / "grades_by_cell.csv"))
-              if r["student"] == "reference" and r["score"] == "" and r["grade_id"] in contract.GRADED[r["notebook"]]}
+    manual = {
+        (r["notebook"], r["grade_id"])
+        for r in csv.DictReader(open(out / "grades_by_cell.csv"))
+        if r["student"] == "reference" and r["score"] == "" and r["grade_id"] in contract.GRADED[r["notebook"]]
+    }
     problems = []
     for name in present():
         full = contract.max_score(name) - sum(contract.GRADED[name][g] for n, g in manual if n == name)

@@ -1,4 +1,5 @@
 """The code base passes its linter (ruff, configured in pyproject.toml)."""
+
 import shutil
 import subprocess
 import sys
@@ -16,9 +17,22 @@ def ruff():
 
 
 def test_ruff_finds_no_lint_errors():
-    """Does `ruff check` find no undefined or unused names, syntax or import errors in the package and tests?"""
+    """Does `ruff check` find no undefined or unused names, syntax or import errors, or unsorted imports, in the
+    package and tests?"""
     if ruff() is None:
         pytest.fail("ruff is not installed: run ./setup.sh (requirements.txt pins it)")
-    done = subprocess.run([ruff(), "check", "--output-format", "concise", "autograder", "tests"], cwd=ROOT,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [ruff(), "check", "--output-format", "concise", "autograder", "tests"], cwd=ROOT, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_code_is_formatted_as_ruff_formats_it():
+    """Is every file already in `ruff format`'s form (pyproject's [tool.ruff.format]), so a diff shows only real
+    changes?"""
+    if ruff() is None:
+        pytest.fail("ruff is not installed: run ./setup.sh (requirements.txt pins it)")
+    done = subprocess.run(
+        [ruff(), "format", "--check", "autograder", "tests"], cwd=ROOT, capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stdout + done.stderr

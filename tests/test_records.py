@@ -1,26 +1,51 @@
 """OUT bookkeeping: CSVs rewritten from recorded students, resume state, failures, gradebook merge."""
+
 import csv
 
 import pytest
 
+from autograder import contract
 from autograder.records import Results, failure_result
 from tests.fixtures import toy
-from autograder import contract
 
-LAYOUT = {"nmt": {"tests": {"test_a": 1.0, "test_b": 2.0}, "manual": {}},
-          "bert": {"tests": {"test_c": 1.0}, "manual": {}}}
+LAYOUT = {
+    "nmt": {"tests": {"test_a": 1.0, "test_b": 2.0}, "manual": {}},
+    "bert": {"tests": {"test_c": 1.0}, "manual": {}},
+}
 
 
 def result(student, nmt_score=3.0, complete=True):
-    cells = [{"grade_id": "a", "score": 1.0, "max_score": 1.0, "note": "passed"},
-             {"grade_id": "b", "score": nmt_score - 1.0, "max_score": 2.0, "note": "x"}]
-    return {"student": student, "complete": complete, "seconds": 1.0, "log": [f"hello {student}"],
-            "shard": None, "autograded": {}, "feedback": {"nmt": "<html>nmt</html>"},
-            "notebooks": {
-                "nmt": {"notebook": "nmt", "status": "graded", "score": nmt_score, "max_score": 3.0, "cells": cells,
-                        "timing": {"seconds": 9.0, "overhead": 5.0, "setup": 1.0, "cells": 2.0, "tests": 1.0}},
-                "bert": {"notebook": "bert", "status": "missing", "score": 0.0, "max_score": 1.0, "timing": {},
-                         "cells": [{"grade_id": "c", "score": 0.0, "max_score": 1.0, "note": "missing"}]}}}
+    cells = [
+        {"grade_id": "a", "score": 1.0, "max_score": 1.0, "note": "passed"},
+        {"grade_id": "b", "score": nmt_score - 1.0, "max_score": 2.0, "note": "x"},
+    ]
+    return {
+        "student": student,
+        "complete": complete,
+        "seconds": 1.0,
+        "log": [f"hello {student}"],
+        "shard": None,
+        "autograded": {},
+        "feedback": {"nmt": "<html>nmt</html>"},
+        "notebooks": {
+            "nmt": {
+                "notebook": "nmt",
+                "status": "graded",
+                "score": nmt_score,
+                "max_score": 3.0,
+                "cells": cells,
+                "timing": {"seconds": 9.0, "overhead": 5.0, "setup": 1.0, "cells": 2.0, "tests": 1.0},
+            },
+            "bert": {
+                "notebook": "bert",
+                "status": "missing",
+                "score": 0.0,
+                "max_score": 1.0,
+                "timing": {},
+                "cells": [{"grade_id": "c", "score": 0.0, "max_score": 1.0, "note": "missing"}],
+            },
+        },
+    }
 
 
 def read(path):
@@ -40,10 +65,12 @@ def test_recording_twice_keeps_one_row_per_notebook(tmp_path):
 def test_csv_columns_follow_the_spec(tmp_path):
     """Do grades.csv and grades_by_cell.csv start with the spec's columns, the hand-grading columns after them?"""
     Results(tmp_path).record(result("ann"))
-    assert (tmp_path / "grades.csv").read_text().splitlines()[0] == \
-        "student,notebook,score,max_score,status,written_score,written_max_score,ungraded"
-    assert (tmp_path / "grades_by_cell.csv").read_text().splitlines()[0] == \
-        "student,notebook,grade_id,score,max_score,message"
+    assert (tmp_path / "grades.csv").read_text().splitlines()[
+        0
+    ] == "student,notebook,score,max_score,status,written_score,written_max_score,ungraded"
+    assert (tmp_path / "grades_by_cell.csv").read_text().splitlines()[
+        0
+    ] == "student,notebook,grade_id,score,max_score,message"
 
 
 def test_written_answers_wait_for_a_person(tmp_path):
@@ -82,7 +109,8 @@ def test_failure_result_lists_every_notebook_with_the_reason(tmp_path):
     grades = read(tmp_path / "grades.csv")
     assert [(r["notebook"], r["score"], r["status"]) for r in grades] == [
         ("nmt", "0", "grading failed: worker process died 3 times"),
-        ("bert", "0", "grading failed: worker process died 3 times")]
+        ("bert", "0", "grading failed: worker process died 3 times"),
+    ]
 
 
 def test_record_writes_feedback_log_and_timings(tmp_path):

@@ -1,5 +1,6 @@
 """The result types of autograder.records (CellResult, NotebookResult) and the scheduler's failure marker: the
 dicts they give are the ones OUT/.state has always held."""
+
 import json
 
 from autograder.grading import scheduler
@@ -19,10 +20,20 @@ def test_cell_result_dict():
 def test_failed_notebook_gives_zero_per_cell_with_the_reason():
     """Does NotebookResult.failed give every autograded cell 0 with the reason, grade ids without `test_`?"""
     d = NotebookResult.failed("toy", TESTS, "notebook ran past 600 s", repairs=["fixed JSON"]).to_dict()
-    assert d == {"notebook": "toy", "status": "notebook ran past 600 s", "score": 0.0, "max_score": 3.0,
-                 "cells": [{"grade_id": "add", "score": 0.0, "max_score": 2.0, "note": "notebook ran past 600 s"},
-                           {"grade_id": "mul", "score": 0.0, "max_score": 1.0, "note": "notebook ran past 600 s"}],
-                 "notes": [], "timing": {}, "repairs": ["fixed JSON"], "manual": {}}
+    assert d == {
+        "notebook": "toy",
+        "status": "notebook ran past 600 s",
+        "score": 0.0,
+        "max_score": 3.0,
+        "cells": [
+            {"grade_id": "add", "score": 0.0, "max_score": 2.0, "note": "notebook ran past 600 s"},
+            {"grade_id": "mul", "score": 0.0, "max_score": 1.0, "note": "notebook ran past 600 s"},
+        ],
+        "notes": [],
+        "timing": {},
+        "repairs": ["fixed JSON"],
+        "manual": {},
+    }
 
 
 def test_graded_notebook_status_and_score():
@@ -47,12 +58,29 @@ def test_sandboxed_only_recorded_when_a_kernel_ran():
 def test_failure_result_state_is_unchanged(tmp_path):
     """Does a student whose grading never returned leave the same .state JSON as before the result types?"""
     why = "grading failed: worker process died 3 times"
-    old = {"student": "bob", "complete": False, "error": why, "seconds": 0.0, "log": [f"FAILED bob: {why}"],
-           "notebooks": {nb: {"notebook": nb, "status": why, "score": 0.0,
-                              "max_score": sum(cells["tests"].values()), "timing": {}, "repairs": [], "notes": [],
-                              "manual": {}, "cells": [{"grade_id": t[5:], "score": 0.0, "max_score": p, "note": why}
-                                                      for t, p in cells["tests"].items()]}
-                         for nb, cells in LAYOUT.items()}}
+    old = {
+        "student": "bob",
+        "complete": False,
+        "error": why,
+        "seconds": 0.0,
+        "log": [f"FAILED bob: {why}"],
+        "notebooks": {
+            nb: {
+                "notebook": nb,
+                "status": why,
+                "score": 0.0,
+                "max_score": sum(cells["tests"].values()),
+                "timing": {},
+                "repairs": [],
+                "notes": [],
+                "manual": {},
+                "cells": [
+                    {"grade_id": t[5:], "score": 0.0, "max_score": p, "note": why} for t, p in cells["tests"].items()
+                ],
+            }
+            for nb, cells in LAYOUT.items()
+        },
+    }
     results = Results(tmp_path)
     results.record(failure_result("bob", LAYOUT, "worker process died 3 times"))
     assert (tmp_path / ".state" / "bob.json").read_text() == json.dumps(old, indent=1, sort_keys=True)

@@ -1,4 +1,5 @@
 """autograder.tokens: the pass-line format written by the checks, read by the grader, stripped for students."""
+
 import hashlib
 import hmac
 import os
@@ -34,7 +35,9 @@ def test_passed_line_round_trip():
 def test_wrong_key_fails():
     """Is a PASSED or UNGRADABLE line signed under another key refused?"""
     passed = tokens.passed_line("add", tokens.pass_token("add", b"other"))
-    ungradable = tokens.ungradable_line("add", "no weights", tokens.pass_token(tokens.ungradable_label("add"), b"other"))
+    ungradable = tokens.ungradable_line(
+        "add", "no weights", tokens.pass_token(tokens.ungradable_label("add"), b"other")
+    )
     assert not tokens.is_passed(passed, "add", KEY)
     assert tokens.ungradable_reason(ungradable, "add", KEY) is None
 
@@ -75,9 +78,7 @@ def test_strip_removes_tokens_only():
 
 def test_runtime_prints_lines_in_this_format():
     """Does a check under a key print exactly tokens.passed_line with the token of its grade id?"""
-    code = ("from autograder.checks import check\n"
-            "@check('demo_cell')\ndef demo(): pass\n"
-            "demo()\n")
+    code = "from autograder.checks import check\n@check('demo_cell')\ndef demo(): pass\ndemo()\n"
     out = run_code(code, "k3y")
     assert out == tokens.passed_line("demo_cell", tokens.pass_token("demo_cell", b"k3y")) + "\n"
 
@@ -85,17 +86,19 @@ def test_runtime_prints_lines_in_this_format():
 def test_rebinding_token_functions_after_import_does_not_reach_the_key():
     """After a notebook rebinds pass_token (in autograder.checks and in tokens) and hmac's functions, does a
     genuine check still print its real token, without any of them seeing the key?"""
-    code = ("import hmac\n"
-            "import autograder.checks as c\n"
-            "import autograder.tokens as t\n"
-            "seen = []\n"
-            "def spy(*args, **kwargs):\n"
-            "    seen.append(args)\n"
-            "    return '0' * 20\n"
-            "c.pass_token = t.pass_token = hmac.new = hmac.digest = spy\n"
-            "@c.check('demo_cell')\ndef demo(): pass\n"
-            "c.seal()\n"
-            "demo()\n"
-            "print(seen)\n")
+    code = (
+        "import hmac\n"
+        "import autograder.checks as c\n"
+        "import autograder.tokens as t\n"
+        "seen = []\n"
+        "def spy(*args, **kwargs):\n"
+        "    seen.append(args)\n"
+        "    return '0' * 20\n"
+        "c.pass_token = t.pass_token = hmac.new = hmac.digest = spy\n"
+        "@c.check('demo_cell')\ndef demo(): pass\n"
+        "c.seal()\n"
+        "demo()\n"
+        "print(seen)\n"
+    )
     out = run_code(code, "k3y").splitlines()
     assert out == [tokens.passed_line("demo_cell", tokens.pass_token("demo_cell", b"k3y")), "[]"], out

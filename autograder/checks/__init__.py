@@ -5,6 +5,7 @@ Hidden test cells call a check function on the student's object. A check either 
 understands (the line format lives in autograder.tokens). Every check defined with @check before the
 runtime is sealed is recorded in `registry`. See docs/ARCHITECTURE.md.
 """
+
 import builtins
 import contextlib
 import functools
@@ -19,9 +20,16 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from autograder.checks.devices import (FAKE_CUDA, MixedDevices, Undecided, on_fake_cuda, same_device, shown,
-                                       to_fake_cuda)  # noqa: F401 - re-exported for the checks
 from autograder import tokens
+from autograder.checks.devices import (
+    FAKE_CUDA,
+    MixedDevices,
+    Undecided,
+    on_fake_cuda,
+    same_device,
+    shown,
+    to_fake_cuda,  # noqa: F401 - re-exported for the checks
+)
 from autograder.tokens import pass_token  # noqa: F401 - re-exported
 
 
@@ -70,8 +78,14 @@ pristine = types.SimpleNamespace(
 registry = {}  # grade_id -> check function, filled by @check until seal() (genuine checks only)
 
 
-def _runtime(key, token=tokens.pass_token, passed_line=tokens.passed_line, ungradable_line=tokens.ungradable_line,
-             ungradable_label=tokens.ungradable_label, registry=registry):
+def _runtime(
+    key,
+    token=tokens.pass_token,
+    passed_line=tokens.passed_line,
+    ungradable_line=tokens.ungradable_line,
+    ungradable_label=tokens.ungradable_label,
+    registry=registry,
+):
     """The signer's state (key, seal) lives in this closure, not in module attributes a notebook can read; so do
     the token and pass-line functions and the registry, captured at import (rebinding a module attribute later
     reaches none of them)."""
@@ -96,8 +110,10 @@ def _runtime(key, token=tokens.pass_token, passed_line=tokens.passed_line, ungra
         def sign(label):
             return None if sealed or not state["key"] else token(label, state["key"])
 
-        return (lambda grade_id: passed_line(grade_id, sign(grade_id)),
-                lambda grade_id, reason: ungradable_line(grade_id, reason, sign(ungradable_label(grade_id))))
+        return (
+            lambda grade_id: passed_line(grade_id, sign(grade_id)),
+            lambda grade_id, reason: ungradable_line(grade_id, reason, sign(ungradable_label(grade_id))),
+        )
 
     def register(grade_id, fn):
         """Record check `fn` under `grade_id` (the latest definition wins), unless the runtime is sealed."""
@@ -156,8 +172,10 @@ def run_on_gpu(what, fn, *args, **kwargs):
     try:
         return on_fake_cuda(fn, *args, **kwargs)
     except MixedDevices as e:
-        raise CheckFailed(f"{what} on a GPU should run without errors, but it mixes devices ({e}); create "
-                          f"new tensors on the inputs' device, e.g. device=x.device") from None
+        raise CheckFailed(
+            f"{what} on a GPU should run without errors, but it mixes devices ({e}); create "
+            f"new tensors on the inputs' device, e.g. device=x.device"
+        ) from None
     except Undecided:
         return UNDECIDED
 
@@ -169,8 +187,9 @@ def cpu64(x):
 
 def tensors_close(a, b, rtol=1e-4, atol=1e-5):
     """True when tensors a and b have equal shapes and close values (compared by cpu64)."""
-    return tuple(a.shape) == tuple(b.shape) and pristine.allclose(cpu64(a), cpu64(b), rtol=rtol, atol=atol,
-                                                                  equal_nan=False)
+    return tuple(a.shape) == tuple(b.shape) and pristine.allclose(
+        cpu64(a), cpu64(b), rtol=rtol, atol=atol, equal_nan=False
+    )
 
 
 def max_abs_diff(a, b):
@@ -297,8 +316,29 @@ def finite(x):
 
 
 __all__ = [
-    "CheckFailed", "CheckUngradable", "check", "expect", "expect_tensor", "expect_close", "max_abs_diff",
-    "require_notebook_defined", "seeded_generator", "substituted", "pristine", "pass_token", "is_tensor",
-    "fmt_shape", "finite", "math", "expect_device", "same_device", "run_on_gpu", "to_fake_cuda", "FAKE_CUDA",
-    "UNDECIDED", "cpu64", "tensors_close", "registry",
+    "CheckFailed",
+    "CheckUngradable",
+    "check",
+    "expect",
+    "expect_tensor",
+    "expect_close",
+    "max_abs_diff",
+    "require_notebook_defined",
+    "seeded_generator",
+    "substituted",
+    "pristine",
+    "pass_token",
+    "is_tensor",
+    "fmt_shape",
+    "finite",
+    "math",
+    "expect_device",
+    "same_device",
+    "run_on_gpu",
+    "to_fake_cuda",
+    "FAKE_CUDA",
+    "UNDECIDED",
+    "cpu64",
+    "tensors_close",
+    "registry",
 ]

@@ -4,11 +4,19 @@ Every check builds what it needs itself (a tiny WordPiece tokenizer, tiny random
 encoders from autograder.content.tinymodels), so it needs no hub and runs in well under two seconds. Results
 are compared with autograder.content.reference.bert; when they differ, the message names the likely mistake.
 """
+
 import torch
 import torch.nn as nn
 
-from autograder.checks import (CheckFailed, check, expect, max_abs_diff, pristine, require_notebook_defined,
-                               tensors_close)
+from autograder.checks import (
+    CheckFailed,
+    check,
+    expect,
+    max_abs_diff,
+    pristine,
+    require_notebook_defined,
+    tensors_close,
+)
 from autograder.content.reference import bert as ref
 from autograder.content.tinymodels import tiny_encoder, tiny_tokenizer
 
@@ -63,6 +71,7 @@ def _first_bad_row(got, want):
 
 # ----------------------------------------------------------------------------------------- encode_sentences
 
+
 def _explain_ids(got, want, tokenizer, sentences, max_len):
     """One line naming the likely mistake behind wrong input_ids."""
     pad, cls, sep = tokenizer.pad_token_id, tokenizer.cls_token_id, tokenizer.sep_token_id
@@ -76,8 +85,10 @@ def _explain_ids(got, want, tokenizer, sentences, max_len):
         seen = sorted({int(v) for v in got[is_pad].tolist()})
         return f"padding positions should hold tokenizer.pad_token_id = {pad}, got {seen}"
     if not pristine.equal(got[:, -1][~is_pad[:, -1]], want[:, -1][~is_pad[:, -1]]):
-        return (f"a truncated sentence should still end with the [SEP] id {sep}, as "
-                f"tokenizer(..., truncation=True, max_length=max_len) does")
+        return (
+            f"a truncated sentence should still end with the [SEP] id {sep}, as "
+            f"tokenizer(..., truncation=True, max_length=max_len) does"
+        )
     i = _first_bad_row(got, want)
     return f"input_ids row {i} ({sentences[i]!r}, max_len={max_len}): expected {_row(want, i)}, got {_row(got, i)}"
 
@@ -121,11 +132,14 @@ def check_encode_sentences(encode_sentences):
             if pristine.equal(mask, 1 - want_mask):
                 raise CheckFailed("attention_mask is inverted: it should be 1 on real tokens and 0 on padding")
             i = _first_bad_row(mask, want_mask)
-            raise CheckFailed(f"attention_mask row {i} should be 1 on real tokens ([CLS] ... [SEP]) and 0 on "
-                              f"padding: expected {_row(want_mask, i)}, got {_row(mask, i)}")
+            raise CheckFailed(
+                f"attention_mask row {i} should be 1 on real tokens ([CLS] ... [SEP]) and 0 on "
+                f"padding: expected {_row(want_mask, i)}, got {_row(mask, i)}"
+            )
 
 
 # ----------------------------------------------------------------------------------------- SentenceClassifier
+
 
 def _batch(kind, vocab_size=64, lengths=(7, 5, 3, 6), seed=0):
     """Right-padded input_ids (B, T) and attention_mask (B, T) for a tiny encoder of `kind`."""
@@ -153,18 +167,24 @@ def _candidates(encoder, classifier, ids, mask):
         if getattr(out, "pooler_output", None) is not None:
             accepted.append(classifier(out.pooler_output))
         wrong = [
-            ("mean-pools the tokens instead of taking the first token",
-             classifier((hidden * weights).sum(1) / weights.sum(1))),
+            (
+                "mean-pools the tokens instead of taking the first token",
+                classifier((hidden * weights).sum(1) / weights.sum(1)),
+            ),
             ("averages over every position instead of taking the first token", classifier(hidden.mean(1))),
             ("uses the last position instead of the first token", classifier(hidden[:, -1])),
-            ("uses the last real token instead of the first token",
-             classifier(hidden[torch.arange(ids.shape[0]), last])),
+            (
+                "uses the last real token instead of the first token",
+                classifier(hidden[torch.arange(ids.shape[0]), last]),
+            ),
             ("ignores attention_mask: pass it on to the encoder", classifier(no_mask.last_hidden_state[:, 0])),
         ]
         if getattr(no_mask, "pooler_output", None) is not None:
             wrong.append(("ignores attention_mask: pass it on to the encoder", classifier(no_mask.pooler_output)))
-        wrong += [("applies softmax to the logits: return the raw classifier outputs", pristine.softmax(a, -1))
-                  for a in accepted]
+        wrong += [
+            ("applies softmax to the logits: return the raw classifier outputs", pristine.softmax(a, -1))
+            for a in accepted
+        ]
     return accepted, wrong
 
 
@@ -186,8 +206,10 @@ def _expect_logits(logits, encoder, classifier, ids, mask, num_labels, call):
         if _close(logits, value):
             raise CheckFailed(f"{call}: your forward {mistake}")
     diff = min(max_abs_diff(logits, a) for a in accepted)
-    raise CheckFailed(f"{call}: logits should be classifier(final hidden state of the first token) or "
-                      f"classifier(pooler_output); yours differ by up to {diff:.3g}")
+    raise CheckFailed(
+        f"{call}: logits should be classifier(final hidden state of the first token) or "
+        f"classifier(pooler_output); yours differ by up to {diff:.3g}"
+    )
 
 
 def _expect_loss(loss, logits, labels, call):
@@ -198,12 +220,13 @@ def _expect_loss(loss, logits, labels, call):
     with torch.no_grad():
         want = pristine.cross_entropy(logits, labels)
         wrong = {
-            "applies softmax first: F.cross_entropy expects raw logits":
-                pristine.cross_entropy(pristine.softmax(logits, -1), labels),
-            "is summed over the batch: use the mean cross-entropy":
-                pristine.cross_entropy(logits, labels, reduction="sum"),
-            "feeds raw logits to nll_loss: use F.cross_entropy":
-                torch.nn.functional.nll_loss(logits, labels),
+            "applies softmax first: F.cross_entropy expects raw logits": pristine.cross_entropy(
+                pristine.softmax(logits, -1), labels
+            ),
+            "is summed over the batch: use the mean cross-entropy": pristine.cross_entropy(
+                logits, labels, reduction="sum"
+            ),
+            "feeds raw logits to nll_loss: use F.cross_entropy": torch.nn.functional.nll_loss(logits, labels),
         }
     got = pristine.tensor_detach(loss).reshape(())
     if _close(got, want):
@@ -211,8 +234,10 @@ def _expect_loss(loss, logits, labels, call):
     for mistake, value in wrong.items():
         if _close(got, value):
             raise CheckFailed(f"{call}: the loss {mistake}")
-    raise CheckFailed(f"{call}: loss should be the mean cross-entropy {pristine.tensor_item(want):.4f}, "
-                      f"got {pristine.tensor_item(got):.4f}")
+    raise CheckFailed(
+        f"{call}: loss should be the mean cross-entropy {pristine.tensor_item(want):.4f}, "
+        f"got {pristine.tensor_item(got):.4f}"
+    )
 
 
 @check("sentence_classifier")
@@ -230,10 +255,15 @@ def check_sentence_classifier(SentenceClassifier):
             raise CheckFailed(f"{name}.classifier should be an nn.Linear, got {pristine.type(classifier).__name__}")
         shape = (classifier.in_features, classifier.out_features)
         if shape != (H, num_labels):
-            hint = ("use encoder.config.hidden_size for in_features" if shape[0] != H
-                    else "use num_labels for out_features, not a fixed number")
-            raise CheckFailed(f"{name}.classifier should be nn.Linear({H}, {num_labels}), "
-                              f"got nn.Linear({shape[0]}, {shape[1]}): {hint}")
+            hint = (
+                "use encoder.config.hidden_size for in_features"
+                if shape[0] != H
+                else "use num_labels for out_features, not a fixed number"
+            )
+            raise CheckFailed(
+                f"{name}.classifier should be nn.Linear({H}, {num_labels}), "
+                f"got nn.Linear({shape[0]}, {shape[1]}): {hint}"
+            )
         expect(getattr(model, "encoder", None) is encoder, f"{name}.encoder should be the encoder passed in")
         model.to("cpu").eval()  # the check's inputs live on the CPU, whatever DEVICE the student used
 
@@ -261,15 +291,20 @@ def check_sentence_classifier(SentenceClassifier):
         expect(loss.requires_grad, f"{call}: the loss has no gradient; do not compute it under torch.no_grad()")
         loss.backward()
         grad = classifier.weight.grad
-        expect(grad is not None and max_abs_diff(grad, torch.zeros_like(grad)) > 0,
-               f"{call}: loss.backward() gives the classifier no gradient")
+        expect(
+            grad is not None and max_abs_diff(grad, torch.zeros_like(grad)) > 0,
+            f"{call}: loss.backward() gives the classifier no gradient",
+        )
         emb = encoder.get_input_embeddings().weight.grad
-        expect(emb is not None and max_abs_diff(emb, torch.zeros_like(emb)) > 0,
-               f"{call}: loss.backward() gives the encoder no gradient; don't run it under torch.no_grad() "
-               f"or detach its output, fine-tuning needs it")
+        expect(
+            emb is not None and max_abs_diff(emb, torch.zeros_like(emb)) > 0,
+            f"{call}: loss.backward() gives the encoder no gradient; don't run it under torch.no_grad() "
+            f"or detach its output, fine-tuning needs it",
+        )
 
 
 # ----------------------------------------------------------------------------------------- freeze_encoder
+
 
 @check("freeze_encoder")
 def check_freeze_encoder(freeze_encoder):
@@ -290,11 +325,14 @@ def check_freeze_encoder(freeze_encoder):
         still = [n for n in trainable if n not in should]
         frozen_classifier = [n for n in should if n not in trainable]
         if frozen_classifier:
-            raise CheckFailed(f"{', '.join(frozen_classifier)} should stay trainable (requires_grad=True), "
-                              f"only the encoder is frozen")
+            raise CheckFailed(
+                f"{', '.join(frozen_classifier)} should stay trainable (requires_grad=True), only the encoder is frozen"
+            )
         if still:
             total = pristine.len([n for n in params if n not in should])
-            raise CheckFailed(f"every encoder parameter should have requires_grad=False, but {pristine.len(still)} "
-                              f"of {total} are still trainable, e.g. {still[0]}")
+            raise CheckFailed(
+                f"every encoder parameter should have requires_grad=False, but {pristine.len(still)} "
+                f"of {total} are still trainable, e.g. {still[0]}"
+            )
         changed = [n for n, p in params.items() if not pristine.equal(p.detach(), before[n])]
         expect(not changed, f"freeze_encoder should not change any weights, but {changed[:1]} changed")

@@ -7,11 +7,28 @@ answer. The scavenger hunt needs the real ViT-B-32 OpenAI weights: they are look
 in the hub cache $A3_MODEL_CACHE (see autograder/content/fetch_models.py); when they are not there the check
 raises CheckUngradable and a person grades the caption.
 """
+
 import torch
 
-from autograder.checks import (FAKE_CUDA, UNDECIDED, CheckFailed, CheckUngradable, check, cpu64, expect_close,
-                               expect_device, fmt_shape, is_tensor, pristine, require_notebook_defined,
-                               run_on_gpu, seeded_generator, substituted, tensors_close, to_fake_cuda)
+from autograder.checks import (
+    FAKE_CUDA,
+    UNDECIDED,
+    CheckFailed,
+    CheckUngradable,
+    check,
+    cpu64,
+    expect_close,
+    expect_device,
+    fmt_shape,
+    is_tensor,
+    pristine,
+    require_notebook_defined,
+    run_on_gpu,
+    seeded_generator,
+    substituted,
+    tensors_close,
+    to_fake_cuda,
+)
 from autograder.checks.devices import MixedDevices, same_device
 from autograder.content.reference import clip as ref
 
@@ -76,14 +93,19 @@ def check_similarity_matrix(similarity_matrix):
         expect_device(got, device, call)
         want = ref.similarity_matrix(img, txt)
         a, b = cpu64(img), cpu64(txt)
-        hint = _hint(got, [
-            (want.T, "it looks transposed: rows should be images, columns texts"),
-            (a @ b.T, "it looks like the features were not normalised to unit length"),
-            (_unit(a) @ b.T, "it looks like only the image features were normalised"),
-            (a @ _unit(b).T, "it looks like only the text features were normalised"),
-            ((a / a.norm(dim=0)) @ (b / b.norm(dim=0)).T,
-             "it looks like you normalised each column (dim=0) instead of each feature vector (dim=-1)"),
-        ])
+        hint = _hint(
+            got,
+            [
+                (want.T, "it looks transposed: rows should be images, columns texts"),
+                (a @ b.T, "it looks like the features were not normalised to unit length"),
+                (_unit(a) @ b.T, "it looks like only the image features were normalised"),
+                (a @ _unit(b).T, "it looks like only the text features were normalised"),
+                (
+                    (a / a.norm(dim=0)) @ (b / b.norm(dim=0)).T,
+                    "it looks like you normalised each column (dim=0) instead of each feature vector (dim=-1)",
+                ),
+            ],
+        )
         expect_close(got, want, call, hint=hint)
     _expect_on_gpu(similarity_matrix, img, txt, "similarity_matrix")
 
@@ -111,15 +133,26 @@ def check_zero_shot_probs(zero_shot_probs):
         expect_device(got, device, call)
         cos = ref.similarity_matrix(cpu64(img), cpu64(txt))  # (N_images, N_texts)
         want = ref.zero_shot_probs(img, txt, logit_scale=scale)
-        hint = _hint(got, [
-            ((scale * cos).softmax(dim=0), "it looks like a softmax over images (dim=0); take it over texts (dim=-1)"),
-            (cos.softmax(dim=-1), "it looks like logit_scale was not applied to the similarities"),
-            ((scale * scale * cos).softmax(dim=-1), "it looks like logit_scale was applied twice"),
-            ((100.0 * cos).softmax(dim=-1), "it looks like a fixed scale of 100 instead of the logit_scale argument"),
-            ((cos / scale).softmax(dim=-1), "it looks like the similarities were divided by logit_scale"),
-            ((scale * cpu64(img) @ cpu64(txt).T).softmax(dim=-1),
-             "it looks like the features were not normalised to unit length"),
-        ])
+        hint = _hint(
+            got,
+            [
+                (
+                    (scale * cos).softmax(dim=0),
+                    "it looks like a softmax over images (dim=0); take it over texts (dim=-1)",
+                ),
+                (cos.softmax(dim=-1), "it looks like logit_scale was not applied to the similarities"),
+                ((scale * scale * cos).softmax(dim=-1), "it looks like logit_scale was applied twice"),
+                (
+                    (100.0 * cos).softmax(dim=-1),
+                    "it looks like a fixed scale of 100 instead of the logit_scale argument",
+                ),
+                ((cos / scale).softmax(dim=-1), "it looks like the similarities were divided by logit_scale"),
+                (
+                    (scale * cpu64(img) @ cpu64(txt).T).softmax(dim=-1),
+                    "it looks like the features were not normalised to unit length",
+                ),
+            ],
+        )
         expect_close(got, want, call, hint=hint)
     with substituted(zero_shot_probs, similarity_matrix=ref.similarity_matrix):
         _expect_on_gpu(zero_shot_probs, img, txt, "zero_shot_probs", logit_scale=2.0)
@@ -162,8 +195,9 @@ def _as_order(got, n, call):
 
     if is_tensor(got):
         if got.dtype.is_floating_point or got.dtype.is_complex or got.dtype == torch.bool:
-            raise CheckFailed(f"{call} should return integer image indices, got a {got.dtype} tensor "
-                              f"(scores instead of indices?)")
+            raise CheckFailed(
+                f"{call} should return integer image indices, got a {got.dtype} tensor (scores instead of indices?)"
+            )
         if got.dim() != 1:
             raise CheckFailed(f"{call} should return a 1-D tensor of {n} indices, got shape {tuple(got.shape)}")
         order = pristine.tensor_to(pristine.tensor_detach(got), "cpu").tolist()
@@ -189,8 +223,10 @@ class _ModelOnGpu(torch.nn.Module):
 
     def encode_text(self, text, normalize=False):
         if not same_device(text.device, self.text_projection.device):
-            raise MixedDevices(f"Expected all tensors to be on the same device, but found at least two devices, "
-                               f"cuda:0 and {text.device}!")
+            raise MixedDevices(
+                f"Expected all tensors to be on the same device, but found at least two devices, "
+                f"cuda:0 and {text.device}!"
+            )
         return torch.empty(text.shape[0], self.text_projection.shape[1], device=FAKE_CUDA)  # (B, D)
 
 
@@ -226,10 +262,16 @@ def check_rank_images(rank_images):
         elif order == torch.argsort(cpu64(feats @ text.T)[:, 0], descending=True).tolist():
             hint = "; it looks like the image features were not normalised"
         raise CheckFailed(f"{call}: expected image indices best first {want}, got {order}{hint}")
-    feats, = to_fake_cuda(_features(5, 8, 60, device))
+    (feats,) = to_fake_cuda(_features(5, 8, 60, device))
     with substituted(rank_images, similarity_matrix=ref.similarity_matrix):
-        run_on_gpu("rank_images with the model and image_features on a GPU", rank_images, captions[0],
-                   _ModelOnGpu(8), tokenizer, feats)
+        run_on_gpu(
+            "rank_images with the model and image_features on a GPU",
+            rank_images,
+            captions[0],
+            _ModelOnGpu(8),
+            tokenizer,
+            feats,
+        )
 
 
 def _real_clip(device):
@@ -239,11 +281,13 @@ def _real_clip(device):
     try:
         return load_real_clip(model_cache(), device=device)
     except FileNotFoundError as e:
-        raise CheckUngradable(f"{e}; run `python -m autograder fetch-models` on a machine with internet "
-                              f"and set A3_MODEL_CACHE") from None
+        raise CheckUngradable(
+            f"{e}; run `python -m autograder fetch-models` on a machine with internet and set A3_MODEL_CACHE"
+        ) from None
     except Exception as e:
-        raise CheckUngradable(f"the cached ViT-B-32 weights could not be loaded ({pristine.type(e).__name__}: "
-                              f"{e})") from None
+        raise CheckUngradable(
+            f"the cached ViT-B-32 weights could not be loaded ({pristine.type(e).__name__}: {e})"
+        ) from None
 
 
 def _target_description():
@@ -288,8 +332,9 @@ def check_scavenger_caption(caption, loader=None):
     if not words:
         raise CheckFailed("scavenger_caption is empty: write a caption that describes the target image")
     if _words(caption) == _words(_target_description()):
-        raise CheckFailed("scavenger_caption copies the target's description from descriptions.csv: "
-                          "write your own caption")
+        raise CheckFailed(
+            "scavenger_caption copies the target's description from descriptions.csv: write your own caption"
+        )
     if len(words) > MAX_CAPTION_WORDS:
         raise CheckFailed(f"scavenger_caption should have at most {MAX_CAPTION_WORDS} words, got {len(words)}")
     device = torch.device("cpu")  # the same ranking on every grading machine
@@ -297,14 +342,17 @@ def check_scavenger_caption(caption, loader=None):
         model, preprocess, tokenizer = (loader or _real_clip)(device)
     except CheckUngradable as e:
         _show_target()
-        raise CheckUngradable(f"{e}. Grade by hand: does the caption {caption!r} single out the target "
-                              f"image grace_hopper.jpg?") from None
+        raise CheckUngradable(
+            f"{e}. Grade by hand: does the caption {caption!r} single out the target image grace_hopper.jpg?"
+        ) from None
     files, images, target = candidate_pool()
     with torch.no_grad():
         pixels = torch.stack([preprocess(image) for image in images]).to(device)  # (N, 3, H, W)
         feats = model.encode_image(pixels)  # (N, D)
     order = ref.rank_images(caption, model, tokenizer, feats).tolist()
     if order[0] != target:
-        raise CheckFailed(f"expected your caption to rank the target {files[target]} first, but it ranks "
-                          f"{files[order[0]]} first and the target number {order.index(target) + 1} "
-                          f"of {len(files)}")
+        raise CheckFailed(
+            f"expected your caption to rank the target {files[target]} first, but it ranks "
+            f"{files[order[0]]} first and the target number {order.index(target) + 1} "
+            f"of {len(files)}"
+        )

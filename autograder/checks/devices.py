@@ -8,6 +8,7 @@ mode under which ``"cuda"`` means ``meta`` (``.cuda()``, ``.to("cuda")``, ``devi
 ``is_cuda``), and a meta tensor behaves like a CUDA tensor where CUDA differs from the CPU (mixing it
 with CPU tensors fails, ``.numpy()`` refuses, ``.cpu()`` and ``.item()`` work).
 """
+
 import re
 
 import torch
@@ -16,8 +17,11 @@ from torch.overrides import TorchFunctionMode
 FAKE_CUDA = torch.device("meta")
 
 # What PyTorch says when an operation mixes devices (CUDA and meta kernels alike).
-_MIXED = re.compile(r"same device|expected device|is not on the expected device|found at least two devices"
-                    r"|device type|should be the same|on different devices", re.I)
+_MIXED = re.compile(
+    r"same device|expected device|is not on the expected device|found at least two devices"
+    r"|device type|should be the same|on different devices",
+    re.I,
+)
 
 
 def canonical(device):
@@ -79,8 +83,9 @@ class FakeCuda(TorchFunctionMode):
             return args[0].to(FAKE_CUDA)
         if func is torch.Tensor.to:
             args = tuple(_fake(a) for a in args)
-            target = next((torch.device(a) for a in args[1:] if isinstance(a, (str, torch.device))),
-                          kwargs.get("device"))
+            target = next(
+                (torch.device(a) for a in args[1:] if isinstance(a, (str, torch.device))), kwargs.get("device")
+            )
             if on_fake and target is not None and torch.device(target).type == "cpu":
                 return _host_copy(args[0])
         if func is torch.Tensor.__setitem__ and not on_fake and _is_fake(args[2]):
@@ -90,8 +95,10 @@ class FakeCuda(TorchFunctionMode):
         if on_fake and func is torch.Tensor.cpu:
             return _host_copy(args[0])
         if on_fake and func in (torch.Tensor.numpy, torch.Tensor.__array__):
-            raise TypeError("can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the "
-                            "tensor to host memory first.")
+            raise TypeError(
+                "can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the "
+                "tensor to host memory first."
+            )
         if on_fake and func is torch.Tensor.item:
             return 0.0 if args[0].dtype.is_floating_point else 0
         if on_fake and func is torch.Tensor.tolist:

@@ -5,6 +5,7 @@ seeded generator and on hand-made cases, and explains a mismatch in one line. Wh
 matches a known mistake (unscaled scores, softmax over the wrong axis, natural log, ...) the
 message names it.
 """
+
 import numbers
 
 import numpy as np
@@ -15,6 +16,7 @@ from autograder.checks import (
     FAKE_CUDA,
     UNDECIDED,
     CheckFailed,
+    _one_line,  # the runtime's one-line text of an exception
     check,
     cpu64,
     expect_device,
@@ -29,9 +31,7 @@ from autograder.checks import (
     tensors_close,
     to_fake_cuda,
 )
-from autograder.checks import _one_line  # the runtime's one-line text of an exception
 from autograder.content.reference import nmt as ref
-
 
 # --------------------------------------------------------------------------------------------
 # helpers
@@ -54,8 +54,11 @@ def _pair(out, what, names, allow_array=False):
             raise CheckFailed(f"{what} should return a pair ({names}), got an array of shape {out.shape}")
         out = list(out)
     if not pristine.isinstance(out, (tuple, list)) or pristine.len(out) != 2:
-        got = f"{pristine.type(out).__name__} of length {pristine.len(out)}" if pristine.isinstance(
-            out, (tuple, list)) else pristine.type(out).__name__
+        got = (
+            f"{pristine.type(out).__name__} of length {pristine.len(out)}"
+            if pristine.isinstance(out, (tuple, list))
+            else pristine.type(out).__name__
+        )
         raise CheckFailed(f"{what} should return a pair ({names}), got {got}")
     return out[0], out[1]
 
@@ -129,11 +132,15 @@ def _pe_variants(L, d):
 
     two_i = 2 * torch.div(j, 2, rounding_mode="floor")
     return [
-        ("sin and cos are swapped (sin belongs on even dimensions, cos on odd)",
-         table(pos / 10000 ** (two_i / d), torch.cos, torch.sin)),
+        (
+            "sin and cos are swapped (sin belongs on even dimensions, cos on odd)",
+            table(pos / 10000 ** (two_i / d), torch.cos, torch.sin),
+        ),
         ("the frequency base is 1000 instead of 10000", table(pos / 1000 ** (two_i / d))),
-        ("the exponent uses the dimension index j/d instead of 2i/d for the pair (2i, 2i+1)",
-         table(pos / 10000 ** (j / d))),
+        (
+            "the exponent uses the dimension index j/d instead of 2i/d for the pair (2i, 2i+1)",
+            table(pos / 10000 ** (j / d)),
+        ),
         ("the exponent is 2j/d instead of 2i/d (i = j // 2)", table(pos / 10000 ** (2 * j / d))),
         ("positions start at 1 instead of 0", table((pos + 1) / 10000 ** (two_i / d))),
         ("the exponent was computed with integer division (always 0)", table(pos.expand(L, d))),
@@ -176,7 +183,8 @@ def _check_linear(module, attr, H, cls_name):
         raise CheckFailed(f"{cls_name}.{attr} should be nn.Linear({H}, {H}), got {pristine.type(lin).__name__}")
     if (lin.in_features, lin.out_features) != (H, H):
         raise CheckFailed(
-            f"{cls_name}.{attr} should be nn.Linear({H}, {H}), got nn.Linear({lin.in_features}, {lin.out_features})")
+            f"{cls_name}.{attr} should be nn.Linear({H}, {H}), got nn.Linear({lin.in_features}, {lin.out_features})"
+        )
 
 
 def _check_attention_attributes(module, H, cls_name):
@@ -186,7 +194,7 @@ def _check_attention_attributes(module, H, cls_name):
     if getattr(module, "softmax", None) is None:
         raise CheckFailed(f"{cls_name} should have a softmax attribute (nn.Softmax over the keys axis)")
     sf = _as_float(getattr(module, "scaling_factor", None), f"{cls_name}.scaling_factor")
-    want = 1.0 / H ** 0.5
+    want = 1.0 / H**0.5
     if pristine.abs(sf - want) > 1e-5:
         raise CheckFailed(f"{cls_name}.scaling_factor should be 1/sqrt(hidden_size) = {want:.4g}, got {sf:.4g}")
 
@@ -197,7 +205,7 @@ def _randomize_projections(module, gen, H):
     with torch.no_grad():
         for attr in ("Q", "K", "V"):
             lin = getattr(module, attr)
-            W = torch.randn(H, H, generator=gen) / H ** 0.5 * 1.5
+            W = torch.randn(H, H, generator=gen) / H**0.5 * 1.5
             b = torch.randn(H, generator=gen) * 0.3
             lin.weight.copy_(W)
             if lin.bias is not None:
@@ -228,7 +236,7 @@ def _attention_hypotheses(params, queries, keys, values, H, causal):
         w, b = W[a]
         return x @ w + b if transposed else x @ w.T + b
 
-    def attend(scale=H ** -0.5, dim=-1, transposed=False, mask="future"):
+    def attend(scale=H**-0.5, dim=-1, transposed=False, mask="future"):
         q, k, v = proj("Q", q_in, transposed), proj("K", keys, transposed), proj("V", values, transposed)
         scores = scale * q @ k.transpose(1, 2)  # (B, k, T)
         n_q, n_k = scores.shape[1], scores.shape[2]
@@ -244,11 +252,10 @@ def _attention_hypotheses(params, queries, keys, values, H, causal):
     hyps = [
         ("the scores were not multiplied by scaling_factor", attend(scale=1.0)),
         ("the scores were scaled by 1/hidden_size instead of 1/sqrt(hidden_size)", attend(scale=1.0 / H)),
-        ("the scores were multiplied by sqrt(hidden_size) instead of divided", attend(scale=H ** 0.5)),
+        ("the scores were multiplied by sqrt(hidden_size) instead of divided", attend(scale=H**0.5)),
         ("softmax was taken over the queries axis (dim 1) instead of the keys axis (last)", attend(dim=1)),
         ("softmax was taken over the batch axis (dim 0) instead of the keys axis (last)", attend(dim=0)),
-        ("the inputs were multiplied by .weight without transposing (x @ W instead of Q(x))",
-         attend(transposed=True)),
+        ("the inputs were multiplied by .weight without transposing (x @ W instead of Q(x))", attend(transposed=True)),
     ]
     if causal:
         hyps += [
@@ -266,9 +273,11 @@ def _expect_distributions(weights, what):
         raise CheckFailed(f"attention_weights for {what} should be finite, got NaN/inf (is some row masked entirely?)")
     sums = cpu64(weights).sum(-1)
     if not pristine.allclose(sums, torch.ones_like(sums), atol=1e-4, rtol=0):
-        raise CheckFailed(f"each row of attention_weights should sum to 1 over the keys (last axis); row sums for "
-                          f"{what} range from {sums.min().item():.3g} to {sums.max().item():.3g}; softmax must be "
-                          f"taken over the last axis")
+        raise CheckFailed(
+            f"each row of attention_weights should sum to 1 over the keys (last axis); row sums for "
+            f"{what} range from {sums.min().item():.3g} to {sums.max().item():.3g}; softmax must be "
+            f"taken over the last axis"
+        )
 
 
 def _compare_attention(module, ref_module, params, queries, keys, values, H, causal, what, expect_k):
@@ -285,11 +294,15 @@ def _compare_attention(module, ref_module, params, queries, keys, values, H, cau
         leak = (w * future).abs()
         if leak.max().item() > 1e-6:
             b, i, j = [int(v) for v in (leak == leak.max()).nonzero()[0]]
-            raise CheckFailed(f"query {i} should give weight 0 to every later key j > {i}, but gives "
-                              f"{w[b, i, j].item():.3g} to key {j} ({what})")
+            raise CheckFailed(
+                f"query {i} should give weight 0 to every later key j > {i}, but gives "
+                f"{w[b, i, j].item():.3g} to key {j} ({what})"
+            )
         if pristine.abs(w[:, 0, 0].min().item() - 1.0) > 1e-4:
-            raise CheckFailed(f"query 0 can only see key 0, so its weight on key 0 should be 1, got "
-                              f"{w[:, 0, 0].min().item():.3g} (the diagonal j = i must stay visible)")
+            raise CheckFailed(
+                f"query 0 can only see key 0, so its weight on key 0 should be 1, got "
+                f"{w[:, 0, 0].min().item():.3g} (the diagonal j = i must stay visible)"
+            )
     want_context, want_weights = ref_module(queries.cpu(), keys.cpu(), values.cpu())
     hyps = _attention_hypotheses(params, queries, keys, values, H, causal)
     _expect_close_or_explain(weights, want_weights, f"attention_weights for {what}", [(d, h[1]) for d, h in hyps])
@@ -339,18 +352,31 @@ def check_scaled_dot_attention(ScaledDotAttention):
     _expect_distributions(weights, "1 query and 2 keys")
     want_w = torch.tensor([[[0.7310586, 0.2689414]]])
     if not tensors_close(weights, want_w):
-        hint = _diagnose(weights, [
-            ("the scores were not multiplied by scaling_factor", torch.tensor([[[0.8807971, 0.1192029]]])),
-            ("the scores were scaled by 1/hidden_size instead of 1/sqrt(hidden_size)",
-             torch.tensor([[[0.6224593, 0.3775407]]])),
-            ("the scores were multiplied by sqrt(hidden_size) instead of divided",
-             torch.tensor([[[0.9820138, 0.0179862]]])),
-        ])
-        raise CheckFailed(f"with identity Q/K/V, query [2,0,0,0] and keys e0, e1 the scaled scores are [1, 0], so "
-                          f"attention_weights should be [0.731, 0.269], got {_rounded(weights.reshape(-1))}"
-                          + (f"; it looks like {hint}" if hint else ""))
-    _expect_close_or_explain(context, torch.tensor([[[0.7310586, 0.0, 0.8068243, 0.0]]]),
-                             "context for the hand-made example (weights times the values)", [])
+        hint = _diagnose(
+            weights,
+            [
+                ("the scores were not multiplied by scaling_factor", torch.tensor([[[0.8807971, 0.1192029]]])),
+                (
+                    "the scores were scaled by 1/hidden_size instead of 1/sqrt(hidden_size)",
+                    torch.tensor([[[0.6224593, 0.3775407]]]),
+                ),
+                (
+                    "the scores were multiplied by sqrt(hidden_size) instead of divided",
+                    torch.tensor([[[0.9820138, 0.0179862]]]),
+                ),
+            ],
+        )
+        raise CheckFailed(
+            f"with identity Q/K/V, query [2,0,0,0] and keys e0, e1 the scaled scores are [1, 0], so "
+            f"attention_weights should be [0.731, 0.269], got {_rounded(weights.reshape(-1))}"
+            + (f"; it looks like {hint}" if hint else "")
+        )
+    _expect_close_or_explain(
+        context,
+        torch.tensor([[[0.7310586, 0.0, 0.8068243, 0.0]]]),
+        "context for the hand-made example (weights times the values)",
+        [],
+    )
 
     gen = seeded_generator(1)
     params = _randomize_projections(module, gen, H)
@@ -358,8 +384,9 @@ def check_scaled_dot_attention(ScaledDotAttention):
     B, k, T = 3, 4, 5
     queries, keys, values = (torch.randn(B, n, H, generator=gen) for n in (k, T, T))
     _compare_attention(module, reference, params, queries, keys, values, H, False, "queries (3, 4, 6)", k)
-    _compare_attention(module, reference, params, queries[:, 0], keys, values, H, False,
-                       "2-D queries (B, H) = (3, 6)", 1)
+    _compare_attention(
+        module, reference, params, queries[:, 0], keys, values, H, False, "2-D queries (B, H) = (3, 6)", 1
+    )
     _attention_on_gpu(module, queries, keys, values, "queries (3, 4, 6)")
 
 
@@ -386,17 +413,26 @@ def check_causal_scaled_dot_attention(CausalScaledDotAttention):
     want = torch.tensor([[[1.0, 0, 0], [0.5, 0.5, 0], [1 / 3, 1 / 3, 1 / 3]]])
     if not tensors_close(weights, want):
         third = [1 / 3] * 3
-        hint = _diagnose(weights, [
-            ("no causal mask was applied", torch.tensor([[third] * 3])),
-            ("the mask also hides the diagonal (query i must see key i)",
-             torch.tensor([[third, [1.0, 0, 0], [0.5, 0.5, 0]]])),
-            ("the mask lets query i see key i+1", torch.tensor([[[0.5, 0.5, 0], third, third]])),
-            ("the mask is inverted (it hides the past instead of the future)",
-             torch.tensor([[[0, 0.5, 0.5], [0, 0, 1.0], third]])),
-        ])
-        raise CheckFailed("for three identical tokens attention_weights should be "
-                          f"[[1,0,0],[0.5,0.5,0],[0.333,0.333,0.333]], got {_rounded(weights[0])}"
-                          + (f"; it looks like {hint}" if hint else ""))
+        hint = _diagnose(
+            weights,
+            [
+                ("no causal mask was applied", torch.tensor([[third] * 3])),
+                (
+                    "the mask also hides the diagonal (query i must see key i)",
+                    torch.tensor([[third, [1.0, 0, 0], [0.5, 0.5, 0]]]),
+                ),
+                ("the mask lets query i see key i+1", torch.tensor([[[0.5, 0.5, 0], third, third]])),
+                (
+                    "the mask is inverted (it hides the past instead of the future)",
+                    torch.tensor([[[0, 0.5, 0.5], [0, 0, 1.0], third]]),
+                ),
+            ],
+        )
+        raise CheckFailed(
+            "for three identical tokens attention_weights should be "
+            f"[[1,0,0],[0.5,0.5,0],[0.333,0.333,0.333]], got {_rounded(weights[0])}"
+            + (f"; it looks like {hint}" if hint else "")
+        )
 
     gen = seeded_generator(2)
     params = _randomize_projections(module, gen, H)
@@ -424,9 +460,11 @@ def check_causal_scaled_dot_attention(CausalScaledDotAttention):
     scaled = torch.tensor([[[2.0, 0, 0], [0, 2.0, 0], [0, 0, 2.0]]])  # (1, 3, 3) scores after the 1/2 scaling
     want = scaled.masked_fill(torch.ones(3, 3, dtype=torch.bool).triu(1), float("-inf")).softmax(-1)
     if not tensors_close(weights, want):
-        raise CheckFailed("for three orthogonal tokens (scores 2 on the diagonal, exactly 0 elsewhere) "
-                          f"attention_weights should be {_rounded(want[0])}, got {_rounded(weights[0])}; build the "
-                          f"mask from positions (j > i), never from the scores' values")
+        raise CheckFailed(
+            "for three orthogonal tokens (scores 2 on the diagonal, exactly 0 elsewhere) "
+            f"attention_weights should be {_rounded(want[0])}, got {_rounded(weights[0])}; build the "
+            f"mask from positions (j > i), never from the scores' values"
+        )
 
     _attention_on_gpu(module, x, x, x, "self-attention on (2, 7, 6)")
 
@@ -452,8 +490,10 @@ def _check_decoder_tensors(fn, src, tgt, start, cuda, what):
         expect_device(got, src.device, name)
         if not pristine.equal(pristine.tensor_to(got, "cpu"), want):
             row = int((got.cpu() != want).any(1).nonzero()[0])
-            raise CheckFailed(f"{name}[{row}] should be {want[row].tolist()}, got {got[row].tolist()} ({what}; "
-                              f"SOS={start}, EOP={int(src[row, -1])}, EOS={int(tgt[row, -1])})")
+            raise CheckFailed(
+                f"{name}[{row}] should be {want[row].tolist()}, got {got[row].tolist()} ({what}; "
+                f"SOS={start}, EOP={int(src[row, -1])}, EOS={int(tgt[row, -1])})"
+            )
 
 
 @check("generate_tensors_for_training_decoder_nmt")
@@ -469,8 +509,13 @@ def check_generate_tensors_for_training_decoder_nmt(generate_tensors_for_trainin
     src = torch.cat([torch.randint(1, 27, (5, 6), generator=gen), torch.full((5, 1), 2)], 1)  # (5, 7), EOP = 2
     tgt = torch.cat([torch.randint(1, 27, (5, 3), generator=gen), torch.full((5, 1), 1)], 1)  # (5, 4), EOS = 1
     _check_decoder_tensors(fn, src, tgt, 0, False, "a random batch")
-    out = run_on_gpu("generate_tensors_for_training_decoder_nmt with src_EOP and tgt_EOS on a GPU (cuda=True)",
-                     fn, *to_fake_cuda(src, tgt), 0, True)
+    out = run_on_gpu(
+        "generate_tensors_for_training_decoder_nmt with src_EOP and tgt_EOS on a GPU (cuda=True)",
+        fn,
+        *to_fake_cuda(src, tgt),
+        0,
+        True,
+    )
     if out is not UNDECIDED:
         for name, got in zip(("SOS_src_EOP_tgt", "src_EOP_tgt_EOS"), _pair(out, "on a GPU", "two tensors")):
             expect_tensor(got, f"{name} on a GPU", (5, 11))
@@ -518,8 +563,11 @@ def check_decoder_only_transformer(DecoderOnlyTransformer):
     name = "DecoderOnlyTransformer"
     # __init__ builds CausalScaledDotAttention layers and the positional table, graded in their own cells:
     # lend it the reference ones, so an unfinished or broken earlier cell costs nothing here.
-    with substituted(DecoderOnlyTransformer, CausalScaledDotAttention=ref.CausalScaledDotAttention,
-                     create_positional_encodings=ref.create_positional_encodings):
+    with substituted(
+        DecoderOnlyTransformer,
+        CausalScaledDotAttention=ref.CausalScaledDotAttention,
+        create_positional_encodings=ref.create_positional_encodings,
+    ):
         model = _instantiate(DecoderOnlyTransformer, name, V, H, L)
     model.eval()
     if getattr(model, "num_layers", None) != L:
@@ -531,20 +579,28 @@ def check_decoder_only_transformer(DecoderOnlyTransformer):
             raise CheckFailed(f"{name}.{attr} should hold num_layers = {L} modules, got {n}")
         for i in range(L):
             if not _registered(model, layers[i]):
-                raise CheckFailed(f"{attr}[{i}] should be registered in the model (use nn.ModuleList); its "
-                                  f"parameters are not in model.parameters(), so they would never be trained")
+                raise CheckFailed(
+                    f"{attr}[{i}] should be registered in the model (use nn.ModuleList); its "
+                    f"parameters are not in model.parameters(), so they would never be trained"
+                )
     for i in range(L):
         if not _is_causal_attention(model.self_attentions[i]):
-            raise CheckFailed(f"self_attentions[{i}] should be a CausalScaledDotAttention (a decoder must not "
-                              f"look ahead), got {pristine.type(model.self_attentions[i]).__name__}")
+            raise CheckFailed(
+                f"self_attentions[{i}] should be a CausalScaledDotAttention (a decoder must not "
+                f"look ahead), got {pristine.type(model.self_attentions[i]).__name__}"
+            )
     pe = getattr(model, "positional_encodings", None)
     if not pristine.isinstance(pe, pristine.Tensor) or pe.dim() != 2 or pe.shape[1] != H or pe.shape[0] < 16:
-        raise CheckFailed(f"{name}.positional_encodings should be a (max_len, hidden_size) = (max_len, {H}) tensor, "
-                          f"got {fmt_shape(pe)}")
+        raise CheckFailed(
+            f"{name}.positional_encodings should be a (max_len, hidden_size) = (max_len, {H}) tensor, "
+            f"got {fmt_shape(pe)}"
+        )
     for attr in ("embedding", "out"):
         if not callable(getattr(model, attr, None)):
-            raise CheckFailed(f"{name}.{attr} should be a module (nn.Embedding / nn.Linear), got "
-                              f"{pristine.type(getattr(model, attr, None)).__name__}")
+            raise CheckFailed(
+                f"{name}.{attr} should be a module (nn.Embedding / nn.Linear), got "
+                f"{pristine.type(getattr(model, attr, None)).__name__}"
+            )
 
     # Use reference causal attention inside the student's model, so this check grades the decoder
     # itself; CausalScaledDotAttention is checked in its own cell.
@@ -556,8 +612,9 @@ def check_decoder_only_transformer(DecoderOnlyTransformer):
 
     # The positional table is the positional_encodings cell's job; use the reference table here.
     table = ref.create_positional_encodings(pe.shape[0], H)
-    model.positional_encodings = nn.Parameter(table, requires_grad=False) if pristine.isinstance(
-        pe, nn.Parameter) else table
+    model.positional_encodings = (
+        nn.Parameter(table, requires_grad=False) if pristine.isinstance(pe, nn.Parameter) else table
+    )
 
     out = _call("forward on inputs (3, 6)", model, inputs)
     logits, weights = _pair(out, "forward", "logits, attention_weights")
@@ -570,21 +627,29 @@ def check_decoder_only_transformer(DecoderOnlyTransformer):
     logits2, _ = _pair(_call("forward", model, changed), "forward", "logits, attention_weights")
     expect_tensor(logits2, "logits", (B, T, V))
     if not tensors_close(logits[:, :4], logits2[:, :4]):
-        raise CheckFailed("logits at positions 0..3 should not depend on tokens 4 and 5, but they changed "
-                          "(the decoder must not look ahead)")
+        raise CheckFailed(
+            "logits at positions 0..3 should not depend on tokens 4 and 5, but they changed "
+            "(the decoder must not look ahead)"
+        )
 
     with torch.no_grad():
         want_logits, want_weights = ref.DecoderOnlyTransformer.forward(model, inputs)
         hyps = [
             ("positional encodings were not added", _decoder_variant(model, inputs, pe=False)),
-            ("the residual around self-attention is missing (x = x + attention)",
-             _decoder_variant(model, inputs, res_attn=False)),
+            (
+                "the residual around self-attention is missing (x = x + attention)",
+                _decoder_variant(model, inputs, res_attn=False),
+            ),
             ("the residual around the MLP is missing (x = x + mlp(x))", _decoder_variant(model, inputs, res_mlp=False)),
             ("both residuals are missing", _decoder_variant(model, inputs, res_attn=False, res_mlp=False)),
-            ("softmax was applied to the logits (return unnormalized scores)",
-             _decoder_variant(model, inputs, probs=True)),
-            ("the first layer's attention weights were returned instead of the last layer's",
-             _decoder_variant(model, inputs, first_weights=True)),
+            (
+                "softmax was applied to the logits (return unnormalized scores)",
+                _decoder_variant(model, inputs, probs=True),
+            ),
+            (
+                "the first layer's attention weights were returned instead of the last layer's",
+                _decoder_variant(model, inputs, first_weights=True),
+            ),
         ]
     _expect_close_or_explain(logits, want_logits, "logits for inputs (3, 6)", [(d, h[0]) for d, h in hyps])
     _expect_close_or_explain(weights, want_weights, "attention_weights (last layer)", [(d, h[1]) for d, h in hyps])
@@ -647,10 +712,9 @@ def check_find_optimal_params(find_optimal_params):
     gen = np.random.default_rng(5)
     # Hand-made: losses exactly on a parabola with its minimum at 10 ** 7.7 parameters.
     lx = np.array([6.0, 6.5, 7.0, 7.5, 8.0, 8.5, 9.0])
-    cases = [("losses on a parabola with minimum at 10**7.7", 10 ** lx, 0.2 * (lx - 7.7) ** 2 + 1.5)]
+    cases = [("losses on a parabola with minimum at 10**7.7", 10**lx, 0.2 * (lx - 7.7) ** 2 + 1.5)]
     lx = np.sort(gen.uniform(5.0, 9.0, 6))
-    cases.append(("noisy losses of 6 models", 10 ** lx,
-                  0.15 * (lx - 6.9) ** 2 + 2.0 + gen.normal(0, 0.02, 6)))
+    cases.append(("noisy losses of 6 models", 10**lx, 0.15 * (lx - 6.9) ** 2 + 2.0 + gen.normal(0, 0.02, 6)))
     for what, x, y in cases:
         x_in, y_in = x.copy(), y.copy()
         out = _call(f"find_optimal_params on {what}", find_optimal_params, x_in, y_in)
@@ -660,14 +724,17 @@ def check_find_optimal_params(find_optimal_params):
         want_p, want_opt = ref.find_optimal_params(x, y)
         hyps, p_natural = _optimal_params_hypotheses(x, y)
         if hasattr(p, "__len__") and pristine.len(p) == 2:
-            raise CheckFailed(f"p should hold 3 coefficients of a quadratic fit (degree 2), got 2 "
-                              f"(a straight line) on {what}")
+            raise CheckFailed(
+                f"p should hold 3 coefficients of a quadratic fit (degree 2), got 2 (a straight line) on {what}"
+            )
         p_arr = _numbers(p, "p (the quadratic's coefficients [a, b, c])", 3)
         opt_f = _as_float(opt, "optimal_params")
         if not _same(opt_f, want_opt):
             hint = next((d for d, v in hyps if _same(opt_f, v)), "")
-            raise CheckFailed(f"optimal_params should be {want_opt:.4g} parameters on {what}, got {opt_f:.4g}"
-                              + (f"; it looks like {hint}" if hint else ""))
+            raise CheckFailed(
+                f"optimal_params should be {want_opt:.4g} parameters on {what}, got {opt_f:.4g}"
+                + (f"; it looks like {hint}" if hint else "")
+            )
         if not _same(p_arr, want_p):
             if _same(p_arr, want_p[::-1]):
                 hint = "; p should list the highest power first, as np.polyfit returns"
@@ -675,8 +742,10 @@ def check_find_optimal_params(find_optimal_params):
                 hint = "; it looks like the fit used the natural log instead of log10"
             else:
                 hint = ""
-            raise CheckFailed(f"p should be [a, b, c] of loss ~ a*log10(x)**2 + b*log10(x) + c = "
-                              f"{np.round(want_p, 4).tolist()} on {what}, got {np.round(p_arr, 4).tolist()}{hint}")
+            raise CheckFailed(
+                f"p should be [a, b, c] of loss ~ a*log10(x)**2 + b*log10(x) + c = "
+                f"{np.round(want_p, 4).tolist()} on {what}, got {np.round(p_arr, 4).tolist()}{hint}"
+            )
 
 
 @check("fit_linear_log")
@@ -685,9 +754,9 @@ def check_fit_linear_log(fit_linear_log):
     require_notebook_defined(fit_linear_log, "fit_linear_log")
     gen = np.random.default_rng(6)
     x = np.array([1e1, 1e2, 1e3, 1e4])
-    cases = [("y = 3 * x**0.5", x, 3 * x ** 0.5)]
+    cases = [("y = 3 * x**0.5", x, 3 * x**0.5)]
     lx = np.sort(gen.uniform(17, 21, 5))
-    cases.append(("noisy data with slope 0.49", 10 ** lx, 10 ** (0.49 * lx - 1.2 + gen.normal(0, 0.05, 5))))
+    cases.append(("noisy data with slope 0.49", 10**lx, 10 ** (0.49 * lx - 1.2 + gen.normal(0, 0.05, 5))))
     for what, x, y in cases:
         x_in, y_in = x.copy(), y.copy()
         out = _call(f"fit_linear_log on {what}", fit_linear_log, x_in, y_in)
@@ -706,8 +775,10 @@ def check_fit_linear_log(fit_linear_log):
             ("x and y were swapped", [sw_m, sw_c]),
             ("y was fitted instead of log10(y)", list(np.polyfit(np.log10(x), y, 1))),
             ("log10(x) was not taken", list(np.polyfit(x, np.log10(y), 1))),
-            ("10 ** c was returned instead of c", [want_m, 10 ** want_c]),
+            ("10 ** c was returned instead of c", [want_m, 10**want_c]),
         ]
         hint = next((d for d, v in hyps if _same([m, c], v)), "")
-        raise CheckFailed(f"(m, c) should be ({want_m:.4g}, {want_c:.4g}) for {what}, got ({m:.4g}, {c:.4g})"
-                          + (f"; it looks like {hint}" if hint else ""))
+        raise CheckFailed(
+            f"(m, c) should be ({want_m:.4g}, {want_c:.4g}) for {what}, got ({m:.4g}, {c:.4g})"
+            + (f"; it looks like {hint}" if hint else "")
+        )

@@ -4,6 +4,7 @@ Expected values are computed here with Python floats and with numpy functions ca
 imported (before any student code runs), so patching numpy in a notebook changes nothing. Attacks are checked
 against an FGSM/FGM step computed with autograd; the NQM against its moment recursion.
 """
+
 import math
 import re
 import types
@@ -14,9 +15,19 @@ import torch
 from autograder.checks import CheckFailed, check, is_tensor, pristine, require_notebook_defined, substituted
 from autograder.content.reference import theory as ref
 
-_np = types.SimpleNamespace(asarray=np.asarray, solve=np.linalg.solve, eye=np.eye, isfinite=np.isfinite, sign=np.sign,
-                            array_equal=np.array_equal, default_rng=np.random.default_rng, ndarray=np.ndarray,
-                            integer=np.integer, floating=np.floating, bool_=np.bool_)
+_np = types.SimpleNamespace(
+    asarray=np.asarray,
+    solve=np.linalg.solve,
+    eye=np.eye,
+    isfinite=np.isfinite,
+    sign=np.sign,
+    array_equal=np.array_equal,
+    default_rng=np.random.default_rng,
+    ndarray=np.ndarray,
+    integer=np.integer,
+    floating=np.floating,
+    bool_=np.bool_,
+)
 
 # ------------------------------------------------------------------------------------------ helpers
 
@@ -34,8 +45,9 @@ def _number(got, call, what):
             return pristine.float(got.reshape(-1)[0])
         raise CheckFailed(f"{call} should return one number ({what}), got an array of shape {shape}")
     if pristine.isinstance(got, (list, tuple)):
-        raise CheckFailed(f"{call} should return one number ({what}), got a {kind.__name__} of length "
-                          f"{pristine.len(got)}")
+        raise CheckFailed(
+            f"{call} should return one number ({what}), got a {kind.__name__} of length {pristine.len(got)}"
+        )
     raise CheckFailed(f"{call} should return a float ({what}), got {kind.__name__}")
 
 
@@ -84,13 +96,16 @@ def check_counterexample_w(w):
     if not bool(_np.isfinite(values).all()):
         raise CheckFailed(f"counterexample_w should hold finite numbers, got {values.tolist()}")
     if not bool((values > 0).all()):
-        raise CheckFailed(f"every entry of counterexample_w should be positive (the claim is about such w), "
-                          f"got {_fmt(values)}")
+        raise CheckFailed(
+            f"every entry of counterexample_w should be positive (the claim is about such w), got {_fmt(values)}"
+        )
     eps = 0.1
     sign_norm, grad_norm = eps * 1.0, eps * pristine.float(values.max())
     if _close(sign_norm, grad_norm, rel=1e-9, abs_=1e-12):
-        raise CheckFailed(f"with w = {_fmt(values)}, ‖ε sgn(w)‖∞ = ε and ‖ε w‖∞ = ε·max|w_i| = ε agree, so this "
-                          f"is no counterexample; pick w whose largest entry is not 1")
+        raise CheckFailed(
+            f"with w = {_fmt(values)}, ‖ε sgn(w)‖∞ = ε and ‖ε w‖∞ = ε·max|w_i| = ε agree, so this "
+            f"is no counterexample; pick w whose largest entry is not 1"
+        )
 
 
 def _attack_cases():
@@ -123,25 +138,39 @@ def _check_attack(fn, name, signed):
         logit, l1, l2sq = pristine.float(w @ x), pristine.float(pristine.abs(w).sum()), pristine.float(w @ w)
         l2, linf = math.sqrt(l2sq), pristine.float(pristine.abs(w).max())
         used = "ε‖w‖₁" if signed else "ε‖w‖₂²"
-        hint = _hint(got, [
-            (logit, "the logit did not change: apply the attack step x′ = x − ε·(step) and evaluate wᵀx′"),
-            (logit + (eps * l1 if signed else eps * l2sq),
-             "the logit went up: the attack moves against the gradient, x′ = x − ε·(step)"),
-            (logit - eps * l2sq if signed else None,
-             "that is the FGM logit (ε‖w‖₂²): FGSM steps along sgn(w), which lowers the logit by ε‖w‖₁"),
-            (logit - eps * l1 if not signed else None,
-             "that is the FGSM logit (ε‖w‖₁): FGM steps along the gradient w itself, lowering it by ε‖w‖₂²"),
-            (logit - eps * pristine.float(w.sum()),
-             "you subtracted ε·Σwᵢ, but sgn(w)ᵀw = Σ|wᵢ| (some weights are negative)" if signed
-             else "you subtracted ε·Σwᵢ, but the step is ε·w, which lowers the logit by ε·wᵀw"),
-            (logit - eps * l2, "you subtracted ε‖w‖₂ (the length of a unit-normalised step), not " + used),
-            (logit - eps * linf, f"you subtracted ε‖w‖∞, not {used}"),
-            (logit - eps * pristine.len(w), f"you subtracted ε·d (the number of entries), not {used}"),
-            (logit - (l1 if signed else l2sq), f"ε was not used: the logit drops by {used}"),
-            (logit - eps ** 2 * (l1 if signed else l2sq), f"ε was squared: the logit drops by {used}"),
-            (pristine.float(w @ (x - eps * _np.sign(x))), "you stepped along sgn(x); the attack steps along the "
-                                                         "gradient ∇ₓf = w"),
-        ])
+        hint = _hint(
+            got,
+            [
+                (logit, "the logit did not change: apply the attack step x′ = x − ε·(step) and evaluate wᵀx′"),
+                (
+                    logit + (eps * l1 if signed else eps * l2sq),
+                    "the logit went up: the attack moves against the gradient, x′ = x − ε·(step)",
+                ),
+                (
+                    logit - eps * l2sq if signed else None,
+                    "that is the FGM logit (ε‖w‖₂²): FGSM steps along sgn(w), which lowers the logit by ε‖w‖₁",
+                ),
+                (
+                    logit - eps * l1 if not signed else None,
+                    "that is the FGSM logit (ε‖w‖₁): FGM steps along the gradient w itself, lowering it by ε‖w‖₂²",
+                ),
+                (
+                    logit - eps * pristine.float(w.sum()),
+                    "you subtracted ε·Σwᵢ, but sgn(w)ᵀw = Σ|wᵢ| (some weights are negative)"
+                    if signed
+                    else "you subtracted ε·Σwᵢ, but the step is ε·w, which lowers the logit by ε·wᵀw",
+                ),
+                (logit - eps * l2, "you subtracted ε‖w‖₂ (the length of a unit-normalised step), not " + used),
+                (logit - eps * linf, f"you subtracted ε‖w‖∞, not {used}"),
+                (logit - eps * pristine.len(w), f"you subtracted ε·d (the number of entries), not {used}"),
+                (logit - (l1 if signed else l2sq), f"ε was not used: the logit drops by {used}"),
+                (logit - eps**2 * (l1 if signed else l2sq), f"ε was squared: the logit drops by {used}"),
+                (
+                    pristine.float(w @ (x - eps * _np.sign(x))),
+                    "you stepped along sgn(x); the attack steps along the gradient ∇ₓf = w",
+                ),
+            ],
+        )
         if not _close(got, want):
             raise CheckFailed(f"{call}: expected f(x′) = {want:.6g} (wᵀx − {used}), got {got:.6g}{hint}")
 
@@ -191,8 +220,9 @@ def check_ridge_closed_form(ridge_closed_form):
         _expect_unchanged(X, X_in, "X", call)
         _expect_unchanged(t, t_in, "t", call)
         if pristine.type(got) is not _np.ndarray:
-            raise CheckFailed(f"{call} should return a numpy array of shape (d,) = ({d},), got "
-                              f"{pristine.type(got).__name__}")
+            raise CheckFailed(
+                f"{call} should return a numpy array of shape (d,) = ({d},), got {pristine.type(got).__name__}"
+            )
         if tuple(got.shape) != (d,):
             raise CheckFailed(f"{call} should return shape (d,) = ({d},), got {tuple(got.shape)}")
         if got.dtype.kind not in "f":
@@ -205,18 +235,25 @@ def check_ridge_closed_form(ridge_closed_form):
 
         if near(want):
             continue
-        hints = [(n, "it matches (XᵀX + nλI)⁻¹Xᵀt, the printed model answer: the gradient of λ‖w‖² is 2λw, "
-                     "so the n from the 1/(2n) factor meets a 2"),
-                 (1, "it matches (XᵀX + λI)⁻¹Xᵀt: multiplying the gradient through by n also multiplies λ's term"),
-                 (2, "it matches (XᵀX + 2λI)⁻¹Xᵀt: the 1/(2n) in front of the squared error scales λ's term by n"),
-                 (0, "it matches least squares without the λ term"),
-                 (4 * n, "it matches (XᵀX + 4nλI)⁻¹Xᵀt: the gradient of λ‖w‖² is 2λw, not 4λw")]
+        hints = [
+            (
+                n,
+                "it matches (XᵀX + nλI)⁻¹Xᵀt, the printed model answer: the gradient of λ‖w‖² is 2λw, "
+                "so the n from the 1/(2n) factor meets a 2",
+            ),
+            (1, "it matches (XᵀX + λI)⁻¹Xᵀt: multiplying the gradient through by n also multiplies λ's term"),
+            (2, "it matches (XᵀX + 2λI)⁻¹Xᵀt: the 1/(2n) in front of the squared error scales λ's term by n"),
+            (0, "it matches least squares without the λ term"),
+            (4 * n, "it matches (XᵀX + 4nλI)⁻¹Xᵀt: the gradient of λ‖w‖² is 2λw, not 4λw"),
+        ]
         hint = next((h for c, h in hints if (c or n >= d) and near(_ridge(X, t, lam, c))), "")
         if not hint and near(_np.solve(X.T @ X / n + 2 * lam * _np.eye(d), X.T @ t)):
             hint = "it matches (XᵀX/n + 2λI)⁻¹Xᵀt: divide Xᵀt by n too"
         grad = X.T @ (X @ got - t) / n + 2 * lam * got  # (d,) gradient of the objective at the answer
-        raise CheckFailed(f"{call}: expected w* = {_fmt(want)}, got {_fmt(got)} (the gradient of the objective "
-                          f"there is {_fmt(grad)}, not 0){'; ' + hint if hint else ''}")
+        raise CheckFailed(
+            f"{call}: expected w* = {_fmt(want)}, got {_fmt(got)} (the gradient of the objective "
+            f"there is {_fmt(grad)}, not 0){'; ' + hint if hint else ''}"
+        )
 
 
 def _eps_cases():
@@ -246,19 +283,26 @@ def check_eps_to_zero_logit(eps_to_zero_logit):
         if _close(got, want):
             continue
         sxx, sxt = pristine.float(X @ X), pristine.float(X @ t)
-        hint = _hint(got, [
-            (x * w, "that is x·w; f(x − εw) = w·x − ε·w² is zero at ε = x / w"),
-            (x / w ** 2, "that is x / w²; f(x − εw) = w·x − ε·w² is zero at ε = x / w"),
-            (-x / w, "the sign is flipped: the FGM step x − εw lowers the logit for ε > 0"),
-            (x * w / ((1 + 2 * lam) * w * w), "that is the plausible wrong derivation xw / ((1 + 2λ)w²); solve "
-                                              "w(x − εw) = 0 for ε"),
-            (x * (sxx + n * lam) / sxt, "it matches x / w with w fitted using nλ instead of 2nλ"),
-            (x * (sxx + lam) / sxt, "it matches x / w with w fitted using λ instead of 2nλ"),
-            (x * (sxx + 2 * lam) / sxt, "it matches x / w with w fitted using 2λ instead of 2nλ"),
-            (x * sxx / sxt, "it matches x / w with w fitted without weight decay"),
-        ])
-        raise CheckFailed(f"{call}: expected ε = x / w = {want:.6g} (ridge w = {w:.6g}), got {got:.6g} "
-                          f"(then f(x − εw) = {w * (x - got * w):.3g}, not 0){hint}")
+        hint = _hint(
+            got,
+            [
+                (x * w, "that is x·w; f(x − εw) = w·x − ε·w² is zero at ε = x / w"),
+                (x / w**2, "that is x / w²; f(x − εw) = w·x − ε·w² is zero at ε = x / w"),
+                (-x / w, "the sign is flipped: the FGM step x − εw lowers the logit for ε > 0"),
+                (
+                    x * w / ((1 + 2 * lam) * w * w),
+                    "that is the plausible wrong derivation xw / ((1 + 2λ)w²); solve w(x − εw) = 0 for ε",
+                ),
+                (x * (sxx + n * lam) / sxt, "it matches x / w with w fitted using nλ instead of 2nλ"),
+                (x * (sxx + lam) / sxt, "it matches x / w with w fitted using λ instead of 2nλ"),
+                (x * (sxx + 2 * lam) / sxt, "it matches x / w with w fitted using 2λ instead of 2nλ"),
+                (x * sxx / sxt, "it matches x / w with w fitted without weight decay"),
+            ],
+        )
+        raise CheckFailed(
+            f"{call}: expected ε = x / w = {want:.6g} (ridge w = {w:.6g}), got {got:.6g} "
+            f"(then f(x − εw) = {w * (x - got * w):.3g}, not 0){hint}"
+        )
 
 
 # ------------------------------------------------------------------------------------------ 2.1 NQM
@@ -267,14 +311,20 @@ def check_eps_to_zero_logit(eps_to_zero_logit):
 def _nqm(lr, batch, a, sigma, w0, steps, decay_power=2, lr_power=2, noise=None, start=None):
     """½ a E[w_steps²] by the moment recursion (keywords model common mistakes), in Python floats."""
     second = pristine.float(w0) ** 2 if start is None else start
-    noise = sigma ** 2 / batch if noise is None else noise
+    noise = sigma**2 / batch if noise is None else noise
     for _ in range(max(steps, 0)):
-        second = (1 - lr * a) ** decay_power * second + lr ** lr_power * noise
+        second = (1 - lr * a) ** decay_power * second + lr**lr_power * noise
     return 0.5 * a * second
 
 
-NQM_CASES = [(0.1, 1, 1.0, 1.0, 1.0, 10), (0.5, 8, 2.0, 0.5, 3.0, 25), (0.05, 64, 0.5, 2.0, -2.0, 100),
-             (0.3, 4, 1.5, 3.0, 0.7, 0), (0.9, 2, 2.5, 1.5, 1.0, 6), (0.02, 16, 4.0, 5.0, 0.5, 40)]
+NQM_CASES = [
+    (0.1, 1, 1.0, 1.0, 1.0, 10),
+    (0.5, 8, 2.0, 0.5, 3.0, 25),
+    (0.05, 64, 0.5, 2.0, -2.0, 100),
+    (0.3, 4, 1.5, 3.0, 0.7, 0),
+    (0.9, 2, 2.5, 1.5, 1.0, 6),
+    (0.02, 16, 4.0, 5.0, 0.5, 40),
+]
 
 
 @check("nqm_expected_loss")
@@ -288,23 +338,35 @@ def check_nqm_expected_loss(nqm_expected_loss):
         if _close(got, want, rel=1e-6, abs_=1e-12):
             continue
         second = want / (0.5 * a)
-        hint = _hint(got, [
-            (second, "that is E[w²]: the loss is ½·a·E[w²]"),
-            (a * second, "that is a·E[w²]: the loss is ½·a·E[w²]"),
-            (0.5 * second, "that is ½·E[w²]: the loss is ½·a·E[w²]"),
-            (_nqm(lr, batch, a, sigma, w0, steps, noise=0.0), "the gradient noise is missing: E[w²] gains η²σ²/B "
-                                                              "every step"),
-            (_nqm(lr, batch, a, sigma, w0, steps, lr_power=1), "the noise term should be η²σ²/B, not ησ²/B"),
-            (_nqm(lr, batch, a, sigma, w0, steps, noise=sigma ** 2), "the noise variance should be divided by the "
-                                                                     "batch size: σ²/B"),
-            (_nqm(lr, batch, a, sigma, w0, steps, noise=sigma / batch), "the noise variance is σ²/B, not σ/B"),
-            (_nqm(lr, batch, a, sigma, w0, steps, noise=sigma ** 2 / batch ** 2), "the noise variance of a mean of "
-                                                                              "B queries is σ²/B, not σ²/B²"),
-            (_nqm(lr, batch, a, sigma, w0, steps, decay_power=1), "E[w²] shrinks by (1 − ηa)² per step, not (1 − ηa)"),
-            (_nqm(lr, batch, a, sigma, w0, steps - 1), f"that is the loss after {steps - 1} steps: off by one"),
-            (_nqm(lr, batch, a, sigma, w0, steps + 1), f"that is the loss after {steps + 1} steps: off by one"),
-            (_nqm(lr, batch, a, sigma, w0, steps, start=pristine.float(w0)), "E[w_0²] is w0², not w0"),
-        ])
+        hint = _hint(
+            got,
+            [
+                (second, "that is E[w²]: the loss is ½·a·E[w²]"),
+                (a * second, "that is a·E[w²]: the loss is ½·a·E[w²]"),
+                (0.5 * second, "that is ½·E[w²]: the loss is ½·a·E[w²]"),
+                (
+                    _nqm(lr, batch, a, sigma, w0, steps, noise=0.0),
+                    "the gradient noise is missing: E[w²] gains η²σ²/B every step",
+                ),
+                (_nqm(lr, batch, a, sigma, w0, steps, lr_power=1), "the noise term should be η²σ²/B, not ησ²/B"),
+                (
+                    _nqm(lr, batch, a, sigma, w0, steps, noise=sigma**2),
+                    "the noise variance should be divided by the batch size: σ²/B",
+                ),
+                (_nqm(lr, batch, a, sigma, w0, steps, noise=sigma / batch), "the noise variance is σ²/B, not σ/B"),
+                (
+                    _nqm(lr, batch, a, sigma, w0, steps, noise=sigma**2 / batch**2),
+                    "the noise variance of a mean of B queries is σ²/B, not σ²/B²",
+                ),
+                (
+                    _nqm(lr, batch, a, sigma, w0, steps, decay_power=1),
+                    "E[w²] shrinks by (1 − ηa)² per step, not (1 − ηa)",
+                ),
+                (_nqm(lr, batch, a, sigma, w0, steps - 1), f"that is the loss after {steps - 1} steps: off by one"),
+                (_nqm(lr, batch, a, sigma, w0, steps + 1), f"that is the loss after {steps + 1} steps: off by one"),
+                (_nqm(lr, batch, a, sigma, w0, steps, start=pristine.float(w0)), "E[w_0²] is w0², not w0"),
+            ],
+        )
         raise CheckFailed(f"{call}: expected {want:.6g}, got {got:.6g}{hint}")
 
 
@@ -328,14 +390,21 @@ def check_best_learning_rate(best_learning_rate):
         if _close(got, want, rel=1e-12, abs_=0.0):
             continue
         ones = [_nqm(lr, 1, a, sigma, w0, steps) for lr in lrs]
-        hint = _hint(got, [
-            (lrs[losses.index(max(losses))], "that learning rate has the highest expected loss"),
-            (pristine.float(losses.index(min(losses))), "that is the position of the best learning rate; return "
-                                                        "the learning rate itself"),
-            (min(losses), "that is the lowest loss; return the learning rate that reaches it"),
-            (lrs[ones.index(min(ones))] if batch != 1 else None, "that is the best learning rate for batch size 1: "
-                                                                 "pass batch_size on"),
-        ])
+        hint = _hint(
+            got,
+            [
+                (lrs[losses.index(max(losses))], "that learning rate has the highest expected loss"),
+                (
+                    pristine.float(losses.index(min(losses))),
+                    "that is the position of the best learning rate; return the learning rate itself",
+                ),
+                (min(losses), "that is the lowest loss; return the learning rate that reaches it"),
+                (
+                    lrs[ones.index(min(ones))] if batch != 1 else None,
+                    "that is the best learning rate for batch size 1: pass batch_size on",
+                ),
+            ],
+        )
         if not hint and not any(_close(got, lr, rel=1e-12, abs_=0.0) for lr in lrs):
             hint = "; the answer should be one of the learning rates in lrs"
         raise CheckFailed(f"{call}: expected {want}, got {got:.6g}{hint}")
@@ -359,15 +428,20 @@ def _canonical_remedy(text):
 def check_regimes(regimes):
     """{"A": (regime, remedy), "B": (regime, remedy)} with the handout's wording, A and B both right."""
     if pristine.type(regimes) is not dict:
-        raise CheckFailed(f"regimes should be a dict {{'A': (regime, remedy), 'B': (regime, remedy)}}, got "
-                          f"{pristine.type(regimes).__name__}")
+        raise CheckFailed(
+            f"regimes should be a dict {{'A': (regime, remedy), 'B': (regime, remedy)}}, got "
+            f"{pristine.type(regimes).__name__}"
+        )
     keys = sorted(str(k) for k in regimes)
     if keys != ["A", "B"]:
         raise CheckFailed(f"regimes should have exactly the keys 'A' and 'B', got {keys}")
     for point in ("A", "B"):
         pair = regimes[point]
-        if pristine.type(pair) not in (tuple, list) or pristine.len(pair) != 2 \
-                or not all(pristine.type(p) is str for p in pair):
+        if (
+            pristine.type(pair) not in (tuple, list)
+            or pristine.len(pair) != 2
+            or not all(pristine.type(p) is str for p in pair)
+        ):
             raise CheckFailed(f"regimes[{point!r}] should be a pair of strings (regime, remedy), got {pair!r}")
         regime, remedy = _option(pair[0]), _canonical_remedy(pair[1])
         if regime in ref.REMEDIES and remedy in ref.REGIMES:
@@ -376,12 +450,17 @@ def check_regimes(regimes):
             raise CheckFailed(f"regimes[{point!r}][0] should be one of {list(ref.REGIMES)}, got {pair[0]!r}")
         if remedy not in ref.REMEDIES:
             raise CheckFailed(f"regimes[{point!r}][1] should be one of {list(ref.REMEDIES)}, got {pair[1]!r}")
-    wrong = [f"the {what} of {point}" for point in ("A", "B")
-             for what, i in (("regime", 0), ("remedy", 1))
-             if (_option(regimes[point][0]), _canonical_remedy(regimes[point][1]))[i] != ref.regimes[point][i]]
+    wrong = [
+        f"the {what} of {point}"
+        for point in ("A", "B")
+        for what, i in (("regime", 0), ("remedy", 1))
+        if (_option(regimes[point][0]), _canonical_remedy(regimes[point][1]))[i] != ref.regimes[point][i]
+    ]
     if wrong:
-        raise CheckFailed(f"{' and '.join(wrong)} {'is' if len(wrong) == 1 else 'are'} not right: look at how the "
-                          f"steps needed change with the batch size around each point")
+        raise CheckFailed(
+            f"{' and '.join(wrong)} {'is' if len(wrong) == 1 else 'are'} not right: look at how the "
+            f"steps needed change with the batch size around each point"
+        )
 
 
 @check("scaling_choice")
@@ -396,5 +475,7 @@ def check_scaling_choice(choice):
         raise CheckFailed(f"scaling_choice should be one of 'A', 'B' or 'C', got {choice!r}")
     letter = match.group(1).upper()
     if letter != ref.scaling_choice:
-        raise CheckFailed(f"scaling_choice is {letter!r} ({ref.SCALING_OPTIONS[letter]}): that is not the option "
-                          f"that lowers the test loss most for the extra compute")
+        raise CheckFailed(
+            f"scaling_choice is {letter!r} ({ref.SCALING_OPTIONS[letter]}): that is not the option "
+            f"that lowers the test loss most for the extra compute"
+        )

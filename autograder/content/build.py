@@ -6,6 +6,7 @@ repository); its output is normalised so that building twice gives the same byte
 badge on top and a "generated" mark. `template()` keeps that course folder (gradebook with the source
 cells + release) for the grader.
 """
+
 import filecmp
 import os
 import re
@@ -17,8 +18,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograder import paths
-from autograder import contract
+from autograder import contract, paths
 
 REPO = os.environ.get("A3_REPO", "a3-course/a3")  # GitHub org/repo that hosts release/ for Colab
 GENERATED = "do not edit; python -m autograder build"
@@ -63,8 +63,15 @@ def nbgrader_env(course):
 def run_nbgrader(args, course, env=None, timeout=None):
     """Run `nbgrader <args>` in folder `course`; returns the CompletedProcess (stdout+stderr in .stdout)."""
     cmd = [sys.executable, "-m", "nbgrader", *args]
-    return subprocess.run(cmd, cwd=course, env=env or nbgrader_env(course), timeout=timeout,
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return subprocess.run(
+        cmd,
+        cwd=course,
+        env=env or nbgrader_env(course),
+        timeout=timeout,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
 
 
 def _cell_id(cell, index, used):
@@ -93,23 +100,28 @@ def name_stubs(source, default="this cell"):
             scope[depth] = m.group(2)
         if line.strip() == STUB:
             what = ".".join(scope[d] for d in sorted(scope) if d < len(line) - len(line.lstrip())) or default
-            lines[i] = line.replace(STUB, f'raise NotImplementedError("{what} is not implemented yet: replace '
-                                          f'this line with your code")')
+            lines[i] = line.replace(
+                STUB, f'raise NotImplementedError("{what} is not implemented yet: replace this line with your code")'
+            )
     return "\n".join(lines)
 
 
 def normalize(nb, name, repo=None):
     """Deterministic release form of notebook `name`: badge cell, no outputs, stable ids and metadata."""
     badge = nbformat.v4.new_markdown_cell(
-        f"[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]({colab_url(name, repo)})")
+        f"[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)]({colab_url(name, repo)})"
+    )
     cells = [badge] + [c for c in nb.cells if c.get("id") != "colab-badge"]
     used = {"colab-badge"}
     out = []
     for i, cell in enumerate(cells):
         meta = {k: cell.metadata[k] for k in CELL_METADATA_KEEP if k in cell.get("metadata", {})}
         if cell.cell_type == "code":
-            source = (name_stubs(cell.source, contract.nbgrader_meta(cell).get("grade_id"))
-                      if contract.is_solution_cell(cell) else cell.source)
+            source = (
+                name_stubs(cell.source, contract.nbgrader_meta(cell).get("grade_id"))
+                if contract.is_solution_cell(cell)
+                else cell.source
+            )
             new = nbformat.v4.new_code_cell(source, metadata=meta)
         elif cell.cell_type == "markdown":
             new = nbformat.v4.new_markdown_cell(cell.source, metadata=meta)
@@ -117,11 +129,14 @@ def normalize(nb, name, repo=None):
             new = nbformat.v4.new_raw_cell(cell.source, metadata=meta)
         new["id"] = "colab-badge" if i == 0 else _cell_id(cell, i, used)
         out.append(new)
-    release = nbformat.v4.new_notebook(cells=out, metadata={
-        "kernelspec": dict(KERNELSPEC),
-        "language_info": {"name": "python"},
-        "a3": {"generated": GENERATED, "notebook": name},
-    })
+    release = nbformat.v4.new_notebook(
+        cells=out,
+        metadata={
+            "kernelspec": dict(KERNELSPEC),
+            "language_info": {"name": "python"},
+            "a3": {"generated": GENERATED, "notebook": name},
+        },
+    )
     release.nbformat, release.nbformat_minor = 4, 5
     return release
 
@@ -140,8 +155,12 @@ def generate(source, course):
         shutil.rmtree(course)
     shutil.copytree(source, course / "source" / contract.ASSIGNMENT, ignore=shutil.ignore_patterns(*IGNORE))
     settings = dict(NBGRADER_SETTINGS)
-    settings.update({"CourseDirectory.root": str(course.resolve()),
-                     "CourseDirectory.db_url": f"sqlite:///{(course / 'gradebook.db').resolve()}"})
+    settings.update(
+        {
+            "CourseDirectory.root": str(course.resolve()),
+            "CourseDirectory.db_url": f"sqlite:///{(course / 'gradebook.db').resolve()}",
+        }
+    )
     (course / "nbgrader_config.py").write_text(config_text(settings))
     proc = run_nbgrader(["generate_assignment", contract.ASSIGNMENT, "--force"], course)
     if proc.returncode != 0:
@@ -170,7 +189,8 @@ def write_release(raw, dest, repo=None):
         "Everything in this folder is generated from `source/a3/` by `python -m autograder build`.\n"
         "Do not edit it by hand: edit the source notebooks and rebuild. "
         "`python -m autograder build --check` fails when this folder is stale.\n\n"
-        "Open in Colab:\n\n" + "".join(f"- [{n}.ipynb]({colab_url(n, repo)})\n" for n in names))
+        "Open in Colab:\n\n" + "".join(f"- [{n}.ipynb]({colab_url(n, repo)})\n" for n in names)
+    )
     return dest
 
 
@@ -202,11 +222,16 @@ def stale_files(source=paths.SOURCE, release=paths.RELEASE, repo=None):
         fresh = Path(tmp) / "release"
         write_release(generate(source, Path(tmp) / "course"), fresh, repo)
         want = {p.relative_to(fresh) for p in fresh.rglob("*") if p.is_file()}
-        have = {p.relative_to(release) for p in Path(release).rglob("*") if p.is_file()} if Path(release).exists() else set()
+        have = (
+            {p.relative_to(release) for p in Path(release).rglob("*") if p.is_file()}
+            if Path(release).exists()
+            else set()
+        )
         problems = [f"missing: {p}" for p in sorted(want - have)]
         problems += [f"not generated (extra): {p}" for p in sorted(have - want)]
-        problems += [f"stale: {p}" for p in sorted(want & have)
-                     if not filecmp.cmp(fresh / p, Path(release) / p, shallow=False)]
+        problems += [
+            f"stale: {p}" for p in sorted(want & have) if not filecmp.cmp(fresh / p, Path(release) / p, shallow=False)
+        ]
     return problems
 
 

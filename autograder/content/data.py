@@ -3,6 +3,7 @@
 Every generator is deterministic, so a re-run reproduces the files byte for byte; `--check` regenerates
 into a temporary folder and fails when anything differs from what is committed.
 """
+
 import filecmp
 import importlib
 import sys
@@ -31,8 +32,11 @@ def main(*, check: bool = False) -> int:
             print(f"wrote source/a3/{rel}")
         return 0
     with tempfile.TemporaryDirectory() as tmp:
-        stale = [rel for rel in generate_all(Path(tmp))
-                 if not (SOURCE / rel).exists() or not filecmp.cmp(Path(tmp) / rel, SOURCE / rel, shallow=False)]
+        stale = [
+            rel
+            for rel in generate_all(Path(tmp))
+            if not (SOURCE / rel).exists() or not filecmp.cmp(Path(tmp) / rel, SOURCE / rel, shallow=False)
+        ]
     for rel in stale:
         print(f"stale: source/a3/{rel}", file=sys.stderr)
     return 1 if stale else 0

@@ -18,6 +18,7 @@ and make DIR readable inside the grading sandbox. Without cached CLIP weights th
 check reports UNGRADABLE (a person grades that cell) instead of awarding or removing the point.
 `--check` only looks at DIR (no network) and exits 1 when something is missing.
 """
+
 import os
 import sys
 from pathlib import Path
@@ -71,7 +72,8 @@ def load_real_clip(cache_dir=None, device="cpu"):
         raise FileNotFoundError(f"no cached {CLIP_MODEL} OpenAI weights ({CLIP_REPO}) in {where}")
     # The OpenAI checkpoints were trained with QuickGELU; pretrained='openai' sets this from the tag.
     model, _, preprocess = open_clip.create_model_and_transforms(
-        CLIP_MODEL, pretrained=str(path), force_quick_gelu=True, device=device)
+        CLIP_MODEL, pretrained=str(path), force_quick_gelu=True, device=device
+    )
     return model.eval(), preprocess, open_clip.get_tokenizer(CLIP_MODEL)
 
 

@@ -3,6 +3,7 @@
 clip.ipynb builds the same configuration in quick mode when the real weights are not available; the
 hidden checks use it as a deterministic stand-in model (3.6M parameters, built in well under a second).
 """
+
 import open_clip
 import torch
 

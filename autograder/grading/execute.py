@@ -1,5 +1,6 @@
 """nbgrader's autograde preprocessors with a kernel death or a flood of output survived (ResilientExecute),
 and the kernel manager it uses, which does not idle while a kernel starts or stops."""
+
 import asyncio
 import os
 import time
@@ -125,6 +126,12 @@ class ResilientExecute(Execute):
             if used > cap:
                 return None
             if self._a3_chars[cell_index] > cap:
-                msg = dict(msg, content=dict(msg["content"], text=msg["content"].get("text", "")[: cap - used]
-                                             + f"\n[output truncated by the grader at {cap} characters]\n"))
+                msg = dict(
+                    msg,
+                    content=dict(
+                        msg["content"],
+                        text=msg["content"].get("text", "")[: cap - used]
+                        + f"\n[output truncated by the grader at {cap} characters]\n",
+                    ),
+                )
         return super().output(outs, msg, display_id, cell_index)

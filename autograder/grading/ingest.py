@@ -7,6 +7,7 @@ nbgrader metadata (same source first, then position), deleted locked and test ce
 ids, tags and flags that would switch a test cell off. Every repair is one line; every student x
 notebook gets a Submission, with status "ok", "missing" or a one-line reason, so nothing is lost.
 """
+
 import ast
 import json
 import logging
@@ -22,8 +23,7 @@ from pathlib import Path
 import nbformat
 from nbformat import NotebookNode
 
-from autograder import paths
-from autograder import contract
+from autograder import contract, paths
 
 log = logging.getLogger(__name__)
 
@@ -131,8 +131,9 @@ def discover(root: Path | str, unwrap: bool = False) -> dict[str, tuple[str, lis
     while True:
         entries = [p for p in root.iterdir() if not p.name.startswith(".") and p.name not in JUNK_DIRS]
         only = entries[0] if len(entries) == 1 and entries[0].is_dir() else None
-        holds_notebooks = only and any(f.is_file() and not CANVAS.match(f.name) and notebook_from_name(f.name)
-                                       for f in only.iterdir())
+        holds_notebooks = only and any(
+            f.is_file() and not CANVAS.match(f.name) and notebook_from_name(f.name) for f in only.iterdir()
+        )
         if unwrap and only and not holds_notebooks:  # a wrapper folder, not a student's folder
             root = entries[0]
         else:
@@ -173,8 +174,10 @@ def discover(root: Path | str, unwrap: bool = False) -> dict[str, tuple[str, lis
                 continue
             filename = re.sub(r"-\d+(?=\.[A-Za-z]+$)", "", m.group("file"))  # Canvas resubmission suffix
             lms = {"lms": "canvas", "user_id": m.group("uid"), "name": m.group("login")}
-            add(m.group("login"), _Candidate(entry, entry.name, entry.stat().st_mtime, notebook_from_name(filename),
-                                             lms))
+            add(
+                m.group("login"),
+                _Candidate(entry, entry.name, entry.stat().st_mtime, notebook_from_name(filename), lms),
+            )
     return students
 
 
@@ -183,8 +186,12 @@ def _sniff(data):
     if not data.strip():
         return "empty file (0 bytes)" if not data else "empty file (only whitespace)"
     head = data[:8]
-    for magic, what in ((b"%PDF", "a PDF file"), (b"PK\x03\x04", "a zip archive"), (b"\x89PNG", "a PNG image"),
-                        (b"\xff\xd8\xff", "a JPEG image")):
+    for magic, what in (
+        (b"%PDF", "a PDF file"),
+        (b"PK\x03\x04", "a zip archive"),
+        (b"\x89PNG", "a PNG image"),
+        (b"\xff\xd8\xff", "a JPEG image"),
+    ):
         if head.startswith(magic):
             return f"not a notebook: the file is {what}"
     text = data.decode("utf-8", errors="replace").lstrip()
@@ -442,8 +449,11 @@ def _cells_between_anchors(nb, i, rel_cell, cells):
     for a code cell, those that define the release cell's names (none when it defines names none of them do)."""
     before = max((cells.pos[k] for k in cells.pos if k < i), default=-1)
     after = min((cells.pos[k] for k in cells.pos if k > i), default=len(nb.cells))
-    gap = [j for j in range(before + 1, after) if j not in cells.claimed and not _gid(nb.cells[j])
-           and nb.cells[j].cell_type == rel_cell.cell_type]
+    gap = [
+        j
+        for j in range(before + 1, after)
+        if j not in cells.claimed and not _gid(nb.cells[j]) and nb.cells[j].cell_type == rel_cell.cell_type
+    ]
     if rel_cell.cell_type == "code":
         names = _defined_names(rel_cell.source)
         by_name = [j for j in gap if names and names <= _defined_names(nb.cells[j].source)]
@@ -584,8 +594,13 @@ def repair_cells(nb: NotebookNode, rel: NotebookNode, repairs: list[str]) -> Non
     repairs.extend(remove_unknown_nbgrader_metadata(nb, rel))
     repairs.extend(resolve_duplicate_grade_ids(nb, rel))
     cells = CellMap()
-    for step in (restore_metadata_by_source, restore_metadata_by_position, restore_deleted_cells,
-                 reset_graded_cells, fix_cell_ids):
+    for step in (
+        restore_metadata_by_source,
+        restore_metadata_by_position,
+        restore_deleted_cells,
+        reset_graded_cells,
+        fix_cell_ids,
+    ):
         repairs.extend(step(nb, rel, cells))
 
 
@@ -659,8 +674,9 @@ def _pick(name, options, rel):
     cand = options[0][0]
     if len(options) > 1:
         rest = ", ".join(repr(o[0].shown) for o in options[1:])
-        return options[0], (f"{len(options)} files for {name}: took {cand.shown!r} "
-                            f"(most complete, then newest); ignored {rest}")
+        return options[0], (
+            f"{len(options)} files for {name}: took {cand.shown!r} (most complete, then newest); ignored {rest}"
+        )
     if cand.shown != f"{name}.ipynb":
         return options[0], f"took {cand.shown!r} as {name}.ipynb"
     return options[0], None
@@ -694,8 +710,9 @@ def _repair(nb, rel, repairs):
     return None
 
 
-def ingest_student(student: str, raw: str, candidates: list[_Candidate], releases: dict[str, NotebookNode],
-                   staging: Path) -> list[Submission]:
+def ingest_student(
+    student: str, raw: str, candidates: list[_Candidate], releases: dict[str, NotebookNode], staging: Path
+) -> list[Submission]:
     """Pick and repair one student's notebooks.
 
     Inputs:
@@ -712,8 +729,9 @@ def ingest_student(student: str, raw: str, candidates: list[_Candidate], release
     out = []
     for name in NOTEBOOK_NAMES:
         if not by_nb.get(name):
-            out.append(Submission(student, name, None, _missing_status(name, problems, others), list(header),
-                                  dict(lms)))
+            out.append(
+                Submission(student, name, None, _missing_status(name, problems, others), list(header), dict(lms))
+            )
             continue
         rel = releases.get(name)
         (cand, nb, problem, repairs), took = _pick(name, by_nb[name], rel)

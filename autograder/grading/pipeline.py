@@ -5,6 +5,7 @@ ingest (repair, one status per student x notebook) -> one task per student -> wo
 results recorded in OUT as each student finishes. Students already graded in OUT are skipped unless
 --force. See autograder/records.py for what OUT holds.
 """
+
 import hashlib
 import shutil
 import sys
@@ -16,8 +17,8 @@ from pathlib import Path
 from autograder import contract, paths
 from autograder.content import build
 from autograder.grading import ingest, scheduler, worker
-from autograder.reports import feedback
 from autograder.records import Results, failure_result
+from autograder.reports import feedback
 
 IngestFn = Callable[[Path | str, Path | str, list[str]], list[dict]]  # (submissions, staging, notebooks) -> dicts
 
@@ -55,21 +56,42 @@ def plain_ingest(submissions: Path | str, staging: Path | str, notebooks: Iterab
         for nb in notebooks:
             path = folder / f"{nb}.ipynb"
             ok = path.is_file()
-            subs.append({"student": folder.name, "notebook": nb, "path": str(path) if ok else None,
-                         "status": "ok" if ok else "missing", "repairs": []})
+            subs.append(
+                {
+                    "student": folder.name,
+                    "notebook": nb,
+                    "path": str(path) if ok else None,
+                    "status": "ok" if ok else "missing",
+                    "repairs": [],
+                }
+            )
     return subs
 
 
-def real_ingest(submissions: Path | str, staging: Path | str, notebooks: Iterable[str],
-                release: Path | str) -> list[dict]:
+def real_ingest(
+    submissions: Path | str, staging: Path | str, notebooks: Iterable[str], release: Path | str
+) -> list[dict]:
     """autograder.grading.ingest (repairs Colab/LMS damage against `release`) as plain dicts."""
-    return [{"student": s.student, "notebook": s.notebook, "path": str(s.path) if s.path else None,
-             "status": s.status, "repairs": list(s.repairs), "lms": dict(s.lms)}
-            for s in ingest.ingest(Path(submissions), Path(staging), release=Path(release))]
+    return [
+        {
+            "student": s.student,
+            "notebook": s.notebook,
+            "path": str(s.path) if s.path else None,
+            "status": s.status,
+            "repairs": list(s.repairs),
+            "lms": dict(s.lms),
+        }
+        for s in ingest.ingest(Path(submissions), Path(staging), release=Path(release))
+    ]
 
 
-def collect(submissions: Path | str, staging: Path | str, notebooks: list[str], release: Path | str,
-            ingest_fn: IngestFn | None = None) -> dict[str, list[dict]]:
+def collect(
+    submissions: Path | str,
+    staging: Path | str,
+    notebooks: list[str],
+    release: Path | str,
+    ingest_fn: IngestFn | None = None,
+) -> dict[str, list[dict]]:
     """{student: [submission dicts]} for every student, with every notebook of `notebooks` present."""
     if ingest_fn is None:
         subs = real_ingest(submissions, staging, notebooks, release)
@@ -85,10 +107,19 @@ def collect(submissions: Path | str, staging: Path | str, notebooks: list[str], 
     return {student: [got[nb] for nb in notebooks] for student, got in sorted(by_student.items())}
 
 
-def grade(submissions: Path | str, out: Path | str, *, workers: int | None = None,
-          scheduler_address: str | None = None, force: bool = False, source: Path | str = paths.SOURCE,
-          ingest_fn: IngestFn | None = None, cell_timeout: int = worker.CELL_TIMEOUT,
-          notebook_timeout: int = worker.NOTEBOOK_TIMEOUT, keep_work: bool = False) -> dict:
+def grade(
+    submissions: Path | str,
+    out: Path | str,
+    *,
+    workers: int | None = None,
+    scheduler_address: str | None = None,
+    force: bool = False,
+    source: Path | str = paths.SOURCE,
+    ingest_fn: IngestFn | None = None,
+    cell_timeout: int = worker.CELL_TIMEOUT,
+    notebook_timeout: int = worker.NOTEBOOK_TIMEOUT,
+    keep_work: bool = False,
+) -> dict:
     """Grade every student in `submissions` into `out`; returns a summary dict.
 
     Inputs:
@@ -112,8 +143,9 @@ def grade(submissions: Path | str, out: Path | str, *, workers: int | None = Non
         shutil.rmtree(staging)
     staging.mkdir(parents=True)
     students = collect(submissions, staging, notebooks, template / "release", ingest_fn)
-    results.record_lms_ids({student: next((s["lms"] for s in subs if s.get("lms")), {})
-                            for student, subs in students.items()})
+    results.record_lms_ids(
+        {student: next((s["lms"] for s in subs if s.get("lms")), {}) for student, subs in students.items()}
+    )
     results.log([f"RUN grade {submissions} -> {out} ({len(students)} students, force={force})"])
 
     n_workers = workers or scheduler.default_workers()
@@ -123,9 +155,18 @@ def grade(submissions: Path | str, out: Path | str, *, workers: int | None = Non
         if not force and results.is_done(student):
             skipped.append(student)
             continue
-        tasks.append(worker.Task(student=student, notebooks=subs, template=str(template),
-                                 work=str(out / ".work" / student), cell_timeout=cell_timeout,
-                                 notebook_timeout=notebook_timeout, threads=threads, keep_work=keep_work))
+        tasks.append(
+            worker.Task(
+                student=student,
+                notebooks=subs,
+                template=str(template),
+                work=str(out / ".work" / student),
+                cell_timeout=cell_timeout,
+                notebook_timeout=notebook_timeout,
+                threads=threads,
+                keep_work=keep_work,
+            )
+        )
     # Heaviest students first, so that no worker is left alone with a full student at the end of the batch
     tasks.sort(key=lambda t: -sum(1 for s in t.notebooks if s["status"] == "ok" and s.get("path")))
     if skipped:
@@ -140,8 +181,9 @@ def grade(submissions: Path | str, out: Path | str, *, workers: int | None = Non
             failed[result["student"]] = result.get("error", "grading failed")
         results.record(result)
 
-    scheduler.run(tasks, worker.grade_student, workers=workers, scheduler=scheduler_address,
-                  on_result=on_result, desc="grading")
+    scheduler.run(
+        tasks, worker.grade_student, workers=workers, scheduler=scheduler_address, on_result=on_result, desc="grading"
+    )
     worker.release_slot()  # this process's zygote, when it graded in-process
     if not scheduler_address:  # a local cluster's workers have exited: their slots are free
         for slot in (out / ".work").glob(worker.SLOT_PREFIX + "*"):
@@ -149,23 +191,36 @@ def grade(submissions: Path | str, out: Path | str, *, workers: int | None = Non
     results.write_csvs()
     feedback.write_index(out)
     statuses = Counter(s["status"] for st in results.states() for s in st["notebooks"].values())
-    summary = {"graded": sorted(t.student for t in tasks if t.student not in failed), "skipped": skipped,
-               "failed": failed, "seconds": time.perf_counter() - start, "statuses": statuses}
-    results.log([f"END graded {len(summary['graded'])}, skipped {len(skipped)}, failed {len(failed)} "
-                 f"in {summary['seconds']:.1f} s"])
+    summary = {
+        "graded": sorted(t.student for t in tasks if t.student not in failed),
+        "skipped": skipped,
+        "failed": failed,
+        "seconds": time.perf_counter() - start,
+        "statuses": statuses,
+    }
+    results.log(
+        [
+            f"END graded {len(summary['graded'])}, skipped {len(skipped)}, failed {len(failed)} "
+            f"in {summary['seconds']:.1f} s"
+        ]
+    )
     return summary
 
 
 def print_summary(summary: dict, out: Path) -> None:
     """The end-of-run summary: counts, failures with reasons, time, where things are."""
-    print(f"graded {len(summary['graded'])} students, skipped {len(summary['skipped'])} already graded, "
-          f"{len(summary['failed'])} failed, in {summary['seconds']:.1f} s")
+    print(
+        f"graded {len(summary['graded'])} students, skipped {len(summary['skipped'])} already graded, "
+        f"{len(summary['failed'])} failed, in {summary['seconds']:.1f} s"
+    )
     for status, n in sorted(summary["statuses"].items()):
         print(f"  {n:4d} notebooks: {status}")
     for student, why in summary["failed"].items():
         print(f"  FAILED {student}: {why}")
-    print(f"grades: {out / 'grades.csv'}, {out / 'grades_by_cell.csv'}; feedback: {out / 'feedback'}; "
-          f"log: {out / 'grading.log'}")
+    print(
+        f"grades: {out / 'grades.csv'}, {out / 'grades_by_cell.csv'}; feedback: {out / 'feedback'}; "
+        f"log: {out / 'grading.log'}"
+    )
 
 
 def is_course_source(source: Path | str) -> bool:
@@ -175,15 +230,30 @@ def is_course_source(source: Path | str) -> bool:
     return bool(names) and names <= set(contract.NOTEBOOKS)
 
 
-def main(*, submissions: Path, out: Path, workers: int | None = None, scheduler_address: str | None = None,
-         force: bool = False, source: Path = paths.SOURCE, keep_work: bool = False) -> int:
+def main(
+    *,
+    submissions: Path,
+    out: Path,
+    workers: int | None = None,
+    scheduler_address: str | None = None,
+    force: bool = False,
+    source: Path = paths.SOURCE,
+    keep_work: bool = False,
+) -> int:
     """`grade`: grade SUBMISSIONS into OUT and print the summary. Returns the exit status."""
     if not Path(submissions).exists():
         print(f"grade: {submissions} does not exist", file=sys.stderr)
         return 2
-    summary = grade(submissions, out, workers=workers, scheduler_address=scheduler_address,
-                    force=force, source=source, keep_work=keep_work,
-                    ingest_fn=None if is_course_source(source) else plain_ingest)
+    summary = grade(
+        submissions,
+        out,
+        workers=workers,
+        scheduler_address=scheduler_address,
+        force=force,
+        source=source,
+        keep_work=keep_work,
+        ingest_fn=None if is_course_source(source) else plain_ingest,
+    )
     print_summary(summary, out)
     return 0
 

@@ -6,6 +6,7 @@ runs in a grading kernel that holds that notebook's own check key. `run_autograd
 needs to verify the run (`AutogradeRun`); `timing` splits a notebook's time into start-up, setup, cells and
 tests.
 """
+
 import functools
 import json
 import multiprocessing
@@ -77,8 +78,15 @@ KEYED_PREPROCESSORS = [
 
 
 # nbgrader and what an autograde run imports on first use (jupyter_client's kernel specs read IPython's paths)
-FORKSERVER_PRELOAD = ["nbgrader.apps.nbgraderapp", "nbgrader.api", "sqlite3", "IPython", "jsonschema",
-                      "autograder.grading.execute", "autograder.grading.runner"]
+FORKSERVER_PRELOAD = [
+    "nbgrader.apps.nbgraderapp",
+    "nbgrader.api",
+    "sqlite3",
+    "IPython",
+    "jsonschema",
+    "autograder.grading.execute",
+    "autograder.grading.runner",
+]
 
 
 @functools.lru_cache(maxsize=None)
@@ -184,9 +192,19 @@ class AutogradeRun:
         return "time-out" if self.timed_out else last_error(self.output)
 
 
-def run_autograde(*, workspace: Path, student: str, notebooks: list[str], keys: dict[str, str],
-                  settings: dict, env: dict[str, str], kernel_env: dict[str, str], cell_timeout: float,
-                  notebook_timeout: float, log_lines: list[str]) -> AutogradeRun:
+def run_autograde(
+    *,
+    workspace: Path,
+    student: str,
+    notebooks: list[str],
+    keys: dict[str, str],
+    settings: dict,
+    env: dict[str, str],
+    kernel_env: dict[str, str],
+    cell_timeout: float,
+    notebook_timeout: float,
+    log_lines: list[str],
+) -> AutogradeRun:
     """One `nbgrader autograde` process for `notebooks` (one, or all of the student's), each notebook under
     its own key from `keys`; the whole process group is killed after notebook_timeout per notebook.
 
@@ -200,8 +218,9 @@ def run_autograde(*, workspace: Path, student: str, notebooks: list[str], keys: 
     ws, run_id = workspace, secrets.token_hex(8)
     kernel_name, extra_env, config, sandboxed = install_kernel(ws, dict(kernel_env, A3_CHECK_KEY=keys[notebooks[0]]))
     if not sandboxed:
-        log_lines.append(f"WARNING {student}/{','.join(notebooks)}: graded UNSANDBOXED "
-                         "(bubblewrap sandbox unavailable)")
+        log_lines.append(
+            f"WARNING {student}/{','.join(notebooks)}: graded UNSANDBOXED (bubblewrap sandbox unavailable)"
+        )
     settings = dict(settings)
     settings.update(_flatten(config))
     settings["Execute.kernel_name"] = kernel_name
@@ -233,8 +252,14 @@ def run_autograde(*, workspace: Path, student: str, notebooks: list[str], keys: 
     wall = time.perf_counter() - start
     for line in bwrap.read_events(ws):
         log_lines.append(f"SANDBOX {student}/{','.join(notebooks)}: {line}")
-    return AutogradeRun(run_id=run_id, sandboxed=sandboxed, wall=wall, output=output, timed_out=timed_out,
-                        kernel_asked=kernel_stamps(ws))
+    return AutogradeRun(
+        run_id=run_id,
+        sandboxed=sandboxed,
+        wall=wall,
+        output=output,
+        timed_out=timed_out,
+        kernel_asked=kernel_stamps(ws),
+    )
 
 
 def _cell_time(cell, event):
@@ -281,8 +306,13 @@ def timing(nb: nbformat.NotebookNode, wall: float, kernel_asked: float | None = 
             tests += s
         else:
             cells += s
-    result = {"seconds": round(wall, 3), "overhead": round(max(0.0, wall - setup - cells - tests), 3),
-              "setup": round(setup, 3), "cells": round(cells, 3), "tests": round(tests, 3)}
+    result = {
+        "seconds": round(wall, 3),
+        "overhead": round(max(0.0, wall - setup - cells - tests), 3),
+        "setup": round(setup, 3),
+        "cells": round(cells, 3),
+        "tests": round(tests, 3),
+    }
     began = first is not None and (_cell_time(first, "iopub.status.busy") or _cell_time(first, "iopub.execute_input"))
     if kernel_asked is not None and began:
         result["kernel_start"] = round(max(0.0, began.timestamp() - kernel_asked), 3)

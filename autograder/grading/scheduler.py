@@ -6,6 +6,7 @@ retries a task whose worker process died, and turns a task that keeps killing wo
 raising) into a recorded failure result instead of crashing the batch. Every task yields exactly one
 result. See docs/SCALING.md for clusters on Kubernetes and Slurm.
 """
+
 import json
 import logging
 import os
@@ -16,8 +17,8 @@ import socket
 import subprocess
 import time
 import uuid
-from concurrent.futures import CancelledError
 from collections.abc import Callable, Iterable
+from concurrent.futures import CancelledError
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -138,8 +139,10 @@ def _describe(exc):
     from distributed.scheduler import KilledWorker
 
     if isinstance(exc, KilledWorker):
-        return (f"worker process died {exc.allowed_failures + 1} times while running this task "
-                "(crash, os._exit or out of memory); gave up")
+        return (
+            f"worker process died {exc.allowed_failures + 1} times while running this task "
+            "(crash, os._exit or out of memory); gave up"
+        )
     first = (str(exc).strip().splitlines() or [""])[0]
     return f"raised {type(exc).__name__}: {first}".rstrip(": ")
 
@@ -154,9 +157,18 @@ def _record(stats, meta):
     w.cuda_visible_devices = meta["cuda_visible_devices"]
 
 
-def run(tasks: Iterable[Any], fn: Callable[[Any], Any], *, workers: int | None = None, scheduler: str | None = None,
-        on_result: Callable[[Any], None] | None = None, desc: str = "grading", retries: int = RETRIES,
-        allowed_failures: int = ALLOWED_FAILURES, gpus: list[str] | None = None) -> list:
+def run(
+    tasks: Iterable[Any],
+    fn: Callable[[Any], Any],
+    *,
+    workers: int | None = None,
+    scheduler: str | None = None,
+    on_result: Callable[[Any], None] | None = None,
+    desc: str = "grading",
+    retries: int = RETRIES,
+    allowed_failures: int = ALLOWED_FAILURES,
+    gpus: list[str] | None = None,
+) -> list:
     """Run fn(task) for every task, in parallel on Dask, with a progress bar.
 
     Inputs:
@@ -227,13 +239,23 @@ def _local_cluster(workers, allowed_failures, gpus):
     from distributed import Nanny, Scheduler, SpecCluster
 
     gpus = detect_gpus() if gpus is None else list(gpus)
-    scheduler = {"cls": Scheduler, "options": {"host": "127.0.0.1", "port": 0, "dashboard": False,
-                                               "dashboard_address": "127.0.0.1:0",
-                                               "allowed_failures": allowed_failures}}
-    specs = {f"worker-{i}": {"cls": Nanny, "options": {"host": "127.0.0.1", "nthreads": 1,
-                                                       "env": worker_env(i, gpus),
-                                                       "silence_logs": logging.ERROR}}
-             for i in range(workers)}
+    scheduler = {
+        "cls": Scheduler,
+        "options": {
+            "host": "127.0.0.1",
+            "port": 0,
+            "dashboard": False,
+            "dashboard_address": "127.0.0.1:0",
+            "allowed_failures": allowed_failures,
+        },
+    }
+    specs = {
+        f"worker-{i}": {
+            "cls": Nanny,
+            "options": {"host": "127.0.0.1", "nthreads": 1, "env": worker_env(i, gpus), "silence_logs": logging.ERROR},
+        }
+        for i in range(workers)
+    }
     return SpecCluster(workers=specs, scheduler=scheduler, silence_logs=logging.ERROR, name="a3-grading")
 
 
@@ -262,8 +284,10 @@ def _run_on_dask(tasks, fn, workers, scheduler, retries, allowed_failures, gpus,
         stats.startup_seconds = time.perf_counter() - t0
         prefix = re.sub(r"[^A-Za-z0-9]+", "-", desc).strip("-") or "task"
         batch = uuid.uuid4().hex[:8]  # keys stay unique on a shared cluster
-        index = {client.submit(_timed_call, fn, task, key=f"{prefix}-{batch}-{i}", retries=retries): i
-                 for i, task in enumerate(tasks)}
+        index = {
+            client.submit(_timed_call, fn, task, key=f"{prefix}-{batch}-{i}", retries=retries): i
+            for i, task in enumerate(tasks)
+        }
         try:
             for future in as_completed(index):
                 i = index[future]
@@ -274,7 +298,12 @@ def _run_on_dask(tasks, fn, workers, scheduler, retries, allowed_failures, gpus,
                 elif future.status == "error":
                     finish(i, failure(tasks[i], _describe(future.exception())))
                 else:  # cancelled or lost with the cluster
-                    finish(i, failure(tasks[i], f"not graded: the Dask cluster dropped this task ({future.status}); run again"))
+                    finish(
+                        i,
+                        failure(
+                            tasks[i], f"not graded: the Dask cluster dropped this task ({future.status}); run again"
+                        ),
+                    )
                 future.release()
         except (OSError, TimeoutError, CancelledError) as exc:  # lost the scheduler: record, never drop
             reason = f"not graded: lost the Dask cluster ({type(exc).__name__}: {exc})"

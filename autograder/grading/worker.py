@@ -10,6 +10,7 @@ are kept only when its output carries the matching pass token. The result (score
 the shard, the autograded notebooks and feedback HTML) goes back to the caller, which writes OUT.
 Kernels draw no figures (autograder.sandbox.nofigures): quick-mode plots mean nothing and cost seconds.
 """
+
 import atexit
 import functools
 import json
@@ -29,8 +30,8 @@ import nbformat
 
 from autograder import contract, paths, tokens
 from autograder.content import build
-from autograder.records import CellResult, NotebookResult
 from autograder.grading import runner
+from autograder.records import CellResult, NotebookResult
 from autograder.reports import feedback
 from autograder.sandbox import bwrap, launcher, zygote
 
@@ -92,8 +93,11 @@ def course_check_modules(template: Path | str) -> list[str]:
 
 
 def _stdout_text(cell):
-    return "".join(o.get("text", "") for o in cell.get("outputs", [])
-                   if o.get("output_type") == "stream" and o.get("name") == "stdout")
+    return "".join(
+        o.get("text", "")
+        for o in cell.get("outputs", [])
+        if o.get("output_type") == "stream" and o.get("name") == "stdout"
+    )
 
 
 def _error_line(cell):
@@ -110,8 +114,9 @@ def _error_line(cell):
     return ""
 
 
-def verify_cell(cell: Mapping | None, grade_id: str, key: bytes, nbgrader_score: float | None,
-                points: float) -> tuple[float | None, str]:
+def verify_cell(
+    cell: Mapping | None, grade_id: str, key: bytes, nbgrader_score: float | None, points: float
+) -> tuple[float | None, str]:
     """Decide a test cell's score from nbgrader's score and the pass token in its output.
 
     Inputs:
@@ -148,8 +153,11 @@ def _prepare(task, ws):
         shutil.rmtree(ws)
     template = Path(task.template)
     (ws / "source").mkdir(parents=True)
-    shutil.copytree(template / "release", ws / "source" / contract.ASSIGNMENT,
-                    ignore=shutil.ignore_patterns("*.ipynb", "GENERATED.md"))
+    shutil.copytree(
+        template / "release",
+        ws / "source" / contract.ASSIGNMENT,
+        ignore=shutil.ignore_patterns("*.ipynb", "GENERATED.md"),
+    )
     shutil.copy2(template / "gradebook.db", ws / "gradebook.db")
     submitted = ws / "submitted" / task.student / contract.ASSIGNMENT
     submitted.mkdir(parents=True)
@@ -283,16 +291,26 @@ def _grade_notebooks(task, ws, todo, layout, base_settings, base_env, kernel_env
     """
     done = {}
     keys = {nb: secrets.token_hex(16) for nb in todo}
-    run = functools.partial(runner.run_autograde, workspace=ws, student=task.student, settings=base_settings,
-                            env=base_env, kernel_env=kernel_env, cell_timeout=task.cell_timeout,
-                            notebook_timeout=task.notebook_timeout, log_lines=log_lines)
+    run = functools.partial(
+        runner.run_autograde,
+        workspace=ws,
+        student=task.student,
+        settings=base_settings,
+        env=base_env,
+        kernel_env=kernel_env,
+        cell_timeout=task.cell_timeout,
+        notebook_timeout=task.notebook_timeout,
+        log_lines=log_lines,
+    )
     if len(todo) > 1:
         shared_run = run(notebooks=list(todo), keys=keys)
         verified = {nb: _verify_notebook(task, ws, nb, keys[nb], layout, log_lines, shared_run.run_id) for nb in todo}
         finished = {nb: v for nb, v in verified.items() if v[0] is not None}
         if len(finished) < len(todo):
-            log_lines.append(f"RETRY {task.student}: the shared run left {sorted(set(todo) - set(finished))} "
-                             f"ungraded ({shared_run.failure()}); grading them one by one")
+            log_lines.append(
+                f"RETRY {task.student}: the shared run left {sorted(set(todo) - set(finished))} "
+                f"ungraded ({shared_run.failure()}); grading them one by one"
+            )
         cell_time = {nb: sum(runner.cell_seconds(c) for c in v[1].cells) for nb, v in finished.items()}
         shared = max(0.0, shared_run.wall - sum(cell_time.values())) / max(1, len(finished))
         for nb, (summary, graded_nb) in finished.items():
@@ -307,8 +325,11 @@ def _grade_notebooks(task, ws, todo, layout, base_settings, base_env, kernel_env
         one = run(notebooks=[nb], keys=keys)
         summary, graded_nb = _verify_notebook(task, ws, nb, keys[nb], layout, log_lines, one.run_id)
         if summary is None:
-            why = (f"notebook ran past {task.notebook_timeout} s and was stopped" if one.timed_out
-                   else f"nbgrader could not grade it: {runner.last_error(one.output)}")
+            why = (
+                f"notebook ran past {task.notebook_timeout} s and was stopped"
+                if one.timed_out
+                else f"nbgrader could not grade it: {runner.last_error(one.output)}"
+            )
             log_lines.append(f"FAILED {task.student}/{nb}: {why}")
             _zero_in_shard(ws, task.student, nb)
             summary = NotebookResult.failed(nb, layout[nb]["tests"], why)
@@ -335,34 +356,53 @@ def grade_student(task: Task) -> dict:
     start = time.perf_counter()
     ws = Path(task.work)
     layout = course_layout(Path(task.template) / "release")
-    result = {"student": task.student, "complete": True, "notebooks": {}, "log": [], "seconds": 0.0,
-              "shard": None, "autograded": {}, "feedback": {}}
+    result = {
+        "student": task.student,
+        "complete": True,
+        "notebooks": {},
+        "log": [],
+        "seconds": 0.0,
+        "shard": None,
+        "autograded": {},
+        "feedback": {},
+    }
     subs = {s["notebook"]: s for s in task.notebooks}
     zyg = None
     try:
-        kernel_env = {"A3_QUICK": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-                      "TOKENIZERS_PARALLELISM": "false", "MPLBACKEND": "module://autograder.sandbox.nofigures",
-                      "PYTHONPATH": os.pathsep.join([str(paths.ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
-                      "A3_CHECK_MODULES": ",".join(course_check_modules(task.template)), **task.env}
+        kernel_env = {
+            "A3_QUICK": "1",
+            "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+            "TOKENIZERS_PARALLELISM": "false",
+            "MPLBACKEND": "module://autograder.sandbox.nofigures",
+            "PYTHONPATH": os.pathsep.join([str(paths.ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
+            "A3_CHECK_MODULES": ",".join(course_check_modules(task.template)),
+            **task.env,
+        }
         if task.threads:
             kernel_env.update(OMP_NUM_THREADS=str(task.threads), MKL_NUM_THREADS=str(task.threads))
-        if any(s["status"] == "ok" and s.get("path") for s in task.notebooks) and bwrap.available() \
-                and os.environ.get("A3_ZYGOTE", "1") != "0":
+        if (
+            any(s["status"] == "ok" and s.get("path") for s in task.notebooks)
+            and bwrap.available()
+            and os.environ.get("A3_ZYGOTE", "1") != "0"
+        ):
             if ws.exists():
                 shutil.rmtree(ws)  # a workspace kept by an earlier run
             ws, zyg = _claim_slot(task, kernel_env)
         todo = _prepare(task, ws)
         base_env = build.nbgrader_env(ws)
         base_settings = dict(build.NBGRADER_SETTINGS)
-        base_settings.update({
-            "CourseDirectory.root": str(ws.resolve()),
-            "CourseDirectory.db_url": f"sqlite:///{(ws / 'gradebook.db').resolve()}",
-            "Execute.timeout": task.cell_timeout,
-            "Execute.shutdown_kernel": "immediate",  # outputs are in; a graceful kernel shutdown costs ~2 s
-            "ClearMetadataPreprocessor.preserve_cell_metadata_mask": {"nbgrader", "execution", "tags"},
-            "ClearMetadataPreprocessor.preserve_nb_metadata_mask": {("language_info", "name"), "a3_run"},
-            "Autograde.create_student": True,
-        })
+        base_settings.update(
+            {
+                "CourseDirectory.root": str(ws.resolve()),
+                "CourseDirectory.db_url": f"sqlite:///{(ws / 'gradebook.db').resolve()}",
+                "Execute.timeout": task.cell_timeout,
+                "Execute.shutdown_kernel": "immediate",  # outputs are in; a graceful kernel shutdown costs ~2 s
+                "ClearMetadataPreprocessor.preserve_cell_metadata_mask": {"nbgrader", "execution", "tags"},
+                "ClearMetadataPreprocessor.preserve_nb_metadata_mask": {("language_info", "name"), "a3_run"},
+                "Autograde.create_student": True,
+            }
+        )
         try:
             graded = _grade_notebooks(task, ws, todo, layout, base_settings, base_env, kernel_env, result["log"])
         except Exception as exc:  # report it for these notebooks and keep the student's other results
@@ -401,15 +441,18 @@ def grade_student(task: Task) -> dict:
         for notebook in layout:
             if notebook not in result["notebooks"]:
                 result["notebooks"][notebook] = NotebookResult.failed(
-                    notebook, layout[notebook]["tests"], why, subs.get(notebook, {}).get("repairs", [])).to_dict()
+                    notebook, layout[notebook]["tests"], why, subs.get(notebook, {}).get("repairs", [])
+                ).to_dict()
     finally:
         if zyg is not None:
             result["zygote"] = zyg.report()
         else:
             launcher.uninstall_kernel(ws)
     result["seconds"] = round(time.perf_counter() - start, 3)
-    clean = result["complete"] and all(n["status"] in ("graded", "missing") or n["status"].startswith("needs manual")
-                                       for n in result["notebooks"].values())
+    clean = result["complete"] and all(
+        n["status"] in ("graded", "missing") or n["status"].startswith("needs manual")
+        for n in result["notebooks"].values()
+    )
     if zyg is not None and (task.keep_work or not clean):
         shutil.copytree(ws, task.work, symlinks=True)  # the slot goes on to the next student
     elif clean and not task.keep_work and ws.exists() and zyg is None:

@@ -12,6 +12,7 @@ files Canvas and Moodle import as they are.
 Scores are the autograded points plus the hand grades entered so far for written answers; a total is
 provisional (and says so in the notes) while a written answer or an ungradable cell waits for a person.
 """
+
 import contextlib
 import csv
 import datetime
@@ -21,11 +22,21 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from autograder.contract import max_score, written_max_score
-from autograder.contract import ASSIGNMENT, NOTEBOOKS
+from autograder.contract import ASSIGNMENT, NOTEBOOKS, max_score, written_max_score
 
-NBGRADER_COLUMNS = ["assignment", "duedate", "timestamp", "student_id", "last_name", "first_name", "email",
-                    "raw_score", "late_submission_penalty", "score", "max_score"]
+NBGRADER_COLUMNS = [
+    "assignment",
+    "duedate",
+    "timestamp",
+    "student_id",
+    "last_name",
+    "first_name",
+    "email",
+    "raw_score",
+    "late_submission_penalty",
+    "score",
+    "max_score",
+]
 
 
 def natural_key(s):
@@ -50,8 +61,13 @@ def read_grades(out):
     students = {}
     with open(path, newline="") as f:
         for row in csv.DictReader(f):
-            row = dict(row, score=_number(row.get("score")), max_score=_number(row.get("max_score")),
-                       written_score=_number(row.get("written_score")), ungraded=(row.get("ungraded") or "").split())
+            row = dict(
+                row,
+                score=_number(row.get("score")),
+                max_score=_number(row.get("max_score")),
+                written_score=_number(row.get("written_score")),
+                ungraded=(row.get("ungraded") or "").split(),
+            )
             students.setdefault(row["student"], {})[row["notebook"]] = row
     return {s: students[s] for s in sorted(students, key=natural_key)}
 
@@ -61,8 +77,10 @@ def _timestamps(out):
     db = Path(out) / "gradebook.db"
     if not db.exists():
         return {}
-    query = ("SELECT s.student_id, s.timestamp FROM submitted_assignment s JOIN assignment a "
-             "ON s.assignment_id = a.id WHERE a.name = ? AND s.timestamp IS NOT NULL")
+    query = (
+        "SELECT s.student_id, s.timestamp FROM submitted_assignment s JOIN assignment a "
+        "ON s.assignment_id = a.id WHERE a.name = ? AND s.timestamp IS NOT NULL"
+    )
     try:
         with contextlib.closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as con:
             rows = con.execute(query, (ASSIGNMENT,)).fetchall()
@@ -115,8 +133,21 @@ def write_nbgrader_csv(out, dest):
     rows = []
     for student, notebooks in grades.items():
         score, total, _ = student_totals(notebooks)
-        rows.append([ASSIGNMENT, "", stamps.get(student, ""), student, "", "", "",
-                     _cell(score), _cell(0.0), _cell(max(0.0, score)), _cell(total)])
+        rows.append(
+            [
+                ASSIGNMENT,
+                "",
+                stamps.get(student, ""),
+                student,
+                "",
+                "",
+                "",
+                _cell(score),
+                _cell(0.0),
+                _cell(max(0.0, score)),
+                _cell(total),
+            ]
+        )
     _write_csv(dest, NBGRADER_COLUMNS, rows)
     return len(grades)
 
@@ -134,8 +165,16 @@ def write_lms_csv(out, dest):
     for student, notebooks in grades.items():
         score, total, notes = student_totals(notebooks)
         per_nb = [_notebook_points(notebooks.get(nb)) for nb in NOTEBOOKS]
-        rows.append([student, *("" if s is None else f"{s:g}" for s in per_nb), f"{score:g}", f"{total:g}",
-                     f"{100 * score / total:.1f}" if total else "", "; ".join(notes)])
+        rows.append(
+            [
+                student,
+                *("" if s is None else f"{s:g}" for s in per_nb),
+                f"{score:g}",
+                f"{total:g}",
+                f"{100 * score / total:.1f}" if total else "",
+                "; ".join(notes),
+            ]
+        )
     _write_csv(dest, ["student_id", *NOTEBOOKS, "total", "max_total", "percent", "notes"], rows)
     return len(grades)
 
@@ -161,8 +200,16 @@ def write_canvas_csv(out, dest, title=f"{ASSIGNMENT} (autograder)"):
     for student, (score, _, _) in totals.items():
         lms = ids.get(student, {})
         canvas = lms.get("lms") == "canvas"
-        rows.append([lms.get("lms_name") or student, lms.get("lms_user_id", "") if canvas else "", "",
-                     "" if canvas else student, "", f"{score:g}"])
+        rows.append(
+            [
+                lms.get("lms_name") or student,
+                lms.get("lms_user_id", "") if canvas else "",
+                "",
+                "" if canvas else student,
+                "",
+                f"{score:g}",
+            ]
+        )
     _write_csv(dest, CANVAS_COLUMNS + [title], rows)
     return len(grades)
 
@@ -183,8 +230,12 @@ def export(out):
     """Write OUT/export/{nbgrader,lms,canvas,moodle}_grades.csv; returns their paths."""
     folder = Path(out) / "export"
     folder.mkdir(parents=True, exist_ok=True)
-    writers = {"nbgrader_grades.csv": write_nbgrader_csv, "lms_grades.csv": write_lms_csv,
-               "canvas_grades.csv": write_canvas_csv, "moodle_grades.csv": write_moodle_csv}
+    writers = {
+        "nbgrader_grades.csv": write_nbgrader_csv,
+        "lms_grades.csv": write_lms_csv,
+        "canvas_grades.csv": write_canvas_csv,
+        "moodle_grades.csv": write_moodle_csv,
+    }
     for name, write in writers.items():
         write(out, folder / name)
     return tuple(folder / name for name in writers)

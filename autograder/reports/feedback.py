@@ -4,6 +4,7 @@ A page shows the score per graded cell with the check's one-line message and the
 submission. Hidden test source is removed from every test cell, and test-cell errors are cut down to
 their last line, so neither the hidden code nor its traceback ever reaches a student.
 """
+
 import copy
 import functools
 import html
@@ -70,7 +71,9 @@ def sanitize(nb):
                     out["name"] = "stdout"  # a progress bar is not an error, whatever stream tqdm used
             elif kind == "error":
                 if out.get("ename") == "NotImplementedError":  # a TODO left as released: one sentence is enough
-                    out["evalue"] = out.get("evalue") or "not implemented yet (this cell still raises NotImplementedError)"
+                    out["evalue"] = (
+                        out.get("evalue") or "not implemented yet (this cell still raises NotImplementedError)"
+                    )
                     out["traceback"] = [f"NotImplementedError: {out['evalue']}"]
                     continue
                 if test:  # hidden test traceback lines: keep only "Name: message"
@@ -85,7 +88,9 @@ def sanitize(nb):
                 for mime in ("text/html", "text/markdown", "application/javascript"):
                     if mime in data and any(h in data[mime] for h in hidden_all):
                         del data[mime]
-        cell["outputs"] = [o for o in cell.get("outputs", []) if not (o.get("output_type") == "stream" and not o["text"])]
+        cell["outputs"] = [
+            o for o in cell.get("outputs", []) if not (o.get("output_type") == "stream" and not o["text"])
+        ]
     nb.metadata.pop("widgets", None)
     return nb
 
@@ -125,19 +130,31 @@ def with_submitted_outputs(graded, submitted):
     line. Errors and stderr of the student's run are left out.
     """
     graded = copy.deepcopy(graded)
-    theirs = {c.metadata["nbgrader"]["grade_id"]: c for c in submitted.cells
-              if c.cell_type == "code" and contract.nbgrader_meta(c).get("grade_id")}
+    theirs = {
+        c.metadata["nbgrader"]["grade_id"]: c
+        for c in submitted.cells
+        if c.cell_type == "code" and contract.nbgrader_meta(c).get("grade_id")
+    }
     for cell in graded.cells:
         meta = contract.nbgrader_meta(cell)
-        if (cell.cell_type != "code" or contract.is_solution_cell(cell) or contract.is_graded_cell(cell)
-                or not meta.get("grade_id") or meta["grade_id"] not in theirs):
+        if (
+            cell.cell_type != "code"
+            or contract.is_solution_cell(cell)
+            or contract.is_graded_cell(cell)
+            or not meta.get("grade_id")
+            or meta["grade_id"] not in theirs
+        ):
             continue
-        own = [copy.deepcopy(o) for o in theirs[meta["grade_id"]].get("outputs", [])
-               if o.get("output_type") in ("display_data", "execute_result")
-               or (o.get("output_type") == "stream" and o.get("name") == "stdout")]
+        own = [
+            copy.deepcopy(o)
+            for o in theirs[meta["grade_id"]].get("outputs", [])
+            if o.get("output_type") in ("display_data", "execute_result")
+            or (o.get("output_type") == "stream" and o.get("name") == "stdout")
+        ]
         if own:
-            cell.outputs = list(cell.get("outputs", [])) + [nbformat.v4.new_output("stream", name="stdout",
-                                                                                   text=OWN_RUN)] + own
+            cell.outputs = (
+                list(cell.get("outputs", [])) + [nbformat.v4.new_output("stream", name="stdout", text=OWN_RUN)] + own
+            )
     return graded
 
 
@@ -178,9 +195,13 @@ def _esc(text):
 
 def summary_markdown(summary, student):
     """The header of a feedback page: score, per-cell table, repairs and notes."""
-    lines = [f"# Feedback: {_esc(summary['notebook'])}.ipynb, {_esc(student)}", "",
-             f"**Autograded score: {_fmt(summary['score'])} / {_fmt(summary['max_score'])}**"
-             + ("" if summary["status"] == "graded" else f" (status: {_esc(summary['status'])})"), ""]
+    lines = [
+        f"# Feedback: {_esc(summary['notebook'])}.ipynb, {_esc(student)}",
+        "",
+        f"**Autograded score: {_fmt(summary['score'])} / {_fmt(summary['max_score'])}**"
+        + ("" if summary["status"] == "graded" else f" (status: {_esc(summary['status'])})"),
+        "",
+    ]
     if summary.get("cells"):
         lines += ["| graded cell | score | message |", "|---|---|---|"]
         for c in summary["cells"]:
@@ -208,16 +229,23 @@ def written_markdown(points, hand, autograded):
     graded = [hand[g]["score"] for g in points if (hand.get(g) or {}).get("score") is not None]
     waiting = len(points) - len(graded)
     total = (autograded or 0.0) + sum(graded)
-    lines += ["", f"**Total so far: {_fmt(total)}** (autograded and written)"
-              + (f", provisional: {waiting} written answer(s) still to be graded by a TA" if waiting else ""), ""]
+    lines += [
+        "",
+        f"**Total so far: {_fmt(total)}** (autograded and written)"
+        + (f", provisional: {waiting} written answer(s) still to be graded by a TA" if waiting else ""),
+        "",
+    ]
     return lines
 
 
 def contents_markdown(summary, nb):
     """A table of contents: each graded cell and written answer, linked to its place on the page."""
     present = {contract.nbgrader_meta(c).get("grade_id") for c in nb.cells}
-    links = [f"[{c['grade_id']}](#{ANCHOR}{c['grade_id']})" for c in summary.get("cells", [])
-             if contract.test_cell_id(c["grade_id"]) in present]
+    links = [
+        f"[{c['grade_id']}](#{ANCHOR}{c['grade_id']})"
+        for c in summary.get("cells", [])
+        if contract.test_cell_id(c["grade_id"]) in present
+    ]
     links += [f"[{gid}](#{ANCHOR}{gid})" for gid in summary.get("manual") or {} if gid in present]
     return "**Contents:** " + " · ".join(links) if links else ""
 
@@ -227,7 +255,9 @@ def annotate(nb, summary, student):
     nb = sanitize(nb) if nb is not None else nbformat.v4.new_notebook()
     nb.metadata["title"] = f"{summary['notebook']}.ipynb feedback: {student}"
     verdicts = {contract.test_cell_id(c["grade_id"]): c for c in summary.get("cells", [])}
-    cells = [nbformat.v4.new_markdown_cell(summary_markdown(summary, student) + "\n\n" + contents_markdown(summary, nb))]
+    cells = [
+        nbformat.v4.new_markdown_cell(summary_markdown(summary, student) + "\n\n" + contents_markdown(summary, nb))
+    ]
     for cell in nb.cells:
         gid = contract.nbgrader_meta(cell).get("grade_id")
         if gid in (summary.get("manual") or {}):
@@ -286,7 +316,7 @@ def _soup_form(fragment):
     fragment holds anything but the tags and entities Pygments writes (it then goes through BeautifulSoup)."""
     out, pos, open_tags = [], 0, []
     for tag in _PYGMENTS_TAG.finditer(fragment):
-        text = fragment[pos:tag.start()]
+        text = fragment[pos : tag.start()]
         if not _PYGMENTS_TEXT.fullmatch(text):
             return None
         out.append(_minimal(text))
@@ -346,11 +376,13 @@ def _exporter():
     # Every student's page repeats the course's own cells, so both filters remember what they made for short
     # texts (pure functions of the text; cell metadata reaches Pygments only through "magics_language")
     highlighted = _remembered(
-        lambda source, language, magics: highlight(source, language, {"magics_language": magics} if magics else None))
+        lambda source, language, magics: highlight(source, language, {"magics_language": magics} if magics else None)
+    )
     clean = _remembered(_cleaner().clean)
     exporter.filters = {
         "highlight_code": lambda source, language=None, metadata=None: _highlighted(
-            highlighted(source, language, (metadata or {}).get("magics_language"))),
+            highlighted(source, language, (metadata or {}).get("magics_language"))
+        ),
         "clean_html": lambda html: html if isinstance(html, _Highlighted) else clean(str(html)),
     }
     return exporter
@@ -373,15 +405,57 @@ def _cleaner():
 # What sanitised student HTML may keep: text formatting, lists, tables (pandas), images, links; never
 # scripts, event handlers, forms, frames or styles. nbconvert's own list lacks p, div, span and tables.
 SAFE_TAGS = {
-    "a", "abbr", "b", "blockquote", "br", "caption", "code", "del", "details", "div", "em", "h1", "h2", "h3",
-    "h4", "h5", "h6", "hr", "i", "img", "kbd", "li", "ol", "p", "pre", "s", "samp", "small", "span", "strong",
-    "sub", "summary", "sup", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "u", "ul",
+    "a",
+    "abbr",
+    "b",
+    "blockquote",
+    "br",
+    "caption",
+    "code",
+    "del",
+    "details",
+    "div",
+    "em",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "hr",
+    "i",
+    "img",
+    "kbd",
+    "li",
+    "ol",
+    "p",
+    "pre",
+    "s",
+    "samp",
+    "small",
+    "span",
+    "strong",
+    "sub",
+    "summary",
+    "sup",
+    "table",
+    "tbody",
+    "td",
+    "tfoot",
+    "th",
+    "thead",
+    "tr",
+    "u",
+    "ul",
 }
 ANCHOR = "a3-"  # prefix of the anchors feedback pages link to (the only ids a page may carry)
-SAFE_ATTRIBUTES = {"*": ["class", "title"], "a": lambda tag, name, value: name == "href" or (
-                       name == "id" and value.startswith(ANCHOR)),
-                   "img": ["src", "alt", "width", "height"],
-                   "td": ["colspan", "rowspan"], "th": ["colspan", "rowspan"]}
+SAFE_ATTRIBUTES = {
+    "*": ["class", "title"],
+    "a": lambda tag, name, value: name == "href" or (name == "id" and value.startswith(ANCHOR)),
+    "img": ["src", "alt", "width", "height"],
+    "td": ["colspan", "rowspan"],
+    "th": ["colspan", "rowspan"],
+}
 SAFE_PROTOCOLS = {"http", "https", "mailto", "data"}
 
 
@@ -427,29 +501,38 @@ def index_html(out):
     from autograder.records import Results
 
     results = Results(out)
-    repairs = {(st["student"], nb): s.get("repairs", []) for st in results.states() for nb, s in st["notebooks"].items()}
+    repairs = {
+        (st["student"], nb): s.get("repairs", []) for st in results.states() for nb, s in st["notebooks"].items()
+    }
     with open(Path(out) / "grades.csv", newline="") as f:
         rows = list(csv.DictReader(f))
 
     def line(row, why):
         e = html.escape
         link = f'<a href="{e(row["student"])}/{e(row["notebook"])}.html">{e(row["notebook"])}</a>'
-        written = f'{e(row.get("written_score") or "–")} / {e(row.get("written_max_score"))}' \
-            if row.get("written_max_score") else ""
-        return (f"<tr><td>{e(row['student'])}</td><td>{link}</td><td>{e(row['score'])} / {e(row['max_score'])}</td>"
-                f"<td>{written}</td><td>{e(row['status'])}</td><td>{e('; '.join(why))}</td></tr>")
+        written = (
+            f"{e(row.get('written_score') or '–')} / {e(row.get('written_max_score'))}"
+            if row.get("written_max_score")
+            else ""
+        )
+        return (
+            f"<tr><td>{e(row['student'])}</td><td>{link}</td><td>{e(row['score'])} / {e(row['max_score'])}</td>"
+            f"<td>{written}</td><td>{e(row['status'])}</td><td>{e('; '.join(why))}</td></tr>"
+        )
 
     head = "<tr><th>student</th><th>notebook</th><th>autograded</th><th>written</th><th>status</th><th>why</th></tr>"
     flagged = [(r, attention(r, repairs.get((r["student"], r["notebook"]), []))) for r in rows]
     needs = [line(r, why) for r, why in flagged if why]
     every = [line(r, why) for r, why in flagged]
-    return ("<!DOCTYPE html><html><head><meta charset='utf-8'><title>A3 feedback: all students</title>"
-            "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
-            "padding:3px 8px;text-align:left}</style></head><body><h1>A3 feedback: all students</h1>"
-            f"<p>{len(rows)} submissions; <a href='#attention'>{len(needs)} need attention</a> (not graded, no "
-            f"autograded points, written answers to grade, repairs); <a href='#all'>all submissions</a>.</p>"
-            f"<h2 id='attention'>Needs attention ({len(needs)})</h2><table>{head}{''.join(needs)}</table>"
-            f"<h2 id='all'>All submissions</h2><table>{head}{''.join(every)}</table></body></html>")
+    return (
+        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>A3 feedback: all students</title>"
+        "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
+        "padding:3px 8px;text-align:left}</style></head><body><h1>A3 feedback: all students</h1>"
+        f"<p>{len(rows)} submissions; <a href='#attention'>{len(needs)} need attention</a> (not graded, no "
+        f"autograded points, written answers to grade, repairs); <a href='#all'>all submissions</a>.</p>"
+        f"<h2 id='attention'>Needs attention ({len(needs)})</h2><table>{head}{''.join(needs)}</table>"
+        f"<h2 id='all'>All submissions</h2><table>{head}{''.join(every)}</table></body></html>"
+    )
 
 
 def write_index(out):

@@ -6,6 +6,7 @@ OUT/gradebook.db), then starts a Jupyter server with only the formgrader extensi
 no network access needed. Scores and comments go into OUT/gradebook.db; `python -m autograder feedback
 OUT` then puts them into grades.csv, the exports and the feedback pages.
 """
+
 import json
 import os
 import shutil
@@ -13,10 +14,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from autograder import paths
+from autograder import contract, paths
 from autograder.content.build import NBGRADER_SETTINGS, config_text
 from autograder.records import not_graded_yet
-from autograder import contract
 
 EXTENSION = "nbgrader.server_extensions.formgrader"
 
@@ -38,13 +38,25 @@ def prepare(out, source=paths.SOURCE):
         if submitted.exists():
             shutil.rmtree(submitted)
         shutil.copytree(graded, submitted)
-    settings = dict(NBGRADER_SETTINGS, **{"CourseDirectory.root": str(out), "CourseDirectory.course_id": "",
-                                          "CourseDirectory.db_url": f"sqlite:///{out / 'gradebook.db'}"})
+    settings = dict(
+        NBGRADER_SETTINGS,
+        **{
+            "CourseDirectory.root": str(out),
+            "CourseDirectory.course_id": "",
+            "CourseDirectory.db_url": f"sqlite:///{out / 'gradebook.db'}",
+        },
+    )
     (out / "nbgrader_config.py").write_text(config_text(settings))
     config_dir = out / ".jupyter"
     config_dir.mkdir(exist_ok=True)
-    server = {"ServerApp": {"jpserver_extensions": {EXTENSION: True}, "root_dir": str(out),
-                            "default_url": "/formgrader", "extra_static_paths": [str(config_dir / "static")]}}
+    server = {
+        "ServerApp": {
+            "jpserver_extensions": {EXTENSION: True},
+            "root_dir": str(out),
+            "default_url": "/formgrader",
+            "extra_static_paths": [str(config_dir / "static")],
+        }
+    }
     (config_dir / "jupyter_server_config.json").write_text(json.dumps(server, indent=1))
     _offline_mathjax(config_dir)
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(config_dir), JUPYTER_PATH=str(config_dir / "data"))
@@ -75,8 +87,14 @@ def _offline_mathjax(config_dir):
 
 def command(out, port=8890, browser=True, token=None):
     """The jupyter server command line that serves formgrader on OUT (run it with prepare()'s environment)."""
-    argv = [sys.executable, "-m", "jupyter_server", f"--port={port}", "--ip=127.0.0.1",
-            f"--ServerApp.open_browser={browser}"]
+    argv = [
+        sys.executable,
+        "-m",
+        "jupyter_server",
+        f"--port={port}",
+        "--ip=127.0.0.1",
+        f"--ServerApp.open_browser={browser}",
+    ]
     if hasattr(os, "geteuid") and os.geteuid() == 0:  # containers and CI often run as root
         argv.append("--ServerApp.allow_root=True")
     if token is not None:
@@ -92,8 +110,10 @@ def main(*, out: Path, port: int = 8890, browser: bool = True) -> int:
         print(error, file=sys.stderr)
         return 1
     env = prepare(out)
-    print(f"formgrader on {out.resolve()}: open the printed URL, then Manual Grading -> a3; after grading "
-          f"run `python -m autograder feedback {out}` to update grades.csv, the exports and feedback")
+    print(
+        f"formgrader on {out.resolve()}: open the printed URL, then Manual Grading -> a3; after grading "
+        f"run `python -m autograder feedback {out}` to update grades.csv, the exports and feedback"
+    )
     return subprocess.call(command(out, port, browser), cwd=out, env=env)
 
 

@@ -8,6 +8,7 @@ Files read from OUT: grades.csv and grades_by_cell.csv (required, written by `gr
 timings.csv (student,notebook,seconds[,overhead,setup,cells,tests]) and the repairs (repairs.csv with
 student,notebook,repair, or else the per-student results in .state/*.json).
 """
+
 import json
 import os
 import re
@@ -17,10 +18,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from autograder.reports.export import export, natural_key
 from autograder.contract import NOTEBOOKS
 from autograder.paths import ROOT
 from autograder.records import HAND_GRADED, WAITING, not_graded_yet
+from autograder.reports.export import export, natural_key
 
 NOTEBOOK = ROOT / "notebooks" / "grade_report.ipynb"
 OUT_ENV = "A3_REPORT_OUT"
@@ -39,9 +40,20 @@ def read_table(out, name):
     path = Path(out) / name
     if not path.exists() or path.stat().st_size == 0:
         return pd.DataFrame(columns=COLUMNS[name])
-    df = pd.read_csv(path, dtype={"student": str, "notebook": str, "grade_id": str, "status": str, "repair": str,
-                                  "message": str, "ungraded": str},
-                     keep_default_na=False, na_values={"score": [""], "max_score": [""], "seconds": [""]})
+    df = pd.read_csv(
+        path,
+        dtype={
+            "student": str,
+            "notebook": str,
+            "grade_id": str,
+            "status": str,
+            "repair": str,
+            "message": str,
+            "ungraded": str,
+        },
+        keep_default_na=False,
+        na_values={"score": [""], "max_score": [""], "seconds": [""]},
+    )
     missing = set(COLUMNS[name]) - set(df.columns)
     if missing:
         raise ValueError(f"{path} lacks columns {sorted(missing)}; expected {COLUMNS[name]}")
@@ -100,11 +112,15 @@ def check_failure_rates(by_cell, grades=None):
     if scored.empty:
         return pd.DataFrame(columns=["notebook", "grade_id", "checked", "failed", "failure_rate"])
     lost = scored["score"] < scored["max_score"]
-    table = (scored.assign(failed=lost.astype(int)).groupby(["notebook", "grade_id"], as_index=False)
-             .agg(checked=("failed", "size"), failed=("failed", "sum")))
+    table = (
+        scored.assign(failed=lost.astype(int))
+        .groupby(["notebook", "grade_id"], as_index=False)
+        .agg(checked=("failed", "size"), failed=("failed", "sum"))
+    )
     table["failure_rate"] = table["failed"] / table["checked"]
-    return table.sort_values(["failure_rate", "failed", "notebook", "grade_id"],
-                             ascending=[False, False, True, True], ignore_index=True)
+    return table.sort_values(
+        ["failure_rate", "failed", "notebook", "grade_id"], ascending=[False, False, True, True], ignore_index=True
+    )
 
 
 def reason(message, grade_id):
@@ -121,8 +137,11 @@ def top_reasons(by_cell, n=3):
         return pd.DataFrame(columns=columns)
     rows = by_cell.dropna(subset=["score"])
     message = rows["message"].fillna("")
-    rows = rows[(rows["score"] < rows["max_score"]) & ~message.isin([HAND_GRADED, WAITING])
-                & ~message.str.contains(NOT_ATTEMPTED)]
+    rows = rows[
+        (rows["score"] < rows["max_score"])
+        & ~message.isin([HAND_GRADED, WAITING])
+        & ~message.str.contains(NOT_ATTEMPTED)
+    ]
     if rows.empty:
         return pd.DataFrame(columns=columns)
     rows = rows.assign(reason=[reason(m, g) for m, g in zip(rows["message"], rows["grade_id"])])
@@ -137,9 +156,11 @@ def question_scores(by_cell):
     scored = by_cell.dropna(subset=["score"])
     if scored.empty:
         return pd.DataFrame(columns=columns)
-    table = (scored.assign(share=scored["score"] / scored["max_score"])
-             .groupby(["notebook", "grade_id"], as_index=False, sort=False)
-             .agg(scored=("share", "size"), mean_share=("share", "mean")))
+    table = (
+        scored.assign(share=scored["score"] / scored["max_score"])
+        .groupby(["notebook", "grade_id"], as_index=False, sort=False)
+        .agg(scored=("share", "size"), mean_share=("share", "mean"))
+    )
     return table[columns]
 
 
@@ -162,9 +183,13 @@ def hand_grading_progress(by_cell):
     written = by_cell[by_cell["message"].isin([HAND_GRADED, WAITING])]
     if written.empty:
         return pd.DataFrame(columns=columns)
-    table = (written.assign(graded=(written["message"] == HAND_GRADED).astype(int),
-                            waiting=(written["message"] == WAITING).astype(int))
-             .groupby(["notebook", "grade_id"], as_index=False)[["graded", "waiting"]].sum())
+    table = (
+        written.assign(
+            graded=(written["message"] == HAND_GRADED).astype(int), waiting=(written["message"] == WAITING).astype(int)
+        )
+        .groupby(["notebook", "grade_id"], as_index=False)[["graded", "waiting"]]
+        .sum()
+    )
     return table[columns]
 
 
@@ -218,13 +243,15 @@ def render(out, dest=None, show_code=False, timeout=600):
     with tempfile.TemporaryDirectory() as sockets:  # unix sockets: no open TCP ports
         km = KernelManager(kernel_name="python3", transport="ipc", ip=os.path.join(sockets, "kernel"))
         try:
-            NotebookClient(nb, km=km, timeout=timeout, resources={"metadata": {"path": str(NOTEBOOK.parent)}}
-                           ).execute(env={**os.environ, OUT_ENV: str(out)})
+            NotebookClient(nb, km=km, timeout=timeout, resources={"metadata": {"path": str(NOTEBOOK.parent)}}).execute(
+                env={**os.environ, OUT_ENV: str(out)}
+            )
         finally:
             if km.has_kernel:  # nbclient leaves a kernel manager it was given running
                 km.shutdown_kernel(now=True)
-    html, _ = HTMLExporter(exclude_input=not show_code, exclude_input_prompt=True,
-                           exclude_output_prompt=True).from_notebook_node(nb)
+    html, _ = HTMLExporter(
+        exclude_input=not show_code, exclude_input_prompt=True, exclude_output_prompt=True
+    ).from_notebook_node(nb)
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_text(html, encoding="utf-8")
     return dest

@@ -8,6 +8,7 @@ the notebook executes in and the kernel's runtime folder (ipc sockets). It never
 instructor's home. It has no network (`--unshare-net`), its own pid/ipc/uts namespaces, no capabilities
 and a new session.
 """
+
 import functools
 import hashlib
 import os
@@ -24,17 +25,40 @@ PACKAGE_MOUNT = "/opt/a3"  # where the bytecode copy of `autograder` appears ins
 SANDBOX_HOME = "/tmp/home"
 EVENTS_FILE = "sandbox-events.log"
 FORWARDED_ENV = (
-    "NBGRADER_EXECUTION", "TOKENIZERS_PARALLELISM", "MPLBACKEND", "OMP_NUM_THREADS", "MKL_NUM_THREADS",
-    "OPENBLAS_NUM_THREADS", "CUDA_VISIBLE_DEVICES", "LANG", "LC_ALL", "TZ", "PYTHONHASHSEED",
-    "A3_MEM_LIMIT_MB", "A3_CPU_LIMIT_S", "A3_FSIZE_LIMIT_MB", "A3_OUTPUT_LIMIT_CHARS", "A3_CHECK_MODULES",
+    "NBGRADER_EXECUTION",
+    "TOKENIZERS_PARALLELISM",
+    "MPLBACKEND",
+    "OMP_NUM_THREADS",
+    "MKL_NUM_THREADS",
+    "OPENBLAS_NUM_THREADS",
+    "CUDA_VISIBLE_DEVICES",
+    "LANG",
+    "LC_ALL",
+    "TZ",
+    "PYTHONHASHSEED",
+    "A3_MEM_LIMIT_MB",
+    "A3_CPU_LIMIT_S",
+    "A3_FSIZE_LIMIT_MB",
+    "A3_OUTPUT_LIMIT_CHARS",
+    "A3_CHECK_MODULES",
 )
 NEVER_ENV = ("A3_CHECK_KEY", "A3_ALLOW_NON_NOTEBOOK", "A3_RUN_ID")  # the key goes by pipe; the others never
 FORCED_ENV = {"A3_QUICK": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONDONTWRITEBYTECODE": "1"}
 SYSTEM_RO = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/sys")
 ETC_RO = (
-    "/etc/passwd", "/etc/group", "/etc/nsswitch.conf", "/etc/hosts", "/etc/ld.so.cache", "/etc/ld.so.conf",
-    "/etc/ld.so.conf.d", "/etc/localtime", "/etc/ssl", "/etc/ca-certificates", "/etc/alternatives",
-    "/etc/fonts", "/etc/mime.types",
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/nsswitch.conf",
+    "/etc/hosts",
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/localtime",
+    "/etc/ssl",
+    "/etc/ca-certificates",
+    "/etc/alternatives",
+    "/etc/fonts",
+    "/etc/mime.types",
 )
 
 
@@ -44,8 +68,25 @@ def available():
     bwrap = shutil.which("bwrap")
     if not bwrap:
         return False
-    cmd = [bwrap, "--die-with-parent", "--unshare-net", "--unshare-pid", "--unshare-ipc", "--cap-drop", "ALL",
-           "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "true"]
+    cmd = [
+        bwrap,
+        "--die-with-parent",
+        "--unshare-net",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--cap-drop",
+        "ALL",
+        "--ro-bind",
+        "/",
+        "/",
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--tmpfs",
+        "/tmp",
+        "true",
+    ]
     try:
         return subprocess.run(cmd, capture_output=True, timeout=30).returncode == 0
     except (OSError, subprocess.SubprocessError):
@@ -66,8 +107,13 @@ def build_package_copy(dest):
         out.parent.mkdir(parents=True, exist_ok=True)
         if src.suffix == ".py":
             shown = f"{PACKAGE_MOUNT}/autograder/{rel.as_posix()}"
-            py_compile.compile(str(src), cfile=str(out.with_suffix(".pyc")), dfile=shown, doraise=True,
-                               invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)
+            py_compile.compile(
+                str(src),
+                cfile=str(out.with_suffix(".pyc")),
+                dfile=shown,
+                doraise=True,
+                invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH,
+            )
         else:
             shutil.copy2(src, out)
     return target
@@ -129,21 +175,26 @@ def kernel_variables(source, pass_names):
 
 def kernel_environment(workspace, visible, kernel_env, fds_env):
     """The whole environment of a sandboxed kernel (or zygote) whose writable folders are `visible`."""
-    python_roots = sorted({os.path.realpath(p) for p in
-                           (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)})
+    python_roots = sorted(
+        {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)}
+    )
     env = dict(kernel_env)
     env.update(FORCED_ENV)
     env.update(fds_env)
-    env.update({
-        "PATH": f"{os.path.dirname(sys.executable)}:/usr/local/bin:/usr/bin:/bin",
-        "HOME": SANDBOX_HOME,
-        "MPLCONFIGDIR": f"{SANDBOX_HOME}/.matplotlib",
-        "PYTHONPATH": PACKAGE_MOUNT,
-        "A3_SANDBOX": "1",
-        "A3_SANDBOX_PROTECT": os.pathsep.join([str(paths.ROOT), str(Path(workspace).parent), os.path.expanduser("~")]),
-        "A3_SANDBOX_VISIBLE": os.pathsep.join(python_roots + [sys.prefix] + [str(v) for v in visible]),
-        "JPY_PARENT_PID": "1",  # our parent is the namespace's init: no parent poller (it would exit at once)
-    })
+    env.update(
+        {
+            "PATH": f"{os.path.dirname(sys.executable)}:/usr/local/bin:/usr/bin:/bin",
+            "HOME": SANDBOX_HOME,
+            "MPLCONFIGDIR": f"{SANDBOX_HOME}/.matplotlib",
+            "PYTHONPATH": PACKAGE_MOUNT,
+            "A3_SANDBOX": "1",
+            "A3_SANDBOX_PROTECT": os.pathsep.join(
+                [str(paths.ROOT), str(Path(workspace).parent), os.path.expanduser("~")]
+            ),
+            "A3_SANDBOX_VISIBLE": os.pathsep.join(python_roots + [sys.prefix] + [str(v) for v in visible]),
+            "JPY_PARENT_PID": "1",  # our parent is the namespace's init: no parent poller (it would exit at once)
+        }
+    )
     for name, (_, inside) in _model_caches():
         env[name] = inside
     return env
@@ -152,8 +203,10 @@ def kernel_environment(workspace, visible, kernel_env, fds_env):
 def _model_caches():
     """[(variable, (host folder, path inside the sandbox))] for the model caches shown read-only."""
     found = []
-    for name, host in (("HF_HOME", os.environ.get("HF_HOME") or os.path.expanduser("~/.cache/huggingface")),
-                       ("TORCH_HOME", os.environ.get("TORCH_HOME") or os.path.expanduser("~/.cache/torch"))):
+    for name, host in (
+        ("HF_HOME", os.environ.get("HF_HOME") or os.path.expanduser("~/.cache/huggingface")),
+        ("TORCH_HOME", os.environ.get("TORCH_HOME") or os.path.expanduser("~/.cache/torch")),
+    ):
         if os.path.isdir(host):  # cached pretrained weights, read-only (online model source)
             found.append((name, (host, f"/opt/a3-cache/{name.lower()}")))
     for name in ("A3_MODEL_CACHE", "HF_HUB_CACHE"):  # a model cache elsewhere: same path inside, read-only
@@ -167,10 +220,24 @@ def _model_caches():
 def bwrap_command(workspace, cwd, connection_file, sockets, env, module="autograder.sandbox.kernel"):
     """The bwrap command line that runs `python -m module` with environment `env` in cwd (writable, with
     the sockets folder); connection_file (None for a zygote) is shown read-only."""
-    python_roots = sorted({os.path.realpath(p) for p in
-                           (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)})
-    cmd = ["bwrap", "--die-with-parent", "--new-session", "--unshare-net", "--unshare-pid", "--unshare-ipc",
-           "--unshare-uts", "--unshare-cgroup-try", "--hostname", "a3-sandbox", "--cap-drop", "ALL", "--clearenv"]
+    python_roots = sorted(
+        {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)}
+    )
+    cmd = [
+        "bwrap",
+        "--die-with-parent",
+        "--new-session",
+        "--unshare-net",
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+        "--hostname",
+        "a3-sandbox",
+        "--cap-drop",
+        "ALL",
+        "--clearenv",
+    ]
     for p in SYSTEM_RO + ETC_RO:
         if os.path.lexists(p):
             cmd += _ro(p)

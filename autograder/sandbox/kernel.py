@@ -11,14 +11,15 @@ student code exists in the process it
 - installs an audit hook that logs attempts to open hidden paths or the network to A3_EVENTS_FD and
   refuses os.environ writes of A3_ALLOW_NON_NOTEBOOK / A3_CHECK_KEY.
 """
+
 import ipaddress
 import os
 import resource
 import signal
 import sys
 
-from autograder.sandbox.limits import limits
 from autograder import contract
+from autograder.sandbox.limits import limits
 
 
 class ResourceLimitExceeded(BaseException):
@@ -93,8 +94,9 @@ def cap_output(max_chars):
                 data = content.get("data", {})
                 size = sum(len(v) if isinstance(v, str) else len(str(v)) for v in data.values())
                 if size > 25 * max_chars:
-                    content = dict(content, data={"text/plain": notice(f"a {size // 1000} kB display output")},
-                                   metadata={})
+                    content = dict(
+                        content, data={"text/plain": notice(f"a {size // 1000} kB display output")}, metadata={}
+                    )
                     log_event(f"display output of {size} characters removed")
             msg = dict(msg, content=content)
         return original(self, msg, ident)
@@ -191,8 +193,7 @@ def load_checks(quiet=False):
             importlib.import_module(name)
         except Exception as exc:  # noqa: BLE001  (its hidden tests will then fail visibly)
             if not quiet:
-                log_event(f"check module {name} could not be imported before the notebook: "
-                          f"{type(exc).__name__}: {exc}")
+                log_event(f"check module {name} could not be imported before the notebook: {type(exc).__name__}: {exc}")
 
 
 def prepare():

@@ -12,6 +12,7 @@ the output cap and the event log (attempts to reach hidden files or the network)
 `autograder.sandbox.kernel`. Per-cell and per-notebook wall-clock limits are the caller's
 (Execute.timeout, and killing the nbgrader subprocess).
 """
+
 import argparse
 import json
 import os
@@ -20,8 +21,17 @@ import sys
 from pathlib import Path
 
 from autograder.sandbox import zygote
-from autograder.sandbox.bwrap import (EVENTS_FILE, FORCED_ENV, NEVER_ENV, available, bwrap_command,
-                                      kernel_environment, kernel_variables, prepare_workspace, runtime_dir)
+from autograder.sandbox.bwrap import (
+    EVENTS_FILE,
+    FORCED_ENV,
+    NEVER_ENV,
+    available,
+    bwrap_command,
+    kernel_environment,
+    kernel_variables,
+    prepare_workspace,
+    runtime_dir,
+)
 from autograder.sandbox.limits import limits
 
 KERNEL_NAME = "python3"  # shadows the stock kernel in this workspace, so no kernel escapes the sandbox
@@ -50,8 +60,19 @@ def install_kernel(workspace, env, sandbox=None):
     kernel_dir = state / "kernels" / KERNEL_NAME
     kernel_dir.mkdir(parents=True, exist_ok=True)
     passed = sorted(k for k in env if k not in NEVER_ENV)
-    argv = [sys.executable, "-m", "autograder.sandbox.launcher", "launch", "--workspace", str(workspace),
-            "--pass-env", ",".join(passed), "--bwrap" if sandboxed else "--no-bwrap", "-f", "{connection_file}"]
+    argv = [
+        sys.executable,
+        "-m",
+        "autograder.sandbox.launcher",
+        "launch",
+        "--workspace",
+        str(workspace),
+        "--pass-env",
+        ",".join(passed),
+        "--bwrap" if sandboxed else "--no-bwrap",
+        "-f",
+        "{connection_file}",
+    ]
     spec = {
         "argv": argv,
         "display_name": "Python 3 (A3 grading sandbox)",
@@ -113,8 +134,10 @@ def launch(argv=None):
     connection_file = Path(args.connection_file).resolve()
     ip = json.loads(connection_file.read_text()).get("ip", "")
     if not os.path.isabs(ip):
-        sys.exit("autograder.sandbox.launcher: set KernelManager.transport='ipc' and an absolute KernelManager.ip "
-                 f"(install_kernel's config does), got ip={ip!r}")
+        sys.exit(
+            "autograder.sandbox.launcher: set KernelManager.transport='ipc' and an absolute KernelManager.ip "
+            f"(install_kernel's config does), got ip={ip!r}"
+        )
     sockets = Path(ip).parent
     key = os.environ.pop("A3_CHECK_KEY", "")
     kernel_env = kernel_variables(os.environ, [n for n in args.pass_env.split(",") if n])

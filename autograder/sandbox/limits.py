@@ -1,4 +1,5 @@
 """Resource limits of a grading kernel, overridable through the grading process's environment."""
+
 import os
 
 

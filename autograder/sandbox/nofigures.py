@@ -5,6 +5,7 @@ quick mode, whose plots mean nothing, and drawing them (then base64-embedding th
 page) cost several seconds per student. Each cell that made figures gets one line of text instead, at
 `plt.show()` or at the end of the cell, just where the inline backend would have shown them.
 """
+
 from matplotlib.backend_bases import FigureManagerBase
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 

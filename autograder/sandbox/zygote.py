@@ -18,6 +18,7 @@ What stays as it was without a zygote:
 A zygote that is missing, dead, stuck or started with another environment costs nothing but time: the
 launcher then starts the kernel in a sandbox of its own, as before.
 """
+
 import ctypes
 import hashlib
 import importlib
@@ -34,19 +35,46 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+
 from autograder.sandbox import bwrap
 
 ROOT = "autograded"  # the workspace folder the zygote's sandbox shows (writable); kernels run below it
 PRELOAD = (  # what the notebooks and their checks import; a module missing here is skipped
-    "numpy", "torch", "torch.nn", "torch.optim", "torch._dynamo", "matplotlib", "matplotlib.pyplot",
-    "autograder.sandbox.nofigures", "tqdm.auto", "PIL.Image", "torchvision", "transformers",
-    "transformers.models.bert.modeling_bert", "transformers.models.bert.tokenization_bert",
-    "transformers.models.roberta.modeling_roberta", "transformers.modeling_utils", "safetensors.torch",
-    "open_clip", "ipykernel.kernelapp", "ipykernel.ipkernel",
+    "numpy",
+    "torch",
+    "torch.nn",
+    "torch.optim",
+    "torch._dynamo",
+    "matplotlib",
+    "matplotlib.pyplot",
+    "autograder.sandbox.nofigures",
+    "tqdm.auto",
+    "PIL.Image",
+    "torchvision",
+    "transformers",
+    "transformers.models.bert.modeling_bert",
+    "transformers.models.bert.tokenization_bert",
+    "transformers.models.roberta.modeling_roberta",
+    "transformers.modeling_utils",
+    "safetensors.torch",
+    "open_clip",
+    "ipykernel.kernelapp",
+    "ipykernel.ipkernel",
     # what IPKernelApp.initialize imports on first use: its debugger (debugpy, pydevd) alone is ~0.3 s a kernel
-    "ipykernel.debugger", "debugpy", "debugpy.server", "pdb", "sqlite3", "tornado.gen", "tornado.locks",
-    "tornado.queues", "tornado.platform.asyncio", "IPython.core.completerlib", "IPython.core.debugger",
-    "IPython.core.oinspect", "IPython.extensions.storemagic", "IPython.utils.wildcard",
+    "ipykernel.debugger",
+    "debugpy",
+    "debugpy.server",
+    "pdb",
+    "sqlite3",
+    "tornado.gen",
+    "tornado.locks",
+    "tornado.queues",
+    "tornado.platform.asyncio",
+    "IPython.core.completerlib",
+    "IPython.core.debugger",
+    "IPython.core.oinspect",
+    "IPython.extensions.storemagic",
+    "IPython.utils.wildcard",
 )
 RESET_TIMEOUT = 30  # seconds the worker waits for a reset (after the preload) before it starts a fresh zygote
 CONTROL = "control.sock"  # the worker's socket beside the launchers' one
@@ -78,8 +106,11 @@ class Zygote:
             text = ""
         found = re.search(r"preloaded in ([0-9.]+) s", text)
         resets = len(re.findall(r" reset: ", text))
-        return {"preload_seconds": float(found.group(1)) if found else None, "resets": resets,
-                "kernels": len(re.findall(r"forked kernel", text.rsplit(" reset: ", 1)[-1]))}
+        return {
+            "preload_seconds": float(found.group(1)) if found else None,
+            "resets": resets,
+            "kernels": len(re.findall(r"forked kernel", text.rsplit(" reset: ", 1)[-1])),
+        }
 
     def reset(self, timeout=None):
         """Make the zygote ready for another student: every other process of its sandbox killed, the
@@ -125,7 +156,6 @@ def start(workspace, source_env, pass_names):
     - Zygote; its log is `<workspace>/.sandbox/zygote.log`.
     """
 
-
     workspace = Path(workspace).resolve()
     state, runtime = bwrap.prepare_workspace(workspace)
     root = workspace / ROOT
@@ -142,13 +172,23 @@ def start(workspace, source_env, pass_names):
     events = os.open(state / bwrap.EVENTS_FILE, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     log = os.open(state / "zygote.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     kernel_env = bwrap.kernel_variables(source_env, pass_names)
-    fds = {"A3_EVENTS_FD": str(events), "A3_ZYGOTE_FD": str(listener.fileno()),
-           "A3_ZYGOTE_CONTROL_FD": str(control.fileno()), VARS: json.dumps(kernel_env, sort_keys=True)}
+    fds = {
+        "A3_EVENTS_FD": str(events),
+        "A3_ZYGOTE_FD": str(listener.fileno()),
+        "A3_ZYGOTE_CONTROL_FD": str(control.fileno()),
+        VARS: json.dumps(kernel_env, sort_keys=True),
+    }
     env = bwrap.kernel_environment(workspace, [root, runtime], kernel_env, fds)
     cmd = bwrap.bwrap_command(workspace, root, None, runtime, env, module="autograder.sandbox.zygote")
     try:
-        proc = subprocess.Popen(cmd, pass_fds=(events, listener.fileno(), control.fileno()),
-                                stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
+        proc = subprocess.Popen(
+            cmd,
+            pass_fds=(events, listener.fileno(), control.fileno()),
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            start_new_session=True,
+        )
     finally:
         for fd in (events, log):
             os.close(fd)
@@ -161,8 +201,19 @@ def _send_request(conn, cwd, connection_file, extra, key, kernel_env):
     connection = Path(connection_file).read_text()
     sockets = Path(json.loads(connection)["ip"]).parent
     folders = {str(p): os.stat(p).st_ino for p in (cwd, sockets)}  # the child must see these very folders
-    message = json.dumps({"cwd": str(cwd), "connection": connection, "argv": list(extra), "key": key,
-                          "env": kernel_env, "folders": folders}).encode() + b"\n"
+    message = (
+        json.dumps(
+            {
+                "cwd": str(cwd),
+                "connection": connection,
+                "argv": list(extra),
+                "key": key,
+                "env": kernel_env,
+                "folders": folders,
+            }
+        ).encode()
+        + b"\n"
+    )
     socket.send_fds(conn, [message], [0, 1, 2])
 
 
@@ -246,8 +297,11 @@ def _child(conn, checks, real_exit):
         differs = sorted(n for n in set(req["env"]) | set(_started_with) if req["env"].get(n) != _started_with.get(n))
         unseen = [p for p, inode in req["folders"].items() if not _same_folder(p, inode)]
         if differs or unseen:  # the launcher starts its own kernel instead
-            why = (f"the kernel's environment differs in {', '.join(differs)}" if differs else
-                   f"its sandbox does not show {', '.join(unseen)} (made again since it started?)")
+            why = (
+                f"the kernel's environment differs in {', '.join(differs)}"
+                if differs
+                else f"its sandbox does not show {', '.join(unseen)} (made again since it started?)"
+            )
             kernel.log_event(f"zygote not used: {why}")
             conn.sendall(b"declined\n")
             return
@@ -377,8 +431,10 @@ def main():
         except Exception as exc:  # noqa: BLE001  (an optional library; the kernel imports it itself if needed)
             print(f"zygote: not preloaded: {name}: {type(exc).__name__}: {exc}", flush=True)
     threads = len(os.listdir("/proc/self/task"))  # besides this one: OpenBLAS pools, which survive a fork
-    print(f"zygote: {time.strftime('%H:%M:%S')} preloaded in {time.perf_counter() - start:.1f} s; {threads} thread(s)",
-          flush=True)
+    print(
+        f"zygote: {time.strftime('%H:%M:%S')} preloaded in {time.perf_counter() - start:.1f} s; {threads} thread(s)",
+        flush=True,
+    )
     kernel.load_checks(quiet=True)
     kernel.watch_access()
     _set_dumpable(False)

@@ -1,4 +1,5 @@
 """Helpers shared by the check tests: run a catalogue source as a notebook cell, call a check, read its verdict."""
+
 import contextlib
 import io
 

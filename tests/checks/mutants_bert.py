@@ -3,6 +3,7 @@
 Each wrong answer is paired with a fragment of the one-line message the check should give, and carries a
 comment naming the student mistake it stands for.
 """
+
 import copy
 
 import torch
@@ -47,14 +48,20 @@ def encode_tokenizer_pad(tokenizer, sentences, max_len):
     return batch["input_ids"], batch["attention_mask"]
 
 
-ENCODE_CORRECT = [encode_tokenizer_call, encode_lists_then_tensor, encode_manual_loop, encode_from_tokens,
-                  encode_tokenizer_pad]
+ENCODE_CORRECT = [
+    encode_tokenizer_call,
+    encode_lists_then_tensor,
+    encode_manual_loop,
+    encode_from_tokens,
+    encode_tokenizer_pad,
+]
 
 
 def encode_left_padding(tokenizer, sentences, max_len):
     # Mistake: pads on the left (padding_side="left", as for decoder-only generation).
-    batch = tokenizer(sentences, padding="max_length", truncation=True, max_length=max_len,
-                      padding_side="left", return_tensors="pt")
+    batch = tokenizer(
+        sentences, padding="max_length", truncation=True, max_length=max_len, padding_side="left", return_tensors="pt"
+    )
     return batch["input_ids"], batch["attention_mask"]
 
 
@@ -116,8 +123,14 @@ def encode_pad_id_zero(tokenizer, sentences, max_len):
 
 def encode_no_special_tokens(tokenizer, sentences, max_len):
     # Mistake: add_special_tokens=False drops [CLS] and [SEP], so there is no first token to classify.
-    batch = tokenizer(sentences, padding="max_length", truncation=True, max_length=max_len,
-                      add_special_tokens=False, return_tensors="pt")
+    batch = tokenizer(
+        sentences,
+        padding="max_length",
+        truncation=True,
+        max_length=max_len,
+        add_special_tokens=False,
+        return_tensors="pt",
+    )
     return batch["input_ids"], batch["attention_mask"]
 
 
@@ -220,8 +233,13 @@ class ClassifierAllTokensThenFirst(ClassifierFirstToken):
         return logits, F.cross_entropy(logits.view(-1, logits.shape[-1]), labels.view(-1))
 
 
-CLASSIFIER_CORRECT = [ClassifierFirstToken, ClassifierPooler, ClassifierTupleIndex, ClassifierDropoutLossModule,
-                      ClassifierAllTokensThenFirst]
+CLASSIFIER_CORRECT = [
+    ClassifierFirstToken,
+    ClassifierPooler,
+    ClassifierTupleIndex,
+    ClassifierDropoutLossModule,
+    ClassifierAllTokensThenFirst,
+]
 
 
 class ClassifierThreeClasses(ClassifierFirstToken):
@@ -426,8 +444,13 @@ def freeze_module_method(model):
     return model
 
 
-FREEZE_CORRECT = [freeze_by_name, freeze_all_then_unfreeze, freeze_encoder_attribute,
-                  freeze_not_classifier_substring, freeze_module_method]
+FREEZE_CORRECT = [
+    freeze_by_name,
+    freeze_all_then_unfreeze,
+    freeze_encoder_attribute,
+    freeze_not_classifier_substring,
+    freeze_module_method,
+]
 
 
 def freeze_nothing(model):

@@ -3,329 +3,473 @@
 Each entry is (id, source of a complete solution cell). Every mutant's comment names the student mistake
 it models. The sources are exec'd as if they were notebook cells (module __main__).
 """
+
 PRELUDE = "import numpy as np\nimport torch\nimport torch.nn.functional as F\n"
 
 # ---------------------------------------------------------------- similarity_matrix
 SIMILARITY_CORRECT = [
-    ("F.normalize then @", """
+    (
+        "F.normalize then @",
+        """
 def similarity_matrix(image_features, text_features):
     image_features = F.normalize(image_features, dim=-1)
     text_features = F.normalize(text_features, dim=-1)
     return image_features @ text_features.T
-"""),
-    ("manual norm, einsum", """
+""",
+    ),
+    (
+        "manual norm, einsum",
+        """
 def similarity_matrix(image_features, text_features):
     a = image_features / image_features.norm(dim=1, keepdim=True)
     b = text_features / text_features.norm(dim=1, keepdim=True)
     return torch.einsum("id,td->it", a, b)
-"""),
-    ("F.cosine_similarity with broadcasting", """
+""",
+    ),
+    (
+        "F.cosine_similarity with broadcasting",
+        """
 def similarity_matrix(image_features, text_features):
     return F.cosine_similarity(image_features[:, None, :], text_features[None, :, :], dim=-1)
-"""),
-    ("in-place on a detached copy, torch.mm", """
+""",
+    ),
+    (
+        "in-place on a detached copy, torch.mm",
+        """
 def similarity_matrix(image_features, text_features):
     a = image_features.detach().clone()
     a /= a.norm(dim=-1, keepdim=True)
     b = text_features.detach().clone()
     b /= b.norm(dim=-1, keepdim=True)
     return torch.mm(a, b.t())
-"""),
+""",
+    ),
 ]
 
 SIMILARITY_MUTANTS = [
     # forgot to normalise: returns raw dot products
-    ("no normalisation", """
+    (
+        "no normalisation",
+        """
 def similarity_matrix(image_features, text_features):
     return image_features @ text_features.T
-"""),
+""",
+    ),
     # normalised along dim=0 (each feature column) instead of each vector
-    ("normalise wrong axis", """
+    (
+        "normalise wrong axis",
+        """
 def similarity_matrix(image_features, text_features):
     image_features = F.normalize(image_features, dim=0)
     text_features = F.normalize(text_features, dim=0)
     return image_features @ text_features.T
-"""),
+""",
+    ),
     # normalised the image features only
-    ("text features not normalised", """
+    (
+        "text features not normalised",
+        """
 def similarity_matrix(image_features, text_features):
     image_features = F.normalize(image_features, dim=-1)
     return image_features @ text_features.T
-"""),
+""",
+    ),
     # normalised the text features only
-    ("image features not normalised", """
+    (
+        "image features not normalised",
+        """
 def similarity_matrix(image_features, text_features):
     text_features = F.normalize(text_features, dim=-1)
     return image_features @ text_features.T
-"""),
+""",
+    ),
     # text @ image^T: (N_texts, N_images), the transpose of what was asked
-    ("transposed output", """
+    (
+        "transposed output",
+        """
 def similarity_matrix(image_features, text_features):
     image_features = F.normalize(image_features, dim=-1)
     text_features = F.normalize(text_features, dim=-1)
     return text_features @ image_features.T
-"""),
+""",
+    ),
     # `x /= x.norm(...)` changes the caller's features in place
-    ("normalises the inputs in place", """
+    (
+        "normalises the inputs in place",
+        """
 def similarity_matrix(image_features, text_features):
     image_features /= image_features.norm(dim=-1, keepdim=True)
     text_features /= text_features.norm(dim=-1, keepdim=True)
     return image_features @ text_features.T
-"""),
+""",
+    ),
     # norm without keepdim=True: (N, D) / (N,) broadcasts wrongly (or fails)
-    ("norm without keepdim", """
+    (
+        "norm without keepdim",
+        """
 def similarity_matrix(image_features, text_features):
     image_features = image_features / image_features.norm(dim=-1)
     text_features = text_features / text_features.norm(dim=-1)
     return image_features @ text_features.T
-"""),
+""",
+    ),
     # divided by the squared norm instead of the norm
-    ("divides by squared norm", """
+    (
+        "divides by squared norm",
+        """
 def similarity_matrix(image_features, text_features):
     image_features = image_features / (image_features ** 2).sum(dim=-1, keepdim=True)
     text_features = text_features / (text_features ** 2).sum(dim=-1, keepdim=True)
     return image_features @ text_features.T
-"""),
+""",
+    ),
     # F.cosine_similarity without broadcasting: pairs row i with row i
-    ("elementwise cosine_similarity", """
+    (
+        "elementwise cosine_similarity",
+        """
 def similarity_matrix(image_features, text_features):
     return F.cosine_similarity(image_features, text_features, dim=-1)
-"""),
+""",
+    ),
     # Euclidean distances instead of similarities
-    ("cdist distances", """
+    (
+        "cdist distances",
+        """
 def similarity_matrix(image_features, text_features):
     return torch.cdist(F.normalize(image_features, dim=-1), F.normalize(text_features, dim=-1))
-"""),
+""",
+    ),
     # converted to NumPy for the maths: returns an ndarray, not a tensor
-    ("returns numpy", """
+    (
+        "returns numpy",
+        """
 def similarity_matrix(image_features, text_features):
     a = F.normalize(image_features, dim=-1).cpu().numpy()
     b = F.normalize(text_features, dim=-1).cpu().numpy()
     return a @ b.T
-"""),
+""",
+    ),
 ]
 
 # Device mistakes: right on a CPU, wrong on a GPU (the result or an intermediate ends up on the CPU). The checks
 # catch them on every machine with the stand-in GPU (autograder/checks/devices.py).
 SIMILARITY_MUTANTS_DEVICE = [
     # filled a CPU tensor in a Python loop: the result is on the CPU when the features are on the GPU
-    ("loop into a CPU tensor", """
+    (
+        "loop into a CPU tensor",
+        """
 def similarity_matrix(image_features, text_features):
     out = torch.zeros(len(image_features), len(text_features))
     for i in range(len(image_features)):
         for j in range(len(text_features)):
             out[i, j] = F.cosine_similarity(image_features[i], text_features[j], dim=0)
     return out
-"""),
+""",
+    ),
     # moved to the CPU "to be safe"
-    ("returns on cpu", """
+    (
+        "returns on cpu",
+        """
 def similarity_matrix(image_features, text_features):
     return (F.normalize(image_features, dim=-1) @ F.normalize(text_features, dim=-1).T).cpu()
-"""),
+""",
+    ),
 ]
 
 # ---------------------------------------------------------------- zero_shot_probs
 ZERO_SHOT_CORRECT = [
-    ("normalize, @, softmax(dim=-1)", """
+    (
+        "normalize, @, softmax(dim=-1)",
+        """
 def zero_shot_probs(image_features, text_features, logit_scale=100.0):
     image_features = F.normalize(image_features, dim=-1)
     text_features = F.normalize(text_features, dim=-1)
     return (logit_scale * image_features @ text_features.T).softmax(dim=-1)
-"""),
-    ("einsum, torch.softmax(dim=1)", """
+""",
+    ),
+    (
+        "einsum, torch.softmax(dim=1)",
+        """
 def zero_shot_probs(image_features, text_features, logit_scale=100.0):
     a = image_features / image_features.norm(dim=-1, keepdim=True)
     b = text_features / text_features.norm(dim=-1, keepdim=True)
     logits = torch.einsum("id,td->it", a, b) * logit_scale
     return torch.softmax(logits, dim=1)
-"""),
-    ("exp / sum with max subtraction", """
+""",
+    ),
+    (
+        "exp / sum with max subtraction",
+        """
 def zero_shot_probs(image_features, text_features, logit_scale=100.0):
     sims = F.cosine_similarity(image_features[:, None], text_features[None], dim=-1)
     logits = logit_scale * sims
     logits = logits - logits.max(dim=-1, keepdim=True).values
     e = logits.exp()
     return e / e.sum(dim=-1, keepdim=True)
-"""),
+""",
+    ),
 ]
 
 ZERO_SHOT_MUTANTS = [
     # softmax over images (dim=0) instead of over texts
-    ("softmax over images", """
+    (
+        "softmax over images",
+        """
 def zero_shot_probs(image_features, text_features, logit_scale=100.0):
     image_features = F.normalize(image_features, dim=-1)
     text_features = F.normalize(text_features, dim=-1)
     return (logit_scale * image_features @ text_features.T).softmax(dim=0)
-"""),
+""",
+    ),
     # forgot the logit scale: softmax of raw cosines is almost uniform
-    ("logit scale ignored", """
+    (
+        "logit scale ignored",
+        """
 def zero_shot_probs(image_features, text_features, logit_scale=100.0):
     image_features = F.normalize(image_features, dim=-1)
     text_features = F.normalize(text_features, dim=-1)
     return (image_features @ text_features.T).softmax(dim=-1)
-"""),
+""",
+    ),
     # scaled the features and then the similarities again
-    ("logit scale applied twice", """
+    (
+        "logit scale applied twice",
+        """
 def zero_shot_probs(image_features, text_features, logit_scale=100.0):
     image_features = logit_scale * F.normalize(image_features, dim=-1)
     text_features = F.normalize(text_features, dim=-1)
     return (logit_scale * image_features @ text_features.T).softmax(dim=-1)
-"""),
+""",
+    ),
     # hard-coded 100 instead of using the argument
-    ("hard-coded 100", """
+    (
+        "hard-coded 100",
+        """
 def zero_shot_probs(image_features, text_features, logit_scale=100.0):
     image_features = F.normalize(image_features, dim=-1)
     text_features = F.normalize(text_features, dim=-1)
     return (100.0 * image_features @ text_features.T).softmax(dim=-1)
-"""),
+""",
+    ),
     # treated logit_scale like CLIP's stored log-scale parameter and exponentiated it
-    ("exponentiates logit_scale", """
+    (
+        "exponentiates logit_scale",
+        """
 import math
 def zero_shot_probs(image_features, text_features, logit_scale=100.0):
     image_features = F.normalize(image_features, dim=-1)
     text_features = F.normalize(text_features, dim=-1)
     return (math.exp(logit_scale) * image_features @ text_features.T).softmax(dim=-1)
-"""),
+""",
+    ),
     # temperature confusion: divided by the scale
-    ("divides by logit_scale", """
+    (
+        "divides by logit_scale",
+        """
 def zero_shot_probs(image_features, text_features, logit_scale=100.0):
     image_features = F.normalize(image_features, dim=-1)
     text_features = F.normalize(text_features, dim=-1)
     return (image_features @ text_features.T / logit_scale).softmax(dim=-1)
-"""),
+""",
+    ),
     # forgot to normalise the features before the scaled dot product
-    ("no normalisation", """
+    (
+        "no normalisation",
+        """
 def zero_shot_probs(image_features, text_features, logit_scale=100.0):
     return (logit_scale * image_features @ text_features.T).softmax(dim=-1)
-"""),
+""",
+    ),
     # (N_texts, N_images) probabilities: transposed output
-    ("transposed output", """
+    (
+        "transposed output",
+        """
 def zero_shot_probs(image_features, text_features, logit_scale=100.0):
     image_features = F.normalize(image_features, dim=-1)
     text_features = F.normalize(text_features, dim=-1)
     return (logit_scale * text_features @ image_features.T).softmax(dim=0)
-"""),
+""",
+    ),
     # returned log-probabilities
-    ("log_softmax", """
+    (
+        "log_softmax",
+        """
 def zero_shot_probs(image_features, text_features, logit_scale=100.0):
     image_features = F.normalize(image_features, dim=-1)
     text_features = F.normalize(text_features, dim=-1)
     return F.log_softmax(logit_scale * image_features @ text_features.T, dim=-1)
-"""),
+""",
+    ),
     # sigmoid per pair (SigLIP style) instead of a softmax over the texts
-    ("sigmoid instead of softmax", """
+    (
+        "sigmoid instead of softmax",
+        """
 def zero_shot_probs(image_features, text_features, logit_scale=100.0):
     image_features = F.normalize(image_features, dim=-1)
     text_features = F.normalize(text_features, dim=-1)
     return torch.sigmoid(logit_scale * image_features @ text_features.T)
-"""),
+""",
+    ),
 ]
 
 ZERO_SHOT_MUTANTS_DEVICE = [
     # built the logits with NumPy and came back as a CPU tensor
-    ("numpy round trip to cpu", """
+    (
+        "numpy round trip to cpu",
+        """
 def zero_shot_probs(image_features, text_features, logit_scale=100.0):
     a = F.normalize(image_features, dim=-1).detach().cpu().numpy()
     b = F.normalize(text_features, dim=-1).detach().cpu().numpy()
     return torch.from_numpy(logit_scale * a @ b.T).softmax(dim=-1)
-"""),
+""",
+    ),
 ]
 
 # ---------------------------------------------------------------- build_prompts
 PROMPTS_CORRECT = [
-    ("list comprehension with format", """
+    (
+        "list comprehension with format",
+        """
 def build_prompts(class_names, template="a photo of a {}"):
     return [template.format(name) for name in class_names]
-"""),
-    ("replace placeholder in a loop", """
+""",
+    ),
+    (
+        "replace placeholder in a loop",
+        """
 def build_prompts(class_names, template="a photo of a {}"):
     prompts = []
     for name in class_names:
         prompts.append(template.replace("{}", name))
     return prompts
-"""),
-    ("list(map(...))", """
+""",
+    ),
+    (
+        "list(map(...))",
+        """
 def build_prompts(class_names, template="a photo of a {}"):
     return list(map(template.format, class_names))
-"""),
+""",
+    ),
 ]
 
 PROMPTS_MUTANTS = [
     # ignored the template argument
-    ("template ignored", """
+    (
+        "template ignored",
+        """
 def build_prompts(class_names, template="a photo of a {}"):
     return [f"a photo of a {name}" for name in class_names]
-"""),
+""",
+    ),
     # appended the name after the template instead of filling the placeholder
-    ("appends instead of filling", """
+    (
+        "appends instead of filling",
+        """
 def build_prompts(class_names, template="a photo of a {}"):
     return [template + " " + name for name in class_names]
-"""),
+""",
+    ),
     # printf-style placeholder on a "{}" template: raises TypeError
-    ("wrong placeholder syntax", """
+    (
+        "wrong placeholder syntax",
+        """
 def build_prompts(class_names, template="a photo of a {}"):
     return [template % name for name in class_names]
-"""),
+""",
+    ),
     # replaced the wrong placeholder: "{}" stays in the prompt
-    ("wrong placeholder name", """
+    (
+        "wrong placeholder name",
+        """
 def build_prompts(class_names, template="a photo of a {}"):
     return [template.replace("{name}", name) for name in class_names]
-"""),
+""",
+    ),
     # forgot list(...): returns a lazy map object
-    ("returns map object", """
+    (
+        "returns map object",
+        """
 def build_prompts(class_names, template="a photo of a {}"):
     return map(template.format, class_names)
-"""),
+""",
+    ),
     # returned a generator expression
-    ("returns generator", """
+    (
+        "returns generator",
+        """
 def build_prompts(class_names, template="a photo of a {}"):
     return (template.format(name) for name in class_names)
-"""),
+""",
+    ),
     # joined the prompts into one string
-    ("returns one string", """
+    (
+        "returns one string",
+        """
 def build_prompts(class_names, template="a photo of a {}"):
     return ", ".join(template.format(name) for name in class_names)
-"""),
+""",
+    ),
     # overwrote the caller's list with the prompts and returned it
-    ("mutates input", """
+    (
+        "mutates input",
+        """
 def build_prompts(class_names, template="a photo of a {}"):
     for i, name in enumerate(class_names):
         class_names[i] = template.format(name)
     return class_names
-"""),
+""",
+    ),
     # lower-cased the class names
-    ("lowercases names", """
+    (
+        "lowercases names",
+        """
 def build_prompts(class_names, template="a photo of a {}"):
     return [template.format(name.lower()) for name in class_names]
-"""),
+""",
+    ),
     # added a full stop to every prompt
-    ("adds punctuation", """
+    (
+        "adds punctuation",
+        """
 def build_prompts(class_names, template="a photo of a {}"):
     return [template.format(name) + "." for name in class_names]
-"""),
+""",
+    ),
     # de-duplicated through a set: order (and repeated names) lost
-    ("deduplicates with a set", """
+    (
+        "deduplicates with a set",
+        """
 def build_prompts(class_names, template="a photo of a {}"):
     return [template.format(name) for name in set(class_names)]
-"""),
+""",
+    ),
     # returned a tuple
-    ("returns tuple", """
+    (
+        "returns tuple",
+        """
 def build_prompts(class_names, template="a photo of a {}"):
     return tuple(template.format(name) for name in class_names)
-"""),
+""",
+    ),
 ]
 
 # ---------------------------------------------------------------- rank_images
 RANK_CORRECT = [
-    ("no_grad, normalize, argsort descending", """
+    (
+        "no_grad, normalize, argsort descending",
+        """
 def rank_images(caption, model, tokenizer, image_features):
     with torch.no_grad():
         tokens = tokenizer([caption]).to(image_features.device)
         text = F.normalize(model.encode_text(tokens), dim=-1)
     sims = F.normalize(image_features, dim=-1) @ text[0]
     return torch.argsort(sims, descending=True)
-"""),
-    ("encode_text(normalize=True), topk", """
+""",
+    ),
+    (
+        "encode_text(normalize=True), topk",
+        """
 def rank_images(caption, model, tokenizer, image_features):
     device = next(model.parameters()).device
     with torch.no_grad():
@@ -333,123 +477,166 @@ def rank_images(caption, model, tokenizer, image_features):
         images = image_features / image_features.norm(dim=-1, keepdim=True)
         scores = (images @ text.T).squeeze(1)
     return scores.topk(len(scores)).indices
-"""),
-    ("softmax over images is monotonic: still right", """
+""",
+    ),
+    (
+        "softmax over images is monotonic: still right",
+        """
 def rank_images(caption, model, tokenizer, image_features):
     tokens = tokenizer([caption]).to(image_features.device)
     text = model.encode_text(tokens).detach()
     sims = F.normalize(image_features, dim=-1) @ F.normalize(text, dim=-1).T
     probs = (100 * sims).softmax(dim=0)[:, 0]
     return probs.argsort(descending=True).cpu()
-"""),
-    ("numpy argsort after detach", """
+""",
+    ),
+    (
+        "numpy argsort after detach",
+        """
 def rank_images(caption, model, tokenizer, image_features):
     text = model.encode_text(tokenizer([caption]).to(image_features.device))
     sims = F.cosine_similarity(image_features, text, dim=-1)
     return np.argsort(-sims.detach().cpu().numpy())
-"""),
+""",
+    ),
 ]
 
 RANK_MUTANTS = [
     # ascending sort: worst match first
-    ("ascending", """
+    (
+        "ascending",
+        """
 def rank_images(caption, model, tokenizer, image_features):
     with torch.no_grad():
         text = model.encode_text(tokenizer([caption]).to(image_features.device))
     sims = F.normalize(image_features, dim=-1) @ F.normalize(text, dim=-1)[0]
     return torch.argsort(sims)
-"""),
+""",
+    ),
     # returned the similarity scores, not the indices
-    ("returns scores", """
+    (
+        "returns scores",
+        """
 def rank_images(caption, model, tokenizer, image_features):
     with torch.no_grad():
         text = model.encode_text(tokenizer([caption]).to(image_features.device))
     sims = F.normalize(image_features, dim=-1) @ F.normalize(text, dim=-1)[0]
     return torch.sort(sims, descending=True).values
-"""),
+""",
+    ),
     # ranked by raw dot product with un-normalised image features
-    ("image features not normalised", """
+    (
+        "image features not normalised",
+        """
 def rank_images(caption, model, tokenizer, image_features):
     with torch.no_grad():
         text = model.encode_text(tokenizer([caption]).to(image_features.device), normalize=True)
     sims = image_features @ text[0]
     return torch.argsort(sims, descending=True)
-"""),
+""",
+    ),
     # softmax over the texts: with one caption every "probability" is 1, so the order is arbitrary
-    ("softmax over texts", """
+    (
+        "softmax over texts",
+        """
 def rank_images(caption, model, tokenizer, image_features):
     with torch.no_grad():
         text = model.encode_text(tokenizer([caption]).to(image_features.device))
     sims = F.normalize(image_features, dim=-1) @ F.normalize(text, dim=-1).T
     probs = (100 * sims).softmax(dim=-1)[:, 0]
     return torch.argsort(probs, descending=True)
-"""),
+""",
+    ),
     # .numpy() on a tensor that still requires grad (no torch.no_grad, no .detach())
-    ("not detached", """
+    (
+        "not detached",
+        """
 def rank_images(caption, model, tokenizer, image_features):
     text = model.encode_text(tokenizer([caption]).to(image_features.device))
     sims = F.normalize(image_features, dim=-1) @ F.normalize(text, dim=-1)[0]
     return np.argsort(-sims.cpu().numpy())
-"""),
+""",
+    ),
     # argsort applied twice: each image's rank instead of the ranked indices
-    ("returns ranks instead of order", """
+    (
+        "returns ranks instead of order",
+        """
 def rank_images(caption, model, tokenizer, image_features):
     with torch.no_grad():
         text = model.encode_text(tokenizer([caption]).to(image_features.device))
     sims = F.normalize(image_features, dim=-1) @ F.normalize(text, dim=-1)[0]
     return torch.argsort(torch.argsort(sims, descending=True))
-"""),
+""",
+    ),
     # kept only the top 3 images
-    ("top 3 only", """
+    (
+        "top 3 only",
+        """
 def rank_images(caption, model, tokenizer, image_features):
     with torch.no_grad():
         text = model.encode_text(tokenizer([caption]).to(image_features.device))
     sims = F.normalize(image_features, dim=-1) @ F.normalize(text, dim=-1)[0]
     return sims.topk(3).indices
-"""),
+""",
+    ),
     # tokenised each character of the caption as its own text
-    ("tokenises characters", """
+    (
+        "tokenises characters",
+        """
 def rank_images(caption, model, tokenizer, image_features):
     with torch.no_grad():
         text = model.encode_text(tokenizer(list(caption)).to(image_features.device))
     sims = F.normalize(image_features, dim=-1) @ F.normalize(text, dim=-1).T
     return torch.argsort(sims.mean(dim=-1), descending=True)
-"""),
+""",
+    ),
     # normalised the image features in place: the caller's features change
-    ("normalises image features in place", """
+    (
+        "normalises image features in place",
+        """
 def rank_images(caption, model, tokenizer, image_features):
     with torch.no_grad():
         text = model.encode_text(tokenizer([caption]).to(image_features.device), normalize=True)
     image_features /= image_features.norm(dim=-1, keepdim=True)
     return torch.argsort(image_features @ text[0], descending=True)
-"""),
+""",
+    ),
     # sorted Euclidean distances in descending order (farthest first)
-    ("distance sorted descending", """
+    (
+        "distance sorted descending",
+        """
 def rank_images(caption, model, tokenizer, image_features):
     with torch.no_grad():
         text = model.encode_text(tokenizer([caption]).to(image_features.device), normalize=True)
     dist = torch.cdist(F.normalize(image_features, dim=-1), text)[:, 0]
     return torch.argsort(dist, descending=True)
-"""),
+""",
+    ),
 ]
 
 RANK_MUTANTS_DEVICE = [
     # tokens left on the CPU while the model is on the GPU
-    ("tokens not moved to device", """
+    (
+        "tokens not moved to device",
+        """
 def rank_images(caption, model, tokenizer, image_features):
     with torch.no_grad():
         text = model.encode_text(tokenizer([caption]))
     sims = F.normalize(image_features, dim=-1) @ F.normalize(text, dim=-1)[0]
     return torch.argsort(sims, descending=True)
-"""),
+""",
+    ),
     # .numpy() on a CUDA tensor
-    ("numpy on a cuda tensor", """
+    (
+        "numpy on a cuda tensor",
+        """
 def rank_images(caption, model, tokenizer, image_features):
     with torch.no_grad():
         text = model.encode_text(tokenizer([caption]).to(image_features.device))
         sims = F.normalize(image_features, dim=-1) @ F.normalize(text, dim=-1)[0]
     return np.argsort(-sims.numpy())
-"""),
+""",
+    ),
 ]
 
 # ---------------------------------------------------------------- scavenger_caption
@@ -469,9 +656,11 @@ CAPTION_MUTANTS = [
     # a list of words instead of one string
     ("list of words", 'scavenger_caption = ["navy", "uniform", "woman"]'),
     # pasted the description from descriptions.csv
-    ("copies the description",
-     'scavenger_caption = "An official portrait of an older woman in a navy uniform and cap in front of an '
-     'American flag."'),
+    (
+        "copies the description",
+        'scavenger_caption = "An official portrait of an older woman in a navy uniform and cap in front of an '
+        'American flag."',
+    ),
     # an essay instead of a caption
     ("too long", 'scavenger_caption = "this is a picture of ' + "a very " * 8 + 'old woman in a navy uniform"'),
 ]

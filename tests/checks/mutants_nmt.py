@@ -6,6 +6,7 @@ DEVICE_MUTANTS[grade_id] lists the mistakes of MUTANTS that are right on a CPU a
 Each definition carries a one-line comment naming the student's mistake (or the alternative's idea).
 Attention mutants subclass the reference so that only the part a student writes differs.
 """
+
 import math
 
 import numpy as np
@@ -128,7 +129,7 @@ def pe_odd_last_zero(max_seq_len, hidden_size):
     two_i = torch.arange(0, 2 * (hidden_size // 2), 2, dtype=torch.float32)[None, :]
     angles = pos / 10000 ** (two_i / hidden_size)
     pe = torch.zeros(max_seq_len, hidden_size)
-    pe[:, 0:2 * (hidden_size // 2):2] = torch.sin(angles)
+    pe[:, 0 : 2 * (hidden_size // 2) : 2] = torch.sin(angles)
     pe[:, 1::2] = torch.cos(angles)
     return pe
 
@@ -390,7 +391,7 @@ class CausalAdditiveSquare(CausalScaledDotAttention):
 class CausalMaskAlignedToEnd(_Causal):
     def hidden(self, scores, keys):
         T = keys.size(1)
-        return torch.ones(T, T, dtype=torch.bool, device=scores.device).triu(1)[T - scores.size(1):]
+        return torch.ones(T, T, dtype=torch.bool, device=scores.device).triu(1)[T - scores.size(1) :]
 
 
 # Mistake: masks by value: every entry where tril(scores) is 0, which also hides allowed scores equal to 0.
@@ -607,7 +608,8 @@ class _Decoder(nn.Module):
         self.embedding = nn.Embedding(vocab_size, hidden_size)
         self.self_attentions = nn.ModuleList([CausalScaledDotAttention(hidden_size) for _ in range(num_layers)])
         self.attention_mlps = nn.ModuleList(
-            [nn.Sequential(nn.Linear(hidden_size, hidden_size), nn.ReLU()) for _ in range(num_layers)])
+            [nn.Sequential(nn.Linear(hidden_size, hidden_size), nn.ReLU()) for _ in range(num_layers)]
+        )
         self.out = nn.Linear(hidden_size, vocab_size)
         self.register_buffer("positional_encodings", create_positional_encodings(1000, hidden_size))
 
@@ -639,8 +641,7 @@ class DecoderInplace(_Decoder):
     def __init__(self, vocab_size, hidden_size, num_layers):
         super().__init__(vocab_size, hidden_size, num_layers)
         del self.positional_encodings
-        self.register_buffer("positional_encodings", create_positional_encodings(256, hidden_size),
-                             persistent=False)
+        self.register_buffer("positional_encodings", create_positional_encodings(256, hidden_size), persistent=False)
 
     def forward(self, inputs):
         h = self.embedding(inputs)
@@ -757,7 +758,8 @@ class DecoderPlainList(_Decoder):
         self.embedding = nn.Embedding(vocab_size, hidden_size)
         self.self_attentions = [CausalScaledDotAttention(hidden_size) for _ in range(num_layers)]
         self.attention_mlps = nn.ModuleList(
-            [nn.Sequential(nn.Linear(hidden_size, hidden_size), nn.ReLU()) for _ in range(num_layers)])
+            [nn.Sequential(nn.Linear(hidden_size, hidden_size), nn.ReLU()) for _ in range(num_layers)]
+        )
         self.out = nn.Linear(hidden_size, vocab_size)
         self.register_buffer("positional_encodings", create_positional_encodings(1000, hidden_size))
 
@@ -784,7 +786,7 @@ class DecoderPEOnCpu(_Decoder):
 # Alternative: closed-form least squares on the design matrix [log10(x)^2, log10(x), 1].
 def fop_lstsq(x, y):
     lx = np.log10(np.asarray(x, dtype=float))
-    A = np.stack([lx ** 2, lx, np.ones_like(lx)], axis=1)
+    A = np.stack([lx**2, lx, np.ones_like(lx)], axis=1)
     p, *_ = np.linalg.lstsq(A, np.asarray(y, dtype=float), rcond=None)
     return p, 10 ** (-p[1] / (2 * p[0]))
 
@@ -916,7 +918,7 @@ def fll_no_log_x(x, y):
 # Mistake: returns 10 ** c (the prefactor) instead of the intercept c.
 def fll_prefactor(x, y):
     m, c = np.polyfit(np.log10(x), np.log10(y), 1)
-    return m, 10 ** c
+    return m, 10**c
 
 
 # Mistake: returns np.polyfit's whole coefficient array of a quadratic fit.

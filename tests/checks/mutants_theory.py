@@ -4,6 +4,7 @@ Each entry is (id, source of a complete solution cell). Every mutant's comment n
 models. The sources are exec'd as if they were notebook cells (module __main__). Value cells (the vector, the
 dict, the letter) define the graded name; function cells define the function.
 """
+
 PRELUDE = "import numpy as np\nimport torch\n"
 
 # ---------------------------------------------------------------- counterexample_w
@@ -39,167 +40,256 @@ COUNTEREXAMPLE_MUTANTS = [
 
 # ---------------------------------------------------------------- logit_after_fgsm
 FGSM_CORRECT = [
-    ("closed form with np.abs", """
+    (
+        "closed form with np.abs",
+        """
 def logit_after_fgsm(x, w, eps):
     return float(w @ x - eps * np.abs(w).sum())
-"""),
-    ("build x' and evaluate", """
+""",
+    ),
+    (
+        "build x' and evaluate",
+        """
 def logit_after_fgsm(x, w, eps):
     x_adv = x - eps * np.sign(w)
     return float(np.dot(w, x_adv))
-"""),
-    ("np.linalg.norm with ord=1", """
+""",
+    ),
+    (
+        "np.linalg.norm with ord=1",
+        """
 def logit_after_fgsm(x, w, eps):
     return np.dot(w, x) - eps * np.linalg.norm(w, ord=1)
-"""),
-    ("autograd", """
+""",
+    ),
+    (
+        "autograd",
+        """
 def logit_after_fgsm(x, w, eps):
     xt = torch.tensor(x, requires_grad=True)
     wt = torch.tensor(w)
     (wt @ xt).backward()
     return (wt @ (xt - eps * xt.grad.sign())).item()
-"""),
+""",
+    ),
 ]
 FGSM_MUTANTS = [
     # steps up the gradient: the logit rises
-    ("plus sign", """
+    (
+        "plus sign",
+        """
 def logit_after_fgsm(x, w, eps):
     return float(w @ x + eps * np.abs(w).sum())
-"""),
+""",
+    ),
     # uses the FGM result (no sign)
-    ("FGM formula", """
+    (
+        "FGM formula",
+        """
 def logit_after_fgsm(x, w, eps):
     return float(w @ x - eps * w @ w)
-"""),
+""",
+    ),
     # sgn(w)ᵀw taken as Σw (wrong with negative weights)
-    ("sum without abs", """
+    (
+        "sum without abs",
+        """
 def logit_after_fgsm(x, w, eps):
     return float(w @ x - eps * w.sum())
-"""),
+""",
+    ),
     # the 2-norm instead of the 1-norm
-    ("l2 norm", """
+    (
+        "l2 norm",
+        """
 def logit_after_fgsm(x, w, eps):
     return float(w @ x - eps * np.linalg.norm(w))
-"""),
+""",
+    ),
     # the sign of the input instead of the gradient
-    ("sign of x", """
+    (
+        "sign of x",
+        """
 def logit_after_fgsm(x, w, eps):
     return float(w @ (x - eps * np.sign(x)))
-"""),
+""",
+    ),
     # returns the adversarial input, not its logit
-    ("returns x'", """
+    (
+        "returns x'",
+        """
 def logit_after_fgsm(x, w, eps):
     return x - eps * np.sign(w)
-"""),
+""",
+    ),
     # perturbs x in place
-    ("in place", """
+    (
+        "in place",
+        """
 def logit_after_fgsm(x, w, eps):
     x -= eps * np.sign(w)
     return float(w @ x)
-"""),
+""",
+    ),
     # forgets ε
-    ("eps ignored", """
+    (
+        "eps ignored",
+        """
 def logit_after_fgsm(x, w, eps):
     return float(w @ x - np.abs(w).sum())
-"""),
+""",
+    ),
     # ε times the number of entries
-    ("eps times d", """
+    (
+        "eps times d",
+        """
 def logit_after_fgsm(x, w, eps):
     return float(w @ x - eps * len(w))
-"""),
+""",
+    ),
 ]
 
 # ---------------------------------------------------------------- logit_after_fgm
 FGM_CORRECT = [
-    ("closed form", """
+    (
+        "closed form",
+        """
 def logit_after_fgm(x, w, eps):
     return float(w @ x - eps * (w @ w))
-"""),
-    ("build x' and evaluate", """
+""",
+    ),
+    (
+        "build x' and evaluate",
+        """
 def logit_after_fgm(x, w, eps):
     return float(np.dot(w, x - eps * w))
-"""),
-    ("squared norm", """
+""",
+    ),
+    (
+        "squared norm",
+        """
 def logit_after_fgm(x, w, eps):
     return np.dot(w, x) - eps * np.linalg.norm(w) ** 2
-"""),
-    ("autograd", """
+""",
+    ),
+    (
+        "autograd",
+        """
 def logit_after_fgm(x, w, eps):
     xt = torch.tensor(x, requires_grad=True)
     wt = torch.tensor(w)
     (wt @ xt).backward()
     return (wt @ (xt.detach() - eps * xt.grad)).item()
-"""),
+""",
+    ),
 ]
 FGM_MUTANTS = [
     # the norm, not squared (as if the step were normalised)
-    ("norm not squared", """
+    (
+        "norm not squared",
+        """
 def logit_after_fgm(x, w, eps):
     return float(w @ x - eps * np.linalg.norm(w))
-"""),
+""",
+    ),
     # keeps the sign: that is FGSM
-    ("FGSM formula", """
+    (
+        "FGSM formula",
+        """
 def logit_after_fgm(x, w, eps):
     return float(w @ x - eps * np.abs(w).sum())
-"""),
+""",
+    ),
     # steps up the gradient
-    ("plus sign", """
+    (
+        "plus sign",
+        """
 def logit_after_fgm(x, w, eps):
     return float(w @ x + eps * (w @ w))
-"""),
+""",
+    ),
     # sum of weights instead of sum of squares
-    ("sum of w", """
+    (
+        "sum of w",
+        """
 def logit_after_fgm(x, w, eps):
     return float(w @ x - eps * w.sum())
-"""),
+""",
+    ),
     # ε squared
-    ("eps squared", """
+    (
+        "eps squared",
+        """
 def logit_after_fgm(x, w, eps):
     return float(w @ x - eps ** 2 * (w @ w))
-"""),
+""",
+    ),
     # elementwise product instead of a dot product: returns a vector
-    ("elementwise", """
+    (
+        "elementwise",
+        """
 def logit_after_fgm(x, w, eps):
     return w * (x - eps * w)
-"""),
+""",
+    ),
     # in place
-    ("in place", """
+    (
+        "in place",
+        """
 def logit_after_fgm(x, w, eps):
     x -= eps * w
     return float(w @ x)
-"""),
+""",
+    ),
 ]
 
 # ---------------------------------------------------------------- ridge_closed_form
 RIDGE_CORRECT = [
-    ("np.linalg.solve", """
+    (
+        "np.linalg.solve",
+        """
 def ridge_closed_form(X, t, lam):
     n, d = X.shape
     return np.linalg.solve(X.T @ X + 2 * n * lam * np.eye(d), X.T @ t)
-"""),
-    ("inverse", """
+""",
+    ),
+    (
+        "inverse",
+        """
 def ridge_closed_form(X, t, lam):
     n, d = X.shape
     return np.linalg.inv(X.T @ X + 2 * n * lam * np.identity(d)) @ X.T @ t
-"""),
-    ("scaled by 1/n on both sides", """
+""",
+    ),
+    (
+        "scaled by 1/n on both sides",
+        """
 def ridge_closed_form(X, t, lam):
     n, d = X.shape
     return np.linalg.solve(X.T @ X / n + 2 * lam * np.eye(d), X.T @ t / n)
-"""),
-    ("augmented least squares", """
+""",
+    ),
+    (
+        "augmented least squares",
+        """
 def ridge_closed_form(X, t, lam):
     n, d = X.shape
     A = np.vstack([X, np.sqrt(2 * n * lam) * np.eye(d)])
     b = np.concatenate([t, np.zeros(d)])
     return np.linalg.lstsq(A, b, rcond=None)[0]
-"""),
-    ("push-through identity (dual form)", """
+""",
+    ),
+    (
+        "push-through identity (dual form)",
+        """
 def ridge_closed_form(X, t, lam):
     n = X.shape[0]
     return X.T @ np.linalg.solve(X @ X.T + 2 * n * lam * np.eye(n), t)
-"""),
-    ("gradient descent to convergence", """
+""",
+    ),
+    (
+        "gradient descent to convergence",
+        """
 def ridge_closed_form(X, t, lam):
     n, d = X.shape
     H = X.T @ X / n + 2 * lam * np.eye(d)
@@ -208,280 +298,397 @@ def ridge_closed_form(X, t, lam):
     for _ in range(20000):
         w = w - lr * (H @ w - X.T @ t / n)
     return w
-"""),
+""",
+    ),
 ]
 RIDGE_MUTANTS = [
     # the printed model answer: nλ instead of 2nλ
-    ("LLM answer n lambda", """
+    (
+        "LLM answer n lambda",
+        """
 def ridge_closed_form(X, t, lam):
     n, d = X.shape
     return np.linalg.solve(X.T @ X + n * lam * np.eye(d), X.T @ t)
-"""),
+""",
+    ),
     # λ without n
-    ("lambda without n", """
+    (
+        "lambda without n",
+        """
 def ridge_closed_form(X, t, lam):
     d = X.shape[1]
     return np.linalg.solve(X.T @ X + lam * np.eye(d), X.T @ t)
-"""),
+""",
+    ),
     # 2λ without n
-    ("2 lambda without n", """
+    (
+        "2 lambda without n",
+        """
 def ridge_closed_form(X, t, lam):
     d = X.shape[1]
     return np.linalg.solve(X.T @ X + 2 * lam * np.eye(d), X.T @ t)
-"""),
+""",
+    ),
     # Xᵀt not divided by n after dividing XᵀX
-    ("1/n on one side only", """
+    (
+        "1/n on one side only",
+        """
 def ridge_closed_form(X, t, lam):
     n, d = X.shape
     return np.linalg.solve(X.T @ X / n + 2 * lam * np.eye(d), X.T @ t)
-"""),
+""",
+    ),
     # identity of the wrong size (n × n): crashes
-    ("identity n by n", """
+    (
+        "identity n by n",
+        """
 def ridge_closed_form(X, t, lam):
     n, d = X.shape
     return np.linalg.solve(X.T @ X + 2 * n * lam * np.eye(n), X.T @ t)
-"""),
+""",
+    ),
     # plain least squares
-    ("no regularisation", """
+    (
+        "no regularisation",
+        """
 def ridge_closed_form(X, t, lam):
     return np.linalg.lstsq(X, t, rcond=None)[0]
-"""),
+""",
+    ),
     # a column vector (d, 1)
-    ("column vector", """
+    (
+        "column vector",
+        """
 def ridge_closed_form(X, t, lam):
     n, d = X.shape
     return np.linalg.solve(X.T @ X + 2 * n * lam * np.eye(d), X.T @ t.reshape(-1, 1))
-"""),
+""",
+    ),
     # a torch tensor
-    ("torch result", """
+    (
+        "torch result",
+        """
 def ridge_closed_form(X, t, lam):
     X, t = torch.tensor(X), torch.tensor(t)
     n, d = X.shape
     return torch.linalg.solve(X.T @ X + 2 * n * lam * torch.eye(d, dtype=X.dtype), X.T @ t)
-"""),
+""",
+    ),
     # centres the data in place (changes the caller's X)
-    ("centres X in place", """
+    (
+        "centres X in place",
+        """
 def ridge_closed_form(X, t, lam):
     n, d = X.shape
     X -= X.mean(axis=0)
     return np.linalg.solve(X.T @ X + 2 * n * lam * np.eye(d), X.T @ t)
-"""),
+""",
+    ),
 ]
 
 # ---------------------------------------------------------------- eps_to_zero_logit
 EPS_CORRECT = [
-    ("uses ridge_closed_form", """
+    (
+        "uses ridge_closed_form",
+        """
 def eps_to_zero_logit(x, X, t, lam):
     w = ridge_closed_form(X.reshape(-1, 1), t, lam)[0]
     return float(x / w)
-"""),
-    ("1-D formula", """
+""",
+    ),
+    (
+        "1-D formula",
+        """
 def eps_to_zero_logit(x, X, t, lam):
     n = len(X)
     w = np.sum(X * t) / (np.sum(X ** 2) + 2 * n * lam)
     return x / w
-"""),
-    ("root of the logit by bisection-free algebra", """
+""",
+    ),
+    (
+        "root of the logit by bisection-free algebra",
+        """
 def eps_to_zero_logit(x, X, t, lam):
     w = X @ t / (X @ X + 2 * len(X) * lam)
     return -(w * x) / (-w * w)
-"""),
+""",
+    ),
 ]
 EPS_MUTANTS = [
     # x·w instead of x / w
-    ("x times w", """
+    (
+        "x times w",
+        """
 def eps_to_zero_logit(x, X, t, lam):
     n = len(X)
     w = np.sum(X * t) / (np.sum(X ** 2) + 2 * n * lam)
     return x * w
-"""),
+""",
+    ),
     # solved w x − ε w = 0
-    ("x over w squared", """
+    (
+        "x over w squared",
+        """
 def eps_to_zero_logit(x, X, t, lam):
     n = len(X)
     w = np.sum(X * t) / (np.sum(X ** 2) + 2 * n * lam)
     return x / w ** 2
-"""),
+""",
+    ),
     # the plausible wrong derivation in the handout
-    ("handout derivation", """
+    (
+        "handout derivation",
+        """
 def eps_to_zero_logit(x, X, t, lam):
     n = len(X)
     w = np.sum(X * t) / (np.sum(X ** 2) + 2 * n * lam)
     return x * w / ((1 + 2 * lam) * w ** 2)
-"""),
+""",
+    ),
     # the printed model answer's ridge (nλ)
-    ("ridge with n lambda", """
+    (
+        "ridge with n lambda",
+        """
 def eps_to_zero_logit(x, X, t, lam):
     n = len(X)
     w = np.sum(X * t) / (np.sum(X ** 2) + n * lam)
     return x / w
-"""),
+""",
+    ),
     # λ without n
-    ("ridge with lambda", """
+    (
+        "ridge with lambda",
+        """
 def eps_to_zero_logit(x, X, t, lam):
     w = np.sum(X * t) / (np.sum(X ** 2) + lam)
     return x / w
-"""),
+""",
+    ),
     # sign flipped
-    ("negative", """
+    (
+        "negative",
+        """
 def eps_to_zero_logit(x, X, t, lam):
     n = len(X)
     w = np.sum(X * t) / (np.sum(X ** 2) + 2 * n * lam)
     return -x / w
-"""),
+""",
+    ),
     # no weight decay
-    ("least squares w", """
+    (
+        "least squares w",
+        """
 def eps_to_zero_logit(x, X, t, lam):
     w = np.sum(X * t) / np.sum(X ** 2)
     return x / w
-"""),
+""",
+    ),
     # passes the 1-D inputs to ridge_closed_form, which wants X of shape (n, 1): crashes
-    ("1-D X passed to ridge_closed_form", """
+    (
+        "1-D X passed to ridge_closed_form",
+        """
 def eps_to_zero_logit(x, X, t, lam):
     w = ridge_closed_form(X, t, lam)
     return x / w
-"""),
+""",
+    ),
     # returns w instead of ε
-    ("returns w", """
+    (
+        "returns w",
+        """
 def eps_to_zero_logit(x, X, t, lam):
     return ridge_closed_form(X.reshape(-1, 1), t, lam)[0]
-"""),
+""",
+    ),
 ]
 
 # ---------------------------------------------------------------- nqm_expected_loss
 NQM_CORRECT = [
-    ("loop over steps", """
+    (
+        "loop over steps",
+        """
 def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):
     m2 = w0 ** 2
     for _ in range(steps):
         m2 = (1 - lr * a) ** 2 * m2 + lr ** 2 * sigma ** 2 / batch_size
     return 0.5 * a * m2
-"""),
-    ("closed form of the geometric series", """
+""",
+    ),
+    (
+        "closed form of the geometric series",
+        """
 def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):
     r = (1 - lr * a) ** 2
     q = lr ** 2 * sigma ** 2 / batch_size
     return 0.5 * a * (r ** steps * w0 ** 2 + q * (1 - r ** steps) / (1 - r))
-"""),
-    ("mean and variance tracked separately", """
+""",
+    ),
+    (
+        "mean and variance tracked separately",
+        """
 def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):
     mean, var = float(w0), 0.0
     for _ in range(steps):
         mean = (1 - lr * a) * mean
         var = (1 - lr * a) ** 2 * var + (lr * sigma) ** 2 / batch_size
     return a * (mean ** 2 + var) / 2
-"""),
-    ("numpy arrays of moments", """
+""",
+    ),
+    (
+        "numpy arrays of moments",
+        """
 def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):
     second = np.empty(steps + 1)
     second[0] = w0 ** 2
     for k in range(steps):
         second[k + 1] = (1 - lr * a) ** 2 * second[k] + lr ** 2 * sigma ** 2 / batch_size
     return np.float64(0.5 * a * second[-1])
-"""),
+""",
+    ),
 ]
 NQM_MUTANTS = [
     # η instead of η² on the noise
-    ("lr not squared on noise", """
+    (
+        "lr not squared on noise",
+        """
 def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):
     m2 = w0 ** 2
     for _ in range(steps):
         m2 = (1 - lr * a) ** 2 * m2 + lr * sigma ** 2 / batch_size
     return 0.5 * a * m2
-"""),
+""",
+    ),
     # noise not averaged over the batch
-    ("no batch size", """
+    (
+        "no batch size",
+        """
 def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):
     m2 = w0 ** 2
     for _ in range(steps):
         m2 = (1 - lr * a) ** 2 * m2 + lr ** 2 * sigma ** 2
     return 0.5 * a * m2
-"""),
+""",
+    ),
     # σ/B: standard deviation instead of variance
-    ("sigma not squared", """
+    (
+        "sigma not squared",
+        """
 def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):
     m2 = w0 ** 2
     for _ in range(steps):
         m2 = (1 - lr * a) ** 2 * m2 + lr ** 2 * sigma / batch_size
     return 0.5 * a * m2
-"""),
+""",
+    ),
     # E[w] recursion used for E[w²]: (1 − ηa) not squared
-    ("decay not squared", """
+    (
+        "decay not squared",
+        """
 def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):
     m2 = w0 ** 2
     for _ in range(steps):
         m2 = (1 - lr * a) * m2 + lr ** 2 * sigma ** 2 / batch_size
     return 0.5 * a * m2
-"""),
+""",
+    ),
     # only the mean: noise ignored
-    ("mean only", """
+    (
+        "mean only",
+        """
 def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):
     mean = w0
     for _ in range(steps):
         mean = (1 - lr * a) * mean
     return 0.5 * a * mean ** 2
-"""),
+""",
+    ),
     # returns E[w²]
-    ("no half a", """
+    (
+        "no half a",
+        """
 def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):
     m2 = w0 ** 2
     for _ in range(steps):
         m2 = (1 - lr * a) ** 2 * m2 + lr ** 2 * sigma ** 2 / batch_size
     return m2
-"""),
+""",
+    ),
     # one step too many
-    ("off by one", """
+    (
+        "off by one",
+        """
 def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):
     m2 = w0 ** 2
     for _ in range(steps + 1):
         m2 = (1 - lr * a) ** 2 * m2 + lr ** 2 * sigma ** 2 / batch_size
     return 0.5 * a * m2
-"""),
+""",
+    ),
     # E[w0²] taken as w0
-    ("start not squared", """
+    (
+        "start not squared",
+        """
 def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):
     m2 = w0
     for _ in range(steps):
         m2 = (1 - lr * a) ** 2 * m2 + lr ** 2 * sigma ** 2 / batch_size
     return 0.5 * a * m2
-"""),
+""",
+    ),
     # variance of a mean taken as σ²/B²
-    ("batch squared", """
+    (
+        "batch squared",
+        """
 def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):
     m2 = w0 ** 2
     for _ in range(steps):
         m2 = (1 - lr * a) ** 2 * m2 + lr ** 2 * sigma ** 2 / batch_size ** 2
     return 0.5 * a * m2
-"""),
+""",
+    ),
     # a single Monte Carlo run instead of the expectation
-    ("one sampled run", """
+    (
+        "one sampled run",
+        """
 def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):
     rng = np.random.default_rng(0)
     w = w0
     for _ in range(steps):
         w = w - lr * (a * w + rng.normal(0, sigma / np.sqrt(batch_size)))
     return 0.5 * a * w ** 2
-"""),
+""",
+    ),
 ]
 
 # ---------------------------------------------------------------- best_learning_rate
 BEST_LR_CORRECT = [
-    ("argmin over a list", """
+    (
+        "argmin over a list",
+        """
 def best_learning_rate(batch_size, lrs, a, sigma, w0, steps):
     losses = [nqm_expected_loss(lr, batch_size, a, sigma, w0, steps) for lr in lrs]
     return lrs[int(np.argmin(losses))]
-"""),
-    ("min with a key", """
+""",
+    ),
+    (
+        "min with a key",
+        """
 def best_learning_rate(batch_size, lrs, a, sigma, w0, steps):
     return min(lrs, key=lambda lr: nqm_expected_loss(lr, batch_size, a, sigma, w0, steps))
-"""),
-    ("numpy array of lrs", """
+""",
+    ),
+    (
+        "numpy array of lrs",
+        """
 def best_learning_rate(batch_size, lrs, a, sigma, w0, steps):
     lrs = np.asarray(lrs)
     losses = np.array([nqm_expected_loss(lr, batch_size, a, sigma, w0, steps) for lr in lrs])
     return lrs[losses.argmin()]
-"""),
-    ("explicit loop", """
+""",
+    ),
+    (
+        "explicit loop",
+        """
 def best_learning_rate(batch_size, lrs, a, sigma, w0, steps):
     best, best_loss = None, float("inf")
     for lr in lrs:
@@ -489,97 +696,146 @@ def best_learning_rate(batch_size, lrs, a, sigma, w0, steps):
         if loss < best_loss:
             best, best_loss = lr, loss
     return best
-"""),
+""",
+    ),
 ]
 BEST_LR_MUTANTS = [
     # argmax
-    ("highest loss", """
+    (
+        "highest loss",
+        """
 def best_learning_rate(batch_size, lrs, a, sigma, w0, steps):
     losses = [nqm_expected_loss(lr, batch_size, a, sigma, w0, steps) for lr in lrs]
     return lrs[int(np.argmax(losses))]
-"""),
+""",
+    ),
     # the index
-    ("returns index", """
+    (
+        "returns index",
+        """
 def best_learning_rate(batch_size, lrs, a, sigma, w0, steps):
     losses = [nqm_expected_loss(lr, batch_size, a, sigma, w0, steps) for lr in lrs]
     return int(np.argmin(losses))
-"""),
+""",
+    ),
     # the loss
-    ("returns loss", """
+    (
+        "returns loss",
+        """
 def best_learning_rate(batch_size, lrs, a, sigma, w0, steps):
     return min(nqm_expected_loss(lr, batch_size, a, sigma, w0, steps) for lr in lrs)
-"""),
+""",
+    ),
     # batch size not passed on
-    ("batch size ignored", """
+    (
+        "batch size ignored",
+        """
 def best_learning_rate(batch_size, lrs, a, sigma, w0, steps):
     losses = [nqm_expected_loss(lr, 1, a, sigma, w0, steps) for lr in lrs]
     return lrs[int(np.argmin(losses))]
-"""),
+""",
+    ),
     # argmin taken in the sorted grid, then indexed into the original order
-    ("sorted then indexed", """
+    (
+        "sorted then indexed",
+        """
 def best_learning_rate(batch_size, lrs, a, sigma, w0, steps):
     losses = [nqm_expected_loss(lr, batch_size, a, sigma, w0, steps) for lr in sorted(lrs)]
     return lrs[int(np.argmin(losses))]
-"""),
+""",
+    ),
     # a single step instead of `steps`
-    ("one step", """
+    (
+        "one step",
+        """
 def best_learning_rate(batch_size, lrs, a, sigma, w0, steps):
     losses = [nqm_expected_loss(lr, batch_size, a, sigma, w0, 1) for lr in lrs]
     return lrs[int(np.argmin(losses))]
-"""),
+""",
+    ),
     # the largest stable learning rate, as a rule of thumb
-    ("largest stable lr", """
+    (
+        "largest stable lr",
+        """
 def best_learning_rate(batch_size, lrs, a, sigma, w0, steps):
     return max(lr for lr in lrs if lr < 2 / a)
-"""),
+""",
+    ),
 ]
 
 # ---------------------------------------------------------------- regimes
 REGIMES_CORRECT = [
-    ("the handout's wording", """
+    (
+        "the handout's wording",
+        """
 regimes = {"A": ("noise dominated", "seek parallel compute"),
            "B": ("curvature dominated", "use higher order optimizers")}
-"""),
-    ("hyphens, capitals and lists", """
+""",
+    ),
+    (
+        "hyphens, capitals and lists",
+        """
 regimes = {"A": ["Noise-dominated", "Seek parallel compute"],
            "B": ["Curvature-dominated", "Use higher-order optimisers."]}
-"""),
+""",
+    ),
 ]
 REGIMES_MUTANTS = [
     # regimes swapped
-    ("regimes swapped", """
+    (
+        "regimes swapped",
+        """
 regimes = {"A": ("curvature dominated", "seek parallel compute"),
            "B": ("noise dominated", "use higher order optimizers")}
-"""),
+""",
+    ),
     # remedies swapped
-    ("remedies swapped", """
+    (
+        "remedies swapped",
+        """
 regimes = {"A": ("noise dominated", "use higher order optimizers"),
            "B": ("curvature dominated", "seek parallel compute")}
-"""),
+""",
+    ),
     # both swapped
-    ("both swapped", """
+    (
+        "both swapped",
+        """
 regimes = {"A": ("curvature dominated", "use higher order optimizers"),
            "B": ("noise dominated", "seek parallel compute")}
-"""),
+""",
+    ),
     # remedy first
-    ("pair in the wrong order", """
+    (
+        "pair in the wrong order",
+        """
 regimes = {"A": ("seek parallel compute", "noise dominated"),
            "B": ("use higher order optimizers", "curvature dominated")}
-"""),
+""",
+    ),
     # own words
-    ("own wording", """
+    (
+        "own wording",
+        """
 regimes = {"A": ("noisy", "bigger batches"),
            "B": ("curvature dominated", "use higher order optimizers")}
-"""),
+""",
+    ),
     # lower-case keys
-    ("lower-case keys", """
+    (
+        "lower-case keys",
+        """
 regimes = {"a": ("noise dominated", "seek parallel compute"),
            "b": ("curvature dominated", "use higher order optimizers")}
-"""),
+""",
+    ),
     # only the regimes
-    ("regimes only", """
+    (
+        "regimes only",
+        """
 regimes = {"A": "noise dominated", "B": "curvature dominated"}
-"""),
+""",
+    ),
 ]
 
 # ---------------------------------------------------------------- scaling_choice

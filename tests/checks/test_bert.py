@@ -1,4 +1,5 @@
 """The bert checks accept the reference and correct alternatives, and reject the catalogue of mistakes."""
+
 import time
 
 import pytest
@@ -144,8 +145,9 @@ def test_rejects_tensor_subclass_with_rigged_equality(capsys):
             return True
 
     def rigged(tokenizer, sentences, max_len):
-        return torch.zeros(len(sentences), max_len, dtype=torch.long).as_subclass(Rigged), \
-            torch.zeros(len(sentences), max_len, dtype=torch.long).as_subclass(Rigged)
+        return torch.zeros(len(sentences), max_len, dtype=torch.long).as_subclass(Rigged), torch.zeros(
+            len(sentences), max_len, dtype=torch.long
+        ).as_subclass(Rigged)
 
     assert_fails(checks.check_encode_sentences, rigged, "should be a torch.Tensor, got Rigged", capsys)
 
@@ -157,8 +159,11 @@ def test_demo_wrong_sample_fails_its_check(grade_id, capsys):
 
     namespace = {"__name__": "__main__"}
     exec(compile(WRONG[grade_id], f"<wrong {grade_id}>", "exec"), namespace)
-    name = {"encode_sentences": "encode_sentences", "sentence_classifier": "SentenceClassifier",
-            "freeze_encoder": "freeze_encoder"}[grade_id]
+    name = {
+        "encode_sentences": "encode_sentences",
+        "sentence_classifier": "SentenceClassifier",
+        "freeze_encoder": "freeze_encoder",
+    }[grade_id]
     check_fn = CHECKS[grade_id][0]
     with pytest.raises(CheckFailed) as info:
         check_fn(namespace[name])
@@ -169,7 +174,7 @@ def test_demo_wrong_sample_fails_its_check(grade_id, capsys):
 
 def test_demo_samples_cover_every_graded_cell():
     """Is there exactly one demo wrong answer per graded bert cell?"""
-    from autograder.contract import GRADED
     from autograder.content.samples.bert import WRONG
+    from autograder.contract import GRADED
 
     assert sorted(WRONG) == sorted(GRADED["bert"]), f"expected {sorted(GRADED['bert'])}, got {sorted(WRONG)}"

@@ -1,15 +1,16 @@
 """Hidden checks of clip.ipynb, proved both ways: they pass correct solutions and fail realistic mistakes."""
+
 import inspect
 
 import pytest
 import torch
 
-from autograder.contract import GRADED
 from autograder.checks import CheckFailed, CheckUngradable
 from autograder.checks import clip as checks
 from autograder.content.datagen.images import IMAGES, TARGET, candidate_pool
 from autograder.content.reference import clip as ref
 from autograder.content.samples.clip import WRONG
+from autograder.contract import GRADED
 from tests.checks import failure, notebook_cell, run
 from tests.checks import mutants_clip as M
 
@@ -36,15 +37,27 @@ def cases(entries, grade_id):
     return [pytest.param(grade_id, source, id=f"{grade_id}: {label}") for label, source in entries]
 
 
-CORRECT = (cases(M.SIMILARITY_CORRECT, "similarity_matrix") + cases(M.ZERO_SHOT_CORRECT, "zero_shot_probs")
-           + cases(M.PROMPTS_CORRECT, "build_prompts") + cases(M.RANK_CORRECT, "rank_images"))
-MUTANTS = (cases(M.SIMILARITY_MUTANTS, "similarity_matrix") + cases(M.ZERO_SHOT_MUTANTS, "zero_shot_probs")
-           + cases(M.PROMPTS_MUTANTS, "build_prompts") + cases(M.RANK_MUTANTS, "rank_images"))
-DEVICE_MUTANTS = (cases(M.SIMILARITY_MUTANTS_DEVICE, "similarity_matrix")
-                  + cases(M.ZERO_SHOT_MUTANTS_DEVICE, "zero_shot_probs") + cases(M.RANK_MUTANTS_DEVICE, "rank_images"))
+CORRECT = (
+    cases(M.SIMILARITY_CORRECT, "similarity_matrix")
+    + cases(M.ZERO_SHOT_CORRECT, "zero_shot_probs")
+    + cases(M.PROMPTS_CORRECT, "build_prompts")
+    + cases(M.RANK_CORRECT, "rank_images")
+)
+MUTANTS = (
+    cases(M.SIMILARITY_MUTANTS, "similarity_matrix")
+    + cases(M.ZERO_SHOT_MUTANTS, "zero_shot_probs")
+    + cases(M.PROMPTS_MUTANTS, "build_prompts")
+    + cases(M.RANK_MUTANTS, "rank_images")
+)
+DEVICE_MUTANTS = (
+    cases(M.SIMILARITY_MUTANTS_DEVICE, "similarity_matrix")
+    + cases(M.ZERO_SHOT_MUTANTS_DEVICE, "zero_shot_probs")
+    + cases(M.RANK_MUTANTS_DEVICE, "rank_images")
+)
 
 
 # ---------------------------------------------------------------- the four function checks
+
 
 @pytest.mark.parametrize("grade_id", list(CHECKS))
 def test_reference_passes(grade_id):
@@ -111,34 +124,42 @@ def test_at_least_six_mutants_per_function():
         assert len(entries) >= 6
 
 
-@pytest.mark.parametrize("grade_id, label, expected", [
-    ("similarity_matrix", "no normalisation", "features were not normalised"),
-    ("similarity_matrix", "normalise wrong axis", "each column (dim=0)"),
-    ("similarity_matrix", "transposed output", "should have shape (N_images, N_texts) = (5, 3), got (3, 5)"),
-    ("similarity_matrix", "normalises the inputs in place", "image_features should be left unchanged"),
-    ("zero_shot_probs", "softmax over images", "softmax over images (dim=0)"),
-    ("zero_shot_probs", "logit scale ignored", "logit_scale was not applied"),
-    ("zero_shot_probs", "hard-coded 100", "fixed scale of 100"),
-    ("zero_shot_probs", "logit scale applied twice", "logit_scale was applied twice"),
-    ("build_prompts", "returns map object", "should return a list of 3 strings, got map"),
-    ("build_prompts", "mutates input", "should leave class_names unchanged"),
-    ("rank_images", "ascending", "worst first"),
-    ("rank_images", "returns scores", "got a torch.float32 tensor (scores instead of indices?)"),
-    ("rank_images", "returns ranks instead of order", "each image's rank"),
-    ("rank_images", "image features not normalised", "image features were not normalised"),
-])
+@pytest.mark.parametrize(
+    "grade_id, label, expected",
+    [
+        ("similarity_matrix", "no normalisation", "features were not normalised"),
+        ("similarity_matrix", "normalise wrong axis", "each column (dim=0)"),
+        ("similarity_matrix", "transposed output", "should have shape (N_images, N_texts) = (5, 3), got (3, 5)"),
+        ("similarity_matrix", "normalises the inputs in place", "image_features should be left unchanged"),
+        ("zero_shot_probs", "softmax over images", "softmax over images (dim=0)"),
+        ("zero_shot_probs", "logit scale ignored", "logit_scale was not applied"),
+        ("zero_shot_probs", "hard-coded 100", "fixed scale of 100"),
+        ("zero_shot_probs", "logit scale applied twice", "logit_scale was applied twice"),
+        ("build_prompts", "returns map object", "should return a list of 3 strings, got map"),
+        ("build_prompts", "mutates input", "should leave class_names unchanged"),
+        ("rank_images", "ascending", "worst first"),
+        ("rank_images", "returns scores", "got a torch.float32 tensor (scores instead of indices?)"),
+        ("rank_images", "returns ranks instead of order", "each image's rank"),
+        ("rank_images", "image features not normalised", "image features were not normalised"),
+    ],
+)
 def test_failure_message_names_the_mistake(grade_id, label, expected):
     """Does the one-line failure say what was expected and what was seen, naming the likely mistake?"""
-    catalogue = {"similarity_matrix": M.SIMILARITY_MUTANTS, "zero_shot_probs": M.ZERO_SHOT_MUTANTS,
-                 "build_prompts": M.PROMPTS_MUTANTS, "rank_images": M.RANK_MUTANTS}[grade_id]
+    catalogue = {
+        "similarity_matrix": M.SIMILARITY_MUTANTS,
+        "zero_shot_probs": M.ZERO_SHOT_MUTANTS,
+        "build_prompts": M.PROMPTS_MUTANTS,
+        "rank_images": M.RANK_MUTANTS,
+    }[grade_id]
     source = dict(catalogue)[label]
     assert expected in failure(CHECKS[grade_id], cell(source, grade_id))
 
 
 def test_crash_in_student_code_is_one_line():
     """Does a crash inside the student's function become a one-line failure naming the exception?"""
-    broken = cell("def similarity_matrix(image_features, text_features):\n    raise NotImplementedError()\n",
-                  "similarity_matrix")
+    broken = cell(
+        "def similarity_matrix(image_features, text_features):\n    raise NotImplementedError()\n", "similarity_matrix"
+    )
     message = failure(checks.check_similarity_matrix, broken)
     assert message == "similarity_matrix: your code raised NotImplementedError:"
 
@@ -149,10 +170,15 @@ def test_crash_in_student_code_is_one_line():
 # thumbnail (centred), and a caption's features are the sum of the features of the images its keywords
 # point to. "navy" therefore makes the target the best match, "spacesuit" the astronaut.
 KEYWORDS = {
-    "navy": TARGET, "hopper": TARGET, "uniform": TARGET,
-    "spacesuit": "astronaut.jpg", "astronaut": "astronaut.jpg",
-    "man": "camera.jpg", "tripod": "camera.jpg",
-    "cat": "cat.jpg", "coffee": "coffee.jpg",
+    "navy": TARGET,
+    "hopper": TARGET,
+    "uniform": TARGET,
+    "spacesuit": "astronaut.jpg",
+    "astronaut": "astronaut.jpg",
+    "man": "camera.jpg",
+    "tripod": "camera.jpg",
+    "cat": "cat.jpg",
+    "coffee": "coffee.jpg",
 }
 
 
@@ -230,6 +256,7 @@ def test_scavenger_without_real_weights_is_ungradable(tmp_path, monkeypatch, cap
 
 def test_scavenger_unloadable_weights_are_ungradable(capsys):
     """When the cached weights fail to load, is the caption left to a person rather than failed?"""
+
     def broken_loader(device):
         raise CheckUngradable("the cached ViT-B-32 weights could not be loaded (OSError: truncated file)")
 
@@ -250,11 +277,14 @@ def test_reference_caption_follows_the_rules():
     assert isinstance(ref.scavenger_caption, str)
     assert 0 < len(ref.scavenger_caption.split()) <= checks.MAX_CAPTION_WORDS
     assert "navy" in ref.scavenger_caption  # the keyword model ranks the target first for it
-    assert run(checks.check_scavenger_caption, ref.scavenger_caption, loader=keyword_loader) == \
-        "PASSED scavenger_caption\n"
+    assert (
+        run(checks.check_scavenger_caption, ref.scavenger_caption, loader=keyword_loader)
+        == "PASSED scavenger_caption\n"
+    )
 
 
 # ---------------------------------------------------------------- wrong sample submissions
+
 
 def test_samples_cover_every_graded_cell():
     """Is there one wrong sample solution for each graded cell of clip.ipynb?"""

@@ -3,6 +3,7 @@
 Each check must accept the reference and correct alternative implementations and reject every
 realistic mistake in tests/checks/mutants_nmt.py with a one-line message saying what was expected.
 """
+
 import inspect
 import math
 import time
@@ -13,11 +14,11 @@ import pytest
 import torch
 import torch.nn as nn
 
-from autograder.contract import GRADED
 from autograder.checks import CheckFailed
 from autograder.checks import nmt as checks
 from autograder.content.reference import nmt as ref
 from autograder.content.samples.nmt import WRONG
+from autograder.contract import GRADED
 from tests.checks.mutants_nmt import ALTERNATIVES, DEVICE_MUTANTS, MUTANTS, REFERENCES
 
 CHECKS = {
@@ -35,13 +36,15 @@ NAMES = {gid: obj.__name__ for gid, obj in REFERENCES.items()}
 
 
 def _cases(catalogue):
-    return [pytest.param(gid, *entry, id=f"{gid}-{entry[0].__name__}") for gid, entries in catalogue.items()
-            for entry in entries]
+    return [
+        pytest.param(gid, *entry, id=f"{gid}-{entry[0].__name__}")
+        for gid, entries in catalogue.items()
+        for entry in entries
+    ]
 
 
 def _alternatives():
-    return [pytest.param(gid, alt, id=f"{gid}-{alt.__name__}") for gid, alts in ALTERNATIVES.items()
-            for alt in alts]
+    return [pytest.param(gid, alt, id=f"{gid}-{alt.__name__}") for gid, alts in ALTERNATIVES.items() for alt in alts]
 
 
 @pytest.fixture(autouse=True)
@@ -122,8 +125,12 @@ def test_device_mutant_is_wrong_on_a_real_gpu(gid, mutant):
     """Does each device mistake really fail on CUDA, so the stand-in GPU judges as a real one would?"""
     with pytest.raises(RuntimeError, match="device"):
         if gid == "generate_tensors_for_training_decoder_nmt":
-            mutant(torch.ones(2, 3, dtype=torch.long, device="cuda"), torch.ones(2, 4, dtype=torch.long,
-                   device="cuda"), 0, True)
+            mutant(
+                torch.ones(2, 3, dtype=torch.long, device="cuda"),
+                torch.ones(2, 4, dtype=torch.long, device="cuda"),
+                0,
+                True,
+            )
         elif gid == "causal_scaled_dot_attention":
             x = torch.randn(2, 4, 6, device="cuda")
             mutant(6).to("cuda")(x, x, x)
@@ -186,8 +193,10 @@ def test_wrong_sample_defines_the_graded_name(gid):
 def test_wrong_sample_fails_its_check(gid, monkeypatch):
     """Does the sample wrong cell, run in a notebook kernel, fail its own check?"""
     monkeypatch.delenv("A3_ALLOW_NON_NOTEBOOK")
-    namespace = _notebook_namespace(CausalScaledDotAttention=ref.CausalScaledDotAttention,
-                                    create_positional_encodings=ref.create_positional_encodings)
+    namespace = _notebook_namespace(
+        CausalScaledDotAttention=ref.CausalScaledDotAttention,
+        create_positional_encodings=ref.create_positional_encodings,
+    )
     exec(compile(WRONG[gid], "<cell>", "exec"), namespace)
     message = _failure(gid, namespace[NAMES[gid]])
     _assert_student_message(gid, message)

@@ -1,4 +1,5 @@
 """The check registry of autograder.checks: one registered check per graded cell of the course contract."""
+
 import ast
 import importlib
 import inspect
@@ -37,11 +38,13 @@ def test_every_graded_cell_has_exactly_one_registered_check():
 
 def test_checks_defined_after_seal_are_not_registered():
     """Does the registry keep only the checks defined before seal() (the genuine ones)?"""
-    code = ("from autograder.checks import check, registry, seal\n"
-            "@check('before')\ndef before(): pass\n"
-            "seal()\n"
-            "@check('after')\ndef after(): pass\n"
-            "print(sorted(registry))\n")
+    code = (
+        "from autograder.checks import check, registry, seal\n"
+        "@check('before')\ndef before(): pass\n"
+        "seal()\n"
+        "@check('after')\ndef after(): pass\n"
+        "print(sorted(registry))\n"
+    )
     env = dict(os.environ, PYTHONPATH=ROOT)
     env.pop("A3_CHECK_KEY", None)
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout

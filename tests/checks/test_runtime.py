@@ -1,4 +1,5 @@
 """Tests for the check runtime in autograder/checks/__init__.py (one behaviour each)."""
+
 import os
 import subprocess
 import sys
@@ -73,18 +74,22 @@ def test_failure_is_one_line_with_grade_id():
 
 def test_key_is_not_a_module_attribute():
     """Is the per-run key kept out of the checks module's namespace (no attribute holds it)?"""
-    code = ("import autograder.checks as c\n"
-            "print([n for n, v in vars(c).items() if isinstance(v, (str, bytes)) and 's3cret' in str(v)])")
+    code = (
+        "import autograder.checks as c\n"
+        "print([n for n, v in vars(c).items() if isinstance(v, (str, bytes)) and 's3cret' in str(v)])"
+    )
     assert run_checks_code(code, key="s3cret").strip() == "[]"
 
 
 def test_pass_line_carries_token_under_key():
     """With A3_CHECK_KEY set at import, does a passing check print the HMAC token of its grade id?"""
-    code = ("from autograder.checks import check\n"
-            "@check('demo_cell')\n"
-            "def demo(): pass\n"
-            "import os; assert 'A3_CHECK_KEY' not in os.environ\n"
-            "demo()\n")
+    code = (
+        "from autograder.checks import check\n"
+        "@check('demo_cell')\n"
+        "def demo(): pass\n"
+        "import os; assert 'A3_CHECK_KEY' not in os.environ\n"
+        "demo()\n"
+    )
     env = dict(os.environ, A3_CHECK_KEY="s3cret", PYTHONPATH=ROOT)
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
     assert out.strip() == f"PASSED demo_cell [a3:{pass_token('demo_cell', b's3cret')}]", out
@@ -113,25 +118,31 @@ def run_checks_code(code, key=None):
 def test_checks_defined_after_seal_print_no_token():
     """After seal(), does a check defined with @check print its pass line without a token, while a check
     defined before still prints one?"""
-    code = ("from autograder.checks import check, seal\n"
-            "@check('before')\ndef before(): pass\n"
-            "seal()\n"
-            "@check('after')\ndef after(): pass\n"
-            "before(); after()\n")
+    code = (
+        "from autograder.checks import check, seal\n"
+        "@check('before')\ndef before(): pass\n"
+        "seal()\n"
+        "@check('after')\ndef after(): pass\n"
+        "before(); after()\n"
+    )
     out = run_checks_code(code, key="s3cret").split("\n")
     assert out[:2] == [f"PASSED before [a3:{pass_token('before', b's3cret')}]", "PASSED after"], out
 
 
 def test_key_given_after_definition_is_used():
     """Does a check defined (and sealed) before set_key() sign with the key given later, as forked kernels need?"""
-    code = ("from autograder.checks import check, seal, set_key\n"
-            "@check('cell')\ndef cell(): pass\n"
-            "seal(); set_key(b'later')\ncell()\n")
+    code = (
+        "from autograder.checks import check, seal, set_key\n"
+        "@check('cell')\ndef cell(): pass\n"
+        "seal(); set_key(b'later')\ncell()\n"
+    )
     assert run_checks_code(code).strip() == f"PASSED cell [a3:{pass_token('cell', b'later')}]"
 
 
 def test_key_cannot_be_replaced():
     """Does set_key() refuse to replace a key that is already set (so notebook code cannot swap in its own)?"""
-    code = ("from autograder.checks import set_key\n"
-            "try:\n    set_key(b'mine')\n    print('replaced')\nexcept RuntimeError:\n    print('refused')\n")
+    code = (
+        "from autograder.checks import set_key\n"
+        "try:\n    set_key(b'mine')\n    print('replaced')\nexcept RuntimeError:\n    print('refused')\n"
+    )
     assert run_checks_code(code, key="s3cret").strip() == "refused"

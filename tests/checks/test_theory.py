@@ -1,14 +1,15 @@
 """Hidden checks of theory.ipynb, proved both ways: they pass correct answers and fail realistic mistakes."""
+
 import inspect
 import math
 
 import numpy as np
 import pytest
 
-from autograder.contract import GRADED
 from autograder.checks import theory as checks
 from autograder.content.reference import theory as ref
 from autograder.content.samples.theory import WRONG
+from autograder.contract import GRADED
 from tests.checks import failure, notebook_cell, run
 from tests.checks import mutants_theory as M
 
@@ -28,8 +29,11 @@ def reference_cell(name):
 
 
 def entries(which):
-    return [pytest.param(grade_id, source, id=f"{grade_id}: {label}")
-            for grade_id, pair in CATALOGUE.items() for label, source in pair[which]]
+    return [
+        pytest.param(grade_id, source, id=f"{grade_id}: {label}")
+        for grade_id, pair in CATALOGUE.items()
+        for label, source in pair[which]
+    ]
 
 
 def test_every_graded_cell_has_a_check():
@@ -74,35 +78,38 @@ def test_imported_reference_is_rejected(grade_id):
     assert "must be defined in this notebook" in failure(CHECKS[grade_id], getattr(ref, grade_id))
 
 
-@pytest.mark.parametrize("grade_id, label, expected", [
-    ("counterexample_w", "max entry is 1", "pick w whose largest entry is not 1"),
-    ("counterexample_w", "mixed signs", "every entry of counterexample_w should be positive"),
-    ("logit_after_fgsm", "FGM formula", "that is the FGM logit"),
-    ("logit_after_fgsm", "sum without abs", "sgn(w)ᵀw = Σ|wᵢ|"),
-    ("logit_after_fgsm", "returns x'", "should return one number (the logit f(x′)), got an array of shape (5,)"),
-    ("logit_after_fgsm", "in place", "should leave x unchanged"),
-    ("logit_after_fgm", "norm not squared", "you subtracted ε‖w‖₂"),
-    ("logit_after_fgm", "FGSM formula", "that is the FGSM logit"),
-    ("ridge_closed_form", "LLM answer n lambda", "the printed model answer"),
-    ("ridge_closed_form", "lambda without n", "(XᵀX + λI)⁻¹Xᵀt"),
-    ("ridge_closed_form", "1/n on one side only", "divide Xᵀt by n too"),
-    ("ridge_closed_form", "column vector", "should return shape (d,) = (3,), got (3, 1)"),
-    ("ridge_closed_form", "torch result", "should return a numpy array"),
-    ("eps_to_zero_logit", "handout derivation", "plausible wrong derivation"),
-    ("eps_to_zero_logit", "ridge with n lambda", "nλ instead of 2nλ"),
-    ("eps_to_zero_logit", "x over w squared", "that is x / w²"),
-    ("nqm_expected_loss", "lr not squared on noise", "η²σ²/B, not ησ²/B"),
-    ("nqm_expected_loss", "no batch size", "divided by the batch size"),
-    ("nqm_expected_loss", "decay not squared", "(1 − ηa)² per step"),
-    ("nqm_expected_loss", "off by one", "off by one"),
-    ("nqm_expected_loss", "no half a", "that is E[w²]"),
-    ("best_learning_rate", "returns index", "position of the best learning rate"),
-    ("best_learning_rate", "batch size ignored", "pass batch_size on"),
-    ("regimes", "pair in the wrong order", "(regime, remedy) in that order"),
-    ("regimes", "own wording", "should be one of ['noise dominated', 'curvature dominated']"),
-    ("regimes", "remedies swapped", "the remedy of A and the remedy of B are not right"),
-    ("scaling_choice", "text only", "should be the option's letter"),
-])
+@pytest.mark.parametrize(
+    "grade_id, label, expected",
+    [
+        ("counterexample_w", "max entry is 1", "pick w whose largest entry is not 1"),
+        ("counterexample_w", "mixed signs", "every entry of counterexample_w should be positive"),
+        ("logit_after_fgsm", "FGM formula", "that is the FGM logit"),
+        ("logit_after_fgsm", "sum without abs", "sgn(w)ᵀw = Σ|wᵢ|"),
+        ("logit_after_fgsm", "returns x'", "should return one number (the logit f(x′)), got an array of shape (5,)"),
+        ("logit_after_fgsm", "in place", "should leave x unchanged"),
+        ("logit_after_fgm", "norm not squared", "you subtracted ε‖w‖₂"),
+        ("logit_after_fgm", "FGSM formula", "that is the FGSM logit"),
+        ("ridge_closed_form", "LLM answer n lambda", "the printed model answer"),
+        ("ridge_closed_form", "lambda without n", "(XᵀX + λI)⁻¹Xᵀt"),
+        ("ridge_closed_form", "1/n on one side only", "divide Xᵀt by n too"),
+        ("ridge_closed_form", "column vector", "should return shape (d,) = (3,), got (3, 1)"),
+        ("ridge_closed_form", "torch result", "should return a numpy array"),
+        ("eps_to_zero_logit", "handout derivation", "plausible wrong derivation"),
+        ("eps_to_zero_logit", "ridge with n lambda", "nλ instead of 2nλ"),
+        ("eps_to_zero_logit", "x over w squared", "that is x / w²"),
+        ("nqm_expected_loss", "lr not squared on noise", "η²σ²/B, not ησ²/B"),
+        ("nqm_expected_loss", "no batch size", "divided by the batch size"),
+        ("nqm_expected_loss", "decay not squared", "(1 − ηa)² per step"),
+        ("nqm_expected_loss", "off by one", "off by one"),
+        ("nqm_expected_loss", "no half a", "that is E[w²]"),
+        ("best_learning_rate", "returns index", "position of the best learning rate"),
+        ("best_learning_rate", "batch size ignored", "pass batch_size on"),
+        ("regimes", "pair in the wrong order", "(regime, remedy) in that order"),
+        ("regimes", "own wording", "should be one of ['noise dominated', 'curvature dominated']"),
+        ("regimes", "remedies swapped", "the remedy of A and the remedy of B are not right"),
+        ("scaling_choice", "text only", "should be the option's letter"),
+    ],
+)
 def test_failure_message_names_the_mistake(grade_id, label, expected):
     """Does the one-line failure say what was expected and name the likely mistake?"""
     source = dict(CATALOGUE[grade_id][1])[label]
@@ -111,8 +118,10 @@ def test_failure_message_names_the_mistake(grade_id, label, expected):
 
 def test_crash_in_student_code_is_one_line():
     """Does a crash inside the student's function become a one-line failure naming the exception?"""
-    broken = cell("def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):\n    raise NotImplementedError()\n",
-                  "nqm_expected_loss")
+    broken = cell(
+        "def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):\n    raise NotImplementedError()\n",
+        "nqm_expected_loss",
+    )
     assert failure(checks.check_nqm_expected_loss, broken) == "nqm_expected_loss: your code raised NotImplementedError:"
 
 
@@ -128,8 +137,10 @@ def test_patched_numpy_does_not_change_the_expected_answer(monkeypatch):
 def test_eps_check_lends_the_reference_ridge():
     """Is eps_to_zero_logit judged on its own, even when the notebook's ridge_closed_form is wrong?"""
     namespace = {"__name__": "__main__"}
-    exec(M.PRELUDE + dict(M.RIDGE_MUTANTS)["LLM answer n lambda"] + dict(M.EPS_CORRECT)["uses ridge_closed_form"],
-         namespace)
+    exec(
+        M.PRELUDE + dict(M.RIDGE_MUTANTS)["LLM answer n lambda"] + dict(M.EPS_CORRECT)["uses ridge_closed_form"],
+        namespace,
+    )
     assert run(checks.check_eps_to_zero_logit, namespace["eps_to_zero_logit"]) == "PASSED eps_to_zero_logit\n"
     assert namespace["ridge_closed_form"].__module__ == "__main__"  # the lent reference was taken back
 
@@ -152,7 +163,7 @@ def test_nqm_reference_matches_monte_carlo():
         w = np.full(200_000, float(w0))
         for _ in range(steps):
             w = w - lr * (a * w + rng.normal(0.0, sigma / math.sqrt(batch), size=w.shape))
-        losses = 0.5 * a * w ** 2
+        losses = 0.5 * a * w**2
         error = losses.std() / math.sqrt(losses.size)
         assert abs(losses.mean() - ref.nqm_expected_loss(lr, batch, a, sigma, w0, steps)) <= 4 * error + 1e-12
 
@@ -181,7 +192,9 @@ def test_best_lr_cases_depend_on_batch_size():
 def test_steps_to_target_has_both_regimes():
     """Does the notebook's NQM curve halve the steps per doubling at point A and flatten out at point B?"""
     h = 1 / np.arange(1, 31)
-    curve = {b: ref.steps_to_target(b, np.geomspace(1e-3, 1.9, 40), h, np.sqrt(h), np.ones(30), 0.01 * h.sum() / 2,
-                                    100_000) for b in (2, 4, 4096, 8192)}
+    curve = {
+        b: ref.steps_to_target(b, np.geomspace(1e-3, 1.9, 40), h, np.sqrt(h), np.ones(30), 0.01 * h.sum() / 2, 100_000)
+        for b in (2, 4, 4096, 8192)
+    }
     assert curve[4] / curve[2] < 0.55  # noise dominated: doubling B almost halves the steps
     assert curve[8192] / curve[4096] > 0.9  # curvature dominated: more data per step no longer helps

@@ -1,4 +1,5 @@
 """python -m autograder build: deterministic, normalised, stale detection, nothing secret in the release."""
+
 import json
 import re
 import shutil
@@ -7,13 +8,17 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder import paths
+from autograder import contract, paths
 from autograder.content import build
 from tests.fixtures import toy
-from autograder import contract
 
-SECRET_MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION", "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS",
-                  "autograder.checks")
+SECRET_MARKERS = (
+    "### BEGIN SOLUTION",
+    "### END SOLUTION",
+    "### BEGIN HIDDEN TESTS",
+    "### END HIDDEN TESTS",
+    "autograder.checks",
+)
 
 
 def tree(folder):
@@ -47,7 +52,10 @@ def test_check_detects_changed_missing_and_extra_files(toy_release, tmp_path):
     (rel / "data" / "numbers.txt").unlink()
     (rel / "notes.txt").write_text("mine")
     assert build.stale_files(toy.TOY_SOURCE, rel) == [
-        "missing: data/numbers.txt", "not generated (extra): notes.txt", "stale: toy.ipynb"]
+        "missing: data/numbers.txt",
+        "not generated (extra): notes.txt",
+        "stale: toy.ipynb",
+    ]
 
 
 def test_check_cli_exits_nonzero_when_stale(toy_release, tmp_path, capsys):
@@ -93,6 +101,7 @@ def test_the_template_gradebook_stays_out_of_the_release(toy_release):
 
 
 # --- the committed course release -------------------------------------------------------------------
+
 
 def region_lines(cell, begin):
     """Non-trivial lines inside the `### BEGIN ...` regions (SOLUTION or HIDDEN TESTS) of a cell."""

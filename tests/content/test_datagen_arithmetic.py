@@ -1,4 +1,5 @@
 """The verbal-arithmetic data: reproducible byte for byte, complete, correctly labelled, stratified split."""
+
 import csv
 import filecmp
 
@@ -35,7 +36,9 @@ def test_committed_files_are_up_to_date(generated):
     for rel in arithmetic.FILES.values():
         committed = SOURCE / rel
         assert committed.exists(), f"expected {committed} to be committed"
-        assert filecmp.cmp(committed, generated[committed.name], shallow=False), f"{rel} is stale: run python -m autograder data"
+        assert filecmp.cmp(committed, generated[committed.name], shallow=False), (
+            f"{rel} is stale: run python -m autograder data"
+        )
 
 
 def test_counts(generated):
@@ -67,7 +70,9 @@ def test_split_is_stratified(generated):
     for lab in ("0", "1", "2"):
         n_test = sum(r["label"] == lab for r in test)
         n_all = n_test + sum(r["label"] == lab for r in train)
-        assert abs(n_test - 0.2 * n_all) < 1, f"label {lab}: {n_test} of {n_all} in test, expected about {0.2 * n_all:.1f}"
+        assert abs(n_test - 0.2 * n_all) < 1, (
+            f"label {lab}: {n_test} of {n_all} in test, expected about {0.2 * n_all:.1f}"
+        )
 
 
 def test_file_format(generated):

@@ -1,4 +1,5 @@
 """The images clip.ipynb ships: reproducible byte for byte, committed, described, one scavenger target."""
+
 import csv
 import filecmp
 
@@ -36,8 +37,9 @@ def test_every_image_is_a_224_rgb_jpeg():
     """Is every shipped picture a 224 x 224 RGB JPEG?"""
     for row in rows():
         with Image.open(IMAGES / row["file"]) as image:
-            assert (image.format, image.mode, image.size) == ("JPEG", "RGB", (224, 224)), \
+            assert (image.format, image.mode, image.size) == ("JPEG", "RGB", (224, 224)), (
                 f"{row['file']}: saw {image.format} {image.mode} {image.size}"
+            )
 
 
 def test_descriptions_table():

@@ -1,4 +1,5 @@
 """The Pig Latin data: rules on hand-written examples, file format, sizes and byte-for-byte reproducibility."""
+
 import re
 
 import pytest
@@ -14,23 +15,26 @@ def read_pairs(path):
     return [tuple(line.split(" ")) for line in path.read_text().splitlines()]
 
 
-@pytest.mark.parametrize("english, expected", [
-    ("air", "airway"),              # vowel-initial words take "way"
-    ("is", "isway"),
-    ("a", "away"),
-    ("the", "ethay"),               # "th" moves as a block
-    ("child", "ildchay"),           # "ch" moves as a block
-    ("shop", "opshay"),             # "sh" moves as a block
-    ("string", "ingstray"),         # the whole leading cluster moves
-    ("conditioning", "onditioningcay"),
-    ("working", "orkingway"),
-    ("queen", "eenquay"),           # "qu" stays together
-    ("square", "aresquay"),         # "squ": the u after q joins the cluster
-    ("yes", "esyay"),               # y is a consonant at the start
-    ("rhythm", "ythmrhay"),         # y is a vowel elsewhere
-    ("my", "ymay"),
-    ("hmm", "hmmay"),               # no vowel: nothing moves
-])
+@pytest.mark.parametrize(
+    "english, expected",
+    [
+        ("air", "airway"),  # vowel-initial words take "way"
+        ("is", "isway"),
+        ("a", "away"),
+        ("the", "ethay"),  # "th" moves as a block
+        ("child", "ildchay"),  # "ch" moves as a block
+        ("shop", "opshay"),  # "sh" moves as a block
+        ("string", "ingstray"),  # the whole leading cluster moves
+        ("conditioning", "onditioningcay"),
+        ("working", "orkingway"),
+        ("queen", "eenquay"),  # "qu" stays together
+        ("square", "aresquay"),  # "squ": the u after q joins the cluster
+        ("yes", "esyay"),  # y is a consonant at the start
+        ("rhythm", "ythmrhay"),  # y is a vowel elsewhere
+        ("my", "ymay"),
+        ("hmm", "hmmay"),  # no vowel: nothing moves
+    ],
+)
 def test_rule_examples(english, expected):
     """Does pig_latin follow the documented rules on this hand-written example?"""
     assert piglatin.pig_latin(english) == expected, f"expected {expected!r}, got {piglatin.pig_latin(english)!r}"
@@ -62,10 +66,12 @@ def test_sizes_and_superset():
     small = [e for e, _ in read_pairs(SMALL)]
     large = [e for e, _ in read_pairs(LARGE)]
     assert len(small) == 3200, f"expected 3200 small-set words, saw {len(small)}"
-    assert large[:len(small)] == small, "expected the large set to start with the small set"
+    assert large[: len(small)] == small, "expected the large set to start with the small set"
     assert 21_000 <= len(large) <= 23_000, f"expected about 22,000 large-set words, saw {len(large)}"
     top = piglatin.english_words(20_000)
-    assert set(top) <= set(large), f"expected every top-20,000 a-z word in the large set, {len(set(top) - set(large))} missing"
+    assert set(top) <= set(large), (
+        f"expected every top-20,000 a-z word in the large set, {len(set(top) - set(large))} missing"
+    )
     assert {"the", "air", "conditioning", "is", "working"} <= set(large), "expected the demo sentence's words"
 
 

@@ -1,4 +1,5 @@
 """python -m autograder fetch-models: what it downloads, where it looks, and how grading finds the cache."""
+
 from pathlib import Path
 
 import pytest
@@ -103,8 +104,11 @@ def test_fetch_downloads_every_model_into_the_cache(tmp_path, monkeypatch):
     monkeypatch.setattr(huggingface_hub, "snapshot_download", fake_snapshot)
     cache = str(tmp_path.resolve())
     assert fetch_models.main(cache=cache) == 0
-    assert requested == [(fetch_models.CLIP_REPO, "open_clip_model.safetensors", cache),
-                         ("tbs17/MathBERT", "*", cache), ("vinai/bertweet-base", "*", cache)]
+    assert requested == [
+        (fetch_models.CLIP_REPO, "open_clip_model.safetensors", cache),
+        ("tbs17/MathBERT", "*", cache),
+        ("vinai/bertweet-base", "*", cache),
+    ]
 
 
 def test_fetch_falls_back_to_the_bin_checkpoint(tmp_path, monkeypatch):

@@ -1,12 +1,13 @@
 """Grade the corpus once per test session through `python -m autograder grade`, and read back OUT."""
+
 import csv
 import os
 import subprocess
 import sys
 import time
 
-from autograder.grading import pipeline
 from autograder import paths
+from autograder.grading import pipeline
 from tests.corpus import make_corpus
 
 WORKERS = 2
@@ -33,14 +34,28 @@ def graded_corpus(tmp_path_factory):
     subs.mkdir()
     template = pipeline.ensure_template(out)  # the same template the grade command then reuses
     cases = make_corpus.build(subs, template / "release", paths.SOURCE)
-    env = dict(os.environ, A3_MEM_LIMIT_MB=str(MEM_LIMIT_MB), HF_HUB_OFFLINE="1",
-               PYTHONPATH=os.pathsep.join(filter(None, [str(paths.ROOT), os.environ.get("PYTHONPATH")])))
+    env = dict(
+        os.environ,
+        A3_MEM_LIMIT_MB=str(MEM_LIMIT_MB),
+        HF_HUB_OFFLINE="1",
+        PYTHONPATH=os.pathsep.join(filter(None, [str(paths.ROOT), os.environ.get("PYTHONPATH")])),
+    )
     start = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "autograder", "grade", str(subs), "--out", str(out),
-                           "--workers", str(WORKERS)], env=env, capture_output=True, text=True, timeout=3600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "autograder", "grade", str(subs), "--out", str(out), "--workers", str(WORKERS)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=3600,
+    )
     seconds = time.perf_counter() - start
-    result = {"cases": cases, "out": out, "seconds": seconds, "returncode": proc.returncode,
-              "output": proc.stdout + proc.stderr}
+    result = {
+        "cases": cases,
+        "out": out,
+        "seconds": seconds,
+        "returncode": proc.returncode,
+        "output": proc.stdout + proc.stderr,
+    }
     if (out / "grades.csv").exists():
         result["grades"] = {(r["student"], r["notebook"]): r for r in read_csv(out / "grades.csv")}
         rows = read_csv(out / "grades_by_cell.csv")

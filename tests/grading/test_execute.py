@@ -1,4 +1,5 @@
 """autograder.grading.execute: the kernel manager and client that ResilientExecute grades with."""
+
 import asyncio
 import os
 from queue import Empty
@@ -55,8 +56,9 @@ def test_ready_asks_again_until_iopub_is_live():
     """When IOPub is silent after the first kernel_info reply (not subscribed yet), does it ask again?"""
     client = fake_client([{"msg_type": "kernel_info_reply"}, {"msg_type": "kernel_info_reply"}], [])
     asked = []
-    client.kernel_info = lambda: asked.append(1) or (len(asked) == 2 and client.iopub_channel.messages.append(
-        {"msg_type": "status"}))
+    client.kernel_info = lambda: (
+        asked.append(1) or (len(asked) == 2 and client.iopub_channel.messages.append({"msg_type": "status"}))
+    )
     asyncio.run(client.wait_for_ready(timeout=5))
     assert len(asked) == 2 and client.iopub_channel.waited == [0.2]
 
@@ -95,9 +97,15 @@ def test_sandboxed_kernels_run_back_to_back(tmp_path):
             for i in range(5):
                 cells = [nbformat.v4.new_code_cell(f"print({i})"), nbformat.v4.new_code_cell("import os; os.getpid()")]
                 nb = nbformat.v4.new_notebook(cells=cells)
-                NotebookClient(nb, kernel_name=info["kernel_name"], config=Config(info["config"]), timeout=60,
-                               kernel_manager_class=GradingKernelManager, shutdown_kernel="immediate",
-                               resources={"metadata": {"path": str(cwd)}}).execute()
+                NotebookClient(
+                    nb,
+                    kernel_name=info["kernel_name"],
+                    config=Config(info["config"]),
+                    timeout=60,
+                    kernel_manager_class=GradingKernelManager,
+                    shutdown_kernel="immediate",
+                    resources={"metadata": {"path": str(cwd)}},
+                ).execute()
                 assert [o.get("text") for o in nb.cells[0].outputs] == [f"{i}\n"], nb.cells[0].outputs
                 assert nb.cells[1].outputs[0]["output_type"] == "execute_result"
         assert zyg.report()["kernels"] == 5  # each notebook had a kernel of its own

@@ -1,4 +1,5 @@
 """Ingest: names, LMS layouts, nbformat and Colab repairs, nbgrader metadata restored, bad files reported."""
+
 import copy
 import json
 import os
@@ -54,17 +55,20 @@ def graded_ids(nb):
     return [mc.gid(c) for c in nb.cells if mc.gid(c)]
 
 
-@pytest.mark.parametrize("name, expected", [
-    ("nmt.ipynb", "nmt"),
-    ("Copy of nmt.ipynb", "nmt"),
-    ("Copy of Copy of nmt.ipynb", "nmt"),
-    ("nmt (1).ipynb", "nmt"),
-    ("NMT.ipynb", "nmt"),
-    ("A3_bert_final.ipynb", "bert"),
-    ("clip-2.ipynb", "clip"),
-    ("nmt_and_bert.ipynb", None),
-    ("notes.ipynb", None),
-])
+@pytest.mark.parametrize(
+    "name, expected",
+    [
+        ("nmt.ipynb", "nmt"),
+        ("Copy of nmt.ipynb", "nmt"),
+        ("Copy of Copy of nmt.ipynb", "nmt"),
+        ("nmt (1).ipynb", "nmt"),
+        ("NMT.ipynb", "nmt"),
+        ("A3_bert_final.ipynb", "bert"),
+        ("clip-2.ipynb", "clip"),
+        ("nmt_and_bert.ipynb", None),
+        ("notes.ipynb", None),
+    ],
+)
 def test_notebook_from_name(name, expected):
     """Does a Colab/LMS file name map to the notebook it names (and to none when ambiguous)?"""
     assert ingest.notebook_from_name(name) == expected, f"{name!r}: expected {expected}"
@@ -74,8 +78,10 @@ def test_one_submission_per_student_and_notebook(tmp_path, release_dir, rel, src
     """Does every student get exactly one Submission per notebook, missing ones included?"""
     subs = run(tmp_path, {"alice/nmt.ipynb": mc.solved(rel, src), "bob/README.txt": "nothing"}, release_dir)
     got = sorted((s.student, s.notebook, s.status.split(" ")[0]) for s in subs)
-    want = sorted([("alice", nb, "ok" if nb == "nmt" else "missing") for nb in contract.NOTEBOOKS]
-                  + [("bob", nb, "missing") for nb in contract.NOTEBOOKS])
+    want = sorted(
+        [("alice", nb, "ok" if nb == "nmt" else "missing") for nb in contract.NOTEBOOKS]
+        + [("bob", nb, "missing") for nb in contract.NOTEBOOKS]
+    )
     assert got == want, f"expected {want}, got {got}"
 
 
@@ -91,16 +97,24 @@ def test_repaired_notebook_is_written_to_staging(tmp_path, release_dir, rel, src
 
 def test_canvas_names_at_top_level(tmp_path, release_dir, rel, src):
     """Are Canvas-named files (login_uid_sid_name, LATE, -1 resubmission) given to the right student?"""
-    subs = run(tmp_path, {"smithj_12345_678_nmt-1.ipynb": mc.solved(rel, src),
-                          "doea_LATE_222_333_Copy of nmt.ipynb": mc.solved(rel, src)}, release_dir)
-    assert one(subs, "smithj").status == "ok" and one(subs, "doea").status == "ok", \
+    subs = run(
+        tmp_path,
+        {
+            "smithj_12345_678_nmt-1.ipynb": mc.solved(rel, src),
+            "doea_LATE_222_333_Copy of nmt.ipynb": mc.solved(rel, src),
+        },
+        release_dir,
+    )
+    assert one(subs, "smithj").status == "ok" and one(subs, "doea").status == "ok", (
         f"expected smithj and doea ok, got {[(s.student, s.notebook, s.status) for s in subs]}"
+    )
 
 
 def test_moodle_folder_names(tmp_path, release_dir, rel, src):
     """Does a Moodle folder 'Jane Doe_123_assignsubmission_file_' become student 'Jane_Doe' (logged)?"""
-    s = one(run(tmp_path, {"Jane Doe_123_assignsubmission_file_/nmt.ipynb": mc.solved(rel, src)}, release_dir),
-            "Jane_Doe")
+    s = one(
+        run(tmp_path, {"Jane Doe_123_assignsubmission_file_/nmt.ipynb": mc.solved(rel, src)}, release_dir), "Jane_Doe"
+    )
     assert s.status == "ok", f"expected ok, got {s.status}"
     assert s.repairs[0] == "student 'Jane Doe' is graded as 'Jane_Doe'", f"expected the rename logged, got {s.repairs}"
 
@@ -108,11 +122,19 @@ def test_moodle_folder_names(tmp_path, release_dir, rel, src):
 def test_two_moodle_students_of_one_name_keep_their_participant_ids(tmp_path, release_dir, rel, src):
     """Are two Moodle students called 'Jane Doe' told apart by their participant ids (not by _2), each
     submission carrying the LMS's own id for the exports?"""
-    subs = run(tmp_path, {"Jane Doe_123_assignsubmission_file_/nmt.ipynb": mc.solved(rel, src),
-                          "Jane Doe_456_assignsubmission_file_/nmt.ipynb": mc.solved(rel, src)}, release_dir)
+    subs = run(
+        tmp_path,
+        {
+            "Jane Doe_123_assignsubmission_file_/nmt.ipynb": mc.solved(rel, src),
+            "Jane Doe_456_assignsubmission_file_/nmt.ipynb": mc.solved(rel, src),
+        },
+        release_dir,
+    )
     ids = {s.student: s.lms for s in subs if s.notebook == "nmt"}
-    assert ids == {"Jane_Doe": {"lms": "moodle", "user_id": "123", "name": "Jane Doe"},
-                   "Jane_Doe_456": {"lms": "moodle", "user_id": "456", "name": "Jane Doe"}}, ids
+    assert ids == {
+        "Jane_Doe": {"lms": "moodle", "user_id": "123", "name": "Jane Doe"},
+        "Jane_Doe_456": {"lms": "moodle", "user_id": "456", "name": "Jane Doe"},
+    }, ids
 
 
 def test_canvas_user_id_is_kept(tmp_path, release_dir, rel, src):
@@ -146,8 +168,9 @@ def test_several_candidates_take_most_complete_then_newest(tmp_path, release_dir
     s = one(ingest.ingest(subs_dir, tmp_path / "staging", release=release_dir), "alice")
     assert s.repairs[0].startswith("3 files for nmt: took 'nmt (1).ipynb'"), f"expected nmt (1), got {s.repairs}"
     n_solutions = sum(1 for c in rel.cells if c.metadata.get("nbgrader", {}).get("solution"))
-    assert ingest.completeness(nbformat.read(s.path, as_version=4), rel) == n_solutions, \
+    assert ingest.completeness(nbformat.read(s.path, as_version=4), rel) == n_solutions, (
         "expected the solved notebook, got a less complete one"
+    )
 
 
 def test_nbformat_40_upgraded_with_cell_ids(tmp_path, release_dir, rel, src):
@@ -190,6 +213,7 @@ def test_kernelspec_that_is_not_a_mapping_is_replaced(tmp_path, release_dir, rel
 def test_unrepairable_damage_is_recorded_and_the_batch_goes_on(tmp_path, release_dir, rel, src, monkeypatch):
     """When a repair step meets damage it does not know (here: it raises), is that notebook recorded with a
     one-line reason while the other students are still ingested?"""
+
     def broken(nb, rel_nb, repairs):
         if nb.metadata.get("marker") == "odd":
             raise KeyError("cells")
@@ -297,8 +321,14 @@ def test_unknown_grade_id_removed(tmp_path, release_dir, rel, src):
     """Is nbgrader metadata with a grade id the release does not have removed (nbgrader would reject it)?"""
     nb = mc.solved(rel, src)
     extra = nbformat.v4.new_code_cell("print(1)")
-    extra.metadata["nbgrader"] = {"grade": True, "solution": False, "locked": True, "points": 5,
-                                  "grade_id": "test_bonus", "schema_version": 3}
+    extra.metadata["nbgrader"] = {
+        "grade": True,
+        "solution": False,
+        "locked": True,
+        "points": 5,
+        "grade_id": "test_bonus",
+        "schema_version": 3,
+    }
     nb.cells.append(extra)
     s = one(run(tmp_path, {"alice/nmt.ipynb": nb}, release_dir), "alice")
     assert "test_bonus" not in graded_ids(nbformat.read(s.path, as_version=4))
@@ -317,21 +347,36 @@ def test_wrong_notebook_under_a_notebook_name(tmp_path, release_dir, rel, src):
 PDF = b"%PDF-1.4\n1 0 obj\n"
 
 
-@pytest.mark.parametrize("filename, content, status", [
-    ("nmt.ipynb", b"", "empty file (0 bytes)"),
-    ("nmt.ipynb", b"  \n", "empty file (only whitespace)"),
-    ("nmt.ipynb", b'{"cells": [',
-     "not a notebook: invalid JSON (line 1, column 12: Expecting value; truncated download?)"),
-    ("nmt.ipynb", PDF, "not a notebook: the file is a PDF file"),
-    ("nmt.ipynb", b"<!DOCTYPE html><html>",
-     "not a notebook: the file is HTML or XML (exported instead of downloaded as .ipynb?)"),
-    ("nmt.ipynb", b"import torch\nprint(1)\n",
-     "not a notebook: the file is plain text or Python source, not notebook JSON"),
-    ("nmt.ipynb", b'{"name": "x"}', "not a notebook: JSON without notebook cells"),
-    ("nmt.pdf", PDF, "not a notebook: 'nmt.pdf' is not an .ipynb file"),
-    ("nmt.ipynb", nbformat.writes(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import tensorflow")])),
-     "not this assignment's notebook (none of its cells match the A3 release)"),
-])
+@pytest.mark.parametrize(
+    "filename, content, status",
+    [
+        ("nmt.ipynb", b"", "empty file (0 bytes)"),
+        ("nmt.ipynb", b"  \n", "empty file (only whitespace)"),
+        (
+            "nmt.ipynb",
+            b'{"cells": [',
+            "not a notebook: invalid JSON (line 1, column 12: Expecting value; truncated download?)",
+        ),
+        ("nmt.ipynb", PDF, "not a notebook: the file is a PDF file"),
+        (
+            "nmt.ipynb",
+            b"<!DOCTYPE html><html>",
+            "not a notebook: the file is HTML or XML (exported instead of downloaded as .ipynb?)",
+        ),
+        (
+            "nmt.ipynb",
+            b"import torch\nprint(1)\n",
+            "not a notebook: the file is plain text or Python source, not notebook JSON",
+        ),
+        ("nmt.ipynb", b'{"name": "x"}', "not a notebook: JSON without notebook cells"),
+        ("nmt.pdf", PDF, "not a notebook: 'nmt.pdf' is not an .ipynb file"),
+        (
+            "nmt.ipynb",
+            nbformat.writes(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import tensorflow")])),
+            "not this assignment's notebook (none of its cells match the A3 release)",
+        ),
+    ],
+)
 def test_ungradable_files_get_one_line_status(tmp_path, release_dir, filename, content, status):
     """Does each kind of broken file get its one-line status (and no staged notebook)?"""
     s = one(run(tmp_path, {f"alice/{filename}": content}, release_dir), "alice")
@@ -350,8 +395,9 @@ def test_canvas_zip_with_wrapper_folder(tmp_path, release_dir, rel, src):
 
 def test_colliding_student_names_stay_apart(tmp_path, release_dir, rel, src):
     """Do two folders whose names slug alike ('Jane Doe', 'Jane_Doe') stay two students?"""
-    subs = run(tmp_path, {"Jane Doe/nmt.ipynb": mc.solved(rel, src), "Jane_Doe/nmt.ipynb": mc.solved(rel, src)},
-               release_dir)
+    subs = run(
+        tmp_path, {"Jane Doe/nmt.ipynb": mc.solved(rel, src), "Jane_Doe/nmt.ipynb": mc.solved(rel, src)}, release_dir
+    )
     assert sorted({s.student for s in subs}) == ["Jane_Doe", "Jane_Doe_2"], f"got {sorted({s.student for s in subs})}"
 
 

@@ -1,5 +1,6 @@
 """Ingest's repair steps, one at a time, on a tiny release notebook built here (tests/grading/test_ingest.py runs
 them together on the real notebooks)."""
+
 import copy
 
 import nbformat
@@ -16,8 +17,9 @@ def _cell(kind, grade_id, source, **nbgrader):
     cell = new(source)
     cell["id"] = grade_id
     if nbgrader:
-        cell.metadata["nbgrader"] = dict({"grade": False, "grade_id": grade_id, "locked": False, "schema_version": 3,
-                                          "solution": False}, **nbgrader)
+        cell.metadata["nbgrader"] = dict(
+            {"grade": False, "grade_id": grade_id, "locked": False, "schema_version": 3, "solution": False}, **nbgrader
+        )
         cell.metadata["deletable"] = False
         if nbgrader.get("locked"):
             cell.metadata["editable"] = False
@@ -26,14 +28,18 @@ def _cell(kind, grade_id, source, **nbgrader):
 
 def release():
     """intro (plain), setup (locked), add (solution), test_add (test), q_why (locked), written_why (answer)."""
-    return nbformat.v4.new_notebook(cells=[
-        _cell("markdown", "intro", "# Toy assignment\n\nWrite `add`, then say why it works."),
-        _cell("code", "setup", "import math", locked=True),
-        _cell("code", "add", "def add(a, b):\n    # YOUR CODE HERE\n    raise NotImplementedError()", solution=True),
-        _cell("code", "test_add", "assert add(1, 2) == 3", grade=True, locked=True, points=1),
-        _cell("markdown", "q_why", "**Question.** Why does `add` work?", locked=True),
-        _cell("markdown", "written_why", "YOUR ANSWER HERE", grade=True, solution=True, points=1),
-    ])
+    return nbformat.v4.new_notebook(
+        cells=[
+            _cell("markdown", "intro", "# Toy assignment\n\nWrite `add`, then say why it works."),
+            _cell("code", "setup", "import math", locked=True),
+            _cell(
+                "code", "add", "def add(a, b):\n    # YOUR CODE HERE\n    raise NotImplementedError()", solution=True
+            ),
+            _cell("code", "test_add", "assert add(1, 2) == 3", grade=True, locked=True, points=1),
+            _cell("markdown", "q_why", "**Question.** Why does `add` work?", locked=True),
+            _cell("markdown", "written_why", "YOUR ANSWER HERE", grade=True, solution=True, points=1),
+        ]
+    )
 
 
 def solved(rel):
@@ -113,8 +119,9 @@ def test_copied_solution_keeps_the_last_copy():
     repairs = ingest.resolve_duplicate_grade_ids(nb, rel)
     assert grade_ids(nb).count("add") == 1 and nb.cells[at(nb, "add")].source == ANSWER, grade_ids(nb)
     assert "nbgrader" not in early.metadata, "expected the earlier copy to become an ordinary cell"
-    assert repairs == ["grade id 'add' was on 2 cells (copied or split cell): kept the last one (it is the "
-                       "definition that runs last)"], repairs
+    assert repairs == [
+        "grade id 'add' was on 2 cells (copied or split cell): kept the last one (it is the definition that runs last)"
+    ], repairs
 
 
 def test_copied_locked_cell_keeps_the_unedited_copy():
@@ -141,8 +148,9 @@ def test_split_written_answer_is_merged():
     repairs = ingest.resolve_duplicate_grade_ids(nb, rel)
     assert len(nb.cells) == len(rel.cells), f"expected the second half dropped, got {len(nb.cells)} cells"
     assert nb.cells[i].source == "First half.\n\nSecond half.", f"got {nb.cells[i].source!r}"
-    assert repairs == ["grade id 'written_why' was on 2 cells (copied or split cell): merged the answer into the "
-                       "first"], repairs
+    assert repairs == [
+        "grade id 'written_why' was on 2 cells (copied or split cell): merged the answer into the first"
+    ], repairs
 
 
 # ---------------------------------------------------------------------------------------------
@@ -423,8 +431,13 @@ def test_repair_cells_runs_every_step_in_order():
     by_steps, lines, cells = damaged(rel), [], ingest.CellMap()
     lines += ingest.remove_unknown_nbgrader_metadata(by_steps, rel)
     lines += ingest.resolve_duplicate_grade_ids(by_steps, rel)
-    for step in (ingest.restore_metadata_by_source, ingest.restore_metadata_by_position,
-                 ingest.restore_deleted_cells, ingest.reset_graded_cells, ingest.fix_cell_ids):
+    for step in (
+        ingest.restore_metadata_by_source,
+        ingest.restore_metadata_by_position,
+        ingest.restore_deleted_cells,
+        ingest.reset_graded_cells,
+        ingest.fix_cell_ids,
+    ):
         lines += step(by_steps, rel, cells)
     nb, repairs = damaged(rel), ["earlier line"]
     ingest.repair_cells(nb, rel, repairs)
@@ -440,7 +453,9 @@ def test_repaired_notebook_passes_nbgraders_checks():
     ingest.repair_cells(nb, rel, [])
     nbformat.validate(nb)
     MetadataValidator().validate_nb(nb)
-    assert [g for g in grade_ids(nb) if g] == grade_ids(rel)[1:], f"expected the release's graded cells, got {grade_ids(nb)}"
+    assert [g for g in grade_ids(nb) if g] == grade_ids(rel)[1:], (
+        f"expected the release's graded cells, got {grade_ids(nb)}"
+    )
 
 
 def test_undamaged_notebook_needs_no_repair():

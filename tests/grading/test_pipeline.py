@@ -1,4 +1,5 @@
 """The grading command: scores, statuses, resume/idempotence, --force, pass tokens (toy course + real notebooks)."""
+
 import csv
 import shutil
 from pathlib import Path
@@ -6,12 +7,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from autograder.grading import pipeline
-from autograder import paths
-from autograder.grading import worker
+from autograder import contract, paths
 from autograder.checks import pass_token
+from autograder.grading import pipeline, worker
 from tests.fixtures import toy
-from autograder import contract
 
 
 def rows(path):
@@ -74,8 +73,9 @@ def test_every_student_and_cell_appears_once(toy_graded):
     out, _ = toy_graded
     keys = [(r["student"], r["grade_id"]) for r in rows(out / "grades_by_cell.csv")]
     students = ("ref", "untouched", "wrongmul", "nothing", "broken")
-    assert sorted(keys) == sorted([(s, g) for s in students for g in ("add", "mul")]
-                                  + [(s, "written_toy") for s in students if s != "nothing"])
+    assert sorted(keys) == sorted(
+        [(s, g) for s in students for g in ("add", "mul")] + [(s, "written_toy") for s in students if s != "nothing"]
+    )
 
 
 def test_log_records_failures(toy_graded):
@@ -162,9 +162,18 @@ def test_cli_grades_into_out(tmp_path):
     subs = toy.write_students(tmp_path / "subs", rel, {"bob": None})
     out = tmp_path / "out"
     assert main(["grade", str(subs), "--out", str(out), "--workers", "1", "--source", str(toy.TOY_SOURCE)]) == 0
-    assert rows(out / "grades.csv") == [{"student": "bob", "notebook": "toy", "score": "0", "max_score": "3",
-                                         "status": "missing", "written_score": "", "written_max_score": "",
-                                         "ungraded": ""}]
+    assert rows(out / "grades.csv") == [
+        {
+            "student": "bob",
+            "notebook": "toy",
+            "score": "0",
+            "max_score": "3",
+            "status": "missing",
+            "written_score": "",
+            "written_max_score": "",
+            "ungraded": "",
+        }
+    ]
     assert (out / "grades_by_cell.csv").exists()
 
 
@@ -190,14 +199,17 @@ def test_valid_token_earns_the_points():
     assert worker.verify_cell(cell, "add", KEY, 2.0, 2.0) == (2.0, "passed")
 
 
-@pytest.mark.parametrize("text", [
-    "PASSED add\n",  # fake autograder module printing a pass line without a token
-    "PASSED add [a3:0123456789abcdef0123]\n",  # a made-up token
-    f"PASSED mul [a3:{pass_token('mul', KEY)}]\n",  # a real token for another cell
-    f"PASSED add [a3:{pass_token('add', b'other key')}]\n",  # a token from another grading run
-    f"print('PASSED add [a3:{pass_token('add', KEY)}]')  # quoted\n",  # token not on its own PASSED line
-    "",  # hidden check deleted (nbgrader would still give full points)
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "PASSED add\n",  # fake autograder module printing a pass line without a token
+        "PASSED add [a3:0123456789abcdef0123]\n",  # a made-up token
+        f"PASSED mul [a3:{pass_token('mul', KEY)}]\n",  # a real token for another cell
+        f"PASSED add [a3:{pass_token('add', b'other key')}]\n",  # a token from another grading run
+        f"print('PASSED add [a3:{pass_token('add', KEY)}]')  # quoted\n",  # token not on its own PASSED line
+        "",  # hidden check deleted (nbgrader would still give full points)
+    ],
+)
 def test_missing_or_forged_token_earns_nothing(text):
     """Does a cell that nbgrader scored earn 0 without a valid pass token for its own grade id?"""
     score, note = worker.verify_cell(test_cell(text), "add", KEY, 2.0, 2.0)
@@ -213,8 +225,10 @@ def test_error_output_earns_nothing_even_with_token():
 def test_valid_ungradable_token_means_manual_grading():
     """Is a cell whose check says UNGRADABLE (valid token) left to manual grading: score None, not 0?"""
     token = pass_token("ungradable:cap", KEY)
-    cell = test_cell(f"UNGRADABLE cap [a3:{token}]: real weights unavailable\n",
-                     error=("CheckFailed", "cap: not graded automatically"))
+    cell = test_cell(
+        f"UNGRADABLE cap [a3:{token}]: real weights unavailable\n",
+        error=("CheckFailed", "cap: not graded automatically"),
+    )
     score, note = worker.verify_cell(cell, "cap", KEY, 0.0, 1.0)
     assert score is None and note == "needs manual grading: real weights unavailable"
 
@@ -231,6 +245,7 @@ def test_missing_test_cell_scores_zero():
 
 
 # --- the real notebooks ----------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def nmt_graded(tmp_path_factory):
@@ -298,7 +313,6 @@ def test_one_process_grades_several_notebooks_each_under_its_own_key(tmp_path):
     got = scores(out)
     assert [(got[("dana", n)]["score"], got[("dana", n)]["status"]) for n in ("toy", "toy2")] == [("3", "graded")] * 2
     assert "RETRY" not in (out / "grading.log").read_text()  # both came from the shared run
-
 
 
 def test_kernels_come_from_the_students_zygote(toy_graded):

@@ -1,10 +1,11 @@
 """The corpus of damaged and hostile submissions, graded in one batch by `python -m autograder grade`."""
+
 import re
 
 import pytest
 
-from tests.corpus import batch
 from autograder import contract
+from tests.corpus import batch
 
 pytestmark = pytest.mark.slow
 
@@ -49,7 +50,6 @@ def test_log_records_repairs_and_blocked_access(corpus):
     """Does grading.log carry each case's expected repair, check or sandbox line?"""
     missing = [f"{c.student}: {p}" for c in corpus["cases"] for p in c.log if not re.search(p, corpus["log"])]
     assert not missing, "expected these log lines:\n" + "\n".join(missing)
-
 
 
 def test_lms_ids_are_recorded_for_the_exports(corpus):

@@ -1,4 +1,5 @@
 """Grading through a real Dask cluster on loopback: same grades as in-process, none lost, none twice."""
+
 import csv
 import os
 import signal
@@ -7,8 +8,7 @@ import time
 
 import pytest
 
-from autograder.grading import pipeline
-from autograder.grading import scheduler
+from autograder.grading import pipeline, scheduler
 from tests.fixtures import toy
 
 # The `cluster` and `address` fixtures (a dask scheduler and two worker processes) are in conftest.py.
@@ -33,13 +33,25 @@ def assert_graded_correctly(out):
     grades = {r["student"]: r for r in rows(out / "grades.csv")}
     assert len(rows(out / "grades.csv")) == len(grades) == 4, rows(out / "grades.csv")
     assert {s: (r["score"], r["max_score"], r["status"]) for s, r in grades.items() if s != "broken"} == {
-        "ref": ("3", "3", "graded"), "wrongmul": ("1", "3", "graded"), "nothing": ("0", "3", "missing")}
+        "ref": ("3", "3", "graded"),
+        "wrongmul": ("1", "3", "graded"),
+        "nothing": ("0", "3", "missing"),
+    }
     assert grades["broken"]["score"] == "0" and grades["broken"]["status"].startswith("nbgrader could not grade it")
     cells = sorted((r["student"], r["grade_id"], r["score"]) for r in rows(out / "grades_by_cell.csv"))
-    assert cells == [("broken", "add", "0"), ("broken", "mul", "0"), ("broken", "written_toy", ""),
-                     ("nothing", "add", "0"), ("nothing", "mul", "0"),
-                     ("ref", "add", "1"), ("ref", "mul", "2"), ("ref", "written_toy", ""),
-                     ("wrongmul", "add", "1"), ("wrongmul", "mul", "0"), ("wrongmul", "written_toy", "")]
+    assert cells == [
+        ("broken", "add", "0"),
+        ("broken", "mul", "0"),
+        ("broken", "written_toy", ""),
+        ("nothing", "add", "0"),
+        ("nothing", "mul", "0"),
+        ("ref", "add", "1"),
+        ("ref", "mul", "2"),
+        ("ref", "written_toy", ""),
+        ("wrongmul", "add", "1"),
+        ("wrongmul", "mul", "0"),
+        ("wrongmul", "written_toy", ""),
+    ]
     with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:  # shards came back over Dask and were merged
         assert {s: gb.find_submission("a3", s).score for s in ("ref", "wrongmul")} == {"ref": 3.0, "wrongmul": 1.0}
 
@@ -47,8 +59,9 @@ def assert_graded_correctly(out):
 def test_grading_through_an_existing_scheduler(toy_students, address, tmp_path):
     """Does grading on an existing two-worker cluster give every student's right grade, using both workers?"""
     out = tmp_path / "out"
-    summary = pipeline.grade(toy_students, out, scheduler_address=address, source=toy.TOY_SOURCE,
-                          ingest_fn=pipeline.plain_ingest)
+    summary = pipeline.grade(
+        toy_students, out, scheduler_address=address, source=toy.TOY_SOURCE, ingest_fn=pipeline.plain_ingest
+    )
     stats = scheduler.last_stats
     assert (stats.mode, stats.n_workers, stats.n_tasks) == ("scheduler", 2, 4)
     assert len(stats.workers) == 2, f"expected both workers to grade, saw {[vars(w) for w in stats.workers.values()]}"

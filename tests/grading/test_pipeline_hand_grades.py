@@ -1,10 +1,11 @@
 """Hand grades are kept: re-grading a student never loses what a TA entered for an unchanged written answer."""
+
 import nbformat
 import pytest
 
-from tests.fixtures import toy
-from autograder.grading import pipeline
 from autograder import contract
+from autograder.grading import pipeline
+from tests.fixtures import toy
 
 
 def enter_hand_grade(out, student, score, comment):
@@ -67,10 +68,17 @@ def test_hand_grades_reach_grades_csv(regraded):
 
     Results(regraded).write_csvs()
     rows = {r["student"]: r for r in toy_rows(regraded / "grades.csv")}
-    assert (rows["same"]["written_score"], rows["same"]["written_max_score"], rows["same"]["ungraded"]) == ("1", "1", "")
+    assert (rows["same"]["written_score"], rows["same"]["written_max_score"], rows["same"]["ungraded"]) == (
+        "1",
+        "1",
+        "",
+    )
     assert (rows["changed"]["written_score"], rows["changed"]["ungraded"]) == ("", "written_toy")
     cells = {(r["student"], r["grade_id"]): r for r in toy_rows(regraded / "grades_by_cell.csv")}
-    assert (cells[("same", "written_toy")]["score"], cells[("same", "written_toy")]["message"]) == ("1", "graded by hand")
+    assert (cells[("same", "written_toy")]["score"], cells[("same", "written_toy")]["message"]) == (
+        "1",
+        "graded by hand",
+    )
 
 
 def toy_rows(path):

@@ -5,17 +5,17 @@ One batch holds, for every graded cell of every notebook, the reference submissi
 raises), (c) raising while the cell runs, so that its name is never defined. In each, every other
 graded cell must score what the reference scores, and the cell itself 0.
 """
+
 import csv
 
 import nbformat
 import pytest
 
-from autograder.grading import pipeline
-from autograder import demo, paths
+from autograder import contract, demo, paths
 from autograder.content import build
 from autograder.contract import GRADED
+from autograder.grading import pipeline
 from tests.notebooks import OBJECT
-from autograder import contract
 
 pytestmark = pytest.mark.slow
 
@@ -26,8 +26,10 @@ VALUES = {"scavenger_caption", "counterexample_w", "regimes", "scaling_choice"} 
 def raising_object(name):
     """A cell whose object raises when called: a function that raises, or a class whose constructor does."""
     if name[0].isupper():
-        return (f"import torch.nn as nn\n\n\nclass {name}(nn.Module):\n    def __init__(self, *args, **kwargs):\n"
-                f"        raise RuntimeError('{name} is broken')\n")
+        return (
+            f"import torch.nn as nn\n\n\nclass {name}(nn.Module):\n    def __init__(self, *args, **kwargs):\n"
+            f"        raise RuntimeError('{name} is broken')\n"
+        )
     return f"def {name}(*args, **kwargs):\n    raise RuntimeError('{name} is broken')\n"
 
 
@@ -38,10 +40,16 @@ def raising_cell(answer):
 
 def variants(notebook, release_nb, reference_nb):
     """{(variant, grade_id): source of the solution cell} for one notebook."""
-    released = {c.metadata["nbgrader"]["grade_id"]: c.source for c in release_nb.cells
-                if c.metadata.get("nbgrader", {}).get("solution")}
-    answers = {c.metadata["nbgrader"]["grade_id"]: c.source for c in reference_nb.cells
-               if c.metadata.get("nbgrader", {}).get("solution")}
+    released = {
+        c.metadata["nbgrader"]["grade_id"]: c.source
+        for c in release_nb.cells
+        if c.metadata.get("nbgrader", {}).get("solution")
+    }
+    answers = {
+        c.metadata["nbgrader"]["grade_id"]: c.source
+        for c in reference_nb.cells
+        if c.metadata.get("nbgrader", {}).get("solution")
+    }
     out = {}
     for grade_id in GRADED[notebook]:
         name = OBJECT[notebook][grade_id]
@@ -61,7 +69,8 @@ def matrix(tmp_path_factory):
     for notebook in NOTEBOOKS:
         release_nb = nbformat.read(root / "release" / f"{notebook}.ipynb", as_version=4)
         reference_nb = demo.reference_submission(
-            release_nb, nbformat.read(paths.SOURCE / f"{notebook}.ipynb", as_version=4))
+            release_nb, nbformat.read(paths.SOURCE / f"{notebook}.ipynb", as_version=4)
+        )
         (subs / "reference").mkdir(parents=True, exist_ok=True)
         nbformat.write(reference_nb, subs / "reference" / f"{notebook}.ipynb")
         for (variant, grade_id), source in variants(notebook, release_nb, reference_nb).items():
@@ -74,8 +83,10 @@ def matrix(tmp_path_factory):
     pipeline.grade(subs, out, workers=2)
     with open(out / "grades_by_cell.csv", newline="") as f:
         # no score: the student has no such notebook, or the cell waits for a person (scavenger caption offline)
-        cells = {(r["student"], r["notebook"], r["grade_id"]): float(r["score"]) if r["score"] else None
-                 for r in csv.DictReader(f)}
+        cells = {
+            (r["student"], r["notebook"], r["grade_id"]): float(r["score"]) if r["score"] else None
+            for r in csv.DictReader(f)
+        }
     return cells, cases
 
 

@@ -2,6 +2,7 @@
 
 The submissions are cases of the corpus (tests/corpus/make_corpus.py), graded in the same batch.
 """
+
 import re
 
 import nbformat
@@ -65,12 +66,15 @@ def test_patched_functions_do_not_fool_the_check(corpus):
     assert cells == want, f"expected {want}, got {cells}"
 
 
-@pytest.mark.parametrize("what, pattern", [
-    ("the source notebook", r"SANDBOX snoop/nmt: blocked: tried to read .*/source/a3/nmt\.ipynb"),
-    ("the gradebook", r"SANDBOX snoop/nmt: blocked: tried to read .*/gradebook\.db"),
-    ("the instructor's home", r"SANDBOX snoop/nmt: blocked: tried to read /root/"),
-    ("the network", r"SANDBOX snoop/nmt: blocked: tried to open a network connection"),
-])
+@pytest.mark.parametrize(
+    "what, pattern",
+    [
+        ("the source notebook", r"SANDBOX snoop/nmt: blocked: tried to read .*/source/a3/nmt\.ipynb"),
+        ("the gradebook", r"SANDBOX snoop/nmt: blocked: tried to read .*/gradebook\.db"),
+        ("the instructor's home", r"SANDBOX snoop/nmt: blocked: tried to read /root/"),
+        ("the network", r"SANDBOX snoop/nmt: blocked: tried to open a network connection"),
+    ],
+)
 def test_sandbox_denies_and_logs(corpus, what, pattern):
     """Does a submission that reaches for this get nothing, and does grading.log say so?"""
     assert re.search(pattern, corpus["log"]), f"expected a log line for {what} matching {pattern!r}"

@@ -1,4 +1,5 @@
 """autograder.grading.runner: the nbgrader process's quickened validators and gradebook decide as nbgrader does."""
+
 import json
 import os
 import subprocess
@@ -9,22 +10,45 @@ from autograder import paths
 # nbgrader metadata of one cell each: valid ones, and ones that nbgrader's own validators reject
 CELLS = {
     "solution": {"grade": False, "solution": True, "locked": False, "grade_id": "attn", "schema_version": 3},
-    "test": {"grade": True, "solution": False, "locked": True, "grade_id": "test_attn", "points": 2,
-             "schema_version": 3},
-    "markdown answer": {"grade": True, "solution": True, "locked": False, "grade_id": "written_a", "points": 1,
-                        "schema_version": 3},
-    "points as text": {"grade": True, "solution": False, "locked": True, "grade_id": "t", "points": "two",
-                       "schema_version": 3},
+    "test": {
+        "grade": True,
+        "solution": False,
+        "locked": True,
+        "grade_id": "test_attn",
+        "points": 2,
+        "schema_version": 3,
+    },
+    "markdown answer": {
+        "grade": True,
+        "solution": True,
+        "locked": False,
+        "grade_id": "written_a",
+        "points": 1,
+        "schema_version": 3,
+    },
+    "points as text": {
+        "grade": True,
+        "solution": False,
+        "locked": True,
+        "grade_id": "t",
+        "points": "two",
+        "schema_version": 3,
+    },
     "no grade_id": {"grade": True, "solution": False, "locked": True, "points": 1, "schema_version": 3},
     "empty grade_id": {"grade": False, "solution": True, "locked": False, "grade_id": "", "schema_version": 3},
     "no points": {"grade": True, "solution": False, "locked": True, "grade_id": "t", "schema_version": 3},
-    "grade as text": {"grade": "yes", "solution": False, "locked": True, "grade_id": "t", "points": 1,
-                      "schema_version": 3},
+    "grade as text": {
+        "grade": "yes",
+        "solution": False,
+        "locked": True,
+        "grade_id": "t",
+        "points": 1,
+        "schema_version": 3,
+    },
     "old schema": {"grade": False, "solution": True, "locked": False, "grade_id": "a", "schema_version": 1},
     "newer schema": {"grade": False, "solution": True, "locked": False, "grade_id": "a", "schema_version": 4},
     "missing locked": {"grade": False, "solution": True, "grade_id": "a", "schema_version": 3},
-    "extra key": {"grade": False, "solution": True, "locked": False, "grade_id": "a", "schema_version": 3,
-                  "colab": 1},
+    "extra key": {"grade": False, "solution": True, "locked": False, "grade_id": "a", "schema_version": 3, "colab": 1},
 }
 
 SCRIPT = """
@@ -63,8 +87,9 @@ print(json.dumps({"stock": stock, "quick": verdicts()}))
 
 def run(script, *args):
     env = dict(os.environ, PATH=os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")]))
-    done = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, cwd=paths.ROOT,
-                          env=env, timeout=120)  # a new gradebook runs alembic from the environment's bin
+    done = subprocess.run(
+        [sys.executable, "-c", script, *args], capture_output=True, text=True, cwd=paths.ROOT, env=env, timeout=120
+    )  # a new gradebook runs alembic from the environment's bin
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 

@@ -1,4 +1,5 @@
 """autograder.grading.scheduler: fan-out over a real Dask cluster on loopback, retries, failures, progress."""
+
 import os
 import time
 from pathlib import Path
@@ -12,11 +13,11 @@ from autograder.grading import scheduler
 
 # Task functions run on Dask workers, which import them from this module by name.
 
+
 def square(task):
     """Square task["n"], taking task.get("sleep", 0) seconds; report where it ran."""
     time.sleep(task.get("sleep", 0))
-    return {"task": task["n"], "status": "ok", "value": task["n"] ** 2, "pid": os.getpid(),
-            "finished_at": time.time()}
+    return {"task": task["n"], "status": "ok", "value": task["n"] ** 2, "pid": os.getpid(), "finished_at": time.time()}
 
 
 def die_once(task):
@@ -69,8 +70,7 @@ def test_on_result_sees_each_result_once_as_it_finishes(address):
     """Is on_result called once per task, in completion order, while slower tasks still run?"""
     tasks = [{"n": 0, "sleep": 3.0}] + [{"n": n, "sleep": 0.05} for n in range(1, 5)]
     seen = []
-    results = scheduler.run(tasks, square, scheduler=address,
-                            on_result=lambda r: seen.append((r["task"], time.time())))
+    results = scheduler.run(tasks, square, scheduler=address, on_result=lambda r: seen.append((r["task"], time.time())))
     order = [n for n, _ in seen]
     assert sorted(order) == [0, 1, 2, 3, 4], f"expected each task reported once, saw {order}"
     assert order[-1] == 0, f"expected the slow task reported last, saw order {order}"
@@ -81,8 +81,9 @@ def test_on_result_sees_each_result_once_as_it_finishes(address):
 def test_task_whose_worker_is_killed_is_retried_and_reported_once(address, tmp_path):
     """Does a task whose worker process dies mid-task run again and appear exactly once?"""
     attempts = tmp_path / "attempts.txt"
-    tasks = [{"n": n, "marker": str(tmp_path / ("die" if n == 1 else f"ok{n}")), "attempts": str(attempts)}
-             for n in range(3)]
+    tasks = [
+        {"n": n, "marker": str(tmp_path / ("die" if n == 1 else f"ok{n}")), "attempts": str(attempts)} for n in range(3)
+    ]
     for n in (0, 2):
         Path(tasks[n]["marker"]).write_text("do not die")
     reported = []
@@ -164,12 +165,15 @@ def test_no_tasks_starts_nothing():
     assert scheduler.last_stats.n_workers == 0
 
 
-@pytest.mark.parametrize("visible, expected", [
-    ("0,1", ["0", "1"]),
-    ("2", ["2"]),
-    ("", []),
-    ("-1", []),
-])
+@pytest.mark.parametrize(
+    "visible, expected",
+    [
+        ("0,1", ["0", "1"]),
+        ("2", ["2"]),
+        ("", []),
+        ("-1", []),
+    ],
+)
 def test_detect_gpus_honours_cuda_visible_devices(monkeypatch, visible, expected):
     """Does detect_gpus read CUDA_VISIBLE_DEVICES ('' and '-1' mean no GPU)?"""
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", visible)
@@ -179,7 +183,10 @@ def test_detect_gpus_honours_cuda_visible_devices(monkeypatch, visible, expected
 def test_workers_are_pinned_round_robin():
     """Do more workers than GPUs share the GPUs round robin?"""
     assert [scheduler.worker_env(i, ["0", "1"]) for i in range(3)] == [
-        {"CUDA_VISIBLE_DEVICES": "0"}, {"CUDA_VISIBLE_DEVICES": "1"}, {"CUDA_VISIBLE_DEVICES": "0"}]
+        {"CUDA_VISIBLE_DEVICES": "0"},
+        {"CUDA_VISIBLE_DEVICES": "1"},
+        {"CUDA_VISIBLE_DEVICES": "0"},
+    ]
     assert scheduler.worker_env(0, []) == {}
 
 

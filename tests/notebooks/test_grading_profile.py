@@ -1,6 +1,7 @@
 """The grading profile: while nbgrader runs a notebook (NBGRADER_EXECUTION set, hence GRADING in the setup
 cell), provided cells skip the training runs, sweeps and figures that no test cell needs, and no test cell's
 verdict changes; a student's quick mode (A3_QUICK=1) is untouched."""
+
 import os
 import time
 
@@ -14,11 +15,20 @@ from tests.notebooks import SETUP_CELL
 
 NOTEBOOKS = build.notebooks_in(paths.RELEASE)
 # The demo's sample submissions: the reference solution, the untouched release, one realistic wrong answer each.
-SUBMISSIONS = [(nb, student) for nb in NOTEBOOKS
-               for student in ["reference", "untouched"] + [f"wrong_{gid}" for gid in sorted(demo.wrong_samples(nb))]]
-QUICK_ENV = {"A3_QUICK": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
-             "OMP_NUM_THREADS": "1", "MPLBACKEND": "module://autograder.sandbox.nofigures",
-             "PYTHONPATH": os.pathsep.join([str(paths.ROOT), os.environ.get("PYTHONPATH", "")])}
+SUBMISSIONS = [
+    (nb, student)
+    for nb in NOTEBOOKS
+    for student in ["reference", "untouched"] + [f"wrong_{gid}" for gid in sorted(demo.wrong_samples(nb))]
+]
+QUICK_ENV = {
+    "A3_QUICK": "1",
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "TOKENIZERS_PARALLELISM": "false",
+    "OMP_NUM_THREADS": "1",
+    "MPLBACKEND": "module://autograder.sandbox.nofigures",
+    "PYTHONPATH": os.pathsep.join([str(paths.ROOT), os.environ.get("PYTHONPATH", "")]),
+}
 
 
 def setup_namespace(monkeypatch, **env):
@@ -70,8 +80,13 @@ def run(nb, monkeypatch, grading):
             m.setenv("NBGRADER_EXECUTION", "autograde")
         else:
             m.delenv("NBGRADER_EXECUTION", raising=False)
-        client = nbclient.NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True,
-                                         resources={"metadata": {"path": str(paths.RELEASE)}})
+        client = nbclient.NotebookClient(
+            nb,
+            timeout=300,
+            kernel_name="python3",
+            allow_errors=True,
+            resources={"metadata": {"path": str(paths.RELEASE)}},
+        )
         start = time.perf_counter()
         client.execute()
         return nb, time.perf_counter() - start
@@ -84,9 +99,11 @@ def failures(nb):
     for cell in nb.cells:
         meta = cell.get("metadata", {}).get("nbgrader", {})
         if cell.cell_type == "code" and meta.get("grade") and not meta.get("solution"):
-            why = [f"{o.ename}: {o.evalue}" if o.output_type == "error" else f"stderr: {o.text}"
-                   for o in cell.outputs
-                   if o.output_type == "error" or (o.output_type == "stream" and o.name == "stderr")]
+            why = [
+                f"{o.ename}: {o.evalue}" if o.output_type == "error" else f"stderr: {o.text}"
+                for o in cell.outputs
+                if o.output_type == "error" or (o.output_type == "stream" and o.name == "stderr")
+            ]
             found[meta["grade_id"]] = " | ".join(why)[:300] or None
     return found
 
@@ -106,8 +123,9 @@ def test_profile_keeps_every_verdict(nb_name, student, monkeypatch):
     print(f"{nb_name}/{student}: {plain_s:.1f} s without the profile, {graded_s:.1f} s with it")
     expected = verdicts(plain)
     assert expected, "no test cell found"
-    differ = {gid: (failures(plain)[gid], failures(graded)[gid]) for gid in expected
-              if verdicts(graded)[gid] != expected[gid]}
+    differ = {
+        gid: (failures(plain)[gid], failures(graded)[gid]) for gid in expected if verdicts(graded)[gid] != expected[gid]
+    }
     assert not differ, f"verdicts differ (failure without the profile, with it): {differ}"
 
 
@@ -115,8 +133,11 @@ def test_profile_keeps_every_verdict(nb_name, student, monkeypatch):
 def test_profile_skips_the_provided_training(monkeypatch):
     """Graded, does the reference nmt notebook leave the study, the decoder-only run and the sweep untrained?"""
     nb = submission("nmt", "reference")
-    nb.cells.append(nbformat.v4.new_code_cell(
-        "print(sorted(name for name in ('runs', 'decoder_history', 'sweep', 'optima') if name in globals()))"))
+    nb.cells.append(
+        nbformat.v4.new_code_cell(
+            "print(sorted(name for name in ('runs', 'decoder_history', 'sweep', 'optima') if name in globals()))"
+        )
+    )
     graded, _ = run(nb, monkeypatch, grading=True)
     assert graded.cells[-1].outputs[0].text.strip() == "[]"
     assert all(verdicts(graded)[gid] for gid in verdicts(graded))

@@ -1,4 +1,5 @@
 """nmt.ipynb beyond the shared structure (test_structure.py): solutions as in the reference, runs in quick mode."""
+
 import sys
 
 import pytest
@@ -8,8 +9,10 @@ from autograder.paths import ROOT
 from tests.notebooks import assert_checks_passed, cells_by_grade_id, definitions, execute, load, output_text
 
 # Last cell: the kernel's own CPU time, which (unlike wall time) does not grow when other jobs share the CPU.
-KERNEL_CPU = ("import resource\n_u = resource.getrusage(resource.RUSAGE_SELF)\n"
-              "print(f'KERNEL_CPU {_u.ru_utime + _u.ru_stime:.2f}')")
+KERNEL_CPU = (
+    "import resource\n_u = resource.getrusage(resource.RUSAGE_SELF)\n"
+    "print(f'KERNEL_CPU {_u.ru_utime + _u.ru_stime:.2f}')"
+)
 
 
 @pytest.mark.slow
@@ -31,6 +34,6 @@ def test_solution_matches_reference(grade_id):
     ours = definitions(source.replace("### BEGIN SOLUTION", "").replace("### END SOLUTION", ""))
     reference = definitions((ROOT / "autograder" / "content" / "reference" / "nmt.py").read_text())
     assert len(ours) == 1, f"expected one definition in the {grade_id} cell, saw {sorted(ours)}"
-    (name, dump), = ours.items()
+    ((name, dump),) = ours.items()
     assert name in reference, f"expected {name} in the reference module"
     assert dump == reference[name], f"expected the {grade_id} solution to match reference {name}"

@@ -2,25 +2,38 @@
 
 Notebook-specific checks and the quick-mode executions live in test_<name>.py beside this file.
 """
+
 import re
 
 import nbformat
 import pytest
 
 from autograder import contract
-from autograder.paths import RELEASE
 from autograder.contract import GRADED
+from autograder.paths import RELEASE
 from tests.notebooks import NAMES, OBJECT, SETUP_CELL, WRITTEN, cells_by_grade_id, code, load, nbgrader_meta
 
 each_notebook = pytest.mark.parametrize("name", NAMES)
-each_graded = pytest.mark.parametrize("name, grade_id, points", [
-    pytest.param(name, grade_id, points, id=f"{name}-{grade_id}")
-    for name in NAMES for grade_id, points in sorted(GRADED[name].items())])
-each_grade_id = pytest.mark.parametrize("name, grade_id", [
-    pytest.param(name, grade_id, id=f"{name}-{grade_id}") for name in NAMES for grade_id in sorted(GRADED[name])])
-each_written = pytest.mark.parametrize("name, grade_id, points", [
-    pytest.param(name, grade_id, points, id=f"{name}-{grade_id}")
-    for name in NAMES for grade_id, points in sorted(WRITTEN[name].items())])
+each_graded = pytest.mark.parametrize(
+    "name, grade_id, points",
+    [
+        pytest.param(name, grade_id, points, id=f"{name}-{grade_id}")
+        for name in NAMES
+        for grade_id, points in sorted(GRADED[name].items())
+    ],
+)
+each_grade_id = pytest.mark.parametrize(
+    "name, grade_id",
+    [pytest.param(name, grade_id, id=f"{name}-{grade_id}") for name in NAMES for grade_id in sorted(GRADED[name])],
+)
+each_written = pytest.mark.parametrize(
+    "name, grade_id, points",
+    [
+        pytest.param(name, grade_id, points, id=f"{name}-{grade_id}")
+        for name in NAMES
+        for grade_id, points in sorted(WRITTEN[name].items())
+    ],
+)
 
 
 @each_notebook
@@ -34,8 +47,11 @@ def test_notebook_is_valid_nbformat(name):
 @each_notebook
 def test_no_outputs_committed(name):
     """Is the source notebook committed without outputs or execution counts?"""
-    dirty = [i for i, c in enumerate(load(name).cells)
-             if c.cell_type == "code" and (c.outputs or c.execution_count is not None)]
+    dirty = [
+        i
+        for i, c in enumerate(load(name).cells)
+        if c.cell_type == "code" and (c.outputs or c.execution_count is not None)
+    ]
     assert not dirty, f"expected no outputs, saw outputs or execution counts in cells {dirty}"
 
 
@@ -43,8 +59,9 @@ def test_no_outputs_committed(name):
 def test_first_code_cell_is_setup_cell(name):
     """Does the first code cell start with docs/setup_cell.py verbatim?"""
     first = next(c for c in load(name).cells if c.cell_type == "code")
-    assert first.source.startswith(SETUP_CELL.read_text().strip()), \
+    assert first.source.startswith(SETUP_CELL.read_text().strip()), (
         "expected the first code cell to be docs/setup_cell.py"
+    )
 
 
 @each_graded
@@ -82,7 +99,9 @@ def test_grade_ids_unique_and_only_contract_cells_graded(name):
     """Are grade ids unique, and are the only graded cells the contract's test cells and the written answers?"""
     nb = load(name)
     ids = [nbgrader_meta(c)["grade_id"] for c in nb.cells if "grade_id" in nbgrader_meta(c)]
-    assert len(ids) == len(set(ids)), f"expected unique grade ids, saw duplicates {sorted({i for i in ids if ids.count(i) > 1})}"
+    assert len(ids) == len(set(ids)), (
+        f"expected unique grade ids, saw duplicates {sorted({i for i in ids if ids.count(i) > 1})}"
+    )
     graded = {nbgrader_meta(c)["grade_id"] for c in nb.cells if nbgrader_meta(c).get("grade")}
     want = {contract.test_cell_id(g) for g in GRADED[name]} | set(WRITTEN[name])
     assert graded == want, f"expected graded cells {sorted(want)}, saw {sorted(graded)}"
@@ -98,15 +117,19 @@ def test_written_answer_cells(name, grade_id, points):
     assert cell.cell_type == "markdown" and meta["grade"] and meta["solution"] and not meta["locked"], f"saw {meta}"
     assert meta["points"] == points, f"expected {points} points on {grade_id}, saw {meta['points']}"
     qmeta = nbgrader_meta(question)
-    assert question.cell_type == "markdown" and qmeta.get("locked") and "Question" in question.source, \
+    assert question.cell_type == "markdown" and qmeta.get("locked") and "Question" in question.source, (
         f"expected a locked question cell before {grade_id}"
+    )
 
 
 @each_notebook
 def test_provided_code_cells_are_locked(name):
     """Is every code cell that is not a solution cell locked, so that autograding restores provided code?"""
-    unlocked = [c.id for c in load(name).cells if c.cell_type == "code"
-                and not nbgrader_meta(c).get("solution") and not nbgrader_meta(c).get("locked")]
+    unlocked = [
+        c.id
+        for c in load(name).cells
+        if c.cell_type == "code" and not nbgrader_meta(c).get("solution") and not nbgrader_meta(c).get("locked")
+    ]
     assert not unlocked, f"expected every provided code cell locked, saw unlocked {unlocked}"
 
 
@@ -156,10 +179,21 @@ def test_needs_skips_with_one_line_naming_the_cell(monkeypatch, tmp_path, capsys
 def test_release_stubs_name_what_to_implement(name):
     """Does every TODO stub of the release raise NotImplementedError naming the function to implement?"""
     release = nbformat.read(RELEASE / f"{name}.ipynb", as_version=4)
-    stubs = [line.strip() for c in release.cells if c.cell_type == "code" and nbgrader_meta(c).get("solution")
-             for line in c.source.splitlines() if "NotImplementedError" in line]
-    assert stubs and all(re.fullmatch(r'raise NotImplementedError\("[\w.]+ is not implemented yet: replace this '
-                                      r'line with your code"\)', s) for s in stubs), stubs
+    stubs = [
+        line.strip()
+        for c in release.cells
+        if c.cell_type == "code" and nbgrader_meta(c).get("solution")
+        for line in c.source.splitlines()
+        if "NotImplementedError" in line
+    ]
+    assert stubs and all(
+        re.fullmatch(
+            r'raise NotImplementedError\("[\w.]+ is not implemented yet: replace this '
+            r'line with your code"\)',
+            s,
+        )
+        for s in stubs
+    ), stubs
 
 
 @pytest.mark.slow
@@ -171,8 +205,13 @@ def test_untouched_release_fails_only_where_a_todo_is(name):
     from tests.notebooks import execute
 
     nb, _ = execute(name, allow_errors=True, folder=RELEASE, extra_env={"A3_MODEL_CACHE": "/nonexistent"})
-    errors = [(c.metadata.get("nbgrader", {}).get("grade_id"), o) for c in nb.cells if c.cell_type == "code"
-              for o in c.outputs if o.output_type == "error"]
+    errors = [
+        (c.metadata.get("nbgrader", {}).get("grade_id"), o)
+        for c in nb.cells
+        if c.cell_type == "code"
+        for o in c.outputs
+        if o.output_type == "error"
+    ]
     assert errors, "expected the untouched release to stop at its TODOs"
     named = {"NotImplementedError": "is not implemented yet", "AssertionError": "is not set yet"}
     wrong = [(gid, o.ename, o.evalue[:80]) for gid, o in errors if named.get(o.ename, "\0") not in o.evalue]

@@ -1,13 +1,14 @@
 """theory.ipynb beyond the shared structure (test_structure.py): solutions are the reference, the quoted
 language-model answers are tested in the notebook, and it runs in quick mode with every check passing."""
+
 import sys
 
 import numpy as np
 import pytest
 
-from autograder.contract import GRADED
 from autograder.checks import theory as checks
 from autograder.content.reference import theory as ref
+from autograder.contract import GRADED
 from tests.notebooks import assert_checks_passed, cells_by_grade_id, execute, load, nbgrader_meta, output_text
 
 FUNCTIONS = sorted(g for g in GRADED["theory"] if callable(getattr(ref, g)))
@@ -42,8 +43,11 @@ def test_every_quoted_language_model_answer_has_a_cell_that_tests_it():
 
 def test_numpy_first():
     """Is torch used only where autograd is the point (the attack checks)?"""
-    users = [gid for gid, c in cells_by_grade_id(load("theory")).items()
-             if c.cell_type == "code" and "torch." in c.source and gid != "setup"]
+    users = [
+        gid
+        for gid, c in cells_by_grade_id(load("theory")).items()
+        if c.cell_type == "code" and "torch." in c.source and gid != "setup"
+    ]
     assert users == ["test_logit_after_fgsm", "test_logit_after_fgm"], users
 
 
@@ -60,8 +64,9 @@ def test_executes_in_quick_mode():
     assert "wrong derivation: ε = " in text
     assert "skipped" not in text, "a provided cell skipped although every graded cell works"
     pictures = sum("image/png" in o.get("data", {}) for c in nb.cells if c.cell_type == "code" for o in c.outputs)
-    assert pictures == 6, \
+    assert pictures == 6, (
         f"expected six figures (attacks, toy picture, ridge path, ε against λ, losses, steps), saw {pictures}"
+    )
 
 
 @pytest.mark.slow
@@ -71,14 +76,24 @@ def test_untouched_release_runs_to_the_end_with_one_line_skips():
     from autograder.paths import RELEASE
 
     nb, _ = execute("theory", allow_errors=True, folder=RELEASE)
-    errors = {nbgrader_meta(c).get("grade_id"): o for c in nb.cells if c.cell_type == "code" for o in c.outputs
-              if o.output_type == "error"}
+    errors = {
+        nbgrader_meta(c).get("grade_id"): o
+        for c in nb.cells
+        if c.cell_type == "code"
+        for o in c.outputs
+        if o.output_type == "error"
+    }
     todo = set(GRADED["theory"]) | {f"test_{g}" for g in GRADED["theory"]}
     assert set(errors) <= todo, f"expected errors only in graded and test cells, saw {sorted(set(errors) - todo)}"
     stubs = [errors[g].evalue for g in VALUES]  # a function stub raises only when called
     assert all("is not implemented yet" in e for e in stubs), stubs
     text = output_text(nb)
     assert "skipped: these visible checks need `nqm_expected_loss`" in text
-    stderr = [c.metadata["nbgrader"]["grade_id"] for c in nb.cells if c.cell_type == "code"
-              for o in c.outputs if o.get("name") == "stderr"]
+    stderr = [
+        c.metadata["nbgrader"]["grade_id"]
+        for c in nb.cells
+        if c.cell_type == "code"
+        for o in c.outputs
+        if o.get("name") == "stderr"
+    ]
     assert not stderr, f"expected no warnings, saw stderr in {stderr}"

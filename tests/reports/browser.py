@@ -1,5 +1,6 @@
 """Pages loaded in headless Chromium for the report tests: what a reader sees, and the DOM after scripts ran.
 Not a test module."""
+
 import shutil
 import subprocess
 from html.parser import HTMLParser
@@ -27,9 +28,22 @@ def rendered_text(html_path, tmp_path):
     """The page's visible text after headless Chromium loaded it (its DOM, scripts run)."""
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     assert chromium, "expected Debian's chromium (./setup.sh installs it)"
-    proc = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                           f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=3000",
-                           "--dump-dom", html_path.as_uri()], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [
+            chromium,
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--virtual-time-budget=3000",
+            "--dump-dom",
+            html_path.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0 and "<body" in proc.stdout, f"chromium failed: {proc.stderr[-300:]}"
     parser = _Text()
     parser.feed(proc.stdout)

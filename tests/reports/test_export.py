@@ -1,4 +1,5 @@
 """autograder.reports.export: nbgrader-compatible CSV and one-row-per-student LMS CSV from OUT/grades.csv."""
+
 import csv
 import datetime
 import os
@@ -8,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from autograder.reports import export
 from autograder.contract import GRADED, WRITTEN, max_score, written_max_score
+from autograder.reports import export
 
 # (student, notebook) -> points per grade id; a notebook left out is "missing" for that student.
 POINTS = {
@@ -31,15 +32,23 @@ def write_csv(path, rows):
 
 def write_grades(out, extra=()):
     """grades.csv as the grade command writes it for POINTS (missing notebooks scored 0)."""
-    rows = [["student", "notebook", "score", "max_score", "status", "written_score", "written_max_score",
-             "ungraded"]]
+    rows = [["student", "notebook", "score", "max_score", "status", "written_score", "written_max_score", "ungraded"]]
     for student in STUDENTS:
         for nb in GRADED:
             points, hand = POINTS.get((student, nb)), HAND.get((student, nb), {})
             waiting = " ".join(g for g in WRITTEN[nb] if g not in hand) if points else ""
-            rows.append([student, nb, sum(points.values()) if points else 0, max_score(nb),
-                         "graded" if points else "missing", sum(hand.values()) if hand else "",
-                         written_max_score(nb) or "" if points else "", waiting])
+            rows.append(
+                [
+                    student,
+                    nb,
+                    sum(points.values()) if points else 0,
+                    max_score(nb),
+                    "graded" if points else "missing",
+                    sum(hand.values()) if hand else "",
+                    written_max_score(nb) or "" if points else "",
+                    waiting,
+                ]
+            )
     write_csv(out / "grades.csv", rows + list(extra))
 
 
@@ -96,7 +105,10 @@ def test_nbgrader_csv_without_gradebook_leaves_timestamp_empty(tmp_path):
     export.write_nbgrader_csv(tmp_path, dest)
     rows = list(csv.DictReader(open(dest)))
     assert [(r["student_id"], r["timestamp"], r["raw_score"], r["score"], r["max_score"]) for r in rows] == [
-        ("alice", "", "22.0", "22.0", "44.0"), ("bob", "", "3.0", "3.0", "44.0"), ("carol", "", "0.0", "0.0", "44.0")]
+        ("alice", "", "22.0", "22.0", "44.0"),
+        ("bob", "", "3.0", "3.0", "44.0"),
+        ("carol", "", "0.0", "0.0", "44.0"),
+    ]
 
 
 def test_lms_csv_has_one_row_per_student_with_totals_and_notes(tmp_path):
@@ -108,21 +120,45 @@ def test_lms_csv_has_one_row_per_student_with_totals_and_notes(tmp_path):
     rows = list(csv.reader(open(dest)))
     assert rows == [
         ["student_id", "nmt", "bert", "clip", "theory", "total", "max_total", "percent", "notes"],
-        ["alice", "14", "3", "5", "0", "22", "44", "50.0", "provisional: 4 cell(s) still to grade by hand "
-         "(nmt/written_positional_encodings, nmt/written_study_analysis, bert/written_training_time, "
-         "bert/written_accuracy); theory: missing"],
-        ["bob", "0", "0", "3", "0", "3", "44", "6.8", "provisional: 4 cell(s) still to grade by hand "
-         "(nmt/written_positional_encodings, nmt/written_study_analysis, nmt/written_decoder_only, "
-         "nmt/written_scaling); bert: missing; theory: missing"],
+        [
+            "alice",
+            "14",
+            "3",
+            "5",
+            "0",
+            "22",
+            "44",
+            "50.0",
+            "provisional: 4 cell(s) still to grade by hand "
+            "(nmt/written_positional_encodings, nmt/written_study_analysis, bert/written_training_time, "
+            "bert/written_accuracy); theory: missing",
+        ],
+        [
+            "bob",
+            "0",
+            "0",
+            "3",
+            "0",
+            "3",
+            "44",
+            "6.8",
+            "provisional: 4 cell(s) still to grade by hand "
+            "(nmt/written_positional_encodings, nmt/written_study_analysis, nmt/written_decoder_only, "
+            "nmt/written_scaling); bert: missing; theory: missing",
+        ],
         ["carol", "0", "0", "0", "0", "0", "44", "0.0", "nmt: missing; bert: missing; clip: missing; theory: missing"],
     ]
 
 
 def test_lms_csv_flags_a_pending_score_instead_of_inventing_one(tmp_path):
     """Does an empty score (awaiting manual grading) stay empty and get a note, not a silent zero?"""
-    rows = [["student", "notebook", "score", "max_score", "status"],
-            ["dan", "nmt", "11", "11", "graded"], ["dan", "bert", "4", "4", "graded"],
-            ["dan", "clip", "", "5", "graded"], ["dan", "theory", "11", "11", "graded"]]
+    rows = [
+        ["student", "notebook", "score", "max_score", "status"],
+        ["dan", "nmt", "11", "11", "graded"],
+        ["dan", "bert", "4", "4", "graded"],
+        ["dan", "clip", "", "5", "graded"],
+        ["dan", "theory", "11", "11", "graded"],
+    ]
     write_csv(tmp_path / "grades.csv", rows)
     dest = tmp_path / "lms.csv"
     export.write_lms_csv(tmp_path, dest)
@@ -146,9 +182,13 @@ def test_students_sort_naturally(tmp_path):
 def test_status_with_commas_survives_the_round_trip(tmp_path):
     """Does a status containing commas and quotes land in the notes column intact?"""
     reason = 'invalid JSON: Expecting "," delimiter: line 3, column 5'
-    rows = [["student", "notebook", "score", "max_score", "status"],
-            ["eve", "nmt", 0, 11, reason], ["eve", "bert", 4, 4, "graded"], ["eve", "clip", 5, 5, "graded"],
-            ["eve", "theory", 11, 11, "graded"]]
+    rows = [
+        ["student", "notebook", "score", "max_score", "status"],
+        ["eve", "nmt", 0, 11, reason],
+        ["eve", "bert", 4, 4, "graded"],
+        ["eve", "clip", 5, 5, "graded"],
+        ["eve", "theory", 11, 11, "graded"],
+    ]
     write_csv(tmp_path / "grades.csv", rows)
     dest = tmp_path / "lms.csv"
     export.write_lms_csv(tmp_path, dest)
@@ -176,8 +216,10 @@ def test_canvas_import_matches_students_by_canvas_user_id(tmp_path):
     """Is canvas_grades.csv a Canvas gradebook import: its header, a Points Possible row, and each student's
     total under their Canvas user id (students without one by login)?"""
     write_grades(tmp_path)
-    write_csv(tmp_path / "lms_ids.csv", [["student", "lms", "lms_user_id", "lms_name"],
-                                         ["alice", "canvas", "12345", "alicew"]])
+    write_csv(
+        tmp_path / "lms_ids.csv",
+        [["student", "lms", "lms_user_id", "lms_name"], ["alice", "canvas", "12345", "alicew"]],
+    )
     dest = tmp_path / "canvas.csv"
     assert export.write_canvas_csv(tmp_path, dest) == 3
     rows = list(csv.reader(open(dest)))
@@ -190,8 +232,9 @@ def test_canvas_import_matches_students_by_canvas_user_id(tmp_path):
 def test_moodle_worksheet_uses_participant_ids(tmp_path):
     """Is moodle_grades.csv Moodle's grading worksheet: Identifier 'Participant <id>', grade, maximum, notes?"""
     write_grades(tmp_path)
-    write_csv(tmp_path / "lms_ids.csv", [["student", "lms", "lms_user_id", "lms_name"],
-                                         ["bob", "moodle", "456", "Bob Jones"]])
+    write_csv(
+        tmp_path / "lms_ids.csv", [["student", "lms", "lms_user_id", "lms_name"], ["bob", "moodle", "456", "Bob Jones"]]
+    )
     dest = tmp_path / "moodle.csv"
     export.write_moodle_csv(tmp_path, dest)
     rows = {r["Full name"]: r for r in csv.DictReader(open(dest))}

@@ -1,4 +1,5 @@
 """Feedback HTML: scores and one-line messages shown; hidden test source, tracebacks and tokens never."""
+
 import html
 import re
 import shutil
@@ -69,17 +70,22 @@ def test_feedback_command_rerenders_every_page(toy_graded, tmp_path):
 
 # --- sanitize (unit level) --------------------------------------------------------------------------
 
+
 def graded_test_cell():
     source = "assert f(1) == 1\n### BEGIN HIDDEN TESTS\nfrom autograder.checks.nmt import check_f\ncheck_f(f)\n### END HIDDEN TESTS"
-    cell = nbformat.v4.new_code_cell(source, metadata={"nbgrader": {"grade": True, "solution": False,
-                                                                      "grade_id": "test_f", "points": 1}})
-    tb = ["\x1b[0;31mCheckFailed\x1b[0m Traceback (most recent call last)",
-          "Cell In[5], line 4\n----> 4 check_f(f)",
-          "File /opt/a3/autograder/checks/nmt.py:88, in check_f(f)",
-          "\x1b[0;31mCheckFailed\x1b[0m: f: f(2) should be 4, got 3"]
-    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="debug: inside check_f(f) now\nok\n"),
-                    nbformat.v4.new_output("error", ename="CheckFailed", evalue="f: f(2) should be 4, got 3",
-                                           traceback=tb)]
+    cell = nbformat.v4.new_code_cell(
+        source, metadata={"nbgrader": {"grade": True, "solution": False, "grade_id": "test_f", "points": 1}}
+    )
+    tb = [
+        "\x1b[0;31mCheckFailed\x1b[0m Traceback (most recent call last)",
+        "Cell In[5], line 4\n----> 4 check_f(f)",
+        "File /opt/a3/autograder/checks/nmt.py:88, in check_f(f)",
+        "\x1b[0;31mCheckFailed\x1b[0m: f: f(2) should be 4, got 3",
+    ]
+    cell.outputs = [
+        nbformat.v4.new_output("stream", name="stdout", text="debug: inside check_f(f) now\nok\n"),
+        nbformat.v4.new_output("error", ename="CheckFailed", evalue="f: f(2) should be 4, got 3", traceback=tb),
+    ]
     return cell
 
 
@@ -95,32 +101,59 @@ def test_sanitize_removes_hidden_region_and_traceback():
 def test_sanitize_keeps_student_cell_tracebacks():
     """Does sanitize keep the traceback of an error in the student's own (non-test) cell?"""
     cell = nbformat.v4.new_code_cell("1/0")
-    cell.outputs = [nbformat.v4.new_output("error", ename="ZeroDivisionError", evalue="division by zero",
-                                           traceback=["Cell In[1], line 1\n----> 1 1/0", "ZeroDivisionError: division by zero"])]
+    cell.outputs = [
+        nbformat.v4.new_output(
+            "error",
+            ename="ZeroDivisionError",
+            evalue="division by zero",
+            traceback=["Cell In[1], line 1\n----> 1 1/0", "ZeroDivisionError: division by zero"],
+        )
+    ]
     out = feedback.sanitize(nbformat.v4.new_notebook(cells=[cell])).cells[0]
     assert len(out.outputs[0].traceback) == 2
 
 
 def test_render_escapes_student_controlled_text():
     """Is a repair line with HTML in it shown as text rather than injected into the page?"""
-    summary = {"notebook": "nmt", "score": 0.0, "max_score": 11.0, "status": "missing", "cells": [],
-               "repairs": ["renamed <script>alert(1)</script>.ipynb to nmt.ipynb"], "notes": [], "manual": {}}
+    summary = {
+        "notebook": "nmt",
+        "score": 0.0,
+        "max_score": 11.0,
+        "status": "missing",
+        "cells": [],
+        "repairs": ["renamed <script>alert(1)</script>.ipynb to nmt.ipynb"],
+        "notes": [],
+        "manual": {},
+    }
     page = feedback.render(None, summary, "eve")
     assert "<script>alert(1)</script>" not in page
 
 
 # A graded notebook with no check results: the page then shows just the student's cells
-EMPTY_SUMMARY = {"notebook": "nmt", "score": 0.0, "max_score": 11.0, "status": "graded", "cells": [],
-                 "repairs": [], "notes": [], "manual": {}}
+EMPTY_SUMMARY = {
+    "notebook": "nmt",
+    "score": 0.0,
+    "max_score": 11.0,
+    "status": "graded",
+    "cells": [],
+    "repairs": [],
+    "notes": [],
+    "manual": {},
+}
 
 
 def test_render_never_lets_student_html_run():
     """Is HTML a student puts in code, markdown or an HTML output made inert (no script, handler or js link)?"""
     code = nbformat.v4.new_code_cell("s = '</pre><script>alert(1)</script>'")
-    code.outputs = [nbformat.v4.new_output("display_data", data={
-        "text/html": "<img src=x onerror=alert(2)><script>alert(3)</script>", "text/plain": "x"})]
-    markdown = nbformat.v4.new_markdown_cell("Answer <script>alert(4)</script><img src=x onerror=alert(5)> "
-                                             "<a href='javascript:alert(6)'>link</a>")
+    code.outputs = [
+        nbformat.v4.new_output(
+            "display_data",
+            data={"text/html": "<img src=x onerror=alert(2)><script>alert(3)</script>", "text/plain": "x"},
+        )
+    ]
+    markdown = nbformat.v4.new_markdown_cell(
+        "Answer <script>alert(4)</script><img src=x onerror=alert(5)> <a href='javascript:alert(6)'>link</a>"
+    )
     page = feedback.render(nbformat.v4.new_notebook(cells=[code, markdown]), EMPTY_SUMMARY, "eve")
     for bad in ("<script>alert", "onerror", "javascript:"):
         assert bad not in page, f"{bad!r} from the student's notebook reached the feedback page"
@@ -129,9 +162,16 @@ def test_render_never_lets_student_html_run():
 def test_render_keeps_harmless_student_html():
     """Are a pandas table and markdown formatting still shown after sanitising?"""
     cell = nbformat.v4.new_code_cell("display(df)")
-    cell.outputs = [nbformat.v4.new_output("display_data", data={
-        "text/html": "<table class='dataframe'><thead><tr><th>sentence</th></tr></thead>"
-                     "<tbody><tr><td>one plus two</td></tr></tbody></table>", "text/plain": "x"})]
+    cell.outputs = [
+        nbformat.v4.new_output(
+            "display_data",
+            data={
+                "text/html": "<table class='dataframe'><thead><tr><th>sentence</th></tr></thead>"
+                "<tbody><tr><td>one plus two</td></tr></tbody></table>",
+                "text/plain": "x",
+            },
+        )
+    ]
     markdown = nbformat.v4.new_markdown_cell("The loss is **lower** on the large set.")
     page = feedback.render(nbformat.v4.new_notebook(cells=[cell, markdown]), EMPTY_SUMMARY, "eve")
     assert "<td>one plus two</td>" in page and "<thead>" in page
@@ -151,9 +191,14 @@ def _page_through_beautifulsoup(nb, summary, student):
     return body
 
 
-TRICKY_CODE = ["x = '&amp; &lt; &#39; &nbsp; &#x41; &foo' # <b>bold</b> \"quoted\"",
-               "s = '</pre></div><script>alert(1)</script>'\n\n\n    \t",
-               "café = 'ü € \u00a0 \u2028'  # non-ASCII\r\nprint(café)", "", "   ", "%%time\n!ls <x>"]
+TRICKY_CODE = [
+    "x = '&amp; &lt; &#39; &nbsp; &#x41; &foo' # <b>bold</b> \"quoted\"",
+    "s = '</pre></div><script>alert(1)</script>'\n\n\n    \t",
+    "café = 'ü € \u00a0 \u2028'  # non-ASCII\r\nprint(café)",
+    "",
+    "   ",
+    "%%time\n!ls <x>",
+]
 
 
 def test_fast_render_writes_the_page_beautifulsoup_writes():
@@ -171,13 +216,19 @@ def test_a_page_does_not_depend_on_the_pages_rendered_before_it():
     shared = [nbformat.v4.new_code_cell(src) for src in TRICKY_CODE]
     magics = "select x from t where y = 1"  # highlighted as SQL only with magics_language
     long_html = nbformat.v4.new_code_cell("show()")
-    long_html.outputs = [nbformat.v4.new_output("display_data", data={
-        "text/html": "<table>" + "<tr><td>cell</td></tr>" * 2000 + "</table>", "text/plain": "t"})]
+    long_html.outputs = [
+        nbformat.v4.new_output(
+            "display_data",
+            data={"text/html": "<table>" + "<tr><td>cell</td></tr>" * 2000 + "</table>", "text/plain": "t"},
+        )
+    ]
     own = nbformat.v4.new_markdown_cell("My answer: <b>bold</b> and `x < y`")
-    first = nbformat.v4.new_notebook(cells=shared + [nbformat.v4.new_markdown_cell("Other <i>answer</i>"),
-                                                     nbformat.v4.new_code_cell(magics)])
-    second = nbformat.v4.new_notebook(cells=[own] + shared + [long_html, nbformat.v4.new_code_cell(
-        magics, metadata={"magics_language": "sql"})])
+    first = nbformat.v4.new_notebook(
+        cells=shared + [nbformat.v4.new_markdown_cell("Other <i>answer</i>"), nbformat.v4.new_code_cell(magics)]
+    )
+    second = nbformat.v4.new_notebook(
+        cells=[own] + shared + [long_html, nbformat.v4.new_code_cell(magics, metadata={"magics_language": "sql"})]
+    )
     feedback._exporter.cache_clear()
     fresh = feedback.render(second, EMPTY_SUMMARY, "eve")
     feedback._exporter.cache_clear()
@@ -199,8 +250,9 @@ def test_page_has_a_title_and_contents_linking_each_graded_cell():
     """Does a feedback page carry a real title and a contents line linking to each graded cell's verdict?"""
     test = nbformat.v4.new_code_cell("assert True")
     test.metadata["nbgrader"] = {"grade": True, "solution": False, "grade_id": "test_fit_linear_log", "points": 1}
-    summary = dict(EMPTY_SUMMARY, cells=[{"grade_id": "fit_linear_log", "score": 1.0, "max_score": 1.0,
-                                          "note": "passed"}])
+    summary = dict(
+        EMPTY_SUMMARY, cells=[{"grade_id": "fit_linear_log", "score": 1.0, "max_score": 1.0, "note": "passed"}]
+    )
     page = feedback.render(nbformat.v4.new_notebook(cells=[test]), summary, "eve")
     assert "<title>nmt.ipynb feedback: eve</title>" in page
     assert 'href="#a3-fit_linear_log"' in page and 'id="a3-fit_linear_log"' in page
@@ -209,20 +261,29 @@ def test_page_has_a_title_and_contents_linking_each_graded_cell():
 def test_progress_bars_are_one_line_and_unimplemented_cells_say_so():
     """Is a tqdm bar shown as its final line (not as an error stream), and a stub's traceback as one sentence?"""
     bar = nbformat.v4.new_code_cell("train()")
-    bar.outputs = [nbformat.v4.new_output("stream", name="stderr", text="ep:   0%|  | 0/5\rep:  40%|# | 2/5\r"
-                                                                        "ep: 100%|##| 5/5\n")]
+    bar.outputs = [
+        nbformat.v4.new_output("stream", name="stderr", text="ep:   0%|  | 0/5\rep:  40%|# | 2/5\rep: 100%|##| 5/5\n")
+    ]
     stub = nbformat.v4.new_code_cell("f()")
-    stub.outputs = [nbformat.v4.new_output("error", ename="NotImplementedError", evalue="",
-                                           traceback=["Traceback (most recent call last)", "  File x, line 3"])]
+    stub.outputs = [
+        nbformat.v4.new_output(
+            "error",
+            ename="NotImplementedError",
+            evalue="",
+            traceback=["Traceback (most recent call last)", "  File x, line 3"],
+        )
+    ]
     clean = feedback.sanitize(nbformat.v4.new_notebook(cells=[bar, stub]))
     assert (clean.cells[0].outputs[0].name, clean.cells[0].outputs[0].text) == ("stdout", "ep: 100%|##| 5/5\n")
     assert clean.cells[1].outputs[0].traceback == [
-        "NotImplementedError: not implemented yet (this cell still raises NotImplementedError)"]
+        "NotImplementedError: not implemented yet (this cell still raises NotImplementedError)"
+    ]
 
 
 def test_provided_cells_also_show_the_students_own_outputs():
     """Does a provided cell of the graded notebook also carry the plot and text of the student's own run (not
     their errors, and nothing on solution or test cells), after a marker line?"""
+
     def provided(gid, outputs, **meta):
         cell = nbformat.v4.new_code_cell("plot()")
         cell.metadata["nbgrader"] = {"grade_id": gid, "grade": False, "solution": False, **meta}
@@ -234,11 +295,16 @@ def test_provided_cells_also_show_the_students_own_outputs():
     error = nbformat.v4.new_output("error", ename="KeyError", evalue="'x'", traceback=["KeyError: 'x'"])
     note = nbformat.v4.new_output("stream", name="stdout", text="[1 figure not drawn: the autograder skips figures]\n")
     graded = nbformat.v4.new_notebook(cells=[provided("study_plots", [note]), provided("sol", [], solution=True)])
-    submitted = nbformat.v4.new_notebook(cells=[provided("study_plots", [text, png, error]),
-                                                provided("sol", [png], solution=True)])
+    submitted = nbformat.v4.new_notebook(
+        cells=[provided("study_plots", [text, png, error]), provided("sol", [png], solution=True)]
+    )
     out = feedback.with_submitted_outputs(graded, submitted)
     assert [o.get("text", "") or sorted(o.get("data", {})) for o in out.cells[0].outputs] == [
-        note.text, feedback.OWN_RUN, text.text, ["image/png", "text/plain"]]
+        note.text,
+        feedback.OWN_RUN,
+        text.text,
+        ["image/png", "text/plain"],
+    ]
     assert out.cells[1].outputs == [] and graded.cells[0].outputs == [note]
 
 

@@ -1,5 +1,6 @@
 """What a TA's browser renders from a submission is inert: OUT/autograded notebooks (formgrader shows them,
 nbgrader's own feedback is made from them) and the kit's feedback pages, checked in headless Chromium."""
+
 import re
 
 import nbformat
@@ -17,14 +18,26 @@ def hostile_notebook():
     written = nbformat.v4.new_markdown_cell("\n\n".join(p.format(js=MARK.format(n=next(n))) for p in MARKDOWN_PAYLOADS))
     written.metadata["nbgrader"] = {"grade": True, "solution": True, "grade_id": "written_scaling", "points": 1}
     code = nbformat.v4.new_code_cell("show()")
-    code.outputs = [nbformat.v4.new_output("display_data", data={**{k: v.format(js=MARK.format(n=next(n)))
-                                                                    for k, v in p.items()}, "text/plain": "x"})
-                    for p in OUTPUT_PAYLOADS]
-    test = nbformat.v4.new_code_cell("assert True\n### BEGIN HIDDEN TESTS\nfrom autograder.checks.nmt import "
-                                     "check_fit_linear_log\ncheck_fit_linear_log(fit_linear_log)\n### END HIDDEN TESTS")
-    test.metadata["nbgrader"] = {"grade": True, "solution": False, "locked": True, "grade_id": "test_fit_linear_log",
-                                 "points": 1}
-    test.outputs = [nbformat.v4.new_output("stream", name="stdout", text="PASSED fit_linear_log [a3:0123456789abcdef0123]\n")]
+    code.outputs = [
+        nbformat.v4.new_output(
+            "display_data", data={**{k: v.format(js=MARK.format(n=next(n))) for k, v in p.items()}, "text/plain": "x"}
+        )
+        for p in OUTPUT_PAYLOADS
+    ]
+    test = nbformat.v4.new_code_cell(
+        "assert True\n### BEGIN HIDDEN TESTS\nfrom autograder.checks.nmt import "
+        "check_fit_linear_log\ncheck_fit_linear_log(fit_linear_log)\n### END HIDDEN TESTS"
+    )
+    test.metadata["nbgrader"] = {
+        "grade": True,
+        "solution": False,
+        "locked": True,
+        "grade_id": "test_fit_linear_log",
+        "points": 1,
+    }
+    test.outputs = [
+        nbformat.v4.new_output("stream", name="stdout", text="PASSED fit_linear_log [a3:0123456789abcdef0123]\n")
+    ]
     return nbformat.v4.new_notebook(cells=[written, code, test])
 
 
@@ -54,9 +67,22 @@ def test_autograded_notebook_is_inert_in_a_browser(tmp_path):
 def test_feedback_page_is_inert_in_a_browser(tmp_path):
     """Does the kit's feedback page for the hostile notebook run no payload?"""
     page = tmp_path / "feedback.html"
-    page.write_text(feedback.render(hostile_notebook(), {"notebook": "nmt", "score": 1.0, "max_score": 11.0,
-                                                          "status": "graded", "cells": [], "repairs": [],
-                                                          "notes": [], "manual": {}}, "eve"))
+    page.write_text(
+        feedback.render(
+            hostile_notebook(),
+            {
+                "notebook": "nmt",
+                "score": 1.0,
+                "max_score": 11.0,
+                "status": "graded",
+                "cells": [],
+                "repairs": [],
+                "notes": [],
+                "manual": {},
+            },
+            "eve",
+        )
+    )
     _, dom = rendered_text(page, tmp_path)
     assert pwned(dom) == [], f"payloads ran: {pwned(dom)}"
 
@@ -76,12 +102,15 @@ def test_active_outputs_become_a_note():
     assert "onerror" not in out[0].data["text/html"] and "<script" not in out[0].data["text/html"]
 
 
-@pytest.mark.parametrize("text", [
-    "> quoted answer: the loss falls when 2 < 3",
-    "**bold**, `code`, a [link](https://example.com) and ![plot](data:image/png;base64,AAAA)",
-    "| a | b |\n|---|---|\n| 1 | 2 |",
-    "$w^* = (X^T X + 2n\\lambda I)^{-1} X^T t$",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "> quoted answer: the loss falls when 2 < 3",
+        "**bold**, `code`, a [link](https://example.com) and ![plot](data:image/png;base64,AAAA)",
+        "| a | b |\n|---|---|\n| 1 | 2 |",
+        "$w^* = (X^T X + 2n\\lambda I)^{-1} X^T t$",
+    ],
+)
 def test_harmless_markdown_reads_as_written(text):
     """Does a written answer without HTML stay exactly as the student wrote it?"""
     assert feedback.safe_markdown(text) == text

@@ -1,4 +1,5 @@
 """A feedback page rendered by headless Chromium shows the score and the check's message, never hidden tests."""
+
 import copy
 
 import nbformat
@@ -18,18 +19,36 @@ def autograded_page():
     for cell in nb.cells:
         meta = cell.metadata.get("nbgrader", {})
         if meta.get("grade") and not meta.get("solution") and cell.cell_type == "code":
-            gid = meta["grade_id"][len("test_"):]
+            gid = meta["grade_id"][len("test_") :]
             if gid == "fit_linear_log":
-                cell.outputs = [nbformat.v4.new_output(
-                    "error", ename="CheckFailed", evalue=MESSAGE[len("CheckFailed: "):],
-                    traceback=["Traceback (most recent call last):", "check_fit_linear_log(fit_linear_log)", MESSAGE])]
+                cell.outputs = [
+                    nbformat.v4.new_output(
+                        "error",
+                        ename="CheckFailed",
+                        evalue=MESSAGE[len("CheckFailed: ") :],
+                        traceback=[
+                            "Traceback (most recent call last):",
+                            "check_fit_linear_log(fit_linear_log)",
+                            MESSAGE,
+                        ],
+                    )
+                ]
             else:
                 text = f"visible checks passed\nPASSED {gid} [a3:0123456789abcdef0123]\n"
                 cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)]
-    summary = {"notebook": "nmt", "score": 10.0, "max_score": 11.0, "status": "graded",
-               "repairs": ["took 'Copy of nmt.ipynb' as nmt.ipynb"], "notes": [], "manual": {"written_scaling": 2.0},
-               "cells": [{"grade_id": "positional_encodings", "score": 1.0, "max_score": 1.0, "note": "passed"},
-                         {"grade_id": "fit_linear_log", "score": 0.0, "max_score": 1.0, "note": MESSAGE}]}
+    summary = {
+        "notebook": "nmt",
+        "score": 10.0,
+        "max_score": 11.0,
+        "status": "graded",
+        "repairs": ["took 'Copy of nmt.ipynb' as nmt.ipynb"],
+        "notes": [],
+        "manual": {"written_scaling": 2.0},
+        "cells": [
+            {"grade_id": "positional_encodings", "score": 1.0, "max_score": 1.0, "note": "passed"},
+            {"grade_id": "fit_linear_log", "score": 0.0, "max_score": 1.0, "note": MESSAGE},
+        ],
+    }
     return feedback.render(nb, summary, "alice")
 
 

@@ -1,6 +1,7 @@
 """The TA's loop end to end: formgrader opened on a graded OUT by one command, a hand grade entered in its
 manual grading view in headless Chromium, then seen in grades.csv and the feedback page after `feedback`;
 a hostile written answer runs nothing there."""
+
 import csv
 import json
 import shutil
@@ -26,9 +27,12 @@ def hostile_submission(release_nb):
     outputs carrying every output payload (they reach formgrader as the student's own run)."""
     nb = toy.fill(release_nb, dict(toy.RIGHT, written_toy=HOSTILE))
     setup = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "setup")
-    setup.outputs = [nbformat.v4.new_output("display_data", data={
-        **{k: v.format(js=MARK.format(n=50 + i)) for k, v in p.items()}, "text/plain": "x"})
-        for i, p in enumerate(OUTPUT_PAYLOADS)]
+    setup.outputs = [
+        nbformat.v4.new_output(
+            "display_data", data={**{k: v.format(js=MARK.format(n=50 + i)) for k, v in p.items()}, "text/plain": "x"}
+        )
+        for i, p in enumerate(OUTPUT_PAYLOADS)
+    ]
     return nb
 
 
@@ -39,8 +43,12 @@ def free_port():
 
 
 def call(base, path, method="GET", body=None):
-    request = urllib.request.Request(f"{base}{path}", method=method, data=None if body is None else
-                                     json.dumps(body).encode(), headers={"Authorization": f"token {TOKEN}"})
+    request = urllib.request.Request(
+        f"{base}{path}",
+        method=method,
+        data=None if body is None else json.dumps(body).encode(),
+        headers={"Authorization": f"token {TOKEN}"},
+    )
     with urllib.request.urlopen(request, timeout=30) as response:
         text = response.read().decode()
     return json.loads(text) if path.startswith("/formgrader/api") else text
@@ -57,8 +65,14 @@ def server(tmp_path_factory):
     pipeline.grade(subs, out, workers=1, source=toy.TOY_SOURCE, ingest_fn=pipeline.plain_ingest)
     env = formgrader.prepare(out, source=toy.TOY_SOURCE)
     port = free_port()
-    proc = subprocess.Popen(formgrader.command(out, port, browser=False, token=TOKEN), cwd=out, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        formgrader.command(out, port, browser=False, token=TOKEN),
+        cwd=out,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         for _ in range(120):
@@ -100,9 +114,20 @@ class Browser:
         chromium = shutil.which("chromium") or shutil.which("chromium-browser")
         assert chromium, "expected Debian's chromium (./setup.sh installs it)"
         port = free_port()
-        self.proc = subprocess.Popen([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-                                      f"--user-data-dir={profile}", f"--remote-debugging-port={port}",
-                                      "about:blank"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            [
+                chromium,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--no-first-run",
+                f"--user-data-dir={profile}",
+                f"--remote-debugging-port={port}",
+                "about:blank",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         for _ in range(60):
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}/json", timeout=5) as r:
@@ -148,8 +173,10 @@ def grading_view(server, tmp_path_factory):
     browser = Browser(tmp_path_factory.mktemp("chromium"))
     browser.send("Runtime.enable")
     browser.open(f"{base}/?token={TOKEN}", "document.title")  # the URL the server prints: logs the TA in
-    browser.open(f"{base}/formgrader/submissions/{notebook['id']}/",
-                 "window.formgrader && formgrader.grades.findWhere({name: 'written_toy'})")
+    browser.open(
+        f"{base}/formgrader/submissions/{notebook['id']}/",
+        "window.formgrader && formgrader.grades.findWhere({name: 'written_toy'})",
+    )
     yield browser
     browser.close()
 
@@ -159,7 +186,7 @@ def test_grading_view_runs_nothing_a_student_wrote(grading_view):
     iframes in its written answer and outputs, did none run, and did the page's own script start (no
     'MathJax is not defined' offline)?"""
     time.sleep(1)
-    assert grading_view.run("document.body.innerText.includes(\"the student's own run\")"), "outputs not shown"
+    assert grading_view.run('document.body.innerText.includes("the student\'s own run")'), "outputs not shown"
     assert grading_view.run("document.body.getAttribute('data-pwned')") is None
     assert grading_view.run("document.querySelectorAll('iframe, svg script, [onerror], [onload]').length") == 0
     assert grading_view.run("document.body.innerText.includes('By counting.')")
@@ -170,14 +197,18 @@ def test_a_hand_grade_entered_in_formgrader_reaches_grades_csv(server, grading_v
     """After a TA types a score and a comment into formgrader's grading view and runs `feedback OUT`, are they
     in grades.csv and on the student's feedback page?"""
     base, out = server
-    grading_view.run("$('#written_toy').val('1').trigger('change'); "
-                     "$('#written_toy-comment').val('Nicely put.').trigger('change'); true")
+    grading_view.run(
+        "$('#written_toy').val('1').trigger('change'); "
+        "$('#written_toy-comment').val('Nicely put.').trigger('change'); true"
+    )
     (notebook,) = call(base, "/formgrader/api/submitted_notebooks/a3/toy")
     for _ in range(40):  # the page saves through formgrader's API in the background
         grades = call(base, f"/formgrader/api/grades?submission_id={notebook['id']}")
         comments = call(base, f"/formgrader/api/comments?submission_id={notebook['id']}")
-        saved = (next(g for g in grades if g["name"] == "written_toy")["manual_score"],
-                 next(c for c in comments if c["name"] == "written_toy")["manual_comment"])
+        saved = (
+            next(g for g in grades if g["name"] == "written_toy")["manual_score"],
+            next(c for c in comments if c["name"] == "written_toy")["manual_comment"],
+        )
         if saved == (1, "Nicely put."):
             break
         time.sleep(0.25)

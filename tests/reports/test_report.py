@@ -1,4 +1,5 @@
 """autograder.reports.report: the tables behind the grade report, and the report notebook rendered to HTML."""
+
 import csv
 import json
 import re
@@ -7,8 +8,8 @@ import nbformat
 import pandas as pd
 import pytest
 
-from autograder.reports import report
 from autograder.contract import GRADED, max_score
+from autograder.reports import report
 
 
 def write_csv(path, rows):
@@ -34,14 +35,25 @@ def make_out(out, timings=True, repairs=True):
             total = 0
             for gid, pts in points.items():
                 # every student but one fails the causal mask; student 4 also fails freeze_encoder
-                score = 0 if (gid == "causal_scaled_dot_attention" and s != 1) or \
-                    (gid == "freeze_encoder" and s == 4) else pts
+                score = (
+                    0
+                    if (gid == "causal_scaled_dot_attention" and s != 1) or (gid == "freeze_encoder" and s == 4)
+                    else pts
+                )
                 total += score
                 message = "passed" if score else f"CheckFailed: {gid}: expected [1, 0] for student {s}, got [0, {s}]"
                 cells.append([student, nb, gid, score, pts, message])
             if nb == "nmt":  # a TA has graded student1's written answer; the others wait
-                cells.append([student, nb, "written_scaling", 2 if s == 1 else "", 2,
-                              "graded by hand" if s == 1 else "waiting for a person"])
+                cells.append(
+                    [
+                        student,
+                        nb,
+                        "written_scaling",
+                        2 if s == 1 else "",
+                        2,
+                        "graded by hand" if s == 1 else "waiting for a person",
+                    ]
+                )
             grades.append([student, nb, total, max_score(nb), "graded"])
             times.append([student, nb, 5.0 + s, 3.0, 1.0 + s, 0.5, 0.5])
         if s % 2:
@@ -68,8 +80,15 @@ def test_check_failure_rates_put_the_most_failed_check_first(tmp_path):
 
 def test_check_failure_rates_leave_out_pending_scores():
     """Is a test cell awaiting manual grading (empty score) neither a pass nor a failure?"""
-    by_cell = pd.DataFrame({"student": ["a", "b", "c"], "notebook": ["clip"] * 3,
-                            "grade_id": ["scavenger_caption"] * 3, "score": [1.0, None, 0.0], "max_score": [1.0] * 3})
+    by_cell = pd.DataFrame(
+        {
+            "student": ["a", "b", "c"],
+            "notebook": ["clip"] * 3,
+            "grade_id": ["scavenger_caption"] * 3,
+            "score": [1.0, None, 0.0],
+            "max_score": [1.0] * 3,
+        }
+    )
     (row,) = report.check_failure_rates(by_cell).to_dict("records")
     assert (row["checked"], row["failed"]) == (2, 1)
 
@@ -77,23 +96,37 @@ def test_check_failure_rates_leave_out_pending_scores():
 def test_check_failure_rates_count_only_attempted_cells():
     """Is a cell left as released (NotImplementedError) left out of its check's failure rate, and a written
     answer never counted as a check?"""
-    by_cell = pd.DataFrame({"student": ["a", "b", "c", "a"], "notebook": ["nmt"] * 4,
-                            "grade_id": ["fit_linear_log"] * 3 + ["written_scaling"],
-                            "score": [1.0, 0.0, 0.0, 1.0], "max_score": [1.0, 1.0, 1.0, 2.0],
-                            "message": ["passed", "CheckFailed: fit_linear_log: wrong", "NotImplementedError: ",
-                                        "graded by hand"]})
+    by_cell = pd.DataFrame(
+        {
+            "student": ["a", "b", "c", "a"],
+            "notebook": ["nmt"] * 4,
+            "grade_id": ["fit_linear_log"] * 3 + ["written_scaling"],
+            "score": [1.0, 0.0, 0.0, 1.0],
+            "max_score": [1.0, 1.0, 1.0, 2.0],
+            "message": ["passed", "CheckFailed: fit_linear_log: wrong", "NotImplementedError: ", "graded by hand"],
+        }
+    )
     (row,) = report.check_failure_rates(by_cell).to_dict("records")
     assert (row["grade_id"], row["checked"], row["failed"]) == ("fit_linear_log", 2, 1)
 
 
 def test_top_reasons_group_the_same_mistake_with_other_numbers():
     """Are messages that differ only in numbers counted as one reason, most common first?"""
-    by_cell = pd.DataFrame({"student": list("abcd"), "notebook": ["nmt"] * 4, "grade_id": ["fit_linear_log"] * 4,
-                            "score": [0.0] * 4, "max_score": [1.0] * 4,
-                            "message": ["CheckFailed: fit_linear_log: (m, c) should be (0.5, 0.47), got (1, 2)",
-                                        "CheckFailed: fit_linear_log: (m, c) should be (0.5, 0.47), got (3, 4)",
-                                        "CheckFailed: fit_linear_log: x and y were swapped",
-                                        "NotImplementedError: "]})
+    by_cell = pd.DataFrame(
+        {
+            "student": list("abcd"),
+            "notebook": ["nmt"] * 4,
+            "grade_id": ["fit_linear_log"] * 4,
+            "score": [0.0] * 4,
+            "max_score": [1.0] * 4,
+            "message": [
+                "CheckFailed: fit_linear_log: (m, c) should be (0.5, 0.47), got (1, 2)",
+                "CheckFailed: fit_linear_log: (m, c) should be (0.5, 0.47), got (3, 4)",
+                "CheckFailed: fit_linear_log: x and y were swapped",
+                "NotImplementedError: ",
+            ],
+        }
+    )
     rows = report.top_reasons(by_cell).to_dict("records")
     assert [(r["reason"], r["count"]) for r in rows] == [("(m, c) should be N, got N", 2), ("x and y were swapped", 1)]
 
@@ -101,26 +134,38 @@ def test_top_reasons_group_the_same_mistake_with_other_numbers():
 def test_hand_grading_progress_counts_graded_and_waiting_answers(tmp_path):
     """Does the hand-grading table count each written answer as graded or waiting?"""
     progress = report.hand_grading_progress(report.read_table(make_out(tmp_path), "grades_by_cell.csv"))
-    assert progress.to_dict("records") == [{"notebook": "nmt", "grade_id": "written_scaling", "graded": 1,
-                                            "waiting": 5}]
+    assert progress.to_dict("records") == [
+        {"notebook": "nmt", "grade_id": "written_scaling", "graded": 1, "waiting": 5}
+    ]
 
 
 def test_check_failure_rates_count_only_graded_submissions():
     """Are the zero scores of a missing or unreadable notebook left out of a check's failure rate?"""
-    by_cell = pd.DataFrame({"student": ["a", "b", "c"], "notebook": ["nmt"] * 3,
-                            "grade_id": ["fit_linear_log"] * 3, "score": [1.0, 0.0, 0.0], "max_score": [1.0] * 3})
-    grades = pd.DataFrame({"student": ["a", "b", "c"], "notebook": ["nmt"] * 3,
-                           "status": ["graded", "graded", "missing"]})
+    by_cell = pd.DataFrame(
+        {
+            "student": ["a", "b", "c"],
+            "notebook": ["nmt"] * 3,
+            "grade_id": ["fit_linear_log"] * 3,
+            "score": [1.0, 0.0, 0.0],
+            "max_score": [1.0] * 3,
+        }
+    )
+    grades = pd.DataFrame(
+        {"student": ["a", "b", "c"], "notebook": ["nmt"] * 3, "status": ["graded", "graded", "missing"]}
+    )
     (row,) = report.check_failure_rates(by_cell, grades).to_dict("records")
     assert (row["checked"], row["failed"]) == (2, 1)
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("invalid JSON: Expecting value: line 1 column 1", "invalid JSON"),
-    ("renamed 'Copy of nmt (3).ipynb' to nmt.ipynb", "renamed … to …"),
-    ("restored 2 deleted test cells", "restored N deleted test cells"),
-    ("timed out after 600 s in cell 14", "timed out after N s in cell N"),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("invalid JSON: Expecting value: line 1 column 1", "invalid JSON"),
+        ("renamed 'Copy of nmt (3).ipynb' to nmt.ipynb", "renamed … to …"),
+        ("restored 2 deleted test cells", "restored N deleted test cells"),
+        ("timed out after 600 s in cell 14", "timed out after N s in cell N"),
+    ],
+)
 def test_kind_groups_reasons_that_differ_only_in_details(text, expected):
     """Do reasons that differ only in file names, numbers or details after ':' share one kind?"""
     assert report.kind(text) == expected
@@ -148,15 +193,24 @@ def test_student_table_has_every_student_with_notes(tmp_path):
 def test_repairs_come_from_recorded_results_without_repairs_csv(tmp_path):
     """Without repairs.csv, are the repairs read from the per-student results in OUT/.state?"""
     (tmp_path / ".state").mkdir()
-    state = {"student": "student10", "complete": True,
-             "notebooks": {"nmt": {"repairs": ["renamed 'Copy of nmt.ipynb' to nmt.ipynb"]},
-                           "bert": {"repairs": []}, "clip": {"repairs": ["added missing cell ids"]}}}
+    state = {
+        "student": "student10",
+        "complete": True,
+        "notebooks": {
+            "nmt": {"repairs": ["renamed 'Copy of nmt.ipynb' to nmt.ipynb"]},
+            "bert": {"repairs": []},
+            "clip": {"repairs": ["added missing cell ids"]},
+        },
+    }
     (tmp_path / ".state" / "student10.json").write_text(json.dumps(state))
     (tmp_path / ".state" / "student2.json").write_text(json.dumps(dict(state, student="student2")))
     table = report.read_repairs(tmp_path)
     assert table.values.tolist() == [
-        ["student2", "nmt", "renamed 'Copy of nmt.ipynb' to nmt.ipynb"], ["student2", "clip", "added missing cell ids"],
-        ["student10", "nmt", "renamed 'Copy of nmt.ipynb' to nmt.ipynb"], ["student10", "clip", "added missing cell ids"]]
+        ["student2", "nmt", "renamed 'Copy of nmt.ipynb' to nmt.ipynb"],
+        ["student2", "clip", "added missing cell ids"],
+        ["student10", "nmt", "renamed 'Copy of nmt.ipynb' to nmt.ipynb"],
+        ["student10", "clip", "added missing cell ids"],
+    ]
     assert report.repairs_recorded(tmp_path)
 
 
@@ -214,18 +268,32 @@ def test_report_without_grades_fails_clearly(tmp_path, capsys):
 
 def test_submission_waiting_for_a_person_is_graded_but_listed():
     """Is 'needs manual grading: …' counted as graded, yet listed among the statuses that need attention?"""
-    grades = pd.DataFrame({"student": ["a", "b", "c"], "notebook": ["clip"] * 3, "score": [4.0, 5.0, 0.0],
-                           "max_score": [5.0] * 3,
-                           "status": ["needs manual grading: scavenger_caption", "graded", "missing"]})
+    grades = pd.DataFrame(
+        {
+            "student": ["a", "b", "c"],
+            "notebook": ["clip"] * 3,
+            "score": [4.0, 5.0, 0.0],
+            "max_score": [5.0] * 3,
+            "status": ["needs manual grading: scavenger_caption", "graded", "missing"],
+        }
+    )
     assert [report.is_graded(s) for s in grades["status"]] == [True, True, False]
     assert report.failures_by_kind(grades).values.tolist() == [["missing", 1], ["needs manual grading", 1]]
 
 
 def test_totals_count_hand_grades_and_written_points():
     """Does a student's total add the hand grades so far, and the maximum the written answers' points?"""
-    grades = pd.DataFrame({"student": ["a", "a"], "notebook": ["nmt", "bert"], "score": [10.0, 4.0],
-                           "max_score": [11.0, 4.0], "status": ["graded"] * 2, "written_score": [3.0, None],
-                           "written_max_score": [6.0, 3.0]})
+    grades = pd.DataFrame(
+        {
+            "student": ["a", "a"],
+            "notebook": ["nmt", "bert"],
+            "score": [10.0, 4.0],
+            "max_score": [11.0, 4.0],
+            "status": ["graded"] * 2,
+            "written_score": [3.0, None],
+            "written_max_score": [6.0, 3.0],
+        }
+    )
     assert report.totals(grades).to_dict("records") == [{"student": "a", "points": 17.0, "max_points": 24.0}]
 
 

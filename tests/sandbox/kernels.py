@@ -1,5 +1,6 @@
 """Kernels started in the grading sandbox for the sandbox tests: a workspace laid out like the grader's,
 its zygote, and notebooks of probe cells run with install_kernel's kernelspec. Not a test module."""
+
 import os
 
 import nbformat
@@ -36,13 +37,20 @@ def execute(ws, cwd, sources, timeout=60, client_class=NotebookClient, key=KEY, 
         for k, v in info["env"].items():
             mp.setenv(k, v)
         if client_class is NotebookClient:
-            client = NotebookClient(nb, timeout=timeout, kernel_name=info["kernel_name"], allow_errors=True,
-                                    interrupt_on_timeout=True, config=config,
-                                    resources={"metadata": {"path": str(cwd)}})
+            client = NotebookClient(
+                nb,
+                timeout=timeout,
+                kernel_name=info["kernel_name"],
+                allow_errors=True,
+                interrupt_on_timeout=True,
+                config=config,
+                resources={"metadata": {"path": str(cwd)}},
+            )
             client.execute()
         else:
             client_class(timeout=timeout, kernel_name=info["kernel_name"], config=config).preprocess(
-                nb, {"metadata": {"path": str(cwd)}})
+                nb, {"metadata": {"path": str(cwd)}}
+            )
     if uninstall:
         launcher.uninstall_kernel(ws)
     return nb.cells

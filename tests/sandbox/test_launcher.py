@@ -1,4 +1,5 @@
 """The grading sandbox: a kernel started through install_kernel's kernelspec, probed cell by cell."""
+
 import os
 import re
 import time
@@ -7,35 +8,34 @@ import pytest
 from jupyter_client.manager import KernelManager
 from traitlets.config import Config
 
-from autograder.sandbox import zygote
 from autograder.checks import pass_token
-from autograder.paths import ROOT, SOURCE
-from autograder.sandbox import bwrap, launcher, limits
 from autograder.grading.execute import ResilientExecute
+from autograder.paths import ROOT, SOURCE
+from autograder.sandbox import bwrap, launcher, limits, zygote
 from tests.sandbox.kernels import KEY, errors, execute, start_zygote, stdout, workspace
 
 PROBES = {  # name -> cell source; each test below reads one cell's output
     "env_key": "import os\n"
-               "print('A3_CHECK_KEY' in os.environ, b'A3_CHECK_KEY' in open('/proc/self/environ', 'rb').read())",
+    "print('A3_CHECK_KEY' in os.environ, b'A3_CHECK_KEY' in open('/proc/self/environ', 'rb').read())",
     "pass_line": "import numpy as np\nfrom autograder.checks.nmt import check_fit_linear_log\n"
-                 "def fit_linear_log(x, y):\n    m, c = np.polyfit(np.log10(x), np.log10(y), 1)\n    return m, c\n"
-                 "check_fit_linear_log(fit_linear_log)",
+    "def fit_linear_log(x, y):\n    m, c = np.polyfit(np.log10(x), np.log10(y), 1)\n    return m, c\n"
+    "check_fit_linear_log(fit_linear_log)",
     "notebook_check": "from autograder.checks import check\n@check('probe')\ndef probe():\n    pass\nprobe()",
     "parent": "print(os.getppid())",
     "hidden": "for p in {paths!r}:\n    try:\n        open(p, 'rb')\n        print(True)\n"
-              "    except OSError:\n        print(False)",
+    "    except OSError:\n        print(False)",
     "write_here": "open('written.txt', 'w').write('ok')\nprint(open('written.txt').read())",
     "write_package": "import autograder.checks as c\ntry:\n    open(c.__file__, 'ab')\n"
-                     "except OSError as e:\n    print(type(e).__name__)",
+    "except OSError as e:\n    print(type(e).__name__)",
     "socket": "import socket\ntry:\n    socket.create_connection(('1.1.1.1', 80), timeout=2)\n    print('connected')\n"
-              "except OSError as e:\n    print(type(e).__name__)",
+    "except OSError as e:\n    print(type(e).__name__)",
     "dns": "try:\n    socket.getaddrinfo('pypi.org', 443)\n    print('resolved')\n"
-           "except OSError as e:\n    print(type(e).__name__)",
+    "except OSError as e:\n    print(type(e).__name__)",
     "torch": "import torch\nprint(torch.ones(3).sum().item())",
     "no_source": "import inspect, autograder.content.reference.nmt as ref\ntry:\n    inspect.getsource(ref)\n"
-                 "    print('source visible')\nexcept (OSError, TypeError):\n    print('no source')",
+    "    print('source visible')\nexcept (OSError, TypeError):\n    print('no source')",
     "memory": "try:\n    x = bytearray(64 * 2**30)\n    print('allocated')\n"
-              "except MemoryError:\n    print('MemoryError')",
+    "except MemoryError:\n    print('MemoryError')",
     "big_print": "print('y' * 1_000_000)",
     "os_exit": "os._exit(3)",
     "alive": "print('alive')",
@@ -55,9 +55,14 @@ def probed(request, tmp_path_factory):
     root = tmp_path_factory.mktemp("out")
     ws, cwd = workspace(root, "alice")
     other, _ = workspace(root, "bob")
-    hidden = [str(ws / "gradebook.db"), str(other / "gradebook.db"), str(SOURCE / "nmt.ipynb"),
-              str(ROOT / "autograder" / "content" / "reference" / "nmt.py"), os.path.expanduser("~/.bashrc"),
-              str(zygote.socket_path(ws))]
+    hidden = [
+        str(ws / "gradebook.db"),
+        str(other / "gradebook.db"),
+        str(SOURCE / "nmt.ipynb"),
+        str(ROOT / "autograder" / "content" / "reference" / "nmt.py"),
+        os.path.expanduser("~/.bashrc"),
+        str(zygote.socket_path(ws)),
+    ]
     sources = dict(PROBES, hidden=PROBES["hidden"].format(paths=hidden))
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("A3_ALLOW_NON_NOTEBOOK", "1")  # set in the grader's environment: must not reach the kernel
@@ -69,8 +74,14 @@ def probed(request, tmp_path_factory):
         finally:
             if zyg is not None:
                 zyg.stop()
-    return {"cells": dict(zip(sources, cells)), "ws": ws, "cwd": cwd, "events": bwrap.read_events(ws),
-            "seconds": seconds, "mode": request.param}
+    return {
+        "cells": dict(zip(sources, cells)),
+        "ws": ws,
+        "cwd": cwd,
+        "events": bwrap.read_events(ws),
+        "seconds": seconds,
+        "mode": request.param,
+    }
 
 
 def test_sandbox_available():
@@ -184,8 +195,13 @@ def test_runs_in_the_notebook_folder(probed):
 def test_events_logged(probed):
     """Are the blocked reads and the network attempts written to the workspace's event log?"""
     events = "\n".join(probed["events"])
-    for pattern in (r"tried to read .*/bob/gradebook\.db", r"tried to read .*/source/a3/nmt\.ipynb",
-                    r"network connection to \('1\.1\.1\.1', 80\)", r"look up host 'pypi\.org'", r"os\._exit: refused"):
+    for pattern in (
+        r"tried to read .*/bob/gradebook\.db",
+        r"tried to read .*/source/a3/nmt\.ipynb",
+        r"network connection to \('1\.1\.1\.1', 80\)",
+        r"look up host 'pypi\.org'",
+        r"os\._exit: refused",
+    ):
         assert re.search(pattern, events), f"expected an event matching {pattern!r}, saw {probed['events']}"
     assert "zygote not used" not in events, probed["events"]
 
@@ -206,11 +222,16 @@ def test_infinite_loop_interrupted(tmp_path):
 def test_segfault_graded_as_far_as_it_got(tmp_path):
     """With ResilientExecute, does a segfault mark that cell and the rest, keeping what ran before?"""
     ws, cwd = workspace(tmp_path, "dave")
-    cells = execute(ws, cwd, ["print('before')", "import ctypes\nctypes.string_at(0)", "print('after')"],
-                    client_class=ResilientExecute)
+    cells = execute(
+        ws,
+        cwd,
+        ["print('before')", "import ctypes\nctypes.string_at(0)", "print('after')"],
+        client_class=ResilientExecute,
+    )
     assert stdout(cells[0]) == "before"
-    assert errors(cells[1]) == ["KernelDied"] and errors(cells[2]) == ["KernelDied"], \
+    assert errors(cells[1]) == ["KernelDied"] and errors(cells[2]) == ["KernelDied"], (
         f"expected KernelDied on the crashing and later cells, saw {errors(cells[1])}, {errors(cells[2])}"
+    )
 
 
 def test_kernel_refuses_to_run_outside_its_workspace(tmp_path):
@@ -236,9 +257,11 @@ def test_model_cache_readable_read_only(tmp_path):
     cache.mkdir()
     (cache / "weights.txt").write_text("w")
     ws, cwd = workspace(tmp_path, "carol")
-    probe = ("import os\np = os.environ['A3_MODEL_CACHE']\nprint(open(os.path.join(p, 'weights.txt')).read())\n"
-             "try:\n    open(os.path.join(p, 'new.txt'), 'w')\n    print('writable')\n"
-             "except OSError:\n    print('read-only')")
+    probe = (
+        "import os\np = os.environ['A3_MODEL_CACHE']\nprint(open(os.path.join(p, 'weights.txt')).read())\n"
+        "try:\n    open(os.path.join(p, 'new.txt'), 'w')\n    print('writable')\n"
+        "except OSError:\n    print('read-only')"
+    )
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("A3_MODEL_CACHE", str(cache))
         cells = execute(ws, cwd, [probe])

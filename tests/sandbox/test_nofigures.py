@@ -1,12 +1,13 @@
 """The grading kernel's matplotlib backend: figures are closed undrawn and leave one line of text."""
+
 import os
 
 import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from autograder.sandbox import nofigures
 from autograder.paths import ROOT
+from autograder.sandbox import nofigures
 
 CELLS = [
     "import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.show()",

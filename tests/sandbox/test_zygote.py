@@ -1,8 +1,9 @@
 """The per-student kernel zygote: kernels forked from it, each with its own key, and the ways back to a
 kernel of its own when the zygote cannot serve. The sandbox itself is probed both ways in test_launcher.py."""
-import subprocess
+
 import json
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -11,14 +12,15 @@ import pytest
 from jupyter_client.manager import KernelManager
 from traitlets.config import Config
 
-from autograder.sandbox import zygote
 from autograder.checks import pass_token
+from autograder.sandbox import bwrap, launcher, zygote
 from tests.sandbox.kernels import KERNEL_ENV, errors, execute, start_zygote, stdout, workspace
-from autograder.sandbox import bwrap, launcher
 
-GENUINE_CHECK = ("import numpy as np\nfrom autograder.checks.nmt import check_fit_linear_log\n"
-                 "def fit_linear_log(x, y):\n    return tuple(np.polyfit(np.log10(x), np.log10(y), 1))\n"
-                 "check_fit_linear_log(fit_linear_log)")
+GENUINE_CHECK = (
+    "import numpy as np\nfrom autograder.checks.nmt import check_fit_linear_log\n"
+    "def fit_linear_log(x, y):\n    return tuple(np.polyfit(np.log10(x), np.log10(y), 1))\n"
+    "check_fit_linear_log(fit_linear_log)"
+)
 PARENT = "import os\nprint(os.getppid())"
 
 pytestmark = pytest.mark.skipif(not bwrap.available(), reason="the zygote runs in bubblewrap")
@@ -165,17 +167,21 @@ def test_stop_ends_the_sandbox(running):
     assert not zygote.socket_path(ws).exists()
 
 
-LEAVE_BEHIND = ("import os, subprocess\n"
-                "p = subprocess.Popen(['sleep', '300'], start_new_session=True)\n"
-                "os.makedirs('/tmp/home/.ipython/profile_default/startup', exist_ok=True)\n"
-                "open('/tmp/home/.ipython/profile_default/startup/00-left.py', 'w').write('LEFT_BEHIND = True')\n"
-                "open('/tmp/left.txt', 'w').write('x')\n"
-                "print(p.pid)")
+LEAVE_BEHIND = (
+    "import os, subprocess\n"
+    "p = subprocess.Popen(['sleep', '300'], start_new_session=True)\n"
+    "os.makedirs('/tmp/home/.ipython/profile_default/startup', exist_ok=True)\n"
+    "open('/tmp/home/.ipython/profile_default/startup/00-left.py', 'w').write('LEFT_BEHIND = True')\n"
+    "open('/tmp/left.txt', 'w').write('x')\n"
+    "print(p.pid)"
+)
 LOOK = "import os\nprint('LEFT_BEHIND' in globals(), os.path.exists('/tmp/left.txt'), os.path.exists('/proc/{pid}'))"
-READ_PARENT = ("import os\npid = os.getppid()\ntry:\n"
-               "    start = int(open(f'/proc/{pid}/maps').readline().split('-')[0], 16)\n"
-               "    with open(f'/proc/{pid}/mem', 'rb') as f:\n        f.seek(start)\n        f.read(16)\n"
-               "    print('read')\nexcept OSError as e:\n    print(type(e).__name__)")
+READ_PARENT = (
+    "import os\npid = os.getppid()\ntry:\n"
+    "    start = int(open(f'/proc/{pid}/maps').readline().split('-')[0], 16)\n"
+    "    with open(f'/proc/{pid}/mem', 'rb') as f:\n        f.seek(start)\n        f.read(16)\n"
+    "    print('read')\nexcept OSError as e:\n    print(type(e).__name__)"
+)
 
 
 def test_reset_leaves_nothing_for_the_next_student(running):
@@ -216,9 +222,12 @@ def test_unresponsive_zygote_is_replaced(tmp_path, monkeypatch):
         ws1, zyg1 = worker._claim_slot(first, kernel_env)
         wait_preloaded(ws1)
         assert worker._claim_slot(second, kernel_env) == (ws1, zyg1), "expected a healthy zygote to be reused"
-        (pid,) = [p for p in descendants(zyg1.proc.pid)  # the zygote itself, not the bwrap processes above it
-                  if Path(f"/proc/{p}/cmdline").read_bytes().split(b"\0")[:3] == [sys.executable.encode(), b"-m",
-                                                                                    b"autograder.sandbox.zygote"]]
+        (pid,) = [
+            p
+            for p in descendants(zyg1.proc.pid)  # the zygote itself, not the bwrap processes above it
+            if Path(f"/proc/{p}/cmdline").read_bytes().split(b"\0")[:3]
+            == [sys.executable.encode(), b"-m", b"autograder.sandbox.zygote"]
+        ]
         os.kill(pid, signal.SIGSTOP)
         ws2, zyg2 = worker._claim_slot(first, kernel_env)
         assert zyg2 is not zyg1 and ws2 != ws1, "expected a fresh slot and zygote"
@@ -236,10 +245,12 @@ def test_kernel_ends_when_nbgrader_dies(running):
     wait_preloaded(ws)
     baseline = set(descendants(zyg.proc.pid))
     info = launcher.install_kernel(ws, dict(KERNEL_ENV, A3_CHECK_KEY="k"))
-    code = (f"import os\nfrom jupyter_client.manager import KernelManager\nfrom traitlets.config import Config\n"
-            f"km = KernelManager(kernel_name={info['kernel_name']!r}, config=Config({info['config']!r}))\n"
-            f"km.start_kernel(cwd={str(cwd)!r})\nc = km.client()\nc.start_channels()\nc.wait_for_ready(timeout=60)\n"
-            f"print('ready', flush=True)\nos.kill(os.getpid(), 9)\n")
+    code = (
+        f"import os\nfrom jupyter_client.manager import KernelManager\nfrom traitlets.config import Config\n"
+        f"km = KernelManager(kernel_name={info['kernel_name']!r}, config=Config({info['config']!r}))\n"
+        f"km.start_kernel(cwd={str(cwd)!r})\nc = km.client()\nc.start_channels()\nc.wait_for_ready(timeout=60)\n"
+        f"print('ready', flush=True)\nos.kill(os.getpid(), 9)\n"
+    )
     env = dict(os.environ, JUPYTER_PATH=info["env"]["JUPYTER_PATH"])
     log = ws / "nbgrader-standin.log"
     with open(log, "w") as f:  # a file, not a pipe: what lives on must not keep this test waiting
@@ -272,9 +283,17 @@ def test_preload_holds_what_a_starting_kernel_imports(tmp_path):
     """Does a kernel forked from the zygote find everything IPKernelApp imports while it starts (its debugger,
     debugpy and pydevd above all, ~0.3 s a kernel) already imported?"""
     found = tmp_path / "new_modules.json"
-    subprocess.run([sys.executable, "-c", PRELOAD_PROBE, str(found)], timeout=120, capture_output=True,
-                   env=dict(os.environ, **KERNEL_ENV))
+    subprocess.run(
+        [sys.executable, "-c", PRELOAD_PROBE, str(found)],
+        timeout=120,
+        capture_output=True,
+        env=dict(os.environ, **KERNEL_ENV),
+    )
     new = json.loads(found.read_text())
-    heavy = [m for m in new if m.split(".")[0] in ("debugpy", "pydevd", "_pydevd_bundle", "tornado", "IPython",
-                                                   "ipykernel", "sqlite3", "pdb")]
+    heavy = [
+        m
+        for m in new
+        if m.split(".")[0]
+        in ("debugpy", "pydevd", "_pydevd_bundle", "tornado", "IPython", "ipykernel", "sqlite3", "pdb")
+    ]
     assert not heavy, f"imported by each kernel at start, not preloaded by the zygote: {heavy}"

@@ -4,24 +4,27 @@ Each entry is a whole solution cell: the reference answer with a few edits, or a
 comment names the student's mistake (or the alternative's idea); `expect` is a fragment of the one-line
 AssertionError the visible test cell must show.
 """
+
 from tests.visible.run import Right, Wrong
 
 ENC = "encode_sentences"
 CLS = "sentence_classifier"
 FRZ = "freeze_encoder"
 
-CALL = ('batch = tokenizer(list(sentences), padding="max_length", truncation=True, max_length=max_len,\n'
-        '                      return_tensors="pt")')
-HIDDEN = 'hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state  # (B, T, H)'
+CALL = (
+    'batch = tokenizer(list(sentences), padding="max_length", truncation=True, max_length=max_len,\n'
+    '                      return_tensors="pt")'
+)
+HIDDEN = "hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state  # (B, T, H)"
 LINEAR = "self.classifier = nn.Linear(encoder.config.hidden_size, num_labels)"
 RETURN_LOSS = "return logits, F.cross_entropy(logits, labels)"
 
-_ENC_MANUAL = '''def encode_sentences(tokenizer, sentences, max_len):
+_ENC_MANUAL = """def encode_sentences(tokenizer, sentences, max_len):
     rows = [tokenizer.encode(s, truncation=True, max_length=max_len) for s in sentences]
     {pad}
     mask = torch.tensor([[1] * len(r) + [0] * (max_len - len(r)) for r in rows])
     return ids, mask
-'''
+"""
 _PAD_RIGHT = "ids = torch.tensor([r + [tokenizer.pad_token_id] * (max_len - len(r)) for r in rows])"
 
 
@@ -41,26 +44,77 @@ WRONG = [
     # Mistake: forgets truncation=True, so a sentence longer than max_len keeps all its ids.
     Wrong(ENC, "no_truncation", "max_len", [(CALL, _tokenizer_call(truncation=None))]),
     # Mistake: truncates by slicing the encoded ids, which cuts off [SEP] of long sentences.
-    Wrong(ENC, "truncates_by_slicing", "[SEP]", source=_ENC_MANUAL.replace("tokenizer.encode(s, truncation=True, max_length=max_len)", "tokenizer.encode(s)[:max_len]").format(pad=_PAD_RIGHT)),
+    Wrong(
+        ENC,
+        "truncates_by_slicing",
+        "[SEP]",
+        source=_ENC_MANUAL.replace(
+            "tokenizer.encode(s, truncation=True, max_length=max_len)", "tokenizer.encode(s)[:max_len]"
+        ).format(pad=_PAD_RIGHT),
+    ),
     # Mistake: the attention mask marks the padding with 1 and the real tokens with 0.
-    Wrong(ENC, "mask_inverted", "mask", [('return batch["input_ids"], batch["attention_mask"]', 'return batch["input_ids"], 1 - batch["attention_mask"]')]),
+    Wrong(
+        ENC,
+        "mask_inverted",
+        "mask",
+        [
+            (
+                'return batch["input_ids"], batch["attention_mask"]',
+                'return batch["input_ids"], 1 - batch["attention_mask"]',
+            )
+        ],
+    ),
     # Mistake: a mask of ones everywhere, so the model attends to padding.
-    Wrong(ENC, "mask_all_ones", "mask", [('return batch["input_ids"], batch["attention_mask"]', 'return batch["input_ids"], torch.ones_like(batch["input_ids"])')]),
+    Wrong(
+        ENC,
+        "mask_all_ones",
+        "mask",
+        [
+            (
+                'return batch["input_ids"], batch["attention_mask"]',
+                'return batch["input_ids"], torch.ones_like(batch["input_ids"])',
+            )
+        ],
+    ),
     # Mistake: Python lists instead of tensors (no return_tensors="pt").
     Wrong(ENC, "lists", "tensors", [(CALL, _tokenizer_call(return_tensors=None))]),
     # Mistake: returns the tokenizer's whole BatchEncoding instead of the tuple (input_ids, attention_mask).
     Wrong(ENC, "batch_encoding", "tuple", [('return batch["input_ids"], batch["attention_mask"]', "return batch")]),
     # Mistake: hard-codes 0 as the padding id (BERT's; RoBERTa pads with 1).
-    Wrong(ENC, "pad_id_zero", "pad_token_id", source=_ENC_MANUAL.format(pad="ids = torch.tensor([r + [0] * (max_len - len(r)) for r in rows])")),
+    Wrong(
+        ENC,
+        "pad_id_zero",
+        "pad_token_id",
+        source=_ENC_MANUAL.format(pad="ids = torch.tensor([r + [0] * (max_len - len(r)) for r in rows])"),
+    ),
     # Mistake: add_special_tokens=False drops [CLS] and [SEP], so there is no first token to classify.
-    Wrong(ENC, "no_special_tokens", "start with the tokenizer's ids", [(CALL, _tokenizer_call(add_special_tokens="False"))]),
+    Wrong(
+        ENC,
+        "no_special_tokens",
+        "start with the tokenizer's ids",
+        [(CALL, _tokenizer_call(add_special_tokens="False"))],
+    ),
     # Mistake: returns (attention_mask, input_ids).
-    Wrong(ENC, "swapped_outputs", "start with the tokenizer's ids", [('return batch["input_ids"], batch["attention_mask"]', 'return batch["attention_mask"], batch["input_ids"]')]),
+    Wrong(
+        ENC,
+        "swapped_outputs",
+        "start with the tokenizer's ids",
+        [('return batch["input_ids"], batch["attention_mask"]', 'return batch["attention_mask"], batch["input_ids"]')],
+    ),
     # Mistake: a float mask.
-    Wrong(ENC, "float_mask", "LongTensors", [('return batch["input_ids"], batch["attention_mask"]', 'return batch["input_ids"], batch["attention_mask"].float()')]),
+    Wrong(
+        ENC,
+        "float_mask",
+        "LongTensors",
+        [
+            (
+                'return batch["input_ids"], batch["attention_mask"]',
+                'return batch["input_ids"], batch["attention_mask"].float()',
+            )
+        ],
+    ),
     # Mistake: max_len - 2 "for [CLS] and [SEP]", though max_length already counts them.
     Wrong(ENC, "max_len_minus_2", "expected shape", [(CALL, _tokenizer_call(max_length="max_len - 2"))]),
-
     # Mistake: hard-codes MiniLM's hidden size 384 (passes offline, breaks with any other encoder).
     Wrong(CLS, "hidden_384", "hidden_size", [(LINEAR, "self.classifier = nn.Linear(384, num_labels)")]),
     # Mistake: hard-codes BERT-base's hidden size 768.
@@ -72,13 +126,38 @@ WRONG = [
     # Mistake: mean-pools every position, padding included.
     Wrong(CLS, "mean_pool", "first token", [("self.classifier(hidden[:, 0])", "self.classifier(hidden.mean(dim=1))")]),
     # Mistake: never passes attention_mask on to the encoder, so [CLS] attends to padding.
-    Wrong(CLS, "mask_not_passed", "attention_mask", [(HIDDEN, "hidden = self.encoder(input_ids=input_ids).last_hidden_state  # (B, T, H)")]),
+    Wrong(
+        CLS,
+        "mask_not_passed",
+        "attention_mask",
+        [(HIDDEN, "hidden = self.encoder(input_ids=input_ids).last_hidden_state  # (B, T, H)")],
+    ),
     # Mistake: returns softmax probabilities as the logits.
-    Wrong(CLS, "softmax_logits", "probabilities", [("logits = self.classifier(hidden[:, 0])  # (B, num_labels)", "logits = self.classifier(hidden[:, 0]).softmax(dim=-1)  # (B, num_labels)")]),
+    Wrong(
+        CLS,
+        "softmax_logits",
+        "probabilities",
+        [
+            (
+                "logits = self.classifier(hidden[:, 0])  # (B, num_labels)",
+                "logits = self.classifier(hidden[:, 0]).softmax(dim=-1)  # (B, num_labels)",
+            )
+        ],
+    ),
     # Mistake: softmax before F.cross_entropy, which applies log-softmax itself.
-    Wrong(CLS, "softmax_before_loss", "cross-entropy", [(RETURN_LOSS, "return logits, F.cross_entropy(logits.softmax(dim=-1), labels)")]),
+    Wrong(
+        CLS,
+        "softmax_before_loss",
+        "cross-entropy",
+        [(RETURN_LOSS, "return logits, F.cross_entropy(logits.softmax(dim=-1), labels)")],
+    ),
     # Mistake: sums the cross-entropy over the batch.
-    Wrong(CLS, "summed_loss", "cross-entropy", [(RETURN_LOSS, "return logits, F.cross_entropy(logits, labels, reduction='sum')")]),
+    Wrong(
+        CLS,
+        "summed_loss",
+        "cross-entropy",
+        [(RETURN_LOSS, "return logits, F.cross_entropy(logits, labels, reduction='sum')")],
+    ),
     # Mistake: ignores labels and never returns the loss.
     Wrong(CLS, "no_loss", "(logits, loss)", [(RETURN_LOSS, "return (logits,)")]),
     # Mistake: returns (loss, logits).
@@ -87,30 +166,86 @@ WRONG = [
     Wrong(CLS, "bare_logits", "(logits,)", [("            return (logits,)", "            return logits")]),
     # Mistake: the encoder runs under torch.no_grad(), so "full fine-tuning" trains only the classifier.
     Wrong(CLS, "encoder_no_grad", "gradient", [(HIDDEN, "with torch.no_grad():\n            " + HIDDEN)]),
-
     # Mistake: leaves the encoder trainable (returns the model as is).
-    Wrong(FRZ, "no_op", "only the classifier", [('        param.requires_grad = name.startswith("classifier.")', "        pass")]),
+    Wrong(
+        FRZ,
+        "no_op",
+        "only the classifier",
+        [('        param.requires_grad = name.startswith("classifier.")', "        pass")],
+    ),
     # Mistake: freezes the classifier too, so nothing can learn.
-    Wrong(FRZ, "freezes_everything", "only the classifier", [('param.requires_grad = name.startswith("classifier.")', "param.requires_grad = False")]),
+    Wrong(
+        FRZ,
+        "freezes_everything",
+        "only the classifier",
+        [('param.requires_grad = name.startswith("classifier.")', "param.requires_grad = False")],
+    ),
     # Mistake: freezes only the embedding layer.
-    Wrong(FRZ, "embeddings_only", "only the classifier", [('param.requires_grad = name.startswith("classifier.")', 'param.requires_grad = "embeddings" not in name')]),
+    Wrong(
+        FRZ,
+        "embeddings_only",
+        "only the classifier",
+        [('param.requires_grad = name.startswith("classifier.")', 'param.requires_grad = "embeddings" not in name')],
+    ),
     # Mistake: sets a requires_grad attribute on the module, which changes no parameter.
-    Wrong(FRZ, "module_attribute", "only the classifier", [('    for name, param in model.named_parameters():\n        param.requires_grad = name.startswith("classifier.")', "    model.encoder.requires_grad = False")]),
+    Wrong(
+        FRZ,
+        "module_attribute",
+        "only the classifier",
+        [
+            (
+                '    for name, param in model.named_parameters():\n        param.requires_grad = name.startswith("classifier.")',
+                "    model.encoder.requires_grad = False",
+            )
+        ],
+    ),
 ]
 
 RIGHT = [Right(g, "reference") for g in (ENC, CLS, FRZ)] + [
     # Alternative: tokenizer.encode per sentence with truncation, padded by hand with pad_token_id.
     Right(ENC, "manual", source=_ENC_MANUAL.format(pad=_PAD_RIGHT)),
     # Alternative: padding and truncation asked for separately, the mask converted to long explicitly.
-    Right(ENC, "explicit_long", [('return batch["input_ids"], batch["attention_mask"]', 'return batch["input_ids"].long(), batch["attention_mask"].to(torch.long)')]),
+    Right(
+        ENC,
+        "explicit_long",
+        [
+            (
+                'return batch["input_ids"], batch["attention_mask"]',
+                'return batch["input_ids"].long(), batch["attention_mask"].to(torch.long)',
+            )
+        ],
+    ),
     # Alternative: the encoder's pooler output over [CLS] where it has one (accepted by the contract).
-    Right(CLS, "pooler", [(HIDDEN, "out = self.encoder(input_ids, attention_mask=attention_mask)"),
-                          ("self.classifier(hidden[:, 0])", "self.classifier(out.pooler_output if getattr(out, 'pooler_output', None) is not None else out.last_hidden_state[:, 0])")]),
+    Right(
+        CLS,
+        "pooler",
+        [
+            (HIDDEN, "out = self.encoder(input_ids, attention_mask=attention_mask)"),
+            (
+                "self.classifier(hidden[:, 0])",
+                "self.classifier(out.pooler_output if getattr(out, 'pooler_output', None) is not None else out.last_hidden_state[:, 0])",
+            ),
+        ],
+    ),
     # Alternative: positional arguments and outputs[0][:, 0, :], loss with nn.CrossEntropyLoss.
-    Right(CLS, "positional", [(HIDDEN, "hidden = self.encoder(input_ids, attention_mask)[0]"),
-                              ("self.classifier(hidden[:, 0])", "self.classifier(hidden[:, 0, :])"),
-                              (RETURN_LOSS, "return logits, nn.CrossEntropyLoss()(logits, labels)")]),
+    Right(
+        CLS,
+        "positional",
+        [
+            (HIDDEN, "hidden = self.encoder(input_ids, attention_mask)[0]"),
+            ("self.classifier(hidden[:, 0])", "self.classifier(hidden[:, 0, :])"),
+            (RETURN_LOSS, "return logits, nn.CrossEntropyLoss()(logits, labels)"),
+        ],
+    ),
     # Alternative: freeze everything, then unfreeze the classifier.
-    Right(FRZ, "freeze_then_unfreeze", [('    for name, param in model.named_parameters():\n        param.requires_grad = name.startswith("classifier.")',
-                                         "    model.requires_grad_(False)\n    model.classifier.requires_grad_(True)")]),
+    Right(
+        FRZ,
+        "freeze_then_unfreeze",
+        [
+            (
+                '    for name, param in model.named_parameters():\n        param.requires_grad = name.startswith("classifier.")',
+                "    model.requires_grad_(False)\n    model.classifier.requires_grad_(True)",
+            )
+        ],
+    ),
 ]

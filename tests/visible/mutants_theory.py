@@ -5,6 +5,7 @@ The answers are those of the hidden checks' catalogue (tests/checks/mutants_theo
 right in `regimes` and `scaling_choice` is the grade itself, so their visible checks judge only the form;
 their catalogue here holds the mistakes of form.
 """
+
 from tests.checks import mutants_theory as M
 from tests.visible.run import Right, Wrong
 
@@ -33,38 +34,105 @@ WRONG = [
     _wrong("counterexample_w", "empty", "non-empty"),
     _wrong("counterexample_w", "infinite entry", "finite"),
     _wrong("counterexample_w", "booleans", "does not refute the claim"),
-    *[_wrong("logit_after_fgsm", label, expect) for label, expect in [
-        ("plus sign", "autograd gives"), ("FGM formula", "autograd gives"), ("sum without abs", "autograd gives"),
-        ("l2 norm", "autograd gives"), ("sign of x", "autograd gives"), ("returns x'", "one number"),
-        ("in place", "in place"), ("eps ignored", "autograd gives"), ("eps times d", "autograd gives")]],
-    *[_wrong("logit_after_fgm", label, expect) for label, expect in [
-        ("norm not squared", "autograd gives"), ("FGSM formula", "autograd gives"), ("plus sign", "autograd gives"),
-        ("sum of w", "autograd gives"), ("eps squared", "autograd gives"), ("elementwise", "one number"),
-        ("in place", "in place")]],
-    *[_wrong("ridge_closed_form", label, expect) for label, expect in [
-        ("LLM answer n lambda", "gradient of the objective"), ("lambda without n", "gradient of the objective"),
-        ("2 lambda without n", "gradient of the objective"), ("1/n on one side only", "gradient of the objective"),
-        ("no regularisation", "gradient of the objective"), ("column vector", "shape (d,)"),
-        ("torch result", "numpy array"), ("centres X in place", "in place")]],
-    *[_wrong("eps_to_zero_logit", label, "f(x′)") for label in [
-        "x times w", "x over w squared", "handout derivation", "ridge with n lambda", "ridge with lambda", "negative",
-        "least squares w", "returns w"]],
-    *[_wrong("nqm_expected_loss", label, "nqm_expected_loss") for label in [
-        "lr not squared on noise", "no batch size", "sigma not squared", "decay not squared", "mean only",
-        "one sampled run", "batch squared"]],
-    *[_wrong("nqm_expected_loss", label, "after 0 steps")
-      for label in ["no half a", "off by one", "start not squared"]],
-    *[_wrong("best_learning_rate", label, expect) for label, expect in [
-        ("highest loss", "the lowest expected loss is at"), ("returns index", "one of lrs"),
-        ("returns loss", "one of lrs"), ("batch size ignored", "batch size 64"),
-        ("sorted then indexed", "the lowest expected loss is at"), ("one step", "the lowest expected loss is at"),
-        ("largest stable lr", "the lowest expected loss is at")]],
-    *[_wrong("regimes", label, expect) for label, expect in [
-        ("pair in the wrong order", "should be one of"), ("own wording", "should be one of"),
-        ("lower-case keys", "keys 'A' and 'B'"), ("regimes only", "pair")]],
-    *[_wrong("scaling_choice", label, expect) for label, expect in [
-        ("two letters", "the letter"), ("list", "a string"), ("D", "the letter"), ("text only", "the letter"),
-        ("number", "a string")]],
+    *[
+        _wrong("logit_after_fgsm", label, expect)
+        for label, expect in [
+            ("plus sign", "autograd gives"),
+            ("FGM formula", "autograd gives"),
+            ("sum without abs", "autograd gives"),
+            ("l2 norm", "autograd gives"),
+            ("sign of x", "autograd gives"),
+            ("returns x'", "one number"),
+            ("in place", "in place"),
+            ("eps ignored", "autograd gives"),
+            ("eps times d", "autograd gives"),
+        ]
+    ],
+    *[
+        _wrong("logit_after_fgm", label, expect)
+        for label, expect in [
+            ("norm not squared", "autograd gives"),
+            ("FGSM formula", "autograd gives"),
+            ("plus sign", "autograd gives"),
+            ("sum of w", "autograd gives"),
+            ("eps squared", "autograd gives"),
+            ("elementwise", "one number"),
+            ("in place", "in place"),
+        ]
+    ],
+    *[
+        _wrong("ridge_closed_form", label, expect)
+        for label, expect in [
+            ("LLM answer n lambda", "gradient of the objective"),
+            ("lambda without n", "gradient of the objective"),
+            ("2 lambda without n", "gradient of the objective"),
+            ("1/n on one side only", "gradient of the objective"),
+            ("no regularisation", "gradient of the objective"),
+            ("column vector", "shape (d,)"),
+            ("torch result", "numpy array"),
+            ("centres X in place", "in place"),
+        ]
+    ],
+    *[
+        _wrong("eps_to_zero_logit", label, "f(x′)")
+        for label in [
+            "x times w",
+            "x over w squared",
+            "handout derivation",
+            "ridge with n lambda",
+            "ridge with lambda",
+            "negative",
+            "least squares w",
+            "returns w",
+        ]
+    ],
+    *[
+        _wrong("nqm_expected_loss", label, "nqm_expected_loss")
+        for label in [
+            "lr not squared on noise",
+            "no batch size",
+            "sigma not squared",
+            "decay not squared",
+            "mean only",
+            "one sampled run",
+            "batch squared",
+        ]
+    ],
+    *[
+        _wrong("nqm_expected_loss", label, "after 0 steps")
+        for label in ["no half a", "off by one", "start not squared"]
+    ],
+    *[
+        _wrong("best_learning_rate", label, expect)
+        for label, expect in [
+            ("highest loss", "the lowest expected loss is at"),
+            ("returns index", "one of lrs"),
+            ("returns loss", "one of lrs"),
+            ("batch size ignored", "batch size 64"),
+            ("sorted then indexed", "the lowest expected loss is at"),
+            ("one step", "the lowest expected loss is at"),
+            ("largest stable lr", "the lowest expected loss is at"),
+        ]
+    ],
+    *[
+        _wrong("regimes", label, expect)
+        for label, expect in [
+            ("pair in the wrong order", "should be one of"),
+            ("own wording", "should be one of"),
+            ("lower-case keys", "keys 'A' and 'B'"),
+            ("regimes only", "pair"),
+        ]
+    ],
+    *[
+        _wrong("scaling_choice", label, expect)
+        for label, expect in [
+            ("two letters", "the letter"),
+            ("list", "a string"),
+            ("D", "the letter"),
+            ("text only", "the letter"),
+            ("number", "a string"),
+        ]
+    ],
 ]
 
 RIGHT = [

@@ -10,6 +10,7 @@ an empty folder, the data fetched from release/a3 through A3_DATA_URL, in quick 
 not importable (students do not have it), up to the last test cell that has cases. Provided cells that
 no test cell reads (training, plots) are left out to save time; they do not change what a test cell does.
 """
+
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -59,7 +60,7 @@ def Right(grade_id, name, edits=(), source=None):
 def reference_answer(notebook, grade_id):
     """The source notebook's solution for `grade_id`, solution markers removed."""
     nb = nbformat.read(SOURCE / f"{notebook}.ipynb", as_version=4)
-    cell, = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id]
+    (cell,) = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id]
     return demo.strip_markers(cell.source)
 
 
@@ -70,7 +71,9 @@ def answer(notebook, case):
     text = reference_answer(notebook, case.grade_id)
     for old, new in case.edits:
         if text.count(old) != 1:
-            raise ValueError(f"{case.key}: expected {old!r} once in the reference answer, found it {text.count(old)} times")
+            raise ValueError(
+                f"{case.key}: expected {old!r} once in the reference answer, found it {text.count(old)} times"
+            )
         text = text.replace(old, new)
     return text
 
@@ -83,14 +86,14 @@ def student_notebook(notebook, cases, release=RELEASE):
     for case in cases:
         by_grade.setdefault(case.grade_id, []).append(case)
     graded = {contract.test_cell_id(g): g for g in by_grade}
-    solutions = {c.metadata["nbgrader"]["grade_id"]: c.source for c in nb.cells
-                 if c.metadata.get("nbgrader", {}).get("solution")}
+    solutions = {
+        c.metadata["nbgrader"]["grade_id"]: c.source for c in nb.cells if c.metadata.get("nbgrader", {}).get("solution")
+    }
     cells, where = [], {}
     last = max(i for i, c in enumerate(nb.cells) if c.metadata.get("nbgrader", {}).get("grade_id") in graded)
-    for cell in nb.cells[:last + 1]:
+    for cell in nb.cells[: last + 1]:
         gid = cell.metadata.get("nbgrader", {}).get("grade_id")
-        if cell.cell_type != "code" or not (gid in PROVIDED[notebook] or gid in solutions
-                                            or gid.startswith("test_")):
+        if cell.cell_type != "code" or not (gid in PROVIDED[notebook] or gid in solutions or gid.startswith("test_")):
             continue
         cells.append(cell)
         for case in by_grade.get(graded.get(gid), ()):
@@ -118,12 +121,19 @@ class Outcome:
 
     def caught(self, expect):
         """True when the cell stopped with a one-line AssertionError containing `expect`."""
-        return (self.error is not None and self.error[0] == "AssertionError" and expect in self.error[1]
-                and "\n" not in self.error[1].strip() and PASSED not in self.stdout)
+        return (
+            self.error is not None
+            and self.error[0] == "AssertionError"
+            and expect in self.error[1]
+            and "\n" not in self.error[1].strip()
+            and PASSED not in self.stdout
+        )
 
     def __str__(self):
         error = f"{self.error[0]}: {self.error[1]}" if self.error else "no error"
-        return f"{error}; stdout {self.stdout.strip()[-160:]!r}" + (f"; stderr {self.stderr[:200]!r}" if self.stderr else "")
+        return f"{error}; stdout {self.stdout.strip()[-160:]!r}" + (
+            f"; stderr {self.stderr[:200]!r}" if self.stderr else ""
+        )
 
 
 def outcome(cell):
@@ -142,11 +152,19 @@ def execute_cases(notebook, cases, release=RELEASE, timeout=300):
         stub = tmp / "stub" / "autograder"
         stub.mkdir(parents=True)
         (stub / "__init__.py").write_text(
-            "raise ModuleNotFoundError(\"No module named 'autograder' (students do not have it)\", name='autograder')\n")
+            "raise ModuleNotFoundError(\"No module named 'autograder' (students do not have it)\", name='autograder')\n"
+        )
         work = tmp / "student"
         work.mkdir()
-        env = {"A3_QUICK": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "OMP_NUM_THREADS": "1",
-               "A3_DATA_URL": Path(release).resolve().as_uri(), "A3_MODEL_CACHE": str(tmp / "no-models"),
-               "PYTHONPATH": str(stub.parent), "NBGRADER_EXECUTION": None}
+        env = {
+            "A3_QUICK": "1",
+            "HF_HUB_OFFLINE": "1",
+            "TRANSFORMERS_OFFLINE": "1",
+            "OMP_NUM_THREADS": "1",
+            "A3_DATA_URL": Path(release).resolve().as_uri(),
+            "A3_MODEL_CACHE": str(tmp / "no-models"),
+            "PYTHONPATH": str(stub.parent),
+            "NBGRADER_EXECUTION": None,
+        }
         seconds = run_notebook(nb, work, env, timeout, allow_errors=True)
     return {key: outcome(nb.cells[i]) for key, i in where.items()}, seconds

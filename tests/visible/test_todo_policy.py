@@ -1,20 +1,24 @@
 """One TODO policy for every notebook: a graded cell states its goal and shapes and gives hints, not answers."""
+
 import ast
 import re
 
 import nbformat
 import pytest
 
-from autograder.paths import RELEASE, ROOT
 from autograder import contract
+from autograder.paths import RELEASE, ROOT
 
 NOTEBOOKS = contract.NOTEBOOKS
 
 
 def graded_code_cells(name):
     nb = nbformat.read(RELEASE / f"{name}.ipynb", as_version=4)
-    return [(c.metadata["nbgrader"]["grade_id"], c.source) for c in nb.cells if c.cell_type == "code"
-            and c.metadata.get("nbgrader", {}).get("solution")]
+    return [
+        (c.metadata["nbgrader"]["grade_id"], c.source)
+        for c in nb.cells
+        if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")
+    ]
 
 
 def docstrings(source):

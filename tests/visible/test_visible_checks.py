@@ -6,24 +6,29 @@ They are run as a student runs the release notebook: reference answers everywher
 at a time swapped into its cell and its test cell run again, in an empty folder, data fetched through
 A3_DATA_URL, quick mode, no `autograder` package (see run.py).
 """
+
 import functools
 import importlib
 import sys
 
 import pytest
 
+from autograder import contract
 from autograder.contract import GRADED
 from tests.visible.run import Case, answer, execute_cases, reference_answer
-from autograder import contract
 
 NOTEBOOKS = contract.NOTEBOOKS
 CATALOGUE = {name: importlib.import_module(f"tests.visible.mutants_{name}") for name in NOTEBOOKS}
 GOAL = 0.9  # share of the catalogue's wrong answers the visible checks must catch
 
-wrong_cases = pytest.mark.parametrize("notebook, case", [
-    pytest.param(name, case, id=f"{name}-{case.key}") for name in NOTEBOOKS for case in CATALOGUE[name].WRONG])
-right_cases = pytest.mark.parametrize("notebook, case", [
-    pytest.param(name, case, id=f"{name}-{case.key}") for name in NOTEBOOKS for case in CATALOGUE[name].RIGHT])
+wrong_cases = pytest.mark.parametrize(
+    "notebook, case",
+    [pytest.param(name, case, id=f"{name}-{case.key}") for name in NOTEBOOKS for case in CATALOGUE[name].WRONG],
+)
+right_cases = pytest.mark.parametrize(
+    "notebook, case",
+    [pytest.param(name, case, id=f"{name}-{case.key}") for name in NOTEBOOKS for case in CATALOGUE[name].RIGHT],
+)
 
 
 @functools.lru_cache(maxsize=None)
@@ -42,8 +47,12 @@ def test_catalogue_covers_every_graded_cell(notebook):
     module = CATALOGUE[notebook]
     cells = set(GRADED[notebook])
     assert {c.grade_id for c in module.RIGHT if c.name == "reference"} == cells
-    assert {c.grade_id for c in module.WRONG} == cells, f"no wrong answer for {sorted(cells - {c.grade_id for c in module.WRONG})}"
-    assert all(isinstance(c, Case) and c.expect for c in module.WRONG), "every wrong answer names the words of its failure"
+    assert {c.grade_id for c in module.WRONG} == cells, (
+        f"no wrong answer for {sorted(cells - {c.grade_id for c in module.WRONG})}"
+    )
+    assert all(isinstance(c, Case) and c.expect for c in module.WRONG), (
+        "every wrong answer names the words of its failure"
+    )
     keys = [c.key for c in module.WRONG + module.RIGHT]
     assert len(keys) == len(set(keys)), f"duplicate case names {sorted({k for k in keys if keys.count(k) > 1})}"
 
@@ -85,5 +94,6 @@ def test_catch_rate_reaches_the_goal(notebook):
     wrong = CATALOGUE[notebook].WRONG
     caught = [c for c in wrong if outcomes(notebook)[c.key].caught(c.expect)]
     print(f"{notebook}: visible checks catch {len(caught)}/{len(wrong)} wrong answers", file=sys.stderr)
-    assert len(caught) >= GOAL * len(wrong), \
+    assert len(caught) >= GOAL * len(wrong), (
         f"expected at least {GOAL:.0%} caught, saw {len(caught)}/{len(wrong)}; missed {[c.key for c in wrong if c not in caught]}"
+    )

@@ -11,14 +11,34 @@ version writes the same bytes.
 
 Files: data/arithmetic_train.csv and data/arithmetic_test.csv, columns `sentence,label`, "\\n" line ends.
 """
+
 import csv
 import hashlib
 import io
 from pathlib import Path
 
-NUMBERS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten",
-           "eleven", "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen",
-           "nineteen"]
+NUMBERS = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+]
 OPERATORS = {"plus": 1, "minus": -1}
 LABELS = {0: "negative", 1: "zero", 2: "positive"}
 SEED = "a3-arithmetic-2024"
@@ -60,8 +80,8 @@ def split(examples, test_size=TEST_SIZE):
     train, test = [], []
     for label in sorted(by_label):
         rows = sorted(by_label[label], key=lambda row: _key(row[0]))
-        test += rows[:quota[label]]
-        train += rows[quota[label]:]
+        test += rows[: quota[label]]
+        train += rows[quota[label] :]
     return sorted(train, key=lambda row: _key(row[0])), sorted(test, key=lambda row: _key(row[0]))
 
 

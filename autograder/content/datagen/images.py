@@ -5,6 +5,7 @@ Every image is converted to RGB, resized so its shorter side is 224 pixels (Lanc
 gives each file a class label, a one-line description and marks the scavenger-hunt target (the only row with
 target = 1). The whole folder is the scavenger-hunt candidate pool.
 """
+
 import csv
 import functools
 import io
@@ -19,38 +20,32 @@ TARGET = "grace_hopper.jpg"
 
 # (file name, where the pixels come from, class label for zero-shot classification, one-line description)
 IMAGES = [
-    ("astronaut.jpg", "skimage:astronaut", "astronaut",
-     "an astronaut in an orange spacesuit in front of an American flag"),
-    ("camera.jpg", "skimage:camera", "cameraman",
-     "a black and white photo of a man filming with a camera on a tripod"),
-    ("cat.jpg", "skimage:cat", "cat",
-     "a close-up of a tabby cat's face"),
-    ("coffee.jpg", "skimage:coffee", "cup of coffee",
-     "a cup of coffee on a saucer with a spoon"),
-    ("horse.jpg", "skimage:horse", "horse",
-     "a black silhouette of a horse on a white background"),
-    ("page.jpg", "skimage:page", "page of text",
-     "a scanned page of printed text"),
-    ("rocket.jpg", "skimage:rocket", "rocket",
-     "a rocket on its launch pad at dusk"),
-    ("galaxies.jpg", "skimage:hubble_deep_field", "galaxy",
-     "a telescope image of many distant galaxies"),
-    ("moon.jpg", "skimage:moon", "moon",
-     "a grey close-up of the cratered surface of the moon"),
-    ("coins.jpg", "skimage:coins", "coin",
-     "rows of old coins on a dark background"),
-    ("retina.jpg", "skimage:retina", "retina",
-     "a medical photo of the retina of a human eye"),
-    ("brick.jpg", "skimage:brick", "brick wall",
-     "a grey brick wall"),
-    ("equations.jpg", "skimage:text", "handwriting",
-     "handwritten mathematical equations on paper"),
-    ("motorcycle.jpg", "skimage:stereo_motorcycle", "motorcycle",
-     "a red motorcycle parked in a garage"),
-    ("grace_hopper.jpg", "matplotlib:grace_hopper.jpg", "naval officer",
-     "an official portrait of an older woman in a navy uniform and cap in front of an American flag"),
-    ("gift.jpg", "matplotlib:Minduka_Present_Blue_Pack.png", "gift box",
-     "a blue gift box tied with a silver ribbon"),
+    (
+        "astronaut.jpg",
+        "skimage:astronaut",
+        "astronaut",
+        "an astronaut in an orange spacesuit in front of an American flag",
+    ),
+    ("camera.jpg", "skimage:camera", "cameraman", "a black and white photo of a man filming with a camera on a tripod"),
+    ("cat.jpg", "skimage:cat", "cat", "a close-up of a tabby cat's face"),
+    ("coffee.jpg", "skimage:coffee", "cup of coffee", "a cup of coffee on a saucer with a spoon"),
+    ("horse.jpg", "skimage:horse", "horse", "a black silhouette of a horse on a white background"),
+    ("page.jpg", "skimage:page", "page of text", "a scanned page of printed text"),
+    ("rocket.jpg", "skimage:rocket", "rocket", "a rocket on its launch pad at dusk"),
+    ("galaxies.jpg", "skimage:hubble_deep_field", "galaxy", "a telescope image of many distant galaxies"),
+    ("moon.jpg", "skimage:moon", "moon", "a grey close-up of the cratered surface of the moon"),
+    ("coins.jpg", "skimage:coins", "coin", "rows of old coins on a dark background"),
+    ("retina.jpg", "skimage:retina", "retina", "a medical photo of the retina of a human eye"),
+    ("brick.jpg", "skimage:brick", "brick wall", "a grey brick wall"),
+    ("equations.jpg", "skimage:text", "handwriting", "handwritten mathematical equations on paper"),
+    ("motorcycle.jpg", "skimage:stereo_motorcycle", "motorcycle", "a red motorcycle parked in a garage"),
+    (
+        "grace_hopper.jpg",
+        "matplotlib:grace_hopper.jpg",
+        "naval officer",
+        "an official portrait of an older woman in a navy uniform and cap in front of an American flag",
+    ),
+    ("gift.jpg", "matplotlib:Minduka_Present_Blue_Pack.png", "gift box", "a blue gift box tied with a silver ribbon"),
 ]
 
 

@@ -24,6 +24,7 @@ frequency tables offline):
 
 Re-running reproduces both files byte for byte (``python -m autograder data --check`` verifies it).
 """
+
 import hashlib
 import re
 from pathlib import Path

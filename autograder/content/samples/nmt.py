@@ -1,10 +1,10 @@
-'''Realistic wrong answers for the graded cells of nmt.ipynb, one per grade id.
+"""Realistic wrong answers for the graded cells of nmt.ipynb, one per grade id.
 
 WRONG[grade_id] is the complete source of a solution cell that defines the same name as the
 reference solution but makes one common mistake. Replacing that one cell of the reference notebook
 with it must lose exactly that cell's points; every sample keeps the shapes right so that the rest
 of the notebook still runs.
-'''
+"""
 
 WRONG = {
     # Mistake: sin on odd and cos on even dimensions (swapped).

@@ -1,49 +1,49 @@
-'''Realistic wrong answers for the graded cells of theory.ipynb, one per grade id.
+"""Realistic wrong answers for the graded cells of theory.ipynb, one per grade id.
 
 WRONG[grade_id] is the complete source of a solution cell that defines the same name as the reference
 answer but makes one common mistake. Replacing that one cell of the reference notebook with it must lose
 exactly that cell's points; every sample keeps the types right so that the rest of the notebook still runs.
-'''
+"""
 
 WRONG = {
     # Takes the language model's claim at face value: all entries positive, but max|w_i| = 1.
-    "counterexample_w": '''counterexample_w = np.array([1.0, 1.0])
-''',
+    "counterexample_w": """counterexample_w = np.array([1.0, 1.0])
+""",
     # Forgets the sign: this is the FGM logit.
-    "logit_after_fgsm": '''def logit_after_fgsm(x, w, eps):
+    "logit_after_fgsm": """def logit_after_fgsm(x, w, eps):
     return float(w @ x - eps * (w @ w))
-''',
+""",
     # Normalises the gradient step: subtracts ε‖w‖₂ instead of ε‖w‖₂².
-    "logit_after_fgm": '''def logit_after_fgm(x, w, eps):
+    "logit_after_fgm": """def logit_after_fgm(x, w, eps):
     return float(w @ x - eps * np.linalg.norm(w))
-''',
+""",
     # The printed model answer: nλ where the gradient gives 2nλ.
-    "ridge_closed_form": '''def ridge_closed_form(X, t, lam):
+    "ridge_closed_form": """def ridge_closed_form(X, t, lam):
     n, d = X.shape
     return np.linalg.solve(X.T @ X + n * lam * np.eye(d), X.T @ t)
-''',
+""",
     # Solves w x − ε w = 0 (forgets that the step x − εw is multiplied by w again).
-    "eps_to_zero_logit": '''def eps_to_zero_logit(x, X, t, lam):
+    "eps_to_zero_logit": """def eps_to_zero_logit(x, X, t, lam):
     w = np.sum(X * t) / (np.sum(X ** 2) + 2 * len(X) * lam)
     return float(x / w ** 2)
-''',
+""",
     # The noise term uses η instead of η².
-    "nqm_expected_loss": '''def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):
+    "nqm_expected_loss": """def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):
     second = w0 ** 2
     for _ in range(steps):
         second = (1 - lr * a) ** 2 * second + lr * sigma ** 2 / batch_size
     return 0.5 * a * second
-''',
+""",
     # Returns the position of the best learning rate instead of the learning rate.
-    "best_learning_rate": '''def best_learning_rate(batch_size, lrs, a, sigma, w0, steps):
+    "best_learning_rate": """def best_learning_rate(batch_size, lrs, a, sigma, w0, steps):
     losses = [nqm_expected_loss(lr, batch_size, a, sigma, w0, steps) for lr in lrs]
     return int(np.argmin(losses))
-''',
+""",
     # The two regimes swapped.
-    "regimes": '''regimes = {"A": ("curvature dominated", "use higher order optimizers"),
+    "regimes": """regimes = {"A": ("curvature dominated", "use higher order optimizers"),
            "B": ("noise dominated", "seek parallel compute")}
-''',
+""",
     # More steps with the same model.
-    "scaling_choice": '''scaling_choice = "A"
-''',
+    "scaling_choice": """scaling_choice = "A"
+""",
 }
