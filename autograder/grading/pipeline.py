@@ -138,6 +138,14 @@ def grade(
     layout = worker.course_layout(template / "release")
     notebooks = list(layout)
     results = Results(out, template)
+    n_workers = workers or scheduler.default_workers()
+    threads = max(1, scheduler.default_workers() // n_workers) if not scheduler_address else None
+    if not scheduler_address and n_workers == 1:  # grading runs here: its zygote and fork server import meanwhile
+        worker.warm_up(
+            worker.Task(
+                student="", notebooks=[], template=str(template), work=str(out / ".work" / "-"), threads=threads
+            )
+        )
     staging = out / ".cache" / "staging"
     if staging.exists():
         shutil.rmtree(staging)
@@ -148,8 +156,6 @@ def grade(
     )
     results.log([f"RUN grade {submissions} -> {out} ({len(students)} students, force={force})"])
 
-    n_workers = workers or scheduler.default_workers()
-    threads = max(1, scheduler.default_workers() // n_workers) if not scheduler_address else None
     tasks, skipped = [], []
     for student, subs in students.items():
         if not force and results.is_done(student):

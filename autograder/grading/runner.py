@@ -10,6 +10,7 @@ tests.
 import functools
 import json
 import multiprocessing
+import multiprocessing.forkserver
 import os
 import secrets
 import signal
@@ -100,6 +101,13 @@ def _nbgrader_context():
     ctx = multiprocessing.get_context("forkserver")
     ctx.set_forkserver_preload(FORKSERVER_PRELOAD)
     return ctx
+
+
+def start_fork_server() -> None:
+    """Start this process's nbgrader fork server now (it imports nbgrader in the background); the first
+    run_autograde would otherwise start it and wait."""
+    _nbgrader_context()
+    multiprocessing.forkserver.ensure_running()
 
 
 def _start(proc):

@@ -190,12 +190,47 @@ def _empty_slot(ws):
     zygote.empty(bwrap.runtime_dir(ws))
 
 
+def kernel_environment(task: Task) -> dict[str, str]:
+    """The grading kernels' environment for `task`: quick mode, offline hubs, no figures, the course's check
+    modules, the task's threads and extra variables."""
+    env = {
+        "A3_QUICK": "1",
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "TOKENIZERS_PARALLELISM": "false",
+        "MPLBACKEND": "module://autograder.sandbox.nofigures",
+        "PYTHONPATH": os.pathsep.join([str(paths.ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
+        "A3_CHECK_MODULES": ",".join(course_check_modules(task.template)),
+        **task.env,
+    }
+    if task.threads:
+        env.update(OMP_NUM_THREADS=str(task.threads), MKL_NUM_THREADS=str(task.threads))
+    return env
+
+
+def zygotes_enabled() -> bool:
+    """True when kernels come from a zygote: bubblewrap is available and A3_ZYGOTE is not 0."""
+    return bwrap.available() and os.environ.get("A3_ZYGOTE", "1") != "0"
+
+
+def warm_up(task: Task) -> None:
+    """Start, in this thread, what every student's grading waits for the first time: the slot's zygote (it
+    imports the libraries, about 5 s) and nbgrader's fork server (it imports nbgrader, about 3 s). Both start
+    in the background, so a caller can ingest meanwhile; the first task like `task` (same template, threads
+    and environment) then finds them started. Without zygotes only the fork server starts."""
+    if zygotes_enabled():
+        _claim_slot(task, kernel_environment(task))
+        _slots[threading.get_ident()]["unused"] = True
+    runner.start_fork_server()
+
+
 def _claim_slot(task, kernel_env):
     """This thread's slot workspace next to task.work, and its zygote, ready for the task's student.
 
     The zygote of the previous student is reset (every process of its sandbox but itself killed, its
     /tmp and home emptied) and reused when it was started with the same kernel environment; otherwise,
-    or when it does not confirm the reset, a fresh slot and zygote replace it.
+    or when it does not confirm the reset, a fresh slot and zygote replace it. One that warm_up started and
+    no student has used is taken as it is.
 
     Returns:
     - (slot workspace Path, Zygote)
@@ -206,8 +241,9 @@ def _claim_slot(task, kernel_env):
     signature = json.dumps(bwrap.kernel_variables(source_env, list(kernel_env)), sort_keys=True)
     thread = threading.get_ident()  # a worker with several threads grades several students at once
     old = _slots.get(thread)
-    if old and old["parent"] == parent and old["signature"] == signature and old["zygote"].reset():
-        return old["ws"], old["zygote"]
+    if old and old["parent"] == parent and old["signature"] == signature:
+        if old.pop("unused", False) or old["zygote"].reset():  # a zygote no student has used needs no reset
+            return old["ws"], old["zygote"]
     release_slot(thread)
     ws = parent / f"{SLOT_PREFIX}{os.getpid()}-{secrets.token_hex(3)}"
     ws.mkdir(parents=True)
@@ -369,23 +405,8 @@ def grade_student(task: Task) -> dict:
     subs = {s["notebook"]: s for s in task.notebooks}
     zyg = None
     try:
-        kernel_env = {
-            "A3_QUICK": "1",
-            "HF_HUB_OFFLINE": "1",
-            "TRANSFORMERS_OFFLINE": "1",
-            "TOKENIZERS_PARALLELISM": "false",
-            "MPLBACKEND": "module://autograder.sandbox.nofigures",
-            "PYTHONPATH": os.pathsep.join([str(paths.ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
-            "A3_CHECK_MODULES": ",".join(course_check_modules(task.template)),
-            **task.env,
-        }
-        if task.threads:
-            kernel_env.update(OMP_NUM_THREADS=str(task.threads), MKL_NUM_THREADS=str(task.threads))
-        if (
-            any(s["status"] == "ok" and s.get("path") for s in task.notebooks)
-            and bwrap.available()
-            and os.environ.get("A3_ZYGOTE", "1") != "0"
-        ):
+        kernel_env = kernel_environment(task)
+        if any(s["status"] == "ok" and s.get("path") for s in task.notebooks) and zygotes_enabled():
             if ws.exists():
                 shutil.rmtree(ws)  # a workspace kept by an earlier run
             ws, zyg = _claim_slot(task, kernel_env)

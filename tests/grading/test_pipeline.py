@@ -370,3 +370,21 @@ def test_a_copy_of_the_course_source_gets_the_repairing_ingest(tmp_path, monkeyp
         assert pipeline.main(submissions=tmp_path, out=tmp_path / "out", source=source) == 0
     assert seen == {paths.SOURCE: None, copy: None, toy.TOY_SOURCE: pipeline.plain_ingest}
     assert not pipeline.is_course_source(tmp_path / "empty")
+
+
+def test_one_worker_warms_up_before_ingest_and_grades_the_same(tmp_path, monkeypatch):
+    """With one worker (grading in this process), does grade start the zygote and fork server before the
+    ingest, for the students' template and threads, and still give the reference full points?"""
+    calls = []
+    real_warm_up, real_collect = worker.warm_up, pipeline.collect
+    monkeypatch.setattr(worker, "warm_up", lambda task: calls.append(("warm_up", task)) or real_warm_up(task))
+    monkeypatch.setattr(pipeline, "collect", lambda *a, **kw: calls.append(("collect", None)) or real_collect(*a, **kw))
+    rel = toy.release(tmp_path.parent)
+    nb = nbformat.read(rel / "toy.ipynb", as_version=4)
+    subs = toy.write_students(tmp_path / "subs", rel, {"alice": toy.fill(nb, toy.RIGHT)})
+    out = tmp_path / "out"
+    pipeline.grade(subs, out, workers=1, source=toy.TOY_SOURCE, ingest_fn=pipeline.plain_ingest)
+    assert [name for name, _ in calls] == ["warm_up", "collect"]
+    warm = calls[0][1]
+    assert Path(warm.template) == out / ".cache" / "template" and warm.threads >= 1
+    assert scores(out)[("alice", "toy")]["score"] == "3"

@@ -236,6 +236,30 @@ def test_unresponsive_zygote_is_replaced(tmp_path, monkeypatch):
         worker.release_slot()
 
 
+def test_first_student_gets_the_warmed_up_zygote_without_a_reset(tmp_path, monkeypatch):
+    """After warm_up, does the first student get the zygote it started (same slot, no reset asked of a zygote
+    nobody has used) and the fork server started, while the next student's claim resets it as before?"""
+    from autograder.grading import runner, worker
+
+    asked = []
+    real_reset = zygote.Zygote.reset
+    monkeypatch.setattr(zygote.Zygote, "reset", lambda self, timeout=None: asked.append(self) or real_reset(self))
+    monkeypatch.setattr(runner, "start_fork_server", lambda: asked.append("fork server"))
+
+    def task(student):
+        return worker.Task(student=student, notebooks=[], template="", work=str(tmp_path / ".work" / student))
+
+    try:
+        worker.warm_up(task("-"))
+        ((warm_ws, warm_zygote),) = [(slot["ws"], slot["zygote"]) for slot in worker._slots.values()]
+        assert worker._claim_slot(task("s1"), worker.kernel_environment(task("s1"))) == (warm_ws, warm_zygote)
+        assert asked == ["fork server"]
+        assert worker._claim_slot(task("s2"), worker.kernel_environment(task("s2"))) == (warm_ws, warm_zygote)
+        assert asked == ["fork server", warm_zygote]
+    finally:
+        worker.release_slot()
+
+
 def test_kernel_ends_when_nbgrader_dies(running):
     """When the process that started the kernel (nbgrader) is killed, as at the notebook time limit, does the
     forked kernel end too, instead of running on in the zygote's sandbox?"""
