@@ -283,7 +283,7 @@ def fixed_costs(out):
         lines.append(
             f"zygote imports: {sum(zygotes) / len(zygotes):.1f} s each, {len(zygotes)} zygote(s) "
             f"({sum(zygotes) / max(1, len(states)):.2f} s per student here; once per worker, in parallel "
-            "with nbgrader's start)"
+            "with nbgrader's start, and with one worker with the ingest too)"
         )
     return "\n".join(lines)
 
