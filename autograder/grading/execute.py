@@ -26,7 +26,7 @@ AUTOGRADE_PREPROCESSORS = [  # nbgrader 0.9.6's list, with Execute replaced by t
 ]
 
 
-def error(ename, evalue):
+def error(ename: str, evalue: str) -> NotebookNode:
     """An error output, as a cell that raised would have."""
     return NotebookNode(output_type="error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])
 
@@ -93,14 +93,16 @@ class ResilientExecute(Execute):
         kwargs.setdefault("kernel_manager_class", GradingKernelManager)  # nbgrader's Execute would set its own
         super().__init__(*args, **kwargs)
 
-    def preprocess(self, nb, resources=None, km=None):
+    def preprocess(self, nb: NotebookNode, resources: dict | None = None, km=None) -> tuple[NotebookNode, dict]:
+        """nbclient's run of the notebook, then the mark of this run (A3_RUN_ID) on it."""
         self._a3_dead = None
         self._a3_chars = {}
         nb, resources = super().preprocess(nb, resources, km)
         nb.metadata["a3_run"] = os.environ.get("A3_RUN_ID", "")  # the worker's proof that this run finished it
         return nb, resources
 
-    def preprocess_cell(self, cell, resources, index):
+    def preprocess_cell(self, cell: NotebookNode, resources: dict, index: int) -> tuple[NotebookNode, dict]:
+        """Run one cell; a time-out or a dead kernel becomes an error output, and later cells are not run."""
         if cell.cell_type != "code":
             return cell, self.resources
         if self._a3_dead is not None:
@@ -118,7 +120,8 @@ class ResilientExecute(Execute):
             self.log.error("kernel died in cell %s: %s", index, e)
             return cell, self.resources
 
-    def output(self, outs, msg, display_id, cell_index):
+    def output(self, outs: list, msg: dict, display_id: str | None, cell_index: int) -> NotebookNode | None:
+        """nbclient's output handling, with each cell's stream text capped at the output limit."""
         if msg["msg_type"] == "stream":
             cap = limits()["output_chars"]
             used = self._a3_chars.get(cell_index, 0)

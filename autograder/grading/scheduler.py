@@ -102,7 +102,7 @@ class TaskFailure(dict):
     """
 
     @property
-    def task(self):
+    def task(self) -> Any:
         return self["task"]
 
     @property
