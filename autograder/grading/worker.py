@@ -377,6 +377,71 @@ def _grade_notebooks(task, ws, todo, layout, base_settings, base_env, kernel_env
     return done
 
 
+def _nbgrader_settings(task: Task, ws: Path) -> dict:
+    """nbgrader's settings for grading in workspace `ws` (the kernel's are added per run)."""
+    settings = dict(build.NBGRADER_SETTINGS)
+    settings.update(
+        {
+            "CourseDirectory.root": str(ws.resolve()),
+            "CourseDirectory.db_url": f"sqlite:///{(ws / 'gradebook.db').resolve()}",
+            "Execute.timeout": task.cell_timeout,
+            "Execute.shutdown_kernel": "immediate",  # outputs are in; a graceful kernel shutdown costs ~2 s
+            "ClearMetadataPreprocessor.preserve_cell_metadata_mask": {"nbgrader", "execution", "tags"},
+            "ClearMetadataPreprocessor.preserve_nb_metadata_mask": {("language_info", "name"), "a3_run"},
+            "Autograde.create_student": True,
+        }
+    )
+    return settings
+
+
+def _one_line_error(prefix: str, exc: Exception) -> str:
+    """'<prefix>: <type>: <message on one line, at most 200 characters>'."""
+    return f"{prefix}: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
+
+
+def _graded_or_not(task, ws, todo, layout, kernel_env, log_lines):
+    """_grade_notebooks for `todo`; when grading itself raises, every one of them fails with the reason."""
+    settings, env = _nbgrader_settings(task, ws), build.nbgrader_env(ws)
+    try:
+        return _grade_notebooks(task, ws, todo, layout, settings, env, kernel_env, log_lines)
+    except Exception as exc:  # report it for these notebooks and keep the student's other results
+        why = _one_line_error("grading error", exc)
+        log_lines.append(f"FAILED {task.student}/{','.join(todo)}: {why}\n{traceback.format_exc()}")
+        return {nb: (NotebookResult.failed(nb, layout[nb]["tests"], why), None) for nb in todo}
+
+
+def _record_notebook(result, task, notebook, sub, layout, graded):
+    """Put one notebook's summary, reader-safe autograded copy and feedback page into `result`."""
+    for line in sub.get("repairs", []):
+        result["log"].append(f"REPAIR {task.student}/{notebook}: {line}")
+    if notebook in graded:
+        summary, nb = graded[notebook]
+    else:
+        status = sub["status"] if sub["status"] != "ok" else "missing"
+        if status != "missing":
+            result["log"].append(f"NOT GRADED {task.student}/{notebook}: {status}")
+        summary, nb = NotebookResult.failed(notebook, layout[notebook]["tests"], status), None
+    summary.repairs = list(sub.get("repairs", []))
+    summary.manual = dict(layout[notebook]["manual"])
+    summary = result["notebooks"][notebook] = summary.to_dict()
+    if nb is not None and sub.get("path"):
+        try:  # the TA reads written answers beside the student's own full-run outputs
+            nb = feedback.with_submitted_outputs(nb, nbformat.read(sub["path"], as_version=4))
+        except (OSError, ValueError) as exc:
+            result["log"].append(f"NOTE {task.student}/{notebook}: submitted outputs not shown ({exc})")
+    if nb is not None:
+        result["autograded"][notebook] = nbformat.writes(feedback.safe_for_readers(nb))  # formgrader shows it
+    result["feedback"][notebook] = feedback.render(nb, summary, task.student)
+
+
+def _is_clean(result: dict) -> bool:
+    """True when grading completed and every notebook was graded, missing or left for manual grading."""
+    return result["complete"] and all(
+        n["status"] in ("graded", "missing") or n["status"].startswith("needs manual")
+        for n in result["notebooks"].values()
+    )
+
+
 def grade_student(task: Task) -> dict:
     """Grade every notebook of one student (see module docstring).
 
@@ -411,53 +476,15 @@ def grade_student(task: Task) -> dict:
                 shutil.rmtree(ws)  # a workspace kept by an earlier run
             ws, zyg = _claim_slot(task, kernel_env)
         todo = _prepare(task, ws)
-        base_env = build.nbgrader_env(ws)
-        base_settings = dict(build.NBGRADER_SETTINGS)
-        base_settings.update(
-            {
-                "CourseDirectory.root": str(ws.resolve()),
-                "CourseDirectory.db_url": f"sqlite:///{(ws / 'gradebook.db').resolve()}",
-                "Execute.timeout": task.cell_timeout,
-                "Execute.shutdown_kernel": "immediate",  # outputs are in; a graceful kernel shutdown costs ~2 s
-                "ClearMetadataPreprocessor.preserve_cell_metadata_mask": {"nbgrader", "execution", "tags"},
-                "ClearMetadataPreprocessor.preserve_nb_metadata_mask": {("language_info", "name"), "a3_run"},
-                "Autograde.create_student": True,
-            }
-        )
-        try:
-            graded = _grade_notebooks(task, ws, todo, layout, base_settings, base_env, kernel_env, result["log"])
-        except Exception as exc:  # report it for these notebooks and keep the student's other results
-            why = f"grading error: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
-            result["log"].append(f"FAILED {task.student}/{','.join(todo)}: {why}\n{traceback.format_exc()}")
-            graded = {nb: (NotebookResult.failed(nb, layout[nb]["tests"], why), None) for nb in todo}
+        graded = _graded_or_not(task, ws, todo, layout, kernel_env, result["log"])
         for notebook in layout:
             sub = subs.get(notebook, {"notebook": notebook, "status": "missing", "repairs": []})
-            for line in sub.get("repairs", []):
-                result["log"].append(f"REPAIR {task.student}/{notebook}: {line}")
-            if notebook in graded:
-                summary, nb = graded[notebook]
-            else:
-                status = sub["status"] if sub["status"] != "ok" else "missing"
-                if status != "missing":
-                    result["log"].append(f"NOT GRADED {task.student}/{notebook}: {status}")
-                summary, nb = NotebookResult.failed(notebook, layout[notebook]["tests"], status), None
-            summary.repairs = list(sub.get("repairs", []))
-            summary.manual = dict(layout[notebook]["manual"])
-            summary = result["notebooks"][notebook] = summary.to_dict()
-            if nb is not None and sub.get("path"):
-                try:  # the TA reads written answers beside the student's own full-run outputs
-                    nb = feedback.with_submitted_outputs(nb, nbformat.read(sub["path"], as_version=4))
-                except (OSError, ValueError) as exc:
-                    result["log"].append(f"NOTE {task.student}/{notebook}: submitted outputs not shown ({exc})")
-            if nb is not None:
-                result["autograded"][notebook] = nbformat.writes(feedback.safe_for_readers(nb))  # formgrader shows it
-            result["feedback"][notebook] = feedback.render(nb, summary, task.student)
+            _record_notebook(result, task, notebook, sub, layout, graded)
         if todo and (ws / "gradebook.db").exists():
             result["shard"] = (ws / "gradebook.db").read_bytes()
     except Exception as exc:  # the workspace itself broke: report, let the caller retry on a later run
         result["complete"] = False
-        why = f"grading failed: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
-        result["error"] = why
+        result["error"] = why = _one_line_error("grading failed", exc)
         result["log"].append(f"FAILED {task.student}: {why}\n{traceback.format_exc()}")
         for notebook in layout:
             if notebook not in result["notebooks"]:
@@ -470,10 +497,7 @@ def grade_student(task: Task) -> dict:
         else:
             launcher.uninstall_kernel(ws)
     result["seconds"] = round(time.perf_counter() - start, 3)
-    clean = result["complete"] and all(
-        n["status"] in ("graded", "missing") or n["status"].startswith("needs manual")
-        for n in result["notebooks"].values()
-    )
+    clean = _is_clean(result)
     if zyg is not None and (task.keep_work or not clean):
         shutil.copytree(ws, task.work, symlinks=True)  # the slot goes on to the next student
     elif clean and not task.keep_work and ws.exists() and zyg is None:
