@@ -32,8 +32,8 @@ about five times faster and never fails, which the 500-student budget and "a bad
 report" both need.
 """
 
-import ast
 import csv
+import functools
 import hashlib
 import html
 import io
@@ -41,6 +41,7 @@ import json
 import keyword
 import math
 import re
+import symtable
 import sys
 import time
 import unicodedata
@@ -59,9 +60,9 @@ K_CODE, WINDOW_CODE = 9, 4  # token k-grams, winnowing window: any shared run of
 N_TEXT = 3  # word n-grams of written answers (no winnowing: answers are short)
 THRESHOLD = 0.6  # flagged at or above
 REPORT_MIN = 0.3  # rows below this are not worth a look (unless flagged, which needs more)
-COMMON_SHARE, COMMON_MIN = 0.05, 5  # a fingerprint held by more than max(5, 5% of students) is class-common
+COMMON_SHARE, COMMON_MIN = 0.05, 10  # a fingerprint held by more than max(10, 5% of students) is class-common
 MIN_OWN_TOKENS = {"code": 30, "text": 15}  # tokens (words) beyond the starter a cell needs to be flagged
-MIN_WEIGHT = {"code": 4.0, "text": 6.0}  # and distinctive fingerprints (weighted)
+MIN_DISTINCTIVE = {"code": 4, "text": 6}  # and fingerprints that are not class-common
 MAX_CELL_CHARS = 200_000  # a longer cell is skipped with a note
 SHOWN_PER_CELL = 10  # pairs shown per cell in the HTML, side by side, beside every flagged one
 MAX_SHOWN = 50  # at most this many per cell
@@ -81,7 +82,7 @@ class Doc:
     spans: list[tuple[int, int]] = field(default_factory=list)
     hashes: list[int] = field(default_factory=list)  # every k-gram's hash, by start position (-1: none)
     prints: set[int] = field(default_factory=set)  # winnowed fingerprints, starter removed
-    own_tokens: int = 0  # tokens not covered by a starter k-gram
+    own_tokens: int = 0  # tokens in no k-gram of the starter nor in one most of the class has (see own_tokens)
     note: str = ""
 
 
@@ -103,37 +104,35 @@ _OPEN, _CLOSE = set("([{"), set(")]}")
 _KEYWORDS = frozenset(keyword.kwlist) | frozenset(getattr(keyword, "softkwlist", []))
 
 
-def _parse(source: str, tries: int = 20) -> tuple[ast.AST | None, list[int]]:
-    """The cell's syntax tree, with the lines that stop it parsing blanked one by one (their numbers returned)."""
+_STORED_ATTR = re.compile(r"\.\s*([^\W\d]\w*)\s*(?:[-+*/%&|^@]|//|\*\*|>>|<<)?=(?!=)")
+
+
+def _bound_names(source: str, tries: int = 20) -> tuple[set[str], set[str], list[int]] | None:
+    """(names, attributes) a cell binds (assigned, parameters, defined, `self.x = ...`) and the lines blanked so
+    that the rest parses (one by one, from the first syntax error); None when it never parses.
+
+    The symbol table (CPython's own pass) gives the names; a regular expression the assigned attributes.
+    """
     lines, blanked = source.split("\n"), []
     for _ in range(tries):
         try:
-            return ast.parse("\n".join(lines)), blanked
+            top = symtable.symtable("\n".join(lines), "<cell>", "exec")
+            break
         except SyntaxError as exc:
             n = (exc.lineno or 0) - 1
-            if not 0 <= n < len(lines) or n in blanked:
-                return None, blanked
+            if not 0 <= n < len(lines) or n + 1 in blanked:
+                return None
             lines[n], blanked = "", blanked + [n + 1]
         except (ValueError, RecursionError, MemoryError):
-            return None, blanked
-    return None, blanked
-
-
-def _bound_names(tree: ast.AST) -> tuple[set[str], set[str]]:
-    """(names, attributes) a cell binds: assigned, parameters, defined, `self.x = ...`."""
-    names, attrs = set(), set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            names.add(node.id)
-        elif isinstance(node, ast.arg):
-            names.add(node.arg)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, ast.Attribute) and not isinstance(node.ctx, ast.Load):
-            attrs.add(node.attr)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            names.add(node.name)
-    return names, attrs
+            return None
+    else:
+        return None
+    names, stack = set(), [top]
+    while stack:
+        table = stack.pop()
+        names.update(sym.get_name() for sym in table.get_symbols() if sym.is_assigned() or sym.is_parameter())
+        stack.extend(table.get_children())
+    return names, set(_STORED_ATTR.findall(source)), blanked
 
 
 def code_tokens(source: str) -> tuple[list[str], list[tuple[int, int]], str]:
@@ -144,14 +143,13 @@ def code_tokens(source: str) -> tuple[list[str], list[tuple[int, int]], str]:
     and each logical line ends with a ';' token.
     """
     source = _MAGIC.sub(lambda m: " " * len(m.group()), source)
-    tree, blanked = _parse(source)
-    bound = None if tree is None else _bound_names(tree)
+    bound = _bound_names(source)
     note = ""
     if bound is None:
         note = "does not parse: compared with every name normalised"
-    elif blanked:
-        note = f"does not parse (line {', '.join(map(str, blanked))}): names read from the other lines"
-    names, attrs = bound or (set(), set())
+    elif bound[2]:
+        note = f"does not parse (line {', '.join(map(str, bound[2]))}): names read from the other lines"
+    names, attrs, _ = bound or (set(), set(), [])
     tokens, spans = [], []
     depth, after_dot = 0, False
     for m in _CODE_TOKEN.finditer(source):
@@ -207,19 +205,24 @@ def text_tokens(text: str) -> tuple[list[str], list[tuple[int, int]], list[int]]
     return words, spans, sentences
 
 
-def _h(parts: list[str]) -> int:
-    """Stable 63-bit hash of a k-gram (blake2b; never Python's salted hash())."""
-    return int.from_bytes(hashlib.blake2b("\x1f".join(parts).encode(), digest_size=8).digest(), "big") >> 1
-
-
 def kgram_hashes(tokens: list[str], k: int, sentences: list[int] | None = None) -> list[int]:
-    """Hash of each k-gram by start position; -1 where a k-gram would cross a sentence (written answers)."""
+    """Stable 63-bit hash (blake2b, never Python's salted hash()) of each k-gram by start position; -1 where a
+    k-gram would cross a sentence (written answers)."""
+    joined = "\x1f".join(tokens) + "\x1f"
+    starts, pos = [], 0
+    for t in tokens:
+        starts.append(pos)
+        pos += len(t) + 1
+    starts.append(pos)
+    blake, from_bytes = hashlib.blake2b, int.from_bytes
     out = []
     for i in range(len(tokens) - k + 1):
         if sentences is not None and sentences[i] != sentences[i + k - 1]:
             out.append(-1)
         else:
-            out.append(_h(tokens[i : i + k]))
+            out.append(
+                from_bytes(blake(joined[starts[i] : starts[i + k]].encode(), digest_size=8).digest(), "big") >> 1
+            )
     return out
 
 
@@ -231,12 +234,15 @@ def winnow(hashes: list[int], window: int) -> set[int]:
     return {min(valid[i : i + window]) for i in range(len(valid) - window + 1)}
 
 
+_CONTROL = re.compile("[\x00-\x08\x0b\x0e-\x1f\ufffd]")
+
+
 def _is_junk(source: str) -> str:
     """Why a cell cannot be compared at all ('' when it can): too large, or binary."""
     if len(source) > MAX_CELL_CHARS:
         return f"{len(source.encode('utf-8', 'replace')) / 2**20:.1f} MB, over the {MAX_CELL_CHARS // 1000} kB limit"
     sample = source[:4096]
-    bad = sum(1 for c in sample if (c < " " and c not in "\t\n\r\f") or c == "\ufffd")
+    bad = len(_CONTROL.findall(sample))
     if sample and ("\x00" in sample or bad > len(sample) // 20):
         return "binary data"
     return ""
@@ -244,15 +250,16 @@ def _is_junk(source: str) -> str:
 
 def starter_hashes(kind: str, starters: list[str]) -> set[int]:
     """Every k-gram hash of the starter texts (the release's code, or a question and its stub answer)."""
-    out = set()
-    for text in starters:
-        if kind == "code":
-            out.update(kgram_hashes(code_tokens(text)[0], K_CODE))
-        else:
-            words, _, sentences = text_tokens(text)
-            out.update(kgram_hashes(words, N_TEXT, sentences))
-    out.discard(-1)
-    return out
+    return set().union(*(_starter_hashes(kind, text) for text in starters)) - {-1}
+
+
+@functools.lru_cache(maxsize=256)
+def _starter_hashes(kind: str, text: str) -> frozenset[int]:
+    """The k-gram hashes of one starter text (remembered: every cell of a notebook shares the release's code)."""
+    if kind == "code":
+        return frozenset(kgram_hashes(code_tokens(text)[0], K_CODE))
+    words, _, sentences = text_tokens(text)
+    return frozenset(kgram_hashes(words, N_TEXT, sentences))
 
 
 def make_doc(kind: str, student: str, source: str, starter: set[int]) -> Doc:
@@ -269,11 +276,6 @@ def make_doc(kind: str, student: str, source: str, starter: set[int]) -> Doc:
         doc.tokens, doc.spans, sentences = text_tokens(source)
         k, window = N_TEXT, 1
     doc.hashes = kgram_hashes(doc.tokens, k, sentences)
-    covered = bytearray(len(doc.tokens))
-    for i, h in enumerate(doc.hashes):
-        if h in starter:
-            covered[i : i + k] = b"\x01" * k
-    doc.own_tokens = len(doc.tokens) - sum(covered)
     doc.prints = winnow(doc.hashes, window) - starter
     return doc
 
@@ -309,13 +311,16 @@ class CellReport:
 
 
 def _weights(docs: list[Doc]) -> tuple[dict[int, list[int]], dict[int, float], int]:
-    """Inverted index fingerprint -> students holding it, each fingerprint's weight, and the common cap."""
+    """Inverted index fingerprint -> students holding it, each fingerprint's weight, and the common cap.
+
+    A fingerprint held by more than `cap` students is class-common: its weight falls as (cap / holders)^2.
+    """
     index = defaultdict(list)
     for i, d in enumerate(docs):
         for h in d.prints:
             index[h].append(i)
     cap = max(COMMON_MIN, math.ceil(COMMON_SHARE * len(docs)))
-    weight = {h: (1.0 if len(s) <= cap else cap / len(s)) for h, s in index.items()}
+    weight = {h: (1.0 if len(s) <= cap else (cap / len(s)) ** 2) for h, s in index.items()}
     return index, weight, cap
 
 
@@ -346,9 +351,26 @@ def _spans_of(doc: Doc, mark: bytearray) -> list[tuple[int, int]]:
     return out
 
 
-def is_short(doc: Doc, kind: str, weight: dict[int, float]) -> bool:
-    """True when a cell's own part is too short to tell copying from the natural answer."""
-    return doc.own_tokens < MIN_OWN_TOKENS[kind] or sum(weight[h] for h in doc.prints) < MIN_WEIGHT[kind]
+def own_tokens(docs: list[Doc], starter: set[int], cap: int, k: int) -> None:
+    """Set each doc's own_tokens: tokens inside no k-gram of the starter nor any k-gram more than `cap` students
+    have (a short line added to the class's natural answer counts its own tokens, not its neighbours')."""
+    held = defaultdict(int)
+    for d in docs:
+        for h in set(d.hashes):
+            held[h] += 1
+    for d in docs:
+        covered = bytearray(len(d.tokens))
+        for i, h in enumerate(d.hashes):
+            if h in starter or held[h] > cap:
+                covered[i : i + k] = b"\x01" * k
+        d.own_tokens = len(d.tokens) - sum(covered)
+
+
+def is_short(doc: Doc, kind: str, index: dict[int, list[int]], cap: int) -> bool:
+    """True when a cell's own part is too short to tell copying from the natural answer: few tokens beyond
+    the starter, or few fingerprints that are not class-common."""
+    distinctive = sum(1 for h in doc.prints if len(index[h]) <= cap)
+    return doc.own_tokens < MIN_OWN_TOKENS[kind] or distinctive < MIN_DISTINCTIVE[kind]
 
 
 def compare_cell(task: CellTask) -> CellReport:
@@ -366,6 +388,7 @@ def compare_cell(task: CellTask) -> CellReport:
             report.notes.append(f"{task.notebook} {task.cell}, {student}: {doc.note}")
         docs.append(doc)
     index, weight, cap = _weights(docs)
+    own_tokens(docs, starter, cap, K_CODE if task.kind == "code" else N_TEXT)
     shared = defaultdict(int)
     for h, holders in index.items():
         if 2 <= len(holders) <= cap:
@@ -373,7 +396,7 @@ def compare_cell(task: CellTask) -> CellReport:
                 for b in range(a + 1, len(holders)):
                     shared[holders[a], holders[b]] += 1
     total = [sum(weight[h] for h in d.prints) for d in docs]
-    short = [is_short(d, task.kind, weight) for d in docs]
+    short = [is_short(d, task.kind, index, cap) for d in docs]
     k = K_CODE if task.kind == "code" else N_TEXT
     n_pairs = len(docs) * (len(docs) - 1) // 2
     report.uncompared = n_pairs - len(shared)
@@ -524,6 +547,7 @@ def read_notebooks(out: Path, releases: dict[str, dict]) -> Notebooks:
     found.students = students
     for nb, rel in releases.items():
         rel_ids = {c.get("id") for c in rel.get("cells", [])}
+        rel_sources = {_source(c) for c in rel.get("cells", [])}
         rel_outputs = {t for c in rel.get("cells", []) for t in _output_texts(c)}
         known = {_grade_id(c) for c in rel.get("cells", []) if _grade_id(c)}
         for student in students:
@@ -545,8 +569,10 @@ def read_notebooks(out: Path, releases: dict[str, dict]) -> Notebooks:
                 if gid and gid in known:
                     if contract.is_solution_cell(cell):
                         found.sources[nb, gid].append((student, _source(cell)))
-                elif cell.get("cell_type") in added:
-                    added[cell["cell_type"]].append(_source(cell))
+                elif cell.get("cell_type") in added and cell.get("id") not in rel_ids:
+                    source = _source(cell)
+                    if source not in rel_sources:
+                        added[cell["cell_type"]].append(source)
                 cid = cell.get("id")
                 if isinstance(cid, str) and cid not in rel_ids and not _REPAIR_ID.match(cid):
                     ids.add(cid)
