@@ -25,7 +25,7 @@ COMMANDS = {
         "similarity OUT [--scheduler ADDRESS]: students' cells compared pairwise, for TAs (similarity.csv, .html)",
     ),
     "demo": ("autograder.demo", "build, grade sample submissions, write feedback and the report"),
-    "bench": ("autograder.bench", "grading benchmark: 1 vs 2 workers"),
+    "bench": ("autograder.bench", "grading benchmark: 1 vs 2 workers (--similarity: the similarity report)"),
     "fetch-models": ("autograder.content.fetch_models", "cache the real pretrained models (needs internet)"),
 }
 
@@ -70,6 +70,7 @@ def _options(name, parser):
         add("--workers", type=int, nargs="+", default=[1, 2], help="worker counts (default 1 2)")
         add("--keep", type=Path, help="work in this folder and keep it (default: a temporary one)")
         add("--notebooks", nargs="+", help="notebooks the students submit (default: all the course's)")
+        add("--similarity", action="store_true", help="time the similarity report instead (try --students 500)")
     elif name == "fetch-models":
         add("--cache", default=None, help="hub cache folder (default: $A3_MODEL_CACHE, else the Hugging Face default)")
         add("--check", action="store_true", help="only report what is cached; exit 1 if incomplete")
