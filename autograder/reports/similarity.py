@@ -578,7 +578,9 @@ def read_notebooks(out: Path, releases: dict[str, dict]) -> Notebooks:
                     ids.add(cid)
                 for text in _output_texts(cell):
                     if text not in rel_outputs:
-                        outs.setdefault(hashlib.blake2b(text.encode(), digest_size=8).hexdigest(), gid or "a cell")
+                        outs.setdefault(
+                            hashlib.blake2b(text.encode(), digest_size=8).hexdigest(), gid or "an added cell"
+                        )
             found.sources[nb, ADDED_CODE].append((student, "\n\n".join(added["code"])))
             found.sources[nb, ADDED_TEXT].append((student, "\n\n".join(added["markdown"])))
             found.cell_ids[nb][student] = ids

@@ -295,6 +295,19 @@ CLASS = {
     },
 }
 
+# a cell of their own that 李明 and Zoë Ñúñez both have, with the same id and the same output (one notebook file)
+SHARED_CELL = {
+    "cell_type": "code",
+    "id": "f00dcafe",
+    "metadata": {},
+    "execution_count": 7,
+    "source": "print(losses[-3:])",
+    "outputs": [
+        {"output_type": "stream", "name": "stdout", "text": "[0.4182736, 0.4113092, 0.4097781] (epoch 48-50)\n"}
+    ],
+}
+SHARED_BY = ("李明", "Zoë Ñúñez")
+
 _STUB = re.compile(r"^[ \t]*# YOUR CODE HERE\n[ \t]*raise NotImplementedError\(.*\)\n?", re.M)
 
 
@@ -334,6 +347,8 @@ def write_class(out: Path, notebooks=("nmt", "theory"), students=None) -> Path:
                     cell["source"] = starter_only(released)
                 elif (name, gid) in cells:
                     cell["source"] = fill(released, cells[name, gid])
+            if name == "nmt" and student in SHARED_BY:
+                nb["cells"].append(SHARED_CELL)
             path = out / "autograded" / student / contract.ASSIGNMENT / f"{name}.ipynb"
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(nb, ensure_ascii=False))

@@ -83,6 +83,14 @@ def test_short_natural_answer_is_never_flagged(graded):
     assert float(r["similarity"]) == 1.0 and r["flagged"] == "0"
 
 
+def test_shared_cell_ids_and_outputs_are_shown_beside_a_pair(graded):
+    """Does a pair with a cell id the release lacks and an identical output in common say so in `signals`?"""
+    out, _ = graded
+    signals = row(out, "nmt", "scaled_dot_attention", "Zoë Ñúñez", "李明")["signals"]
+    assert signals == "1 shared cell id(s) not in the release; identical outputs in an added cell"
+    assert row(out, "nmt", "positional_encodings", "Anna Lee (2)", "Ömer Çelik")["signals"] == ""
+
+
 def test_csv_columns_order_and_encoding(graded):
     """Does the CSV start with the issue's columns, read as UTF-8, with student_a < student_b by code point?"""
     out, _ = graded
