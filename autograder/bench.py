@@ -150,11 +150,11 @@ def vary_text(rng, words=60):
     return " ".join(out + [" ".join(sentence)])
 
 
-def similarity_class(out, n, release, source, copy_share=0.03, seed=0):
+def similarity_class(out, n, release, source, copy_share=0.03, wrong_share=0.1, seed=0):
     """OUT/autograded for `n` synthetic students; returns the pairs that share a copied notebook {(a, b)}, a < b.
 
-    Every student writes each graded cell as the reference (or, 10% of the time, the sample wrong answer) with
-    random statements of their own inserted (10% leave a cell as released), written answers of their own, and
+    Every student writes each graded cell as the reference (or, `wrong_share` of the time, the sample wrong
+    answer) with random statements of their own inserted (10% leave a cell as released), written answers of their own, and
     a stream output of their own per provided cell; `copy_share` of the students copy another student's
     notebooks whole, with a renamed variable.
     """
@@ -192,7 +192,7 @@ def similarity_class(out, n, release, source, copy_share=0.03, seed=0):
                             cell["source"] = r_cell.source
                         elif s_cell.cell_type == "markdown":
                             cell["source"] = vary_text(rng)
-                        elif roll < 0.2 and gid in wrong:
+                        elif roll < 0.1 + wrong_share and gid in wrong:
                             cell["source"] = vary_code(wrong[gid], rng)
                         else:
                             cell["source"] = vary_code(s_cell.source, rng)

@@ -138,9 +138,9 @@ def _bound_names(source: str, tries: int = 20) -> tuple[set[str], set[str], list
 def code_tokens(source: str) -> tuple[list[str], list[tuple[int, int]], str]:
     """Normalised tokens of Python code with their character spans, and a note ('' when it parsed).
 
-    Names the cell binds become V (read from the lines that parse; all names when none do), numbers N, strings S; keywords,
-    operators, library names and attributes the cell does not assign stay; comments and layout are dropped,
-    and each logical line ends with a ';' token.
+    Names the cell binds become V (read from the lines that parse; every name when none do), numbers N,
+    strings S; keywords, operators, library names and attributes the cell does not assign stay; comments and
+    layout are dropped, and logical lines are separated by a ';' token.
     """
     source = _MAGIC.sub(lambda m: " " * len(m.group()), source)
     bound = _bound_names(source)

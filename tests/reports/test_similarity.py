@@ -91,6 +91,17 @@ def test_shared_cell_ids_and_outputs_are_shown_beside_a_pair(graded):
     assert row(out, "nmt", "positional_encodings", "Anna Lee (2)", "Ömer Çelik")["signals"] == ""
 
 
+def test_the_class_natural_answer_is_not_flagged_but_copies_are(tmp_path):
+    """In a class of 40 where every student hands in the reference answer with a line or two of their own, are
+    exactly the students who copied a notebook flagged (the shared reference is class-common)?"""
+    from autograder import bench, paths
+
+    planted = bench.similarity_class(tmp_path, 40, paths.RELEASE, paths.SOURCE, copy_share=0.1, wrong_share=0, seed=1)
+    similarity.write_report(tmp_path)
+    flagged = {(r["student_a"], r["student_b"]) for r in rows(tmp_path) if r["flagged"] == "1"}
+    assert planted and flagged == planted
+
+
 def test_csv_columns_order_and_encoding(graded):
     """Does the CSV start with the issue's columns, read as UTF-8, with student_a < student_b by code point?"""
     out, _ = graded
