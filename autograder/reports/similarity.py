@@ -27,9 +27,10 @@ Written by hand, not with copydetect (MIT, PyPI 0.5.0, checked for this): copyde
 Python's salted hash() (results change between runs unless PYTHONHASHSEED is fixed, so no byte-identical
 CSV), compares every pair of files (no inverted index), works on files rather than notebook cells, has
 boilerplate removal but no class-common down-weighting nor written-answer mode, and pulls in matplotlib
-and jinja2 for its report. The tokeniser is a regular expression rather than the tokenize module: it is
-about five times faster and never fails, which the 500-student budget and "a bad cell never stops the
-report" both need.
+and jinja2 for its report. The tokeniser is a regular expression rather than the tokenize module: it scans
+about five times faster (1.4 ms against 7.5 ms on the nmt reference) and never fails, which the 500-student
+budget and "a bad cell never stops the report" both need; which names a cell binds comes from CPython's
+symbol table (symtable), with lines that stop it parsing blanked one at a time.
 """
 
 import csv
