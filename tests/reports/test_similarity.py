@@ -165,6 +165,39 @@ def test_without_autograded_notebooks_it_says_grade_first(tmp_path, capsys):
     assert err.count("\n") == 1 and "grade first" in err
 
 
+def _release_cell(notebook, cell_id):
+    return next("".join(c["source"]) for c in corpus._nb(notebook)["cells"] if c.get("id") == cell_id)
+
+
+def _pair_similarity(task):
+    """The one pair's similarity in a two-student cell (0 when it is not worth a row)."""
+    rows = similarity.compare_cell(task).rows
+    return float(rows[0]["similarity"]) if rows else 0.0
+
+
+def test_question_text_pasted_into_answers_is_removed():
+    """Do two different short answers that both paste the question stay apart once the question's n-grams are
+    removed (and look alike when they are not)?"""
+    question = _release_cell("nmt", "q_positional_encodings")
+    answers = [
+        ("a", question + "\n\nThe encoder sees an unordered bag of letters, so all three words look the same to it."),
+        ("b", question + "\n\nBounded waves keep values small and let nearby positions resemble each other closely."),
+    ]
+    removed = similarity.CellTask("nmt", "w", "text", ["YOUR ANSWER HERE", question], answers)
+    kept = similarity.CellTask("nmt", "w", "text", ["YOUR ANSWER HERE"], answers)
+    assert _pair_similarity(removed) == 0.0 and _pair_similarity(kept) >= 0.6
+
+
+def test_starter_code_is_removed():
+    """Do two different bodies under the same long released stub stay apart once the stub's fingerprints are
+    removed (and look alike when they are not)?"""
+    stub = _release_cell("nmt", "scaled_dot_attention")
+    sources = [("a", corpus.fill(stub, corpus.SDA["B"])), ("b", corpus.fill(stub, corpus.SDA["C"]))]
+    removed = similarity.CellTask("nmt", "x", "code", [stub], sources)
+    kept = similarity.CellTask("nmt", "x", "code", [], sources)
+    assert _pair_similarity(removed) == 0.0 and _pair_similarity(kept) >= 0.5
+
+
 def test_a_failing_cell_becomes_a_note():
     """Does a cell whose comparison raises become one note instead of stopping the report?"""
     task = similarity.CellTask("nmt", "x", "code", starters=[None], sources=[("a", "x = 1"), ("b", "x = 2")])
