@@ -724,12 +724,13 @@ def html_text(reports: list[CellReport], notes: list[str], n_students: int) -> s
     """similarity.html for TAs: clusters, then per cell the histogram, top pairs and pairs side by side."""
     e = html.escape
     n_flagged = sum(row["flagged"] for r in reports for row in r.rows)
+    n_pairs = len({(row["student_a"], row["student_b"]) for r in reports for row in r.rows if row["flagged"]})
     parts = [
         "<!DOCTYPE html><html><head><meta charset='utf-8'><title>A3 similarity (TAs only)</title>"
         f"<style>{_STYLE}</style></head><body><h1>Similarity between students (TAs only)</h1>",
-        f"<p>{n_students} students; {len(reports)} cells compared; {n_flagged} pair(s) at or above similarity "
-        f"{THRESHOLD} in a cell long enough to tell. Similarity is the share of distinctive fingerprints two "
-        "cells have in common (starter code removed, fingerprints most of the class shares down-weighted). A "
+        f"<p>{n_students} students; {len(reports)} cells compared; {n_flagged} cell(s) flagged for "
+        f"{n_pairs} pair(s) of students: similarity at or above {THRESHOLD} in a cell long enough to tell. "
+        "Similarity is the weighted share of fingerprints two cells have in common (Dice; starter code removed, fingerprints most of the class shares down-weighted). A "
         "high value says <em>look at these two</em>; whether it is copying is for a person to judge. Every pair "
         "is in <code>similarity.csv</code>.</p>",
     ]
