@@ -469,7 +469,7 @@ def safe_compare(task: CellTask) -> CellReport:
 
 def _source(cell: dict) -> str:
     src = cell.get("source", "")
-    return "".join(src) if isinstance(src, list) else str(src)
+    return "".join(map(str, src)) if isinstance(src, list) else str(src)
 
 
 def _grade_id(cell: dict) -> str:
@@ -563,25 +563,25 @@ def read_notebooks(out: Path, releases: dict[str, dict]) -> Notebooks:
                 continue
             added = {"code": [], "markdown": []}
             ids, outs = set(), {}
-            for cell in cells:
-                if not isinstance(cell, dict):
-                    continue
-                gid = _grade_id(cell)
-                if gid and gid in known:
-                    if contract.is_solution_cell(cell):
-                        found.sources[nb, gid].append((student, _source(cell)))
-                elif cell.get("cell_type") in added and cell.get("id") not in rel_ids:
-                    source = _source(cell)
-                    if source not in rel_sources:
-                        added[cell["cell_type"]].append(source)
-                cid = cell.get("id")
-                if isinstance(cid, str) and cid not in rel_ids and not _REPAIR_ID.match(cid):
-                    ids.add(cid)
-                for text in _output_texts(cell):
-                    if text not in rel_outputs:
-                        outs.setdefault(
-                            hashlib.blake2b(text.encode(), digest_size=8).hexdigest(), gid or "an added cell"
-                        )
+            for i, cell in enumerate(cells):
+                try:
+                    gid = _grade_id(cell)
+                    if gid and gid in known:
+                        if contract.is_solution_cell(cell):
+                            found.sources[nb, gid].append((student, _source(cell)))
+                    elif cell.get("cell_type") in added and cell.get("id") not in rel_ids:
+                        source = _source(cell)
+                        if source not in rel_sources:
+                            added[cell["cell_type"]].append(source)
+                    cid = cell.get("id")
+                    if isinstance(cid, str) and cid not in rel_ids and not _REPAIR_ID.match(cid):
+                        ids.add(cid)
+                    for text in _output_texts(cell):
+                        if text not in rel_outputs:
+                            key = hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+                            outs.setdefault(key, gid or "an added cell")
+                except (AttributeError, TypeError, ValueError) as exc:
+                    found.notes.append(f"{nb}, {student}: cell {i + 1} not read ({type(exc).__name__}): skipped")
             found.sources[nb, ADDED_CODE].append((student, "\n\n".join(added["code"])))
             found.sources[nb, ADDED_TEXT].append((student, "\n\n".join(added["markdown"])))
             found.cell_ids[nb][student] = ids

@@ -1,6 +1,7 @@
 """autograder.reports.similarity: copied cells found, starter code and independent solutions left alone."""
 
 import csv
+import json
 import os
 import subprocess
 import sys
@@ -196,6 +197,25 @@ def test_starter_code_is_removed():
     removed = similarity.CellTask("nmt", "x", "code", [stub], sources)
     kept = similarity.CellTask("nmt", "x", "code", [], sources)
     assert _pair_similarity(removed) == 0.0 and _pair_similarity(kept) >= 0.5
+
+
+def test_a_malformed_notebook_cell_is_skipped_with_a_note(tmp_path):
+    """Is a cell that is not a cell (a string, metadata that is a list) skipped with a note, and the rest compared?"""
+    out = corpus.write_class(tmp_path / "out", students=["李明", "Zoë Ñúñez"])
+    path = out / "autograded" / "李明" / "a3" / "nmt.ipynb"
+    nb = json.loads(path.read_text())
+    nb["cells"][1:1] = [
+        "not a cell",
+        {"cell_type": "code", "metadata": ["x"], "source": "y = 1"},
+        {"cell_type": "code", "metadata": {}, "source": [1, None]},  # read as text "1None"
+    ]
+    path.write_text(json.dumps(nb))
+    done = similarity.write_report(out)
+    assert [n for n in done["notes"] if "李明: cell" in n] == [
+        "nmt, 李明: cell 2 not read (AttributeError): skipped",
+        "nmt, 李明: cell 3 not read (AttributeError): skipped",
+    ]
+    assert row(out, "nmt", "scaled_dot_attention", "Zoë Ñúñez", "李明")["flagged"] == "1"
 
 
 def test_a_failing_cell_becomes_a_note():
