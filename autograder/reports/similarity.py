@@ -544,7 +544,8 @@ def read_notebooks(out: Path, releases: dict[str, dict]) -> Notebooks:
     """Read OUT/autograded/<student>/a3/<nb>.ipynb for every student (by code point) and notebook."""
     found = Notebooks()
     root = Path(out) / "autograded"
-    students = sorted(p.name for p in root.iterdir() if p.is_dir() and not p.name.startswith("."))
+    folders = root.iterdir() if root.is_dir() else []  # none when no notebook was graded: an empty report
+    students = sorted(p.name for p in folders if p.is_dir() and not p.name.startswith("."))
     found.students = students
     for nb, rel in releases.items():
         rel_ids = {c.get("id") for c in rel.get("cells", [])}
