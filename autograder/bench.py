@@ -7,6 +7,10 @@ every process under it), busy cores and peak memory per worker, then a projectio
 and where grading time goes. Each grading run is a fresh process, so its memory and start-up are
 measured as a user sees them.
 
+`bench --similarity --students 500` times the similarity report instead (reports.similarity) on a synthetic
+class written straight into OUT/autograded (no grading): seconds, peak memory, planted copies found, and whether
+a rerun writes the same CSV bytes.
+
 Core-seconds are what scales: a course of S students needs about S x core-seconds per student of CPU,
 whatever the number of workers, so on N fully used cores it takes at least that divided by N.
 """
@@ -15,6 +19,7 @@ import csv
 import io
 import json
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -154,12 +159,10 @@ def similarity_class(out, n, release, source, copy_share=0.03, wrong_share=0.1, 
     """OUT/autograded for `n` synthetic students; returns the pairs that share a copied notebook {(a, b)}, a < b.
 
     Every student writes each graded cell as the reference (or, `wrong_share` of the time, the sample wrong
-    answer) with random statements of their own inserted (10% leave a cell as released), written answers of their own, and
-    a stream output of their own per provided cell; `copy_share` of the students copy another student's
-    notebooks whole, with a renamed variable.
+    answer) with random statements of their own inserted (10% leave a cell as released), written answers of
+    their own, and a stream output of their own per provided cell; `copy_share` of the students copy another
+    student's notebooks whole, with a renamed variable.
     """
-    import random
-
     rng = random.Random(seed)
     names = in_course_order(p.stem for p in Path(release).glob("*.ipynb") if (Path(source) / p.name).exists())
     rel_dir = Path(out) / ".cache" / "template" / "release"
