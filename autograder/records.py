@@ -14,6 +14,7 @@ OUT/
   feedback/<student>/<nb>.html
   autograded/<student>/a3/<nb>.ipynb   (nbgrader course layout, for formgrader and re-rendering)
   .state/<student>.json the recorded result per student (resume bookkeeping)
+  similarity.csv, similarity.html   pairs of students' cells that look alike, for TAs (reports.similarity)
 """
 
 import csv

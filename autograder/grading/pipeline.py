@@ -18,7 +18,7 @@ from autograder import contract, paths
 from autograder.content import build
 from autograder.grading import ingest, scheduler, worker
 from autograder.records import Results, failure_result
-from autograder.reports import feedback
+from autograder.reports import feedback, similarity
 
 IngestFn = Callable[[Path | str, Path | str, list[str]], list[dict]]  # (submissions, staging, notebooks) -> dicts
 
@@ -208,6 +208,10 @@ def grade(
         for slot in (out / ".work").glob(worker.SLOT_PREFIX + "*"):
             shutil.rmtree(slot, ignore_errors=True)
     results.write_csvs()
+    try:  # issue 25: the TA-only similarity report; its failure never fails grading
+        similarity.write_report(out, scheduler_address)
+    except Exception as exc:
+        results.log([f"SIMILARITY not written: {type(exc).__name__}: {exc}"])
     feedback.write_index(out)
     statuses = Counter(s["status"] for st in results.states() for s in st["notebooks"].values())
     summary = {
