@@ -129,7 +129,9 @@ def grade(
     - source: instructor source folder (default source/a3).
     - ingest_fn: (submissions, staging, notebooks) -> submission dicts; default autograder.grading.ingest.
     Returns:
-    - {"graded": [...], "skipped": [...], "failed": {student: reason}, "seconds": float, "statuses": Counter}
+    - {"graded": [...], "skipped": [...], "failed": {student: reason}, "seconds": float, "statuses": Counter,
+      "limits": {student: ["<notebook>: cell N (grade id): <cause>"]} for cells a limit stopped (time, memory,
+      processes)}
     """
     start = time.perf_counter()
     out = Path(out)
@@ -178,13 +180,15 @@ def grade(
     if skipped:
         results.log([f"SKIP {len(skipped)} students already graded (use --force to regrade)"])
 
-    failed = {}
+    failed, stopped = {}, {}
 
     def on_result(result):
         if isinstance(result, scheduler.TaskFailure):  # the worker never returned a result
             result = failure_result(result.task.student, layout, result.status)
         if not result.get("complete"):
             failed[result["student"]] = result.get("error", "grading failed")
+        if result.get("limits"):
+            stopped[result["student"]] = result["limits"]
         results.record(result)
 
     scheduler.run(
@@ -203,6 +207,7 @@ def grade(
         "failed": failed,
         "seconds": time.perf_counter() - start,
         "statuses": statuses,
+        "limits": stopped,
     }
     results.log(
         [
@@ -214,7 +219,8 @@ def grade(
 
 
 def print_summary(summary: dict, out: Path) -> None:
-    """The end-of-run summary: counts, failures with reasons, time, where things are."""
+    """The end-of-run summary: counts, failures with reasons, the students whose cells a limit stopped (and
+    which), time, where things are."""
     print(
         f"graded {len(summary['graded'])} students, skipped {len(summary['skipped'])} already graded, "
         f"{len(summary['failed'])} failed, in {summary['seconds']:.1f} s"
@@ -223,6 +229,12 @@ def print_summary(summary: dict, out: Path) -> None:
         print(f"  {n:4d} notebooks: {status}")
     for student, why in summary["failed"].items():
         print(f"  FAILED {student}: {why}")
+    stopped = summary.get("limits") or {}
+    if stopped:
+        print(f"  {len(stopped)} student(s) had cells stopped by a limit (their feedback pages say so):")
+        for student, lines in stopped.items():
+            for line in lines:
+                print(f"    {student}: {line}")
     print(
         f"grades: {out / 'grades.csv'}, {out / 'grades_by_cell.csv'}; feedback: {out / 'feedback'}; "
         f"log: {out / 'grading.log'}"
