@@ -155,15 +155,14 @@ class ResilientExecute(Execute):
         self._a3_incident(index, timed_out(timeout))
         return await super()._async_handle_timeout(timeout, cell)
 
-    def _a3_check(self, cell: NotebookNode, index: int) -> None:
-        """After a cell: note the limits it ran into and put one error output on it per limit."""
+    def _a3_check(self, cell: NotebookNode, index: int) -> list[str]:
+        """After a cell: note the limits it ran into. Returns them."""
         if ran_out_of_memory(cell):
             self._a3_incident(index, out_of_memory(limits()["mem_mb"]))
         if self._a3_workspace is not None:
             for cause in zygote.incidents(self._a3_workspace):  # the process guard's, since the last cell
                 self._a3_incident(index, cause)
-        for cause in self._a3_causes(index):
-            cell.outputs.append(error(LIMIT_ERROR, cause))
+        return self._a3_causes(index)
 
     def preprocess_cell(self, cell: NotebookNode, resources: dict, index: int) -> tuple[NotebookNode, dict]:
         """Run one cell; a time-out or a dead kernel becomes an error output, and later cells are not run."""
@@ -178,13 +177,14 @@ class ResilientExecute(Execute):
         except CellTimeoutError:
             cell.outputs.append(error("CellTimeoutError", "the cell's output did not stop arriving in time"))
         except DeadKernelError as e:
-            causes = self._a3_causes(index)
+            causes = self._a3_check(cell, index)
             why = "; ".join(causes) or "os._exit, a crash such as a segfault, or the memory/CPU limit"
             self._a3_dead = f"cell {index + 1}: {why}"
             if not causes:
                 cell.outputs.append(error("KernelDied", f"the kernel died while running this cell ({why})"))
             self.log.error("kernel died in cell %s: %s", index, e)
-        self._a3_check(cell, index)
+        for cause in self._a3_check(cell, index):
+            cell.outputs.append(error(LIMIT_ERROR, cause))
         return cell, self.resources
 
     def output(self, outs: list, msg: dict, display_id: str | None, cell_index: int) -> NotebookNode | None:

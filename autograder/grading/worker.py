@@ -344,7 +344,10 @@ def _verify_notebook(task, ws, notebook, key, layout, log_lines, run_id):
 def _incidents(nb):
     """[(cell index, cause)] of the cells a limit stopped (autograder.grading.execute), in cell order."""
     found = nb.metadata.get("a3_incidents") or []
-    return sorted((int(i["cell"]), str(i["cause"])) for i in found if isinstance(i, Mapping) and "cell" in i)
+    return sorted(
+        ((int(i["cell"]), str(i["cause"])) for i in found if isinstance(i, Mapping) and "cell" in i),
+        key=lambda incident: incident[0],  # in the order they happened within a cell
+    )
 
 
 def _cell_name(nb, index):
@@ -356,11 +359,14 @@ def _cell_name(nb, index):
 def _with_earlier_cause(nb, incidents, index, note):
     """A failed test cell's note, led by the limit that stopped an earlier cell (its failure likely follows
     from that one): the cause is recorded where it happened, not as the next cell's symptom."""
-    earlier = [(i, cause) for i, cause in incidents if i < index]
+    earlier = [i for i, _ in incidents if i < index]
     if not earlier or any(i == index for i, _ in incidents):
         return note
-    i, cause = earlier[-1]
-    return f"{cause} in an earlier cell, {_cell_name(nb, i)}; then this test failed: {note}"
+    causes = "; ".join(cause for i, cause in incidents if i == earlier[-1])
+    where = f"{causes} in an earlier cell, {_cell_name(nb, earlier[-1])}"
+    if note.startswith("KernelDied: not run"):
+        return f"{where}; this test was not run (the kernel was stopped there)"
+    return f"{where}; then this test failed: {note}"
 
 
 def _grade_notebooks(task, ws, todo, layout, base_settings, base_env, kernel_env, log_lines):

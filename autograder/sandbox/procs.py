@@ -8,8 +8,10 @@ A graded cell that forks (a fork bomb, or a thousand sleeping children) must not
   to root, and a setuid bubblewrap makes no user namespace. `bound()` says which one this machine has;
 - the guard (`Guard`, run by the zygote inside the sandbox): it counts the sandbox's processes every
   GUARD_INTERVAL seconds and when a cell is asked about; past the limit it kills every process the kernels
-  started and interrupts the cell, which is then recorded "killed: more than N processes". When a kernel
-  ends, everything it left behind is killed too. Where there is no hard bound, the guard alone stops forks.
+  started and interrupts the cell, which is then recorded "killed: more than N processes". Processes that
+  keep coming are killed as they come; when the kernel's children fork too (a fork bomb), the kernel is
+  killed as well. When a kernel ends, everything it left behind is killed too. Where there is no hard bound,
+  the guard alone stops forks.
 
 The hard bound lets the grader's own tasks (bubblewrap's init, the zygote, the kernel's threads: every thread
 counts for pids.max and RLIMIT_NPROC) come on top of the students' limit: ALLOWANCE. Python cannot interrupt a
@@ -193,6 +195,14 @@ def _processes(zombies=False):
     return found
 
 
+def _parent(pid):
+    """The parent pid of a process (0 when it is gone)."""
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[-1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
 def kill_all_but(spare, timeout=5):
     """SIGKILL every process of this pid namespace but init, the caller and `spare` (a pid -> bool test),
     until none is left. Returns how many were killed."""
@@ -243,7 +253,10 @@ class Guard:
             if len(holding) > self.procs:
                 self.over_limit(len(holding))
             elif self.stopping and set(_processes()) - self.kernels:  # the cell goes on forking
-                self.stop_cells()
+                if any(_parent(pid) not in self.kernels for pid in set(_processes()) - self.kernels):
+                    self.stop_kernels()  # its children fork too: a fork bomb, which no interrupt stops
+                else:
+                    self.stop_cells()
 
     def over_limit(self, count):
         """Kill every process the kernels started, interrupt the kernels' cells and note why."""
@@ -266,6 +279,11 @@ class Guard:
             except ProcessLookupError:
                 pass
         return killed
+
+    def stop_kernels(self):
+        """Kill the kernels and everything they started (their cells are recorded as killed)."""
+        killed = kill_all_but(lambda pid, sid: False)
+        self.log(f"{time.strftime('%H:%M:%S')} process limit: forks went on, kernel killed with {killed - 1} processes")
 
     def take(self):
         """The incidents since the last call (cleared); the grader asks after each cell."""

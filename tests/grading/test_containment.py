@@ -128,13 +128,18 @@ def test_fork_probe_leaves_the_other_cells_graded(forks):
 
 
 def test_fork_bomb_is_recorded_on_its_cell(forks):
-    """Is a fork bomb stopped, recorded on its cell, with the student's other cells graded?"""
+    """Is a fork bomb stopped with its kernel, recorded on its cell, and the cells it kept from running graded 0
+    with that cause?"""
     out, summary = forks
     if "李明" not in summary["graded"]:
         pytest.skip("no hard bound on processes here (root without a writable pids cgroup): no bomb was graded")
     cells = by_cell(out)
-    assert cells[("李明", "add")]["message"].startswith("killed: more than 256 processes")
-    assert cells[("李明", "mul")]["message"] == "passed"
+    assert cells[("李明", "add")]["message"].startswith("killed: more than 256 processes in an earlier cell, cell 4")
+    assert cells[("李明", "mul")]["message"] == (
+        "killed: more than 256 processes in an earlier cell, cell 4 (add); "
+        "this test was not run (the kernel was stopped there)"
+    )
+    assert cells[("李明", "mul")]["score"] == "0"
 
 
 def test_no_process_outlives_the_batch(forks):
