@@ -84,9 +84,11 @@ def forks(tmp_path_factory):
 @pytest.fixture(scope="module")
 def stopped(tmp_path_factory):
     """An infinite loop and an allocation past the memory limit (5 s cells, 3 GB), beside harmless students and
-    one that reads the repository: one zygote grades them all, with resets between them."""
+    one that reads the repository: one zygote grades them all, with resets between them. The machine is taken
+    to have no writable pids cgroup (these cells do not fork), as on a grading machine without one."""
     mp = pytest.MonkeyPatch()
     mp.setenv("A3_MEM_LIMIT_MB", str(TEST_MEM_MB))
+    mp.setattr(procs, "cgroup_base", lambda: None)
     try:
         out, summary, _ = grade(
             tmp_path_factory.mktemp("stopped"),
@@ -198,3 +200,10 @@ def test_reading_the_repository_still_gets_a_sandbox_line(stopped):
     assert f"SANDBOX Ola Nowak/toy: blocked: tried to read {ROOT / 'README.md'} (outside the sandbox)" in "\n".join(
         line.split(" ", 2)[2] for line in log_lines(out)
     )
+
+
+def test_weaker_process_bound_is_logged(stopped):
+    """Where no pids cgroup can be made, does grading.log say once how a student's processes are bounded?"""
+    out, _ = stopped
+    warnings = [line for line in log_lines(out) if "WARNING process limit: no writable pids cgroup here" in line]
+    assert len(warnings) == 1
