@@ -2,18 +2,26 @@
 and the kernel manager it uses, which does not idle while a kernel starts or stops."""
 
 import asyncio
+import json
 import os
+import signal
 import time
+from pathlib import Path
 from queue import Empty
 
 from jupyter_client import AsyncKernelManager
 from jupyter_client.asynchronous import AsyncKernelClient
+from jupyter_core.utils import ensure_async
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute
 from traitlets import DottedObjectName, Type
 
-from autograder.sandbox.limits import limits
+from autograder.sandbox import zygote
+from autograder.sandbox.limits import limits, out_of_memory, timed_out
+
+LIMIT_ERROR = "StoppedByGrader"  # ename of the error output that says which limit stopped a cell
+MEMORY_SIGNS = ("DefaultCPUAllocator: can't allocate memory", "Cannot allocate memory")  # torch, errno 12
 
 AUTOGRADE_PREPROCESSORS = [  # nbgrader 0.9.6's list, with Execute replaced by the resilient one below
     "autograder.grading.execute.ResilientExecute",
@@ -29,6 +37,23 @@ AUTOGRADE_PREPROCESSORS = [  # nbgrader 0.9.6's list, with Execute replaced by t
 def error(ename: str, evalue: str) -> NotebookNode:
     """An error output, as a cell that raised would have."""
     return NotebookNode(output_type="error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])
+
+
+def ran_out_of_memory(cell: NotebookNode) -> bool:
+    """True when one of the cell's errors is an allocation that failed (MemoryError, torch's CPU allocator)."""
+    for out in cell.get("outputs", []):
+        if out.get("output_type") == "error":
+            if out.get("ename") == "MemoryError" or any(s in out.get("evalue", "") for s in MEMORY_SIGNS):
+                return True
+    return False
+
+
+def _workspace() -> Path | None:
+    """The student's workspace this nbgrader process grades (from the keys file runner.KeyedKernel reads)."""
+    try:
+        return Path(json.loads(Path(os.environ["A3_KEYS_FILE"]).read_text())["workspace"])
+    except (KeyError, OSError, ValueError):
+        return None
 
 
 class GradingKernelClient(AsyncKernelClient):
@@ -81,12 +106,18 @@ class GradingKernelManager(AsyncKernelManager):
 
 
 class ResilientExecute(Execute):
-    """nbgrader's Execute that survives a dying kernel and caps each cell's stream output.
+    """nbgrader's Execute that survives a dying kernel, caps each cell's stream output and says which limit
+    stopped a cell.
 
     When the kernel dies (os._exit, a segfault, the memory or CPU limit), the cell gets an error
     output, later cells are not run and get one too, and grading goes on with what ran: the
     notebook is graded as far as it got instead of not at all. A cell whose output never stops
     arriving (iopub timeout) gets an error output too instead of ending the whole run.
+
+    A cell that ran into a limit (its time, memory, or the sandbox's processes, which the zygote's guard
+    reports) gets a LIMIT_ERROR output saying which, and the notebook's metadata lists it (`a3_incidents`:
+    [{"cell": index, "cause": text}]), so that the cause is recorded on the cell that had it, not on the next
+    one that fails. A cell still running one time limit after its interrupt has its kernel killed.
     """
 
     def __init__(self, *args, **kwargs):
@@ -97,9 +128,41 @@ class ResilientExecute(Execute):
         """nbclient's run of the notebook, then the mark of this run (A3_RUN_ID) on it."""
         self._a3_dead = None
         self._a3_chars = {}
+        self._a3_incidents = []
+        self._a3_index = None
+        self._a3_workspace = _workspace()
         nb, resources = super().preprocess(nb, resources, km)
         nb.metadata["a3_run"] = os.environ.get("A3_RUN_ID", "")  # the worker's proof that this run finished it
+        nb.metadata["a3_incidents"] = self._a3_incidents
         return nb, resources
+
+    def _a3_incident(self, index: int, cause: str) -> None:
+        """Note that cell `index` was stopped by a limit (once per cause)."""
+        if {"cell": index, "cause": cause} not in self._a3_incidents:
+            self._a3_incidents.append({"cell": index, "cause": cause})
+
+    def _a3_causes(self, index: int) -> list[str]:
+        return [i["cause"] for i in self._a3_incidents if i["cell"] == index]
+
+    async def _async_handle_timeout(self, timeout: int, cell: NotebookNode | None = None) -> None | dict:
+        """nbclient's interrupt at the time limit, noted on the cell; a cell that is still running one time limit
+        after its interrupt (it caught KeyboardInterrupt) has its kernel killed."""
+        index = self._a3_index
+        if timed_out(timeout) in self._a3_causes(index):
+            self.log.error("cell %s ignored its interrupt: killing the kernel", index)
+            await ensure_async(self.km.signal_kernel(signal.SIGKILL))
+            raise DeadKernelError(f"cell {index} went on after its interrupt")
+        self._a3_incident(index, timed_out(timeout))
+        return await super()._async_handle_timeout(timeout, cell)
+
+    def _a3_check(self, cell: NotebookNode, index: int) -> list[str]:
+        """After a cell: note the limits it ran into. Returns them."""
+        if ran_out_of_memory(cell):
+            self._a3_incident(index, out_of_memory(limits()["mem_mb"]))
+        if self._a3_workspace is not None:
+            for cause in zygote.incidents(self._a3_workspace):  # the process guard's, since the last cell
+                self._a3_incident(index, cause)
+        return self._a3_causes(index)
 
     def preprocess_cell(self, cell: NotebookNode, resources: dict, index: int) -> tuple[NotebookNode, dict]:
         """Run one cell; a time-out or a dead kernel becomes an error output, and later cells are not run."""
@@ -108,17 +171,21 @@ class ResilientExecute(Execute):
         if self._a3_dead is not None:
             cell.outputs = [error("KernelDied", f"not run: the kernel died in an earlier cell ({self._a3_dead})")]
             return cell, self.resources
+        self._a3_index = index
         try:
-            return super().preprocess_cell(cell, resources, index)
+            cell, _ = super().preprocess_cell(cell, resources, index)
         except CellTimeoutError:
             cell.outputs.append(error("CellTimeoutError", "the cell's output did not stop arriving in time"))
-            return cell, self.resources
         except DeadKernelError as e:
-            self._a3_dead = f"cell {index}"
-            why = "os._exit, a crash such as a segfault, or the memory/CPU limit"
-            cell.outputs.append(error("KernelDied", f"the kernel died while running this cell ({why})"))
+            causes = self._a3_check(cell, index)
+            why = "; ".join(causes) or "os._exit, a crash such as a segfault, or the memory/CPU limit"
+            self._a3_dead = f"cell {index + 1}: {why}"
+            if not causes:
+                cell.outputs.append(error("KernelDied", f"the kernel died while running this cell ({why})"))
             self.log.error("kernel died in cell %s: %s", index, e)
-            return cell, self.resources
+        for cause in self._a3_check(cell, index):
+            cell.outputs.append(error(LIMIT_ERROR, cause))
+        return cell, self.resources
 
     def output(self, outs: list, msg: dict, display_id: str | None, cell_index: int) -> NotebookNode | None:
         """nbclient's output handling, with each cell's stream text capped at the output limit."""

@@ -140,7 +140,9 @@ def grade(
     - source: instructor source folder (default source/a3).
     - ingest_fn: (submissions, staging, notebooks) -> submission dicts; default autograder.grading.ingest.
     Returns:
-    - {"graded": [...], "skipped": [...], "failed": {student: reason}, "seconds": float, "statuses": Counter}
+    - {"graded": [...], "skipped": [...], "failed": {student: reason}, "seconds": float, "statuses": Counter,
+      "limits": {student: ["<notebook>: cell N (grade id): <cause>"]} for cells a limit stopped (time, memory,
+      processes)}
     """
     start = time.perf_counter()
     out = Path(out)
@@ -198,13 +200,15 @@ def grade(
         results.log([f"SKIP {len(skipped)} students already graded from the same files (use --force to regrade)"])
     results.log(regrade)
 
-    failed, hand = {}, Counter()
+    failed, hand, stopped = {}, Counter(), {}
 
     def on_result(result):
         if isinstance(result, scheduler.TaskFailure):  # the worker never returned a result
             result = failure_result(result.task.student, layout, result.status)
         if not result.get("complete"):
             failed[result["student"]] = result.get("error", "grading failed")
+        if result.get("limits"):
+            stopped[result["student"]] = result["limits"]
         result["submission"] = identity[result["student"]]
         hand.update(line.split(" ")[2].lower() for line in results.record(result))  # HAND GRADE KEPT|DROPPED
 
@@ -231,6 +235,7 @@ def grade(
         "hand_grades": dict(hand),
         "students": len(students),
         "notes": notes,
+        "limits": stopped,
     }
     results.log(
         [
@@ -265,7 +270,8 @@ def look_alikes(students: dict[str, list[dict]]) -> list[str]:
 
 
 def print_summary(summary: dict, out: Path) -> None:
-    """The end-of-run summary: counts, failures with reasons, time, where things are."""
+    """The end-of-run summary: counts, failures with reasons, the students whose cells a limit stopped (and
+    which), hand grades kept and dropped, time, where things are."""
     for note in summary.get("notes", []):
         print(f"submissions: {note}")
     print(
@@ -282,6 +288,12 @@ def print_summary(summary: dict, out: Path) -> None:
             f"  hand grades: {hand.get('kept', 0)} kept (answer unchanged), {hand.get('dropped', 0)} dropped "
             "(answer changed: grade it again; grading.log names each)"
         )
+    stopped = summary.get("limits") or {}
+    if stopped:
+        print(f"  {len(stopped)} student(s) had cells stopped by a limit (their feedback pages say so):")
+        for student, lines in stopped.items():
+            for line in lines:
+                print(f"    {student}: {line}")
     print(
         f"grades: {out / 'grades.csv'}, {out / 'grades_by_cell.csv'}; feedback: {out / 'feedback'}; "
         f"log: {out / 'grading.log'}"
@@ -330,7 +342,7 @@ def main(
         print(f"\ninterrupted: {done} students graded, rerun the same command to resume", file=sys.stderr)
         return 130
     print_summary(summary, out)
-    if not summary["students"]:
+    if not summary.get("students", True):
         print(f"grade: nothing to grade: no student folders or LMS-named files found in {submissions}", file=sys.stderr)
         return 1
     return 0

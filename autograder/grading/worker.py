@@ -31,9 +31,10 @@ import nbformat
 from autograder import contract, paths, tokens
 from autograder.content import build
 from autograder.grading import runner
+from autograder.grading.execute import LIMIT_ERROR
 from autograder.records import CellResult, NotebookResult, is_blank_answer
 from autograder.reports import feedback
-from autograder.sandbox import bwrap, launcher, zygote
+from autograder.sandbox import bwrap, launcher, procs, zygote
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +102,11 @@ def _stdout_text(cell):
 
 
 def _error_line(cell):
-    """One line describing why a test cell failed, from its outputs ('' when it did not fail)."""
+    """One line describing why a test cell failed, from its outputs ('' when it did not fail): the limit that
+    stopped it when one did."""
+    limits_hit = [o.get("evalue", "") for o in cell.get("outputs", []) if o.get("ename") == LIMIT_ERROR]
+    if limits_hit:
+        return "; ".join(limits_hit)
     for out in cell.get("outputs", []):
         if out.get("output_type") == "error":
             if out.get("ename") == "CellTimeoutError":
@@ -168,6 +173,16 @@ def _prepare(task, ws):
             shutil.copyfile(sub["path"], dest)
             todo[sub["notebook"]] = dest
     return todo
+
+
+_said = set()  # what this process has logged once already
+
+
+def _say_once(log_lines, line):
+    """Log `line` once per grading process."""
+    if line not in _said:
+        _said.add(line)
+        log_lines.append(line)
 
 
 SLOT_PREFIX = ".slot-"
@@ -297,6 +312,10 @@ def _verify_notebook(task, ws, notebook, key, layout, log_lines, run_id):
         return None, None
     tests = layout[notebook]["tests"]
     by_id = {contract.nbgrader_meta(c).get("grade_id"): c for c in nb.cells}
+    position = {gid: i for i, gid in enumerate(contract.nbgrader_meta(c).get("grade_id") for c in nb.cells)}
+    incidents = _incidents(nb)
+    for index, cause in incidents:
+        log_lines.append(f"LIMIT {task.student}/{notebook}: {_cell_name(nb, index)}: {cause}")
     cells = []
     with Gradebook(f"sqlite:///{ws / 'gradebook.db'}") as gb:
         for test_id, points in tests.items():
@@ -306,6 +325,8 @@ def _verify_notebook(task, ws, notebook, key, layout, log_lines, run_id):
             except MissingEntry:
                 grade = None
             score, note = verify_cell(by_id.get(test_id), gid, key.encode(), grade and grade.auto_score, points)
+            if score == 0 and test_id in position:
+                note = _with_earlier_cause(nb, incidents, position[test_id], note)
             if grade is not None:
                 grade.auto_score = score
                 grade.needs_manual_grade = score is None
@@ -323,9 +344,10 @@ def _verify_notebook(task, ws, notebook, key, layout, log_lines, run_id):
             if grade.manual_score is None:
                 grade.auto_score, grade.needs_manual_grade = 0.0, False
         gb.db.commit()
-    result = NotebookResult.graded(notebook, cells, sum(tests.values()))
-    result.blank = blank
-    return result, nb
+    summary = NotebookResult.graded(notebook, cells, sum(tests.values()))
+    summary.notes += [f"{_cell_name(nb, index)}: {cause}" for index, cause in incidents]
+    summary.blank = blank
+    return summary, nb
 
 
 @functools.lru_cache(maxsize=16)
@@ -344,6 +366,34 @@ def _blank_answers(nb, release_nb: Path) -> list[str]:
         if contract.is_written_cell(c)
         and is_blank_answer(c.source, stubs.get(contract.nbgrader_meta(c)["grade_id"], ""))
     ]
+
+
+def _incidents(nb):
+    """[(cell index, cause)] of the cells a limit stopped (autograder.grading.execute), in cell order."""
+    found = nb.metadata.get("a3_incidents") or []
+    return sorted(
+        ((int(i["cell"]), str(i["cause"])) for i in found if isinstance(i, Mapping) and "cell" in i),
+        key=lambda incident: incident[0],  # in the order they happened within a cell
+    )
+
+
+def _cell_name(nb, index):
+    """'cell N (grade id)' for the cell at `index` of nb (N counts from 1, as a reader does), or 'cell N'."""
+    gid = contract.nbgrader_meta(nb.cells[index]).get("grade_id") if 0 <= index < len(nb.cells) else None
+    return f"cell {index + 1} ({gid})" if gid else f"cell {index + 1}"
+
+
+def _with_earlier_cause(nb, incidents, index, note):
+    """A failed test cell's note, led by the limit that stopped an earlier cell (its failure likely follows
+    from that one): the cause is recorded where it happened, not as the next cell's symptom."""
+    earlier = [i for i, _ in incidents if i < index]
+    if not earlier or any(i == index for i, _ in incidents):
+        return note
+    causes = "; ".join(cause for i, cause in incidents if i == earlier[-1])
+    where = f"{causes} in an earlier cell, {_cell_name(nb, earlier[-1])}"
+    if note.startswith("KernelDied: not run"):
+        return f"{where}; this test was not run (the kernel was stopped there)"
+    return f"{where}; then this test failed: {note}"
 
 
 def _grade_notebooks(task, ws, todo, layout, base_settings, base_env, kernel_env, log_lines):
@@ -415,7 +465,11 @@ def _nbgrader_settings(task: Task, ws: Path) -> dict:
             "Execute.timeout": task.cell_timeout,
             "Execute.shutdown_kernel": "immediate",  # outputs are in; a graceful kernel shutdown costs ~2 s
             "ClearMetadataPreprocessor.preserve_cell_metadata_mask": {"nbgrader", "execution", "tags"},
-            "ClearMetadataPreprocessor.preserve_nb_metadata_mask": {("language_info", "name"), "a3_run"},
+            "ClearMetadataPreprocessor.preserve_nb_metadata_mask": {
+                ("language_info", "name"),
+                "a3_run",
+                "a3_incidents",
+            },
             "Autograde.create_student": True,
         }
     )
@@ -480,7 +534,8 @@ def grade_student(task: Task) -> dict:
       ({nb: {"status", "score", "max_score", "cells", "repairs", "notes", "timing"}}), "log" (lines),
       "seconds", "shard" (gradebook bytes or None), "autograded" ({nb: notebook JSON}),
       "feedback" ({nb: HTML}), and "zygote" ({"preload_seconds", "kernels" it forked for this student,
-      "resets": students the zygote served before this one}) when one ran.
+      "resets": students the zygote served before this one}) when one ran, "limits" (["<notebook>: cell N
+      (grade id): <cause>"] for each cell that a limit stopped).
     """
     start = time.perf_counter()
     ws = Path(task.work)
@@ -503,6 +558,8 @@ def grade_student(task: Task) -> dict:
             if ws.exists():
                 shutil.rmtree(ws)  # a workspace kept by an earlier run
             ws, zyg = _claim_slot(task, kernel_env)
+            if procs.cgroup_base() is None:  # a weaker bound on a student's processes: say so, once
+                _say_once(result["log"], f"WARNING process limit: {procs.bound()}")
         todo = _prepare(task, ws)
         graded = _graded_or_not(task, ws, todo, layout, kernel_env, result["log"])
         for notebook in layout:
@@ -525,6 +582,8 @@ def grade_student(task: Task) -> dict:
         else:
             launcher.uninstall_kernel(ws)
     result["seconds"] = round(time.perf_counter() - start, 3)
+    prefix = f"LIMIT {task.student}/"
+    result["limits"] = [line[len(prefix) :] for line in result["log"] if line.startswith(prefix)]
     clean = _is_clean(result)
     if zyg is not None and (task.keep_work or not clean):
         shutil.copytree(ws, task.work, symlinks=True)  # the slot goes on to the next student

@@ -40,6 +40,7 @@ FORWARDED_ENV = (
     "A3_CPU_LIMIT_S",
     "A3_FSIZE_LIMIT_MB",
     "A3_OUTPUT_LIMIT_CHARS",
+    "A3_PROC_LIMIT",
     "A3_CHECK_MODULES",
 )
 NEVER_ENV = ("A3_CHECK_KEY", "A3_ALLOW_NON_NOTEBOOK", "A3_RUN_ID")  # the key goes by pipe; the others never

@@ -2,7 +2,8 @@
 
 Run as `python -m autograder.sandbox.kernel -f CONNECTION_FILE` (the sandbox launcher does this). Before any
 student code exists in the process it
-- applies resource limits (data segment, CPU time, file size, no core dumps);
+- applies resource limits (data segment, CPU time, file size, processes where RLIMIT_NPROC can bound them, no
+  core dumps);
 - imports `autograder.checks` (which snapshots the pristine torch/numpy/builtins functions) and the
   course's check modules (A3_CHECK_MODULES), then seals the runtime (checks defined later print no pass
   token), and only then gives it the pass-token key read from the pipe named by A3_KEY_FD;
@@ -19,6 +20,7 @@ import signal
 import sys
 
 from autograder import contract
+from autograder.sandbox import procs
 from autograder.sandbox.limits import limits
 
 
@@ -28,6 +30,7 @@ class ResourceLimitExceeded(BaseException):
 
 _events_fd = None
 _logged = set()
+_kernel_pid = None  # the kernel's own pid, for guard_exit
 
 
 def log_event(message):
@@ -60,6 +63,9 @@ def apply_limits(lim):
 
         signal.signal(signal.SIGXCPU, out_of_cpu)
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 30))
+    if lim["procs"] > 0 and procs.rlimit_applies():  # a backstop to the zygote's guard (autograder.sandbox.procs)
+        cap = procs.hard_bound(lim["procs"])
+        resource.setrlimit(resource.RLIMIT_NPROC, (cap, cap))
 
 
 def cap_output(max_chars):
@@ -105,10 +111,13 @@ def cap_output(max_chars):
 
 
 def guard_exit():
-    """os._exit / os.abort called from notebook code raise SystemExit instead of killing the kernel."""
+    """os._exit / os.abort called from notebook code raise SystemExit instead of killing the kernel; a process
+    the notebook forked exits as asked (else it would live on as a second, broken copy of the kernel)."""
     real_exit, real_abort = os._exit, os.abort
 
     def from_notebook():
+        if os.getpid() != _kernel_pid:
+            return False
         name = sys._getframe(2).f_code.co_filename
         return name.startswith("<") or "ipykernel_" in name
 
@@ -125,6 +134,13 @@ def guard_exit():
         real_abort()
 
     os._exit, os.abort = _exit, abort
+    mark_kernel()
+
+
+def mark_kernel():
+    """This process is the kernel (a zygote's child says so after the fork): its forks are not."""
+    global _kernel_pid
+    _kernel_pid = os.getpid()
 
 
 def _is_address(host):

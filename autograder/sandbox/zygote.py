@@ -36,7 +36,8 @@ import threading
 import time
 from pathlib import Path
 
-from autograder.sandbox import bwrap
+from autograder.sandbox import bwrap, procs
+from autograder.sandbox.limits import limits
 
 ROOT = "autograded"  # the workspace folder the zygote's sandbox shows (writable); kernels run below it
 PRELOAD = (  # what the notebooks and their checks import; a module missing here is skipped
@@ -79,6 +80,7 @@ PRELOAD = (  # what the notebooks and their checks import; a module missing here
 RESET_TIMEOUT = 30  # seconds the worker waits for a reset (after the preload) before it starts a fresh zygote
 CONTROL = "control.sock"  # the worker's socket beside the launchers' one
 READY_TIMEOUT = 60  # seconds a launcher waits for its kernel (the zygote may still be importing, ~6 s)
+CHECK_TIMEOUT = 10  # seconds the grader waits for the zygote's answer after a cell
 VARS = "A3_ZYGOTE_VARS"  # the kernel variables the zygote was started with (JSON), before the sandbox's own
 
 
@@ -94,8 +96,8 @@ def socket_path(workspace):
 class Zygote:
     """A running zygote (host side); `stop()` ends it and its kernels."""
 
-    def __init__(self, proc, path, log):
-        self.proc, self.path, self.path_log = proc, path, Path(log)
+    def __init__(self, proc, path, log, cgroup=None):
+        self.proc, self.path, self.path_log, self.cgroup = proc, path, Path(log), cgroup
 
     def report(self):
         """What the zygote's log says since its last reset: {"preload_seconds": float or None (the zygote's
@@ -117,22 +119,7 @@ class Zygote:
         sandbox's /tmp (home included) and /dev/shm emptied. Returns True when it confirmed in time."""
         if self.proc.poll() is not None:
             return False
-        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            conn.settimeout(timeout or RESET_TIMEOUT)
-            conn.connect(str(self.path.with_name(CONTROL)))
-            conn.sendall(b"reset\n")
-            reply = b""
-            while not reply.endswith(b"\n"):
-                chunk = conn.recv(256)
-                if not chunk:
-                    break
-                reply += chunk
-        except OSError:
-            return False
-        finally:
-            conn.close()
-        return reply.strip() == b"clean"
+        return _ask(self.path, b"reset", timeout or RESET_TIMEOUT) == b"clean"
 
     def stop(self):
         """Kill the zygote's sandbox (every process in it dies with it) and remove the socket."""
@@ -142,7 +129,44 @@ class Zygote:
             except ProcessLookupError:
                 pass
         self.proc.wait()
+        if self.cgroup is not None:  # whatever escaped the sandbox's end (nothing should)
+            procs.remove_cgroup(self.cgroup)
         shutil.rmtree(self.path.parent, ignore_errors=True)
+
+
+def _ask(path, command, timeout):
+    """Send `command` to the zygote whose socket is `path` (its control socket lies beside it); its reply
+    line (b"" when there is no zygote or it did not answer in time)."""
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    reply = b""
+    try:
+        conn.settimeout(timeout)
+        conn.connect(str(Path(path).with_name(CONTROL)))
+        conn.sendall(command + b"\n")
+        while not reply.endswith(b"\n"):
+            chunk = conn.recv(4096)
+            if not chunk:
+                break
+            reply += chunk
+    except OSError:
+        return b""
+    finally:
+        conn.close()
+    return reply.strip()
+
+
+def incidents(workspace, timeout=CHECK_TIMEOUT):
+    """Host side, after each cell: what the workspace's zygote stopped since it was last asked (its process
+    guard runs once first), e.g. ["killed: more than 256 processes"]; [] without a zygote."""
+    path = socket_path(workspace)
+    if not path.exists():
+        return []
+    reply = _ask(path, b"check", timeout)
+    try:
+        found = json.loads(reply) if reply else []
+    except ValueError:
+        return []
+    return [str(x) for x in found] if isinstance(found, list) else []
 
 
 def start(workspace, source_env, pass_names):
@@ -180,6 +204,8 @@ def start(workspace, source_env, pass_names):
     }
     env = bwrap.kernel_environment(workspace, [root, runtime], kernel_env, fds)
     cmd = bwrap.bwrap_command(workspace, root, None, runtime, env, module="autograder.sandbox.zygote")
+    cgroup = procs.new_cgroup(limits()["procs"])  # the sandbox's processes are bounded from its first one
+    cmd = procs.in_cgroup(cmd, cgroup)
     try:
         proc = subprocess.Popen(
             cmd,
@@ -194,7 +220,7 @@ def start(workspace, source_env, pass_names):
             os.close(fd)
         listener.close()  # the zygote holds them now; with the zygote gone, connecting fails at once
         control.close()
-    return Zygote(proc, path, state / "zygote.log")
+    return Zygote(proc, path, state / "zygote.log", cgroup)
 
 
 def _send_request(conn, cwd, connection_file, extra, key, kernel_env):
@@ -293,6 +319,8 @@ def _child(conn, checks, real_exit):
     from autograder.sandbox import kernel
 
     try:
+        os.setsid()  # the kernel leads a session of its own: what it starts is known by that (procs.Guard)
+        kernel.mark_kernel()
         req, fds = _receive(conn)
         differs = sorted(n for n in set(req["env"]) | set(_started_with) if req["env"].get(n) != _started_with.get(n))
         unseen = [p for p, inode in req["folders"].items() if not _same_folder(p, inode)]
@@ -311,6 +339,7 @@ def _child(conn, checks, real_exit):
         os.chdir(req["cwd"])
         sys.path.insert(0, "")  # as `python -m` in the notebook's folder: check modules may live there
         kernel.arm(checks, req["key"].encode())
+        kernel.watch_access()  # here, not in the zygote: its own work between students is no student's doing
         connection_file = f"/tmp/kernel-{os.getpid()}.json"
         fd = os.open(connection_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w") as f:
@@ -379,7 +408,7 @@ def _mount_points():
     return points
 
 
-def _reset(home):
+def _reset(home, guard):
     """Between students: kill every process of the sandbox but init and this one (the kernels and whatever
     they started), then empty /tmp and /dev/shm and make the home again."""
     try:
@@ -388,28 +417,42 @@ def _reset(home):
         pass
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
-        _reap()
+        guard.watch()
         others = [p for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, os.getpid())]
         if not others:
             break
         time.sleep(0.02)
     else:
         raise RuntimeError(f"processes left after the reset: {others}")
+    guard.take()
     mounts = _mount_points()  # the student's folders are mounted below /tmp when OUT is there
     for folder in ("/tmp", "/dev/shm"):
         empty(folder, keep=mounts)
     os.makedirs(home, exist_ok=True)
 
 
-def _reap(signum=None, frame=None):
-    """Collect finished children (kernels) so none stays a zombie."""
-    while True:
+def _control(conn, guard, home):
+    """Answer one request on the control socket: "reset" (next student) or "check" (what the process guard
+    stopped since the last check, as a JSON list)."""
+    conn.settimeout(CHECK_TIMEOUT)
+    try:
+        command = conn.recv(64).strip()
+    except OSError:
+        return
+    if command == b"check":
+        guard.watch()
+        reply = json.dumps(guard.take()).encode() + b"\n"
+    else:
         try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
+            _reset(home, guard)
+            reply = b"clean\n"
+        except Exception as exc:  # noqa: BLE001  (the worker then starts a fresh zygote)
+            reply = f"failed: {exc}\n".encode()
+        print(f"zygote: {time.strftime('%H:%M:%S')} reset: {reply.decode().strip()}", flush=True)
+    try:
+        conn.sendall(reply)
+    except OSError:
+        pass
 
 
 def main():
@@ -436,32 +479,27 @@ def main():
         flush=True,
     )
     kernel.load_checks(quiet=True)
-    kernel.watch_access()
     _set_dumpable(False)
-    signal.signal(signal.SIGCHLD, _reap)
     home = os.environ.get("HOME", "/tmp/home")
+    guard = procs.Guard(limits()["procs"], log=lambda line: print(f"zygote: {line}", flush=True))
     while True:
-        ready, _, _ = select.select([listener, control], [], [])
-        if control in ready:  # the worker: another student is next
+        ready, _, _ = select.select([listener, control], [], [], procs.GUARD_INTERVAL)
+        guard.watch()
+        if control in ready:  # the worker (another student is next) or the grader (a cell has run)
             conn, _ = control.accept()
             with conn:
-                conn.recv(64)
-                try:
-                    _reset(home)
-                    reply = b"clean\n"
-                except Exception as exc:  # noqa: BLE001  (the worker then starts a fresh zygote)
-                    reply = f"failed: {exc}\n".encode()
-                print(f"zygote: {time.strftime('%H:%M:%S')} reset: {reply.decode().strip()}", flush=True)
-                conn.sendall(reply)
+                _control(conn, guard, home)
+            continue
+        if listener not in ready:
             continue
         conn, _ = listener.accept()
         pid = os.fork()
         if pid == 0:
             listener.close()
             control.close()
-            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
             _set_dumpable(True)
             _child(conn, checks, real_exit)
+        guard.kernels.add(pid)
         conn.close()
         print(f"zygote: {time.strftime('%H:%M:%S')} forked kernel {pid}", flush=True)
 

@@ -185,14 +185,15 @@ READ_PARENT = (
 
 
 def test_reset_leaves_nothing_for_the_next_student(running):
-    """What one student's kernel leaves behind (a running process, an IPython startup file in the home, a
-    file in /tmp) reaches the next kernel of the same zygote; after a reset, does none of it?"""
+    """What one student's kernel leaves behind in files (an IPython startup file in the home, a file in /tmp)
+    reaches the next kernel of the same zygote (a process it started ends with it: procs.Guard); after a reset,
+    does none of it?"""
     ws, cwd, zyg = running
     (left,) = execute(ws, cwd, [LEAVE_BEHIND], uninstall=False)
     pid = stdout(left)
     assert pid.isdigit(), left.outputs
     (same_student,) = execute(ws, cwd, [LOOK.format(pid=pid)], uninstall=False)
-    assert stdout(same_student) == "True True True", f"expected the leftovers to be there, saw {same_student.outputs}"
+    assert stdout(same_student) == "True True False", f"expected the files to be there, saw {same_student.outputs}"
     assert zyg.reset(), "expected the zygote to confirm the reset"
     (next_student,) = execute(ws, cwd, [PARENT, LOOK.format(pid=pid)], uninstall=False)[1:]
     assert stdout(next_student) == "False False False", f"saw {next_student.outputs}"
