@@ -265,7 +265,7 @@ def write_canvas_csv(out, dest, title=f"{ASSIGNMENT} (autograder)"):
     return len(final)
 
 
-def for_students(notebooks):
+def student_comment(notebooks):
     """The Moodle feedback comment a student reads: points per notebook and what became of a notebook that
     was not graded, in the student's terms (no internal statuses, cell ids or instructions for staff)."""
     parts = []
@@ -294,7 +294,7 @@ def write_moodle_csv(out, dest, now=None):
         lms = ids.get(student, {})
         ident = f"Participant {lms['lms_user_id']}" if lms.get("lms") == "moodle" else student
         name = lms.get("lms_name") or names.get(student, student)
-        rows.append([ident, name, f"{score:g}", f"{total:g}", stamp, for_students(notebooks)])
+        rows.append([ident, name, f"{score:g}", f"{total:g}", stamp, student_comment(notebooks)])
     _write_csv(dest, MOODLE_COLUMNS, rows)
     return len(final)
 
