@@ -207,8 +207,9 @@ def _grader_prefixes():
     for folder in [*site.getsitepackages(), site.getusersitepackages(), sysconfig.get_paths()["purelib"]]:
         found[folder] = ""
     found[sysconfig.get_paths()["stdlib"]] = "python"
-    for folder in (sys.prefix, sys.exec_prefix, sys.base_prefix):
-        found.setdefault(folder, "python")
+    for folder in (sys.prefix, sys.exec_prefix):  # the environment, unless it is the system's own /usr
+        if folder not in ("/", "/usr", "/usr/local"):
+            found.setdefault(folder, "python")
     found.setdefault(str(paths.ROOT), "")
     expanded = {}
     for folder, label in found.items():
