@@ -7,13 +7,20 @@ every process under it), busy cores and peak memory per worker, then a projectio
 and where grading time goes. Each grading run is a fresh process, so its memory and start-up are
 measured as a user sees them.
 
+`bench --similarity --students 500` times the similarity report instead (reports.similarity) on a synthetic
+class written straight into OUT/autograded (no grading): seconds, peak memory, planted copies found, and whether
+a rerun writes the same CSV bytes.
+
 Core-seconds are what scales: a course of S students needs about S x core-seconds per student of CPU,
 whatever the number of workers, so on N fully used cores it takes at least that divided by N.
 """
 
 import csv
+import io
 import json
 import os
+import random
+import re
 import shutil
 import subprocess
 import sys
@@ -101,6 +108,161 @@ def build_students(dest, n, release, source, wrong=None, notebooks=None):
             (folder / filename).write_text(nbformat.writes(nb))
         students.append((student, kind))
     return students
+
+
+# --- similarity benchmark ------------------------------------------------------------------------
+
+
+def _random_expr(rng, depth=0):
+    """A random Python expression (its token shape differs from student to student)."""
+    if depth >= 2 or rng.random() < 0.3:
+        return rng.choice(["x", "y", "z", "1.5", "2", "n", "h.shape[0]", "v.T", "w[0]", "len(xs)"])
+    kind = rng.randrange(4)
+    if kind == 0:
+        return f"({_random_expr(rng, depth + 1)} {rng.choice('+-*/')} {_random_expr(rng, depth + 1)})"
+    if kind == 1:
+        return f"{rng.choice(['abs', 'max', 'min', 'float', 'np.sum', 'torch.mean'])}({_random_expr(rng, depth + 1)})"
+    if kind == 2:
+        return f"[{_random_expr(rng, depth + 1)} for _i in range({_random_expr(rng, depth + 1)})]"
+    return f"{_random_expr(rng, depth + 1)}[{rng.choice(['0', '-1', ':, 0', '1:'])}]"
+
+
+_STATEMENT = re.compile(r"^([ \t]+)(return\b|[A-Za-z_]\w* = )")
+
+
+def vary_code(source, rng):
+    """A student's own version of a solution: random statements of their own inserted before some statements
+    (at least one where the cell has an indented statement)."""
+    lines, out = source.split("\n"), []
+    spots = [i for i, line in enumerate(lines) if _STATEMENT.match(line)]
+    chosen = {i for i in spots if rng.random() < 0.5} | ({rng.choice(spots)} if spots else set())
+    for i, line in enumerate(lines):
+        if i in chosen:
+            out.append(f"{_STATEMENT.match(line).group(1)}tmp{rng.randrange(99)} = {_random_expr(rng)}")
+        out.append(line)
+    return "\n".join(out)
+
+
+def vary_text(rng, words=60):
+    """A written answer of random pseudo-words in sentences (each student's own)."""
+    syllables = ["ka", "lo", "mi", "ten", "sor", "va", "pre", "dun", "el", "qui", "ra", "bo"]
+    sentence, out = [], []
+    for _ in range(words):
+        sentence.append("".join(rng.choice(syllables) for _ in range(rng.randrange(1, 4))))
+        if len(sentence) > rng.randrange(6, 14):
+            out.append(" ".join(sentence).capitalize() + ".")
+            sentence = []
+    return " ".join(out + [" ".join(sentence)])
+
+
+def similarity_class(out, n, release, source, copy_share=0.03, wrong_share=0.1, seed=0):
+    """OUT/autograded for `n` synthetic students; returns the pairs that share a copied notebook {(a, b)}, a < b.
+
+    Every student writes each graded cell as the reference (or, `wrong_share` of the time, the sample wrong
+    answer) with random statements of their own inserted (10% leave a cell as released), written answers of
+    their own, and a stream output of their own per provided cell; `copy_share` of the students copy another
+    student's notebooks whole, with a renamed variable.
+    """
+    rng = random.Random(seed)
+    names = in_course_order(p.stem for p in Path(release).glob("*.ipynb") if (Path(source) / p.name).exists())
+    rel_dir = Path(out) / ".cache" / "template" / "release"
+    rel_dir.mkdir(parents=True, exist_ok=True)
+    base = {}
+    for nb in names:
+        shutil.copy(Path(release) / f"{nb}.ipynb", rel_dir / f"{nb}.ipynb")
+        rel = nbformat.read(Path(release) / f"{nb}.ipynb", as_version=4)
+        base[nb] = (rel, reference_submission(rel, nbformat.read(Path(source) / f"{nb}.ipynb", as_version=4)))
+    students = [f"student{i:04d}" for i in range(n)]
+    copies = {}
+    for i, student in enumerate(students):
+        if i and rng.random() < copy_share:
+            copies[student] = rng.choice(students[:i])
+    made = {}
+    for student in students:
+        for nb in names:
+            if student in copies:
+                text = made[copies[student], nb].replace("tmp", "scratch")
+            else:
+                rel, ref = base[nb]
+                wrong = wrong_samples(nb)
+                cells = []
+                for r_cell, s_cell in zip(rel.cells, ref.cells):
+                    cell = dict(s_cell, outputs=[]) if s_cell.cell_type == "code" else dict(s_cell)
+                    gid = contract.nbgrader_meta(s_cell).get("grade_id")
+                    if contract.is_solution_cell(s_cell):
+                        roll = rng.random()
+                        if roll < 0.1:
+                            cell["source"] = r_cell.source
+                        elif s_cell.cell_type == "markdown":
+                            cell["source"] = vary_text(rng)
+                        elif roll < 0.1 + wrong_share and gid in wrong:
+                            cell["source"] = vary_code(wrong[gid], rng)
+                        else:
+                            cell["source"] = vary_code(s_cell.source, rng)
+                    elif s_cell.cell_type == "code":
+                        lines = [f"step {k}: loss {rng.random():.6f}\n" for k in range(20)]
+                        cell["outputs"] = [{"output_type": "stream", "name": "stdout", "text": "".join(lines)}]
+                    cells.append(cell)
+                text = json.dumps(dict(ref, cells=cells))
+            made[student, nb] = text
+            path = Path(out) / "autograded" / student / contract.ASSIGNMENT / f"{nb}.ipynb"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)
+    group = {s: copies.get(s, s) for s in students}  # copies of copies: every student copies an original
+    for s in students:
+        while group[s] != group[group[s]]:
+            group[s] = group[group[s]]
+    return {(a, b) for a in students for b in students if a < b and group[a] == group[b]}
+
+
+def similarity_bench(students, keep=None):
+    """`bench --similarity`: the similarity report on a synthetic class; prints time, peak memory, what it found."""
+    work = keep or Path(tempfile.mkdtemp(prefix="a3-simbench-"))
+    try:
+        out = work / "out"
+        if out.exists():
+            shutil.rmtree(out)
+        print(f"bench: building {students} synthetic students in {out}", flush=True)
+        planted = similarity_class(out, students, paths.RELEASE, paths.SOURCE)
+        csvs, runs = [], []
+        for run in (1, 2):
+            cmd = [sys.executable, "-c", _MEASURED, str(out)]
+            t0 = time.perf_counter()
+            done = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, PYTHONHASHSEED=str(run)))
+            wall = time.perf_counter() - t0
+            if done.returncode:
+                print(done.stdout + done.stderr, file=sys.stderr)
+                return 1
+            runs.append((wall, json.loads(done.stdout.splitlines()[-1])))
+            csvs.append((out / "similarity.csv").read_bytes())
+        rows = list(csv.DictReader(io.StringIO(csvs[0].decode("utf-8"))))
+        flagged = {(r["student_a"], r["student_b"]) for r in rows if r["flagged"] == "1"}
+        cells = {(r["notebook"], r["cell"]) for r in rows}
+        for i, (wall, measured) in enumerate(runs, 1):
+            print(
+                f"run {i}: {measured['seconds']:.1f} s for the report ({wall:.1f} s with the interpreter's start), "
+                f"peak memory {measured['peak_mb']:.0f} MB"
+            )
+        print(
+            f"{students} students x {len(cells)} cells with rows; {len(rows)} rows, {len(flagged)} flagged pairs; "
+            f"planted copies found {len(planted & flagged)} of {len(planted)}; flagged pairs not planted "
+            f"{len(flagged - planted)}; rerun byte-identical: {'yes' if csvs[0] == csvs[1] else 'NO'}"
+        )
+        print(f"(machine: {os.cpu_count()} cores; goal: <= 60 s and < 1 GB for 500 students)")
+        return 0 if csvs[0] == csvs[1] else 1
+    finally:
+        if keep is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+_MEASURED = """
+import json, resource, sys, time
+from autograder.reports import similarity
+t0 = time.perf_counter()
+similarity.write_report(sys.argv[1])
+seconds = time.perf_counter() - t0
+print(json.dumps({"seconds": seconds, "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
 
 
 # --- measurement --------------------------------------------------------------------------------
@@ -348,9 +510,17 @@ def score_table(out):
 
 
 def main(
-    *, students: int = 6, workers: list[int] = (1, 2), keep: Path | None = None, notebooks: list[str] | None = None
+    *,
+    students: int = 6,
+    workers: list[int] = (1, 2),
+    keep: Path | None = None,
+    notebooks: list[str] | None = None,
+    similarity: bool = False,
 ) -> int:
-    """`bench`: grade `students` synthetic students with each worker count and print the tables."""
+    """`bench`: grade `students` synthetic students with each worker count and print the tables (or, with
+    `similarity`, time the similarity report on them)."""
+    if similarity:
+        return similarity_bench(students, keep)
     workers = list(workers)
     work = keep or Path(tempfile.mkdtemp(prefix="a3-bench-"))
     try:

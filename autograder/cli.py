@@ -20,8 +20,12 @@ COMMANDS = {
     "formgrader": ("autograder.reports.formgrader", "open nbgrader's formgrader on OUT to grade the written answers"),
     "report": ("autograder.reports.report", "render the grade report notebook for OUT into HTML"),
     "export": ("autograder.reports.export", "write the nbgrader and LMS grade exports of OUT"),
+    "similarity": (
+        "autograder.reports.similarity",
+        "similarity OUT [--scheduler ADDRESS]: students' cells compared pairwise, for TAs (similarity.csv, .html)",
+    ),
     "demo": ("autograder.demo", "build, grade sample submissions, write feedback and the report"),
-    "bench": ("autograder.bench", "grading benchmark: 1 vs 2 workers"),
+    "bench": ("autograder.bench", "grading benchmark: 1 vs 2 workers (--similarity: the similarity report)"),
     "fetch-models": ("autograder.content.fetch_models", "cache the real pretrained models (needs internet)"),
 }
 
@@ -55,6 +59,9 @@ def _options(name, parser):
         add("--show-code", action="store_true", help="include the notebook's code cells")
     elif name == "export":
         add("out", type=Path, help="a graded OUT folder (holds grades.csv)")
+    elif name == "similarity":
+        add("out", type=Path, help="a graded OUT folder (holds autograded/)")
+        add("--scheduler", dest="scheduler_address", default=None, help="compare cells on this Dask scheduler")
     elif name == "demo":
         add("--out", type=Path, default=paths.ROOT / "demo_out", help="demo folder (emptied)")
         add("--workers", type=int, default=None, help="grading workers (default: all cores)")
@@ -63,6 +70,7 @@ def _options(name, parser):
         add("--workers", type=int, nargs="+", default=[1, 2], help="worker counts (default 1 2)")
         add("--keep", type=Path, help="work in this folder and keep it (default: a temporary one)")
         add("--notebooks", nargs="+", help="notebooks the students submit (default: all the course's)")
+        add("--similarity", action="store_true", help="time the similarity report instead (try --students 500)")
     elif name == "fetch-models":
         add("--cache", default=None, help="hub cache folder (default: $A3_MODEL_CACHE, else the Hugging Face default)")
         add("--check", action="store_true", help="only report what is cached; exit 1 if incomplete")

@@ -14,6 +14,7 @@ OUT/
   feedback/<student>/<nb>.html
   autograded/<student>/a3/<nb>.ipynb   (nbgrader course layout, for formgrader and re-rendering)
   .state/<student>.json the recorded result per student (resume bookkeeping)
+  similarity.csv, similarity.html   pairs of students' cells that look alike, for TAs (reports.similarity)
 """
 
 import csv
@@ -39,10 +40,12 @@ GRADES_COLUMNS = [
     "written_score",
     "written_max_score",
     "ungraded",
+    "submitted_as",
 ]
-CELL_COLUMNS = ["student", "notebook", "grade_id", "score", "max_score", "message"]
+CELL_COLUMNS = ["student", "notebook", "grade_id", "score", "max_score", "message", "submitted_as"]
 HAND_GRADED = "graded by hand"
 WAITING = "waiting for a person"
+BLANK = "blank answer: 0 (no response)"
 TIMING_COLUMNS = ["student", "notebook", "seconds", "overhead", "setup", "cells", "tests"]
 LMS_COLUMNS = ["student", "lms", "lms_user_id", "lms_name"]
 
@@ -103,6 +106,7 @@ class NotebookResult:
     repairs: list[str] = field(default_factory=list)
     manual: dict[str, float] = field(default_factory=dict)
     sandboxed: bool | None = None
+    blank: list[str] = field(default_factory=list)  # written answers left blank (they score 0 by themselves)
 
     @classmethod
     def failed(
@@ -147,10 +151,65 @@ class NotebookResult:
             "timing": self.timing,
             "repairs": list(self.repairs),
             "manual": dict(self.manual),
+            "blank": list(self.blank),
         }
         if self.sandboxed is not None:
             d["sandboxed"] = self.sandboxed
         return d
+
+
+def is_blank_answer(answer: str, stub: str) -> bool:
+    """True when a written answer says nothing: empty, or the released stub ("YOUR ANSWER HERE") unchanged."""
+
+    def norm(text):
+        return " ".join(text.split())
+
+    return not norm(answer) or norm(answer) == norm(stub)
+
+
+def was_graded(status: str) -> bool:
+    """True when a notebook ran through the grader (a formgrader page exists for it): graded, or graded but for
+    cells a person decides."""
+    return status == "graded" or status.startswith("needs manual grading")
+
+
+def final_scores(summary: Mapping, entered: Mapping[str, Mapping]) -> tuple[dict, dict[str, tuple[float | None, str]]]:
+    """One notebook's scores as they stand: what grading decided, completed by what people entered.
+
+    Inputs:
+    - summary: the notebook's recorded result (NotebookResult.to_dict(), "manual": {written grade id: points}).
+    - entered: {grade_id: {"score", "comment"}} from the gradebook (read_hand_grades) for this student x notebook.
+    Returns:
+    - (summary with each autograded cell a person scored filled in, its score and status updated;
+       {written grade id: (score or None while waiting for a person, one-line note)}).
+      A blank written answer scores 0 by itself, and so does every written answer of a notebook that was not
+      graded at all (missing, not a notebook, ...: it has no formgrader page); a failure of the grader itself
+      leaves them waiting, since the next run grades them.
+    """
+    summary = dict(summary)
+    cells = []
+    for c in summary["cells"]:
+        score = (entered.get(contract.test_cell_id(c["grade_id"])) or {}).get("score")
+        if c["score"] is None and score is not None:
+            c = dict(c, score=float(score), note=HAND_GRADED)
+        cells.append(c)
+    summary["cells"] = cells
+    summary["score"] = sum(c["score"] or 0.0 for c in cells)
+    if summary["status"].startswith("needs manual grading") and all(c["score"] is not None for c in cells):
+        summary["status"] = "graded"
+    written = {}
+    blank = set(summary.get("blank") or ())
+    for gid in summary.get("manual") or {}:
+        score = (entered.get(gid) or {}).get("score")
+        if score is not None and was_graded(summary["status"]):
+            written[gid] = (float(score), HAND_GRADED)
+        elif not was_graded(summary["status"]) and not summary["status"].startswith("grading failed"):
+            written[gid] = (0.0, f"not graded: {summary['status']}")
+        elif gid in blank:
+            written[gid] = (0.0, BLANK)
+        else:
+            written[gid] = (None, WAITING)
+    return summary, written
 
 
 def failure_result(student: str, notebooks: Mapping[str, Mapping], reason: str) -> dict:
@@ -192,10 +251,34 @@ class Results:
         """All recorded results, sorted by student."""
         return [json.loads(p.read_text()) for p in sorted(self.state_dir.glob("*.json"))]
 
-    def is_done(self, student: str) -> bool:
-        """True when `student` was graded to the end (a crashed grading is retried on the next run)."""
+    def is_done(self, student: str, submission: Mapping[str, str] | None = None) -> bool:
+        """True when `student` was graded to the end from this very submission (a crashed grading is retried).
+
+        submission: {"submitted_as", "digest", "source"} of the submission at hand: the recorded result is
+        reused only when the student's name as submitted, the hash of their files and the course source's hash
+        all match it (None: any recorded complete result will do).
+        """
         state = self.state(student)
-        return bool(state and state.get("complete"))
+        if not (state and state.get("complete")):
+            return False
+        return submission is None or state.get("submission") == dict(submission)
+
+    def why_not_reused(self, student: str, submission: Mapping[str, str]) -> str:
+        """Why `student`'s recorded result cannot stand for `submission` (one line), or '' when it can."""
+        state = self.state(student)
+        if not state:
+            return ""
+        if not state.get("complete"):
+            return "the last grading did not finish"
+        old = state.get("submission") or {}
+        for key, what in (
+            ("submitted_as", "a different name was submitted under this id"),
+            ("digest", "the submitted files changed"),
+            ("source", "the course source changed"),
+        ):
+            if old.get(key) != submission.get(key):
+                return what
+        return ""
 
     # --- files ---------------------------------------------------------------------------------
     def autograded_path(self, student: str, notebook: str) -> Path:
@@ -215,8 +298,12 @@ class Results:
                 f.write(f"{stamp} {line}\n")
 
     # --- recording -----------------------------------------------------------------------------
-    def record(self, result: dict) -> None:
-        """Store one student's result: notebooks, feedback, shard merge, state, CSVs, log."""
+    def record(self, result: dict) -> list[str]:
+        """Store one student's result: notebooks, feedback, shard merge, state, CSVs, log.
+
+        Returns:
+        - the log lines saying which hand grades were kept ("HAND GRADE KEPT ...") and dropped ("... DROPPED").
+        """
         student = result["student"]
         before = {nb: self.answers(student, nb) for nb in result["notebooks"]}  # the answers a TA may have graded
         for notebook, text in result.get("autograded", {}).items():
@@ -230,18 +317,24 @@ class Results:
         atomic_write(self.state_dir / f"{student}.json", json.dumps(state, indent=1, sort_keys=True))
         self.log(result.get("log", []) + kept + [self._summary_line(result)])
         self.write_csvs()
+        return kept
 
     def answers(self, student: str, notebook: str) -> dict[str, str]:
-        """{grade_id: source} of the manually graded answer cells in the student's recorded autograded notebook."""
+        """{grade_id: source} of the answers a person may grade in the student's recorded autograded notebook:
+        the written answers, and each solution cell under its test cell's id (a check that cannot decide, such as
+        the CLIP caption without its weights, leaves its cell to a person)."""
         path = self.autograded_path(student, notebook)
         if not path.exists():
             return {}
         nb = json.loads(path.read_text())
-        return {
-            c["metadata"]["nbgrader"]["grade_id"]: "".join(c["source"])
-            for c in nb.get("cells", [])
-            if contract.is_written_cell(c)
-        }
+        found = {}
+        for c in nb.get("cells", []):
+            gid = contract.nbgrader_meta(c).get("grade_id")
+            if contract.is_written_cell(c):
+                found[gid] = "".join(c["source"])
+            elif contract.is_solution_cell(c) and c.get("cell_type") == "code":
+                found[contract.test_cell_id(gid)] = "".join(c["source"])
+        return found
 
     @staticmethod
     def _summary_line(result):
@@ -282,14 +375,13 @@ class Results:
         order = {name: i for i, name in enumerate(contract.NOTEBOOKS)}
         hand = self.hand_grades() if hand is None else hand
         for state in self.states():
-            student = state["student"]
+            student, shown = state["student"], (state.get("submission") or {}).get("submitted_as", "")
             for nb, s in sorted(state["notebooks"].items(), key=lambda kv: (order.get(kv[0], 99), kv[0])):
-                written = {} if s["status"] == "missing" else s.get("manual") or {}
-                entered = hand.get((student, nb), {})
-                scores = {gid: (entered.get(gid) or {}).get("score") for gid in written}
-                ungraded = [c["grade_id"] for c in s["cells"] if c["score"] is None and s["status"] != "missing"]
-                ungraded += [gid for gid, score in scores.items() if score is None]
-                graded_by_hand = [v for v in scores.values() if v is not None]
+                s, written = final_scores(s, hand.get((student, nb), {}))
+                entered = [score for score, _ in written.values() if score is not None]
+                points = s.get("manual") or {}
+                ungraded = [c["grade_id"] for c in s["cells"] if c["score"] is None]
+                ungraded += [gid for gid, (score, _) in written.items() if score is None]
                 grades.append(
                     [
                         student,
@@ -297,26 +389,18 @@ class Results:
                         _num(s["score"]),
                         _num(s["max_score"]),
                         s["status"],
-                        _num(sum(graded_by_hand)) if graded_by_hand else "",
-                        _num(sum(written.values())) if written else "",
+                        _num(sum(entered)) if entered else "",
+                        _num(sum(points.values())) if points else "",
                         " ".join(ungraded),
+                        shown,
                     ]
                 )
                 for c in s["cells"]:
                     cells.append(
-                        [student, nb, c["grade_id"], _num(c["score"]), _num(c["max_score"]), c.get("note", "")]
+                        [student, nb, c["grade_id"], _num(c["score"]), _num(c["max_score"]), c.get("note", ""), shown]
                     )
-                for gid, points in written.items():
-                    cells.append(
-                        [
-                            student,
-                            nb,
-                            gid,
-                            _num(scores[gid]),
-                            _num(points),
-                            WAITING if scores[gid] is None else HAND_GRADED,
-                        ]
-                    )
+                for gid, (score, note) in written.items():
+                    cells.append([student, nb, gid, _num(score), _num(points[gid]), note, shown])
                 t = s.get("timing") or {}
                 if "setup" in t:
                     timings.append([student, nb] + [f"{t[k]:.3f}" for k in TIMING_COLUMNS[2:]])
@@ -361,7 +445,7 @@ class Results:
                 except MissingEntry:
                     return []
                 hand = {
-                    (nb, gid): {k: v for k, v in entered.items() if v not in (None, "")}
+                    (nb, gid): {k: v for k, v in entered.items() if k in ("score", "comment") and v not in (None, "")}
                     for (_, nb), written in read_hand_grades(course, student).items()
                     for gid, entered in written.items()
                 }
@@ -405,13 +489,15 @@ JOIN submitted_notebook snb ON g.notebook_id = snb.id
 JOIN notebook nb ON snb.notebook_id = nb.id
 JOIN submitted_assignment sa ON snb.assignment_id = sa.id
 JOIN student st ON sa.student_id = st.id
-WHERE gc.cell_type = 'markdown' AND (:student IS NULL OR st.id = :student)
+WHERE (gc.cell_type = 'markdown' OR g.needs_manual_grade OR g.manual_score IS NOT NULL)
+  AND (:student IS NULL OR st.id = :student)
 """
 
 
 def read_hand_grades(gradebook: Path | str, student: str | None = None) -> dict[tuple[str, str], dict[str, dict]]:
-    """{(student, notebook): {grade_id: {"score", "comment"}}} for the written answers in an nbgrader gradebook
-    (of every student, or of `student` only)."""
+    """{(student, notebook): {grade_id: {"score", "comment"}}} for the cells a person grades in an nbgrader
+    gradebook (written answers, and autograded cells left to a person or scored by one), of every student or of
+    `student` only."""
     import contextlib
     import sqlite3
 
@@ -498,8 +584,11 @@ def _restore_hand_grades(gb, student, hand, before, answers):
             lines.append(f"HAND GRADE DROPPED {where}: {why}; grade it again ({what} was entered)")
             continue
         try:
+            grade = gb.find_grade(grade_id, notebook, contract.ASSIGNMENT, student)
+            if getattr(grade.cell, "cell_type", None) == "code" and not grade.needs_manual_grade:
+                lines.append(f"HAND GRADE DROPPED {where}: the cell is graded automatically now ({what} was entered)")
+                continue
             if "score" in entered:
-                grade = gb.find_grade(grade_id, notebook, contract.ASSIGNMENT, student)
                 grade.manual_score, grade.needs_manual_grade = entered["score"], False
             if "comment" in entered:
                 gb.find_comment(grade_id, notebook, contract.ASSIGNMENT, student).manual_comment = entered["comment"]

@@ -16,6 +16,7 @@ def test_every_command_parses_into_its_engine_signature():
         "formgrader": ["OUT"],
         "report": ["OUT"],
         "export": ["OUT"],
+        "similarity": ["OUT"],
     }
     for name, (module, _) in cli.COMMANDS.items():
         options = vars(cli.parser().parse_args([name] + required.get(name, [])))

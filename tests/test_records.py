@@ -63,14 +63,15 @@ def test_recording_twice_keeps_one_row_per_notebook(tmp_path):
 
 
 def test_csv_columns_follow_the_spec(tmp_path):
-    """Do grades.csv and grades_by_cell.csv start with the spec's columns, the hand-grading columns after them?"""
+    """Do grades.csv and grades_by_cell.csv start with the spec's columns, the hand-grading columns after them, and
+    end with the student's name as submitted?"""
     Results(tmp_path).record(result("ann"))
     assert (tmp_path / "grades.csv").read_text().splitlines()[
         0
-    ] == "student,notebook,score,max_score,status,written_score,written_max_score,ungraded"
+    ] == "student,notebook,score,max_score,status,written_score,written_max_score,ungraded,submitted_as"
     assert (tmp_path / "grades_by_cell.csv").read_text().splitlines()[
         0
-    ] == "student,notebook,grade_id,score,max_score,message"
+    ] == "student,notebook,grade_id,score,max_score,message,submitted_as"
 
 
 def test_written_answers_wait_for_a_person(tmp_path):

@@ -33,6 +33,7 @@ def test_failed_notebook_gives_zero_per_cell_with_the_reason():
         "timing": {},
         "repairs": ["fixed JSON"],
         "manual": {},
+        "blank": [],
     }
 
 
@@ -56,7 +57,8 @@ def test_sandboxed_only_recorded_when_a_kernel_ran():
 
 
 def test_failure_result_state_is_unchanged(tmp_path):
-    """Does a student whose grading never returned leave the same .state JSON as before the result types?"""
+    """Does a student whose grading never returned leave the same .state JSON as before the result types (with the
+    list of blank written answers, empty)?"""
     why = "grading failed: worker process died 3 times"
     old = {
         "student": "bob",
@@ -74,6 +76,7 @@ def test_failure_result_state_is_unchanged(tmp_path):
                 "repairs": [],
                 "notes": [],
                 "manual": {},
+                "blank": [],
                 "cells": [
                     {"grade_id": t[5:], "score": 0.0, "max_score": p, "note": why} for t, p in cells["tests"].items()
                 ],

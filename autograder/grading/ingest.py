@@ -9,14 +9,17 @@ notebook gets a Submission, with status "ok", "missing" or a one-line reason, so
 """
 
 import ast
+import hashlib
 import json
 import logging
 import os
 import re
 import shutil
 import time
+import unicodedata
 import zipfile
 from collections import defaultdict
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,9 +37,10 @@ COLAB_CELL_KEYS = ("colab", "executionInfo", "outputId", "id", "cellView", "pych
 MAX_ZIP_BYTES = 2 * 2**30  # refuse to unpack more than this from one LMS zip
 MAX_NOTEBOOK_BYTES = 200 * 2**20
 JUNK_DIRS = {"__MACOSX", ".ipynb_checkpoints", "__pycache__", ".git"}
-CANVAS = re.compile(r"^(?P<login>[A-Za-z0-9.\-]+)(?:_LATE)?_(?P<uid>\d+)_(?P<sid>\d+)_(?P<file>.+)$")
+CANVAS = re.compile(r"^(?P<login>[^_\s/]+)(?:_LATE)?_(?P<uid>\d+)_(?P<sid>\d+)_(?P<file>.+)$")
 MOODLE = re.compile(r"^(?P<name>.+?)_(?P<uid>\d+)_assignsubmission_[a-z]+_?$")
-ID_OK = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+ID_OK = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # a valid nbformat cell id
+ID_CHARS = 64  # longest student id kept as it is (a file name holds 255 bytes: 64 CJK characters are 192)
 
 
 @dataclass
@@ -49,6 +53,8 @@ class Submission:
     status: str  # "ok", "missing", or a one-line reason it cannot be graded
     repairs: list[str] = field(default_factory=list)
     lms: dict = field(default_factory=dict)  # {"lms": "canvas" or "moodle", "user_id", "name"} when an LMS named it
+    submitted_as: str = ""  # the folder or LMS name exactly as submitted
+    digest: str = ""  # hash of the student's submitted files (names and bytes): same bytes, same digest
 
 
 @dataclass
@@ -62,9 +68,36 @@ class _Candidate:
     lms: dict = field(default_factory=dict)  # the LMS's own ids for the student, from the file or folder name
 
 
-def slug(text: str) -> str:
-    """A student id safe for paths and the gradebook: runs of other characters become '_'."""
-    return re.sub(r"[^A-Za-z0-9_.-]+", "_", text).strip("_.") or "student"
+def _safe_char(c: str) -> bool:
+    """Whether c may stand as it is in a student id: a letter, mark or digit of any script, or one of ` _.-'`."""
+    return unicodedata.category(c)[0] in "LMN" or c in " _.-'"
+
+
+def _escaped(text: str) -> str:
+    """text with every character unsafe in an id replaced by '_', trimmed of what may not start or end one."""
+    return re.sub(r"_+", "_", "".join(c if _safe_char(c) else "_" for c in text)).strip(" _.-'")[:ID_CHARS]
+
+
+def student_id(raw: str, lms: Mapping[str, str] | None = None) -> str:
+    """The student's id: a function of their own submission only (folder name, or LMS name and user id).
+
+    A folder name that is already safe (NFC Unicode letters, marks, digits, spaces and `_.-'`, not starting or
+    ending with a space or punctuation, at most ID_CHARS characters) is the id as it is: '李明', 'Anna Lee',
+    'Anna_Lee'. Any other name is escaped and given a stable hash of its exact text ('a/b*c' -> 'a_b_c~9f0c3e2a1b');
+    an LMS user is named '<name>~<lms><user id>' ('Jane Doe~moodle123'). '~' is never safe, so ids of the
+    three kinds can never coincide: two different submissions never share an id, whatever else is in the batch.
+    """
+    if lms and lms.get("user_id"):
+        return f"{_escaped(unicodedata.normalize('NFC', raw)) or 'student'}~{lms['lms']}{lms['user_id']}"
+    if raw == unicodedata.normalize("NFC", raw) and raw == _escaped(raw) and raw:
+        return raw
+    digest = hashlib.blake2b(raw.encode("utf-8", "surrogateescape"), digest_size=5).hexdigest()
+    return f"{_escaped(unicodedata.normalize('NFC', raw)) or 'student'}~{digest}"
+
+
+def look_alike_key(name: str) -> str:
+    """What two names that a reader cannot tell apart share ('Anna Lee', 'anna_lee', 'Zoë' in NFC or NFD)."""
+    return re.sub(r"[\s_.\-']+", " ", unicodedata.normalize("NFKC", name).casefold()).strip()
 
 
 def notebook_from_name(filename: str) -> str | None:
@@ -138,35 +171,23 @@ def discover(root: Path | str, unwrap: bool = False) -> dict[str, tuple[str, lis
             root = entries[0]
         else:
             break
-    students, ids = {}, {}
+    students = {}
 
-    def student_id(raw, lms=None):
-        """slug(raw), made unique: two different students never share an id. Two LMS users of the same name
-        are told apart by their LMS user id, anyone else by a number."""
-        key = (raw, (lms or {}).get("user_id"))
-        if key not in ids:
-            sid, n = slug(raw), 2
-            if sid in students and key[1]:
-                sid = f"{slug(raw)}_{key[1]}"
-            while sid in students:
-                sid, n = f"{slug(raw)}_{n}", n + 1
-            ids[key] = sid
-            students[sid] = (raw, [])
-        return ids[key]
-
-    def add(raw, candidate):
-        students[student_id(raw, candidate.lms)][1].append(candidate)
+    def add(raw, candidate=None, lms=None):
+        sid = student_id(raw, lms)
+        students.setdefault(sid, (raw, []))
+        if candidate is not None:
+            students[sid][1].append(candidate)
 
     for entry in sorted(entries):
         if entry.is_dir():
             m = MOODLE.match(entry.name)
             raw = m.group("name") if m else entry.name
             lms = {"lms": "moodle", "user_id": m.group("uid"), "name": raw} if m else {}
-            files = _files_under(entry)
-            student_id(raw, lms)
-            for f in files:
+            add(raw, lms=lms)
+            for f in _files_under(entry):
                 shown = str(f.relative_to(entry))
-                add(raw, _Candidate(f, shown, f.stat().st_mtime, notebook_from_name(f.name), lms))
+                add(raw, _Candidate(f, shown, f.stat().st_mtime, notebook_from_name(f.name), lms), lms)
         elif entry.is_file():
             m = CANVAS.match(entry.name)
             if not m:
@@ -177,6 +198,7 @@ def discover(root: Path | str, unwrap: bool = False) -> dict[str, tuple[str, lis
             add(
                 m.group("login"),
                 _Candidate(entry, entry.name, entry.stat().st_mtime, notebook_from_name(filename), lms),
+                lms,
             )
     return students
 
@@ -710,6 +732,18 @@ def _repair(nb, rel, repairs):
     return None
 
 
+def submission_digest(raw: str, files: Iterable[tuple[str, Path]]) -> str:
+    """Hash of what one student submitted: their name as submitted, then each file's name (as shown) and bytes."""
+    h = hashlib.sha256(raw.encode("utf-8", "surrogateescape") + b"\0")
+    for shown, path in sorted(files):
+        h.update(shown.encode("utf-8", "surrogateescape") + b"\0")
+        with open(path, "rb") as f:
+            while chunk := f.read(2**20):
+                h.update(chunk)
+        h.update(b"\0")
+    return h.hexdigest()
+
+
 def ingest_student(
     student: str, raw: str, candidates: list[_Candidate], releases: dict[str, NotebookNode], staging: Path
 ) -> list[Submission]:
@@ -725,31 +759,34 @@ def ingest_student(
     """
     header = [] if raw == student else [f"student {raw!r} is graded as {student!r}"]
     lms = next((c.lms for c in candidates if c.lms), {})
+    digest = submission_digest(raw, [(c.shown, c.path) for c in candidates])
     by_nb, problems, others = _sort_candidates(candidates, releases)
     out = []
+
+    def submission(name, path, status, repairs):
+        return Submission(student, name, path, status, list(repairs), dict(lms), raw, digest)
+
     for name in NOTEBOOK_NAMES:
         if not by_nb.get(name):
-            out.append(
-                Submission(student, name, None, _missing_status(name, problems, others), list(header), dict(lms))
-            )
+            out.append(submission(name, None, _missing_status(name, problems, others), header))
             continue
         rel = releases.get(name)
         (cand, nb, problem, repairs), took = _pick(name, by_nb[name], rel)
         repairs = header + ([took] if took else []) + repairs
         if nb is None:
-            out.append(Submission(student, name, None, problem, repairs, dict(lms)))
+            out.append(submission(name, None, problem, repairs))
             continue
         try:
             problem = _repair(nb, rel, repairs)
         except Exception as exc:  # damage no repair step knows: this notebook is recorded, the batch goes on
             problem = f"could not be repaired: {type(exc).__name__}: {' '.join(str(exc).split())[:150]}"
         if problem:
-            out.append(Submission(student, name, None, problem, repairs, dict(lms)))
+            out.append(submission(name, None, problem, repairs))
             continue
         dest = staging / student / f"{name}.ipynb"
         dest.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(nb, dest)
-        out.append(Submission(student, name, dest, "ok", repairs, dict(lms)))
+        out.append(submission(name, dest, "ok", repairs))
     return out
 
 

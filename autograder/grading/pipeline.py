@@ -18,7 +18,7 @@ from autograder import contract, paths
 from autograder.content import build
 from autograder.grading import ingest, scheduler, worker
 from autograder.records import Results, failure_result
-from autograder.reports import feedback
+from autograder.reports import feedback, similarity
 
 IngestFn = Callable[[Path | str, Path | str, list[str]], list[dict]]  # (submissions, staging, notebooks) -> dicts
 
@@ -53,16 +53,19 @@ def plain_ingest(submissions: Path | str, staging: Path | str, notebooks: Iterab
     """
     subs = []
     for folder in sorted(p for p in Path(submissions).iterdir() if p.is_dir() and not p.name.startswith(".")):
+        digest = ingest.submission_digest(folder.name, [(f.name, f) for f in folder.iterdir() if f.is_file()])
         for nb in notebooks:
             path = folder / f"{nb}.ipynb"
             ok = path.is_file()
             subs.append(
                 {
-                    "student": folder.name,
+                    "student": ingest.student_id(folder.name),
                     "notebook": nb,
                     "path": str(path) if ok else None,
                     "status": "ok" if ok else "missing",
                     "repairs": [],
+                    "submitted_as": folder.name,
+                    "digest": digest,
                 }
             )
     return subs
@@ -80,6 +83,8 @@ def real_ingest(
             "status": s.status,
             "repairs": list(s.repairs),
             "lms": dict(s.lms),
+            "submitted_as": s.submitted_as,
+            "digest": s.digest,
         }
         for s in ingest.ingest(Path(submissions), Path(staging), release=Path(release))
     ]
@@ -155,12 +160,18 @@ def grade(
         {student: next((s["lms"] for s in subs if s.get("lms")), {}) for student, subs in students.items()}
     )
     results.log([f"RUN grade {submissions} -> {out} ({len(students)} students, force={force})"])
+    results.log(look_alikes(students))
+    source_hash = (template / "source.sha256").read_text()
+    identity = {student: submission_identity(subs, student, source_hash) for student, subs in students.items()}
 
-    tasks, skipped = [], []
+    tasks, skipped, regrade = [], [], []
     for student, subs in students.items():
-        if not force and results.is_done(student):
+        if not force and results.is_done(student, identity[student]):
             skipped.append(student)
             continue
+        why = results.why_not_reused(student, identity[student])
+        if why and not force:
+            regrade.append(f"REGRADE {student}: {why}")
         tasks.append(
             worker.Task(
                 student=student,
@@ -176,16 +187,18 @@ def grade(
     # Heaviest students first, so that no worker is left alone with a full student at the end of the batch
     tasks.sort(key=lambda t: -sum(1 for s in t.notebooks if s["status"] == "ok" and s.get("path")))
     if skipped:
-        results.log([f"SKIP {len(skipped)} students already graded (use --force to regrade)"])
+        results.log([f"SKIP {len(skipped)} students already graded from the same files (use --force to regrade)"])
+    results.log(regrade)
 
-    failed = {}
+    failed, hand = {}, Counter()
 
     def on_result(result):
         if isinstance(result, scheduler.TaskFailure):  # the worker never returned a result
             result = failure_result(result.task.student, layout, result.status)
         if not result.get("complete"):
             failed[result["student"]] = result.get("error", "grading failed")
-        results.record(result)
+        result["submission"] = identity[result["student"]]
+        hand.update(line.split(" ")[2].lower() for line in results.record(result))  # HAND GRADE KEPT|DROPPED
 
     scheduler.run(
         tasks, worker.grade_student, workers=workers, scheduler=scheduler_address, on_result=on_result, desc="grading"
@@ -195,6 +208,10 @@ def grade(
         for slot in (out / ".work").glob(worker.SLOT_PREFIX + "*"):
             shutil.rmtree(slot, ignore_errors=True)
     results.write_csvs()
+    try:  # issue 25: the TA-only similarity report; its failure never fails grading
+        similarity.write_report(out, scheduler_address)
+    except Exception as exc:
+        results.log([f"SIMILARITY not written: {type(exc).__name__}: {exc}"])
     feedback.write_index(out)
     statuses = Counter(s["status"] for st in results.states() for s in st["notebooks"].values())
     summary = {
@@ -203,6 +220,7 @@ def grade(
         "failed": failed,
         "seconds": time.perf_counter() - start,
         "statuses": statuses,
+        "hand_grades": dict(hand),
     }
     results.log(
         [
@@ -211,6 +229,29 @@ def grade(
         ]
     )
     return summary
+
+
+def submission_identity(subs: list[dict], student: str, source_hash: str) -> dict[str, str]:
+    """What a recorded result must match to be reused: the name as submitted, the files' hash, the course source."""
+    first = next((s for s in subs if s.get("digest")), {})
+    return {
+        "submitted_as": first.get("submitted_as", student),
+        "digest": first.get("digest", ""),
+        "source": source_hash,
+    }
+
+
+def look_alikes(students: dict[str, list[dict]]) -> list[str]:
+    """Log lines naming the students whose names a reader could take for one another ('Anna Lee', 'Anna_Lee')."""
+    groups = {}
+    for student, subs in students.items():
+        shown = next((s["submitted_as"] for s in subs if s.get("submitted_as")), student)
+        groups.setdefault(ingest.look_alike_key(shown), []).append(student)
+    return [
+        f"LOOK-ALIKE names, graded as different students: {', '.join(repr(s) for s in sorted(group))}"
+        for group in sorted(groups.values())
+        if len(group) > 1
+    ]
 
 
 def print_summary(summary: dict, out: Path) -> None:
@@ -223,6 +264,12 @@ def print_summary(summary: dict, out: Path) -> None:
         print(f"  {n:4d} notebooks: {status}")
     for student, why in summary["failed"].items():
         print(f"  FAILED {student}: {why}")
+    hand = summary.get("hand_grades") or {}
+    if hand:
+        print(
+            f"  hand grades: {hand.get('kept', 0)} kept (answer unchanged), {hand.get('dropped', 0)} dropped "
+            "(answer changed: grade it again; grading.log names each)"
+        )
     print(
         f"grades: {out / 'grades.csv'}, {out / 'grades_by_cell.csv'}; feedback: {out / 'feedback'}; "
         f"log: {out / 'grading.log'}"

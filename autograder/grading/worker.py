@@ -31,7 +31,7 @@ import nbformat
 from autograder import contract, paths, tokens
 from autograder.content import build
 from autograder.grading import runner
-from autograder.records import CellResult, NotebookResult
+from autograder.records import CellResult, NotebookResult, is_blank_answer
 from autograder.reports import feedback
 from autograder.sandbox import bwrap, launcher, zygote
 
@@ -314,8 +314,36 @@ def _verify_notebook(task, ws, notebook, key, layout, log_lines, run_id):
             elif note != "passed":
                 log_lines.append(f"CHECK {task.student}/{notebook}/{gid}: 0/{points:g}: {note}")
             cells.append(CellResult(gid, score, points, note))
+        blank = _blank_answers(nb, Path(task.template) / "release" / f"{notebook}.ipynb")
+        for gid in blank:  # as nbgrader scores an untouched answer ("No response"): 0, nobody needs to grade it
+            try:
+                grade = gb.find_grade(gid, notebook, contract.ASSIGNMENT, task.student)
+            except MissingEntry:
+                continue
+            if grade.manual_score is None:
+                grade.auto_score, grade.needs_manual_grade = 0.0, False
         gb.db.commit()
-    return NotebookResult.graded(notebook, cells, sum(tests.values())), nb
+    result = NotebookResult.graded(notebook, cells, sum(tests.values()))
+    result.blank = blank
+    return result, nb
+
+
+@functools.lru_cache(maxsize=16)
+def _stubs(release_nb: Path, mtime_ns: int) -> dict[str, str]:
+    """{grade id: released text} of a release notebook's written answer cells (as of mtime_ns)."""
+    nb = nbformat.read(release_nb, as_version=4)
+    return {contract.nbgrader_meta(c)["grade_id"]: c.source for c in nb.cells if contract.is_written_cell(c)}
+
+
+def _blank_answers(nb, release_nb: Path) -> list[str]:
+    """Grade ids of the written answers left blank in `nb` (empty, or the released text unchanged)."""
+    stubs = _stubs(release_nb, release_nb.stat().st_mtime_ns) if release_nb.exists() else {}
+    return [
+        contract.nbgrader_meta(c)["grade_id"]
+        for c in nb.cells
+        if contract.is_written_cell(c)
+        and is_blank_answer(c.source, stubs.get(contract.nbgrader_meta(c)["grade_id"], ""))
+    ]
 
 
 def _grade_notebooks(task, ws, todo, layout, base_settings, base_env, kernel_env, log_lines):

@@ -693,12 +693,18 @@ def index_html(out):
     ]
     needs = [line(r, why) for r, why in flagged if why]
     every = [line(r, why) for r, why in flagged]
+    similar = (  # the similarity report is for TAs: linked from this index only, never from a student's page
+        "<p>Cells that look alike between students: <a href='../similarity.html'>similarity report</a>.</p>"
+        if (Path(out) / "similarity.html").exists()
+        else ""
+    )
     return (
         "<!DOCTYPE html><html><head><meta charset='utf-8'><title>A3 feedback: all students</title>"
         "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
         "padding:3px 8px;text-align:left}</style></head><body><h1>A3 feedback: all students</h1>"
         f"<p>{len(rows)} submissions; <a href='#attention'>{len(needs)} need attention</a> (not graded, no "
         f"autograded points, written answers to grade, repairs); <a href='#all'>all submissions</a>.</p>"
+        f"{similar}"
         f"<h2 id='attention'>Needs attention ({len(needs)})</h2><table>{head}{''.join(needs)}</table>"
         f"<h2 id='all'>All submissions</h2><table>{head}{''.join(every)}</table></body></html>"
     )

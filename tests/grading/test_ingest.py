@@ -105,22 +105,26 @@ def test_canvas_names_at_top_level(tmp_path, release_dir, rel, src):
         },
         release_dir,
     )
-    assert one(subs, "smithj").status == "ok" and one(subs, "doea").status == "ok", (
+    assert one(subs, "smithj~canvas12345").status == "ok" and one(subs, "doea~canvas222").status == "ok", (
         f"expected smithj and doea ok, got {[(s.student, s.notebook, s.status) for s in subs]}"
     )
 
 
 def test_moodle_folder_names(tmp_path, release_dir, rel, src):
-    """Does a Moodle folder 'Jane Doe_123_assignsubmission_file_' become student 'Jane_Doe' (logged)?"""
+    """Does a Moodle folder 'Jane Doe_123_assignsubmission_file_' become student 'Jane Doe~moodle123' (logged)?"""
     s = one(
-        run(tmp_path, {"Jane Doe_123_assignsubmission_file_/nmt.ipynb": mc.solved(rel, src)}, release_dir), "Jane_Doe"
+        run(tmp_path, {"Jane Doe_123_assignsubmission_file_/nmt.ipynb": mc.solved(rel, src)}, release_dir),
+        "Jane Doe~moodle123",
     )
     assert s.status == "ok", f"expected ok, got {s.status}"
-    assert s.repairs[0] == "student 'Jane Doe' is graded as 'Jane_Doe'", f"expected the rename logged, got {s.repairs}"
+    assert s.repairs[0] == "student 'Jane Doe' is graded as 'Jane Doe~moodle123'", (
+        f"expected the id logged, got {s.repairs}"
+    )
+    assert s.submitted_as == "Jane Doe", f"expected the name as submitted kept, got {s.submitted_as!r}"
 
 
 def test_two_moodle_students_of_one_name_keep_their_participant_ids(tmp_path, release_dir, rel, src):
-    """Are two Moodle students called 'Jane Doe' told apart by their participant ids (not by _2), each
+    """Are two Moodle students called 'Jane Doe' told apart by their participant ids (not by batch order), each
     submission carrying the LMS's own id for the exports?"""
     subs = run(
         tmp_path,
@@ -132,14 +136,14 @@ def test_two_moodle_students_of_one_name_keep_their_participant_ids(tmp_path, re
     )
     ids = {s.student: s.lms for s in subs if s.notebook == "nmt"}
     assert ids == {
-        "Jane_Doe": {"lms": "moodle", "user_id": "123", "name": "Jane Doe"},
-        "Jane_Doe_456": {"lms": "moodle", "user_id": "456", "name": "Jane Doe"},
+        "Jane Doe~moodle123": {"lms": "moodle", "user_id": "123", "name": "Jane Doe"},
+        "Jane Doe~moodle456": {"lms": "moodle", "user_id": "456", "name": "Jane Doe"},
     }, ids
 
 
 def test_canvas_user_id_is_kept(tmp_path, release_dir, rel, src):
     """Does a Canvas-named file give its submission the Canvas user id (the number after the login)?"""
-    s = one(run(tmp_path, {"smithj_12345_678_nmt.ipynb": mc.solved(rel, src)}, release_dir), "smithj")
+    s = one(run(tmp_path, {"smithj_12345_678_nmt.ipynb": mc.solved(rel, src)}, release_dir), "smithj~canvas12345")
     assert s.lms == {"lms": "canvas", "user_id": "12345", "name": "smithj"}, s.lms
 
 
@@ -390,15 +394,17 @@ def test_canvas_zip_with_wrapper_folder(tmp_path, release_dir, rel, src):
         zf.writestr("submissions/smithj_12345_678_nmt.ipynb", nbformat.writes(mc.solved(rel, src)))
         zf.writestr("submissions/doea_222_333_nmt.ipynb", nbformat.writes(mc.solved(rel, src)))
     subs = ingest.ingest(archive, tmp_path / "staging", release=release_dir)
-    assert {s.student for s in subs} == {"smithj", "doea"}, f"got {sorted({s.student for s in subs})}"
+    assert {s.student for s in subs} == {"smithj~canvas12345", "doea~canvas222"}, (
+        f"got {sorted({s.student for s in subs})}"
+    )
 
 
 def test_colliding_student_names_stay_apart(tmp_path, release_dir, rel, src):
-    """Do two folders whose names slug alike ('Jane Doe', 'Jane_Doe') stay two students?"""
+    """Do two folders whose names look alike ('Jane Doe', 'Jane_Doe') stay two students, each under their own name?"""
     subs = run(
         tmp_path, {"Jane Doe/nmt.ipynb": mc.solved(rel, src), "Jane_Doe/nmt.ipynb": mc.solved(rel, src)}, release_dir
     )
-    assert sorted({s.student for s in subs}) == ["Jane_Doe", "Jane_Doe_2"], f"got {sorted({s.student for s in subs})}"
+    assert sorted({s.student for s in subs}) == ["Jane Doe", "Jane_Doe"], f"got {sorted({s.student for s in subs})}"
 
 
 def test_batch_goes_on_after_a_broken_student(tmp_path, release_dir, rel, src):
@@ -413,7 +419,7 @@ def test_every_repair_is_one_line(tmp_path, release_dir, rel, src):
     mc.colabify(nb)
     mc.strip_nbgrader(nb)
     mc.drop_test_cells(nb)
-    s = one(run(tmp_path, {"Jane Doe/Downloads/Copy of NMT (2).ipynb": mc.as_v40(nb)}, release_dir), "Jane_Doe")
+    s = one(run(tmp_path, {"Jane Doe/Downloads/Copy of NMT (2).ipynb": mc.as_v40(nb)}, release_dir), "Jane Doe")
     assert s.status == "ok" and len(s.repairs) > 5, f"expected ok with many repairs, got {s.status}, {s.repairs}"
     multi = [r for r in s.repairs if "\n" in r or not r.strip()]
     assert not multi, f"expected one-line repairs, got {multi}"

@@ -47,7 +47,7 @@ def test_untouched_release_gets_zero_and_is_graded(toy_graded):
 def test_one_wrong_cell_loses_exactly_its_points(toy_graded):
     """Does a submission with one wrong cell lose that cell's points and only those?"""
     out, _ = toy_graded
-    assert cell_scores(out, "wrongmul") == {"add": "1", "mul": "0", "written_toy": ""}
+    assert cell_scores(out, "wrongmul") == {"add": "1", "mul": "0", "written_toy": "0"}  # the answer is blank
     assert scores(out)[("wrongmul", "toy")]["score"] == "1"
 
 
@@ -68,14 +68,12 @@ def test_unreadable_notebook_gets_a_reason_and_the_batch_goes_on(toy_graded):
 
 
 def test_every_student_and_cell_appears_once(toy_graded):
-    """Does grades_by_cell.csv hold one row per student x autograded cell (ids without `test_`), and one per
-    written answer of each submitted notebook?"""
+    """Does grades_by_cell.csv hold one row per student x autograded cell (ids without `test_`) and one per
+    written answer, a missing notebook's included (it scores 0)?"""
     out, _ = toy_graded
     keys = [(r["student"], r["grade_id"]) for r in rows(out / "grades_by_cell.csv")]
     students = ("ref", "untouched", "wrongmul", "nothing", "broken")
-    assert sorted(keys) == sorted(
-        [(s, g) for s in students for g in ("add", "mul")] + [(s, "written_toy") for s in students if s != "nothing"]
-    )
+    assert sorted(keys) == sorted([(s, g) for s in students for g in ("add", "mul", "written_toy")])
 
 
 def test_log_records_failures(toy_graded):
@@ -109,19 +107,17 @@ def test_rerun_skips_graded_students_without_duplicates(toy_graded, tmp_path):
 
 
 def test_force_regrades(tmp_path):
-    """Does --force regrade a student already graded in OUT (and still keep one row)?"""
+    """Does --force regrade a student already graded in OUT from the same files (and still keep one row)?"""
     rel = toy.release(tmp_path.parent)
     nb = nbformat.read(rel / "toy.ipynb", as_version=4)
     subs = toy.write_students(tmp_path / "subs", rel, {"alice": toy.fill(nb, toy.RIGHT)})
     out = tmp_path / "out"
     pipeline.grade(subs, out, workers=1, source=toy.TOY_SOURCE, ingest_fn=pipeline.plain_ingest)
-    # alice resubmits a wrong mul; without --force the old grade stays, with --force it is replaced
-    toy.write_students(subs, rel, {"alice": toy.fill(nb, dict(toy.RIGHT, mul=toy.WRONG_MUL))})
     kept = pipeline.grade(subs, out, workers=1, source=toy.TOY_SOURCE, ingest_fn=pipeline.plain_ingest)
     assert kept["skipped"] == ["alice"] and scores(out)[("alice", "toy")]["score"] == "3"
     redone = pipeline.grade(subs, out, workers=1, source=toy.TOY_SOURCE, ingest_fn=pipeline.plain_ingest, force=True)
     assert redone["graded"] == ["alice"]
-    assert len(rows(out / "grades.csv")) == 1 and scores(out)[("alice", "toy")]["score"] == "1"
+    assert len(rows(out / "grades.csv")) == 1 and scores(out)[("alice", "toy")]["score"] == "3"
 
 
 def test_students_with_most_notebooks_are_started_first(tmp_path, monkeypatch):
@@ -169,9 +165,10 @@ def test_cli_grades_into_out(tmp_path):
             "score": "0",
             "max_score": "3",
             "status": "missing",
-            "written_score": "",
-            "written_max_score": "",
+            "written_score": "0",
+            "written_max_score": "1",
             "ungraded": "",
+            "submitted_as": "bob",
         }
     ]
     assert (out / "grades_by_cell.csv").exists()
