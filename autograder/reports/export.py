@@ -129,6 +129,12 @@ def is_provisional(notebooks):
     return any(row.get("ungraded") for row in notebooks.values())
 
 
+def submitted_as(state):
+    """The name a recorded student submitted under (state "submission" -> "submitted_as", or a top-level
+    "submitted_as"), else the student id."""
+    return (state.get("submission") or {}).get("submitted_as") or state.get("submitted_as") or state["student"]
+
+
 def submitted_names(out):
     """{student id: the name the student submitted under} from grades.csv's `submitted_as` or the recorded results
     (OUT/.state, key "submitted_as"); the id itself where neither says."""
@@ -136,7 +142,7 @@ def submitted_names(out):
     for path in sorted((Path(out) / ".state").glob("*.json")):
         try:
             state = json.loads(path.read_text())
-            names[state["student"]] = state.get("submitted_as", state["student"])
+            names[state["student"]] = submitted_as(state)
         except (ValueError, KeyError, TypeError):
             continue  # a state file from another version: the id stands for the name
     for student, notebooks in read_grades(out).items():

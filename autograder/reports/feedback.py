@@ -653,6 +653,7 @@ def index_html(out):
     import csv
 
     from autograder.records import Results
+    from autograder.reports.export import submitted_as
 
     results = Results(out)
     states = results.states()
@@ -663,7 +664,7 @@ def index_html(out):
         for st in states
         for nb, s in st["notebooks"].items()
     }
-    shown = {st["student"]: st.get("submitted_as", st["student"]) for st in states}  # as the student submitted
+    shown = {st["student"]: submitted_as(st) for st in states}  # as the student submitted
     with open(Path(out) / "grades.csv", newline="") as f:
         rows = list(csv.DictReader(f))
 

@@ -306,7 +306,7 @@ def write_course(out, waiting=(), lms=None, states=None):
         )
     for student, shown in (states or {}).items():
         (out / ".state").mkdir(exist_ok=True)
-        state = {"student": student, "submitted_as": shown, "notebooks": {}}
+        state = {"student": student, "submission": {"submitted_as": shown}, "notebooks": {}}
         (out / ".state" / f"{student}.json").write_text(json.dumps(state, ensure_ascii=False))
     return out
 

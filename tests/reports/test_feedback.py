@@ -417,7 +417,12 @@ def unicode_out(tmp_path):
     results = Results(out)
     states = {
         LI: {"student": LI, "complete": True, "notebooks": {"clip": dict(CAPTION_SUMMARY, status="graded", cells=[])}},
-        "zoe": {"student": "zoe", "submitted_as": ZOE, "complete": True, "notebooks": {"clip": CAPTION_SUMMARY}},
+        "zoe": {
+            "student": "zoe",
+            "submission": {"submitted_as": ZOE},
+            "complete": True,
+            "notebooks": {"clip": CAPTION_SUMMARY},
+        },
     }
     for student, state in states.items():
         (results.state_dir / f"{student}.json").write_text(json.dumps(state))
