@@ -450,6 +450,7 @@ class Results:
                     for gid, entered in written.items()
                 }
                 hand = {key: entered for key, entered in hand.items() if entered}  # what a person entered
+                ids = _submission_ids(gb.db, student)  # formgrader's links name these: they outlive a re-grade
                 try:
                     gb.remove_submission(contract.ASSIGNMENT, student)
                     gb.db.commit()
@@ -472,6 +473,7 @@ class Results:
                         t = gb.find_comment(c.name, snb.name, contract.ASSIGNMENT, student)
                         t.auto_comment, t.manual_comment = c.auto_comment, c.manual_comment
                 gb.db.commit()
+                _reuse_submission_ids(gb.db, student, ids)
                 return _restore_hand_grades(gb, student, hand, before or {}, self.answers)
         return []
 
@@ -510,6 +512,62 @@ def read_hand_grades(gradebook: Path | str, student: str | None = None) -> dict[
     for student, notebook, grade_id, score, comment in rows:
         hand.setdefault((student, notebook), {})[grade_id] = {"score": score, "comment": comment or ""}
     return hand
+
+
+# The ids of a student's submission rows, by what they stand for: formgrader's URLs carry them
+# (/formgrader/submissions/<submitted notebook id>/, its grade and comment API calls), so a re-grade that
+# replaces the submission gives the new rows the old ids and a TA's bookmarks and open tabs keep working.
+_ID_QUERIES = {
+    "submitted_assignment": """SELECT 'assignment', '', sa.id FROM submitted_assignment sa
+        JOIN assignment a ON sa.assignment_id = a.id WHERE a.name = :assignment AND sa.student_id = :student""",
+    "submitted_notebook": """SELECT nb.name, '', snb.id FROM submitted_notebook snb
+        JOIN notebook nb ON snb.notebook_id = nb.id JOIN submitted_assignment sa ON snb.assignment_id = sa.id
+        JOIN assignment a ON sa.assignment_id = a.id WHERE a.name = :assignment AND sa.student_id = :student""",
+    "grade": """SELECT nb.name, bc.name, g.id FROM grade g JOIN base_cell bc ON g.cell_id = bc.id
+        JOIN submitted_notebook snb ON g.notebook_id = snb.id JOIN notebook nb ON snb.notebook_id = nb.id
+        JOIN submitted_assignment sa ON snb.assignment_id = sa.id JOIN assignment a ON sa.assignment_id = a.id
+        WHERE a.name = :assignment AND sa.student_id = :student""",
+    "comment": """SELECT nb.name, bc.name, c.id FROM comment c JOIN base_cell bc ON c.cell_id = bc.id
+        JOIN submitted_notebook snb ON c.notebook_id = snb.id JOIN notebook nb ON snb.notebook_id = nb.id
+        JOIN submitted_assignment sa ON snb.assignment_id = sa.id JOIN assignment a ON sa.assignment_id = a.id
+        WHERE a.name = :assignment AND sa.student_id = :student""",
+}
+# Where each table's id is referenced (the gradebook's SQLite does not enforce foreign keys)
+_ID_REFERENCES = {
+    "submitted_assignment": [("submitted_notebook", "assignment_id")],
+    "submitted_notebook": [("grade", "notebook_id"), ("comment", "notebook_id")],
+    "grade": [],
+    "comment": [],
+}
+
+
+def _submission_ids(session, student: str) -> dict[str, dict[tuple[str, str], str]]:
+    """{table: {(notebook, cell): id}} of `student`'s submission rows in a gradebook session."""
+    from sqlalchemy import text
+
+    params = {"assignment": contract.ASSIGNMENT, "student": student}
+    return {
+        table: {(a, b): i for a, b, i in session.execute(text(query), params)} for table, query in _ID_QUERIES.items()
+    }
+
+
+def _reuse_submission_ids(session, student: str, old: Mapping[str, Mapping[tuple[str, str], str]]) -> None:
+    """Give `student`'s new submission rows the ids their predecessors had (`old`, from _submission_ids)."""
+    from sqlalchemy import text
+
+    new = _submission_ids(session, student)
+    for table, ids in new.items():
+        for key, new_id in ids.items():
+            old_id = old.get(table, {}).get(key)
+            if old_id is None or old_id == new_id:
+                continue
+            session.execute(text(f"UPDATE {table} SET id = :old WHERE id = :new"), {"old": old_id, "new": new_id})
+            for child, column in _ID_REFERENCES[table]:
+                session.execute(
+                    text(f"UPDATE {child} SET {column} = :old WHERE {column} = :new"), {"old": old_id, "new": new_id}
+                )
+    session.commit()
+    session.expire_all()  # objects loaded before hold the replaced ids
 
 
 def _restore_hand_grades(gb, student, hand, before, answers):

@@ -3,19 +3,24 @@ files Canvas and Moodle import as they are.
 
 `python -m autograder.reports.export OUT` writes them all (the report command does it too):
 - nbgrader_grades.csv: what `nbgrader export` writes for the same OUT;
-- lms_grades.csv: points per notebook, total, percent and notes (what is provisional, what is missing);
+- lms_grades.csv: points per notebook, total, percent, whether the total is provisional, and notes (what
+  waits for a person, what is missing), for the course staff;
 - canvas_grades.csv: Canvas gradebook import (Student, ID, SIS User ID, SIS Login ID, Section, then the
   assignment column and a "Points Possible" row); ID is the Canvas user id ingest read from Canvas's
   download names, so Canvas matches each row to its student;
 - moodle_grades.csv: Moodle's offline grading worksheet (Identifier "Participant <id>", from Moodle's
-  download folder names), uploaded under the assignment's "Upload grading worksheet".
+  download folder names; Grade; Last modified (grade), which Moodle's importer requires; Feedback comments,
+  which students read), uploaded under the assignment's "Upload grading worksheet".
 Scores are the autograded points plus the hand grades entered so far for written answers; a total is
-provisional (and says so in the notes) while a written answer or an ungradable cell waits for a person.
+provisional while grades.csv's `ungraded` names a cell that waits for a person. Provisional totals stay out of
+the Canvas and Moodle imports (students would read them as final): export() says how many on the console,
+and which students the LMS will not match (no LMS id).
 """
 
 import contextlib
 import csv
 import datetime
+import json
 import math
 import re
 import sqlite3
@@ -119,6 +124,33 @@ def student_totals(notebooks):
     return score, total, notes
 
 
+def is_provisional(notebooks):
+    """True while any of the student's grades.csv rows names a cell still to grade by hand (`ungraded`)."""
+    return any(row.get("ungraded") for row in notebooks.values())
+
+
+def submitted_as(state):
+    """The name a recorded student submitted under (state "submission" -> "submitted_as", or a top-level
+    "submitted_as"), else the student id."""
+    return (state.get("submission") or {}).get("submitted_as") or state.get("submitted_as") or state["student"]
+
+
+def submitted_names(out):
+    """{student id: the name the student submitted under} from grades.csv's `submitted_as` or the recorded results
+    (OUT/.state, key "submitted_as"); the id itself where neither says."""
+    names = {}
+    for path in sorted((Path(out) / ".state").glob("*.json")):
+        try:
+            state = json.loads(path.read_text())
+            names[state["student"]] = submitted_as(state)
+        except (ValueError, KeyError, TypeError):
+            continue  # a state file from another version: the id stands for the name
+    for student, notebooks in read_grades(out).items():
+        shown = next((r["submitted_as"] for r in notebooks.values() if r.get("submitted_as")), None)
+        names[student] = shown or names.get(student, student)
+    return names
+
+
 def _write_csv(dest, header, rows):
     """Write a CSV file: the header row, then rows (an iterable of lists)."""
     with open(dest, "w", newline="") as f:
@@ -159,23 +191,38 @@ def _notebook_points(row):
     return row["score"] + (row.get("written_score") or 0.0)
 
 
+LMS_SUMMARY_COLUMNS = [
+    "student_id",
+    "submitted_as",
+    *NOTEBOOKS,
+    "total",
+    "max_total",
+    "percent",
+    "provisional",
+    "notes",
+]
+
+
 def write_lms_csv(out, dest):
-    """One row per student: per-notebook scores, total, maximum, percent and notes; returns the row count."""
-    grades, rows = read_grades(out), []
+    """One row per student: name as submitted, per-notebook scores, total, maximum, percent, "yes" when the total
+    is provisional, and notes; returns the row count."""
+    grades, names, rows = read_grades(out), submitted_names(out), []
     for student, notebooks in grades.items():
         score, total, notes = student_totals(notebooks)
         per_nb = [_notebook_points(notebooks.get(nb)) for nb in NOTEBOOKS]
         rows.append(
             [
                 student,
+                names.get(student, student),
                 *("" if s is None else f"{s:g}" for s in per_nb),
                 f"{score:g}",
                 f"{total:g}",
                 f"{100 * score / total:.1f}" if total else "",
+                "yes" if is_provisional(notebooks) else "",
                 "; ".join(notes),
             ]
         )
-    _write_csv(dest, ["student_id", *NOTEBOOKS, "total", "max_total", "percent", "notes"], rows)
+    _write_csv(dest, LMS_SUMMARY_COLUMNS, rows)
     return len(grades)
 
 
@@ -189,20 +236,30 @@ def read_lms_ids(out):
 
 
 CANVAS_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
-MOODLE_COLUMNS = ["Identifier", "Full name", "Grade", "Maximum Grade", "Feedback comments"]
+# The column names Moodle's importer looks for (assignfeedback_offline: Identifier, Grade and Last modified
+# (grade) are required, in the English language pack; a feedback plugin's column by its name)
+MOODLE_COLUMNS = ["Identifier", "Full name", "Grade", "Maximum Grade", "Last modified (grade)", "Feedback comments"]
+
+
+def _final(grades):
+    """The students whose totals are final (nothing waits for a person), in grades' order."""
+    return {s: nbs for s, nbs in grades.items() if not is_provisional(nbs)}
 
 
 def write_canvas_csv(out, dest, title=f"{ASSIGNMENT} (autograder)"):
-    """Canvas gradebook import: one row per student, matched by Canvas user id; returns the row count."""
-    grades, ids = read_grades(out), read_lms_ids(out)
-    totals = {s: student_totals(nbs) for s, nbs in grades.items()}
-    rows = [["Points Possible", "", "", "", "", f"{max((t for _, t, _ in totals.values()), default=0):g}"]]
-    for student, (score, _, _) in totals.items():
+    """Canvas gradebook import: one row per student with a final total, matched by Canvas user id; returns the
+    row count. Provisional totals are left out (Canvas would post them as the grade)."""
+    grades, ids, names = read_grades(out), read_lms_ids(out), submitted_names(out)
+    possible = max((student_totals(nbs)[1] for nbs in grades.values()), default=0)
+    rows = [["Points Possible", "", "", "", "", f"{possible:g}"]]
+    final = _final(grades)
+    for student, notebooks in final.items():
+        score, _, _ = student_totals(notebooks)
         lms = ids.get(student, {})
         canvas = lms.get("lms") == "canvas"
         rows.append(
             [
-                lms.get("lms_name") or student,
+                lms.get("lms_name") or names.get(student, student),
                 lms.get("lms_user_id", "") if canvas else "",
                 "",
                 "" if canvas else student,
@@ -211,19 +268,77 @@ def write_canvas_csv(out, dest, title=f"{ASSIGNMENT} (autograder)"):
             ]
         )
     _write_csv(dest, CANVAS_COLUMNS + [title], rows)
-    return len(grades)
+    return len(final)
 
 
-def write_moodle_csv(out, dest):
-    """Moodle offline grading worksheet: Identifier "Participant <id>", grade, maximum, notes; returns rows."""
-    grades, ids, rows = read_grades(out), read_lms_ids(out), []
-    for student, notebooks in grades.items():
-        score, total, notes = student_totals(notebooks)
+def student_comment(notebooks):
+    """The Moodle feedback comment a student reads: points per notebook and what became of a notebook that
+    was not graded, in the student's terms (no internal statuses, cell ids or instructions for staff)."""
+    parts = []
+    for nb in NOTEBOOKS:
+        row = notebooks.get(nb)
+        points = _notebook_points(row)
+        top = (row["max_score"] if row and row["max_score"] is not None else max_score(nb)) + written_max_score(nb)
+        part = f"{nb}: {0 if points is None else points:g} / {top:g}"
+        if row is None or row["status"] == "missing":
+            part += " (not submitted)"
+        elif row["status"] != "graded" and not row["status"].startswith("needs manual grading"):
+            part += " (could not be graded: see your feedback page)"
+        parts.append(part)
+    return "Autograded and hand-graded points: " + "; ".join(parts) + ". Your feedback pages explain each score."
+
+
+def write_moodle_csv(out, dest, now=None):
+    """Moodle offline grading worksheet: Identifier "Participant <id>", grade, maximum, the time of this export
+    as "Last modified (grade)" and a comment for the student; returns the row count. Provisional totals are
+    left out (Moodle would release them as the grade)."""
+    grades, ids, names = read_grades(out), read_lms_ids(out), submitted_names(out)
+    stamp = (now or datetime.datetime.now(datetime.timezone.utc)).strftime("%Y-%m-%d %H:%M:%S UTC")
+    final, rows = _final(grades), []
+    for student, notebooks in final.items():
+        score, total, _ = student_totals(notebooks)
         lms = ids.get(student, {})
         ident = f"Participant {lms['lms_user_id']}" if lms.get("lms") == "moodle" else student
-        rows.append([ident, lms.get("lms_name") or student, f"{score:g}", f"{total:g}", "; ".join(notes)])
+        name = lms.get("lms_name") or names.get(student, student)
+        rows.append([ident, name, f"{score:g}", f"{total:g}", stamp, student_comment(notebooks)])
     _write_csv(dest, MOODLE_COLUMNS, rows)
-    return len(grades)
+    return len(final)
+
+
+LMS_NAMES = {"canvas": "Canvas user id", "moodle": "Moodle participant id"}
+
+
+def lms_warnings(out, first=5):
+    """Console lines about the LMS imports: provisional totals left out, and students the LMS cannot match
+    because ingest found no Canvas or Moodle id for them (plain folders); each names the first few."""
+    grades, ids, names = read_grades(out), read_lms_ids(out), submitted_names(out)
+
+    def some(students):
+        shown = ", ".join(names.get(s, s) for s in students[:first])
+        return shown + (f" and {len(students) - first} more" if len(students) > first else "")
+
+    lines = []
+    waiting = [s for s, nbs in grades.items() if is_provisional(nbs)]
+    if waiting:
+        lines.append(
+            f"export: {len(waiting)} provisional total(s) left out of canvas_grades.csv and moodle_grades.csv "
+            f"(cells still to grade by hand; lms_grades.csv marks them): {some(waiting)}"
+        )
+    final = [s for s in grades if s not in waiting]
+    used = sorted({ids[s].get("lms") for s in final if ids.get(s, {}).get("lms") in LMS_NAMES})
+    if final and not used:
+        lines.append(
+            f"export: {len(final)} student(s) have no LMS id (plain folders, not an LMS download): neither Canvas "
+            f"nor Moodle will match their rows in canvas_grades.csv and moodle_grades.csv: {some(final)}"
+        )
+    for lms in used:
+        unmatched = [s for s in final if ids.get(s, {}).get("lms") != lms]
+        if unmatched:
+            lines.append(
+                f"export: {len(unmatched)} student(s) in {lms}_grades.csv have no {LMS_NAMES[lms]} "
+                f"({lms.capitalize()} will not match them): {some(unmatched)}"
+            )
+    return lines
 
 
 def export(out):
@@ -238,6 +353,8 @@ def export(out):
     }
     for name, write in writers.items():
         write(out, folder / name)
+    for line in lms_warnings(out):
+        print(line)
     return tuple(folder / name for name in writers)
 
 

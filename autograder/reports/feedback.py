@@ -8,15 +8,21 @@ their last line, so neither the hidden code nor its traceback ever reaches a stu
 import copy
 import functools
 import html
+import importlib.metadata
 import re
 import secrets
+import shutil
+import site
 import sys
+import sysconfig
+import tempfile
 import threading
+import urllib.parse
 from pathlib import Path
 
 import nbformat
 
-from autograder import contract, tokens
+from autograder import contract, paths, tokens
 
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -185,6 +191,121 @@ def safe_for_readers(nb):
     return nb
 
 
+# What a student's page says instead of the grader's own words: a check that could not decide tells the TA
+# why (a model cache to fetch, an environment variable to set); the student only needs to know a person grades
+# it. The full reason stays in grading.log, grades_by_cell.csv and the TA's index.
+FOR_STUDENT_MANUAL = "needs manual grading: a TA grades this cell by hand"
+_UNGRADABLE_LINE = re.compile(r"^UNGRADABLE (\S+?):? .*$", re.M)
+
+
+@functools.lru_cache(maxsize=1)
+def _grader_prefixes():
+    """Folders of the grading machine a traceback or message may name, longest first, each with what a student
+    sees instead: site-packages (nothing: `torch/nn/functional.py`), the standard library (`python/`), the
+    Python environment and the kit itself."""
+    found = {}
+    for folder in [*site.getsitepackages(), site.getusersitepackages(), sysconfig.get_paths()["purelib"]]:
+        found[folder] = ""
+    found[sysconfig.get_paths()["stdlib"]] = "python"
+    for folder in (sys.prefix, sys.exec_prefix):  # the environment, unless it is the system's own /usr
+        if folder not in ("/", "/usr", "/usr/local"):
+            found.setdefault(folder, "python")
+    found.setdefault(str(paths.ROOT), "")
+    expanded = {}
+    for folder, label in found.items():
+        for form in {folder, str(Path(folder).resolve())}:
+            if len(form) > 1:
+                expanded.setdefault(form.rstrip("/"), label)
+    return sorted(expanded.items(), key=lambda kv: -len(kv[0]))
+
+
+_PATH_CHAR = r"[^\s/'\"\x1b:,()<>\[\]]"
+_PACKAGES = re.compile(rf"(?:/{_PATH_CHAR}+)*/(?:site|dist)-packages/")
+_VENV = re.compile(rf"(?:/{_PATH_CHAR}+)*/\.venv(?=[/\s'\":,)]|$)")
+
+
+def for_students(text):
+    """Text for a student's page without the grading machine's own paths (its Python environment, site-packages,
+    the kit's folder); `.../site-packages/torch/nn/functional.py` reads `torch/nn/functional.py`."""
+    text = str(text)
+    for folder, label in _grader_prefixes():
+        if folder in text:
+            text = re.sub(
+                rf"{re.escape(folder)}(/|(?=[\s'\":,)\]]|$))", lambda m: label + m.group(1) if label else "", text
+            )
+    return _VENV.sub("python", _PACKAGES.sub("", text))
+
+
+def student_note(note):
+    """A cell's one-line note as a student reads it: a cell a person grades says only that."""
+    if str(note).startswith("needs manual grading"):
+        return FOR_STUDENT_MANUAL
+    return for_students(note)
+
+
+def _for_student_outputs(nb):
+    """Outputs of a sanitised notebook as a student reads them: no grader paths, no reasons meant for the TA,
+    long outputs folded into <details>."""
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        outputs = []
+        for out in cell.get("outputs", []):
+            kind = out.get("output_type")
+            if kind == "stream":
+                out["text"] = _UNGRADABLE_LINE.sub(lambda m: f"{m.group(1)}: {FOR_STUDENT_MANUAL}", out["text"])
+                out["text"] = for_students(out["text"])
+                out = _folded(out, out["text"])
+            elif kind == "error":
+                out["evalue"] = for_students(out.get("evalue", ""))
+                out["traceback"] = [for_students(t) for t in out.get("traceback", [])]
+            elif kind in ("execute_result", "display_data") and "text/plain" in out.get("data", {}):
+                out["data"]["text/plain"] = for_students(out["data"]["text/plain"])
+                if set(out["data"]) == {"text/plain"}:
+                    out = _folded(out, out["data"]["text/plain"])
+            outputs.append(out)
+        cell["outputs"] = outputs
+    return nb
+
+
+LONG_OUTPUT = 30  # lines: a longer text output is folded on a student's page (click to read it)
+
+
+def _folded(out, text):
+    """A text output of more than LONG_OUTPUT lines as a folded <details> block (its first lines as the summary),
+    else the output unchanged."""
+    lines = text.splitlines()
+    if len(lines) <= LONG_OUTPUT:
+        return out
+    body = html.escape(text)
+    first = html.escape(lines[0][:100])
+    folded = (
+        f"<details><summary>{len(lines)} lines of output (click to show): <code>{first}</code>…</summary>"
+        f"<pre>{body}</pre></details>"
+    )
+    return nbformat.v4.new_output("display_data", data={"text/html": folded, "text/plain": text})
+
+
+_COLAB_BADGE = re.compile(r"\[!\[[^\]]*\]\(https://colab\.research\.google\.com/assets/colab-badge\.svg\)\]\([^)]*\)")
+
+
+def _without_colab_badge(nb):
+    """The notebook without the release's "Open in Colab" badge (an image from the web: broken offline, and no
+    use on a feedback page); a cell that held only the badge goes."""
+    cells = []
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and _COLAB_BADGE.search(cell.source):
+            cell.source = _COLAB_BADGE.sub("", cell.source).strip()
+            if not cell.source:
+                continue
+        cells.append(cell)
+    nb.cells = cells
+    return nb
+
+
+INDEX_LINK = "[← all feedback pages](../index.html)"  # every page sits in feedback/<student>/
+
+
 def _fmt(x):
     return "" if x is None else f"{x:g}"
 
@@ -196,26 +317,28 @@ def _esc(text):
 def summary_markdown(summary, student):
     """The header of a feedback page: score, per-cell table, repairs and notes."""
     lines = [
+        INDEX_LINK,
+        "",
         f"# Feedback: {_esc(summary['notebook'])}.ipynb, {_esc(student)}",
         "",
         f"**Autograded score: {_fmt(summary['score'])} / {_fmt(summary['max_score'])}**"
-        + ("" if summary["status"] == "graded" else f" (status: {_esc(summary['status'])})"),
+        + ("" if summary["status"] == "graded" else f" (status: {_esc(for_students(summary['status']))})"),
         "",
     ]
     if summary.get("cells"):
         lines += ["| graded cell | score | message |", "|---|---|---|"]
         for c in summary["cells"]:
             score = "needs manual grading" if c["score"] is None else f"{_fmt(c['score'])} / {_fmt(c['max_score'])}"
-            note = "" if c["note"] == "passed" else _esc(c["note"])
+            note = "" if c["note"] == "passed" else _esc(student_note(c["note"]))
             lines.append(f"| `{c['grade_id']}` | {score} | {note} |")
         lines.append("")
     if summary.get("manual"):
         lines += written_markdown(summary["manual"], summary.get("hand") or {}, summary["score"])
     if summary.get("repairs"):
         lines += ["**Repairs made to your submission before grading:**", ""]
-        lines += [f"- {_esc(r)}" for r in summary["repairs"]] + [""]
+        lines += [f"- {_esc(for_students(r))}" for r in summary["repairs"]] + [""]
     for note in summary.get("notes", []):
-        lines.append(f"- {_esc(note)}")
+        lines.append(f"- {_esc(for_students(note))}")
     return "\n".join(lines)
 
 
@@ -252,7 +375,7 @@ def contents_markdown(summary, nb):
 
 def annotate(nb, summary, student):
     """Sanitized notebook with the summary on top and each test cell's verdict right after it."""
-    nb = sanitize(nb) if nb is not None else nbformat.v4.new_notebook()
+    nb = _for_student_outputs(_without_colab_badge(sanitize(nb))) if nb is not None else nbformat.v4.new_notebook()
     nb.metadata["title"] = f"{summary['notebook']}.ipynb feedback: {student}"
     verdicts = {contract.test_cell_id(c["grade_id"]): c for c in summary.get("cells", [])}
     cells = [
@@ -267,11 +390,11 @@ def annotate(nb, summary, student):
             c = verdicts.pop(gid)
             anchor = f'<a id="{ANCHOR}{c["grade_id"]}"></a>'
             if c["score"] is None:
-                text = f"**{c['grade_id']}: needs manual grading** — {_esc(c['note'])}"
+                text = f"**{c['grade_id']}: needs manual grading** — a TA grades this cell by hand"
             elif c["note"] == "passed":
                 text = f"**{c['grade_id']}: {_fmt(c['score'])} / {_fmt(c['max_score'])}** — passed"
             else:
-                text = f"**{c['grade_id']}: {_fmt(c['score'])} / {_fmt(c['max_score'])}** — {_esc(c['note'])}"
+                text = f"**{c['grade_id']}: {_fmt(c['score'])} / {_fmt(c['max_score'])}** — {_esc(student_note(c['note']))}"
             cells.append(nbformat.v4.new_markdown_cell(anchor + text))
     nb.cells = cells
     for i, cell in enumerate(nb.cells):
@@ -371,7 +494,8 @@ def _exporter():
     from nbconvert import HTMLExporter
     from nbconvert.filters import Highlight2HTML
 
-    exporter = HTMLExporter(template_name="lab", sanitize_html=True)  # markdown and HTML outputs too
+    # markdown and HTML outputs sanitised too; MathJax from the feedback folder (install_mathjax), not a CDN
+    exporter = HTMLExporter(template_name="lab", sanitize_html=True, mathjax_url=MATHJAX_URL)
     highlight = Highlight2HTML(pygments_lexer="ipython3", parent=exporter)
     # Every student's page repeats the course's own cells, so both filters remember what they made for short
     # texts (pure functions of the text; cell metadata reaches Pygments only through "magics_language")
@@ -459,6 +583,36 @@ SAFE_ATTRIBUTES = {
 SAFE_PROTOCOLS = {"http", "https", "mailto", "data"}
 
 
+# Pages are read offline (a TA's laptop, a student's download), so the math in them is typeset by MathJax 2
+# copied from the jupyter-server-mathjax package (MathJax made for Jupyter, with its fonts) into
+# OUT/feedback/.mathjax, next to every student's folder (a dot folder: never a student id). The "Safe" extension
+# keeps TeX a student wrote from making links or styles that run code.
+MATHJAX = ".mathjax"
+MATHJAX_URL = f"../{MATHJAX}/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full,Safe"
+_MATHJAX_SKIP = ("a11y", "localization", "*.md")  # accessibility explorer and translations: unused, 6 MB
+
+
+def install_mathjax(feedback_dir):
+    """Copy MathJax from the jupyter-server-mathjax package into feedback_dir/.mathjax (once per package version);
+    returns that folder."""
+    import jupyter_server_mathjax
+
+    static = Path(jupyter_server_mathjax.__file__).parent / "static"
+    dest = Path(feedback_dir) / MATHJAX
+    version = importlib.metadata.version("jupyter-server-mathjax")
+    stamp = dest / ".version"
+    if stamp.exists() and stamp.read_text() == version:
+        return dest
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=".mathjax-"))
+    shutil.copytree(static, tmp / "m", ignore=shutil.ignore_patterns(*_MATHJAX_SKIP))
+    (tmp / "m" / ".version").write_text(version)
+    shutil.rmtree(dest, ignore_errors=True)
+    (tmp / "m").rename(dest)
+    shutil.rmtree(tmp, ignore_errors=True)
+    return dest
+
+
 def rerender(out):
     """Re-render OUT/feedback/<student>/<nb>.html from OUT/autograded, the recorded results and the hand grades
     in OUT/gradebook.db (entered in formgrader), and rewrite the CSVs with those hand grades."""
@@ -499,29 +653,45 @@ def index_html(out):
     import csv
 
     from autograder.records import Results
+    from autograder.reports.export import submitted_as
 
     results = Results(out)
-    repairs = {
-        (st["student"], nb): s.get("repairs", []) for st in results.states() for nb, s in st["notebooks"].items()
+    states = results.states()
+    repairs = {(st["student"], nb): s.get("repairs", []) for st in states for nb, s in st["notebooks"].items()}
+    # the reason a cell waits for a person is for the TA (it may say what to fetch or set), never the student
+    manual = {
+        (st["student"], nb): [f"{c['grade_id']}: {c['note']}" for c in s.get("cells", []) if c.get("score") is None]
+        for st in states
+        for nb, s in st["notebooks"].items()
     }
+    shown = {st["student"]: submitted_as(st) for st in states}  # as the student submitted
     with open(Path(out) / "grades.csv", newline="") as f:
         rows = list(csv.DictReader(f))
 
     def line(row, why):
         e = html.escape
-        link = f'<a href="{e(row["student"])}/{e(row["notebook"])}.html">{e(row["notebook"])}</a>'
+        href = f"{urllib.parse.quote(row['student'])}/{urllib.parse.quote(row['notebook'])}.html"
+        link = f'<a href="{e(href)}">{e(row["notebook"])}</a>'
         written = (
             f"{e(row.get('written_score') or '–')} / {e(row.get('written_max_score'))}"
             if row.get("written_max_score")
             else ""
         )
+        name = row.get("submitted_as") or shown.get(row["student"], row["student"])
         return (
-            f"<tr><td>{e(row['student'])}</td><td>{link}</td><td>{e(row['score'])} / {e(row['max_score'])}</td>"
+            f"<tr><td>{e(name)}</td><td>{link}</td><td>{e(row['score'])} / {e(row['max_score'])}</td>"
             f"<td>{written}</td><td>{e(row['status'])}</td><td>{e('; '.join(why))}</td></tr>"
         )
 
     head = "<tr><th>student</th><th>notebook</th><th>autograded</th><th>written</th><th>status</th><th>why</th></tr>"
-    flagged = [(r, attention(r, repairs.get((r["student"], r["notebook"]), []))) for r in rows]
+    flagged = [
+        (
+            r,
+            attention(r, repairs.get((r["student"], r["notebook"]), []))
+            + manual.get((r["student"], r["notebook"]), []),
+        )
+        for r in rows
+    ]
     needs = [line(r, why) for r, why in flagged if why]
     every = [line(r, why) for r, why in flagged]
     similar = (  # the similarity report is for TAs: linked from this index only, never from a student's page
@@ -542,10 +712,11 @@ def index_html(out):
 
 
 def write_index(out):
-    """Write OUT/feedback/index.html; returns its path."""
+    """Write OUT/feedback/index.html and the MathJax the pages load (OUT/feedback/.mathjax); returns its path."""
     from autograder.records import atomic_write
 
     path = Path(out) / "feedback" / "index.html"
+    install_mathjax(path.parent)  # the pages' math, offline
     atomic_write(path, index_html(out))
     return path
 

@@ -1,10 +1,12 @@
 """python -m autograder formgrader OUT [--port N] [--no-browser]: nbgrader's formgrader on a graded OUT.
 
 TAs grade the written answers (`written_*` cells) there. The command makes OUT a course folder nbgrader
-understands (the source notebooks under OUT/source/a3 and an nbgrader_config.py pointing at
-OUT/gradebook.db), then starts a Jupyter server with only the formgrader extension, rooted at OUT, with
-no network access needed. Scores and comments go into OUT/gradebook.db; `python -m autograder feedback
-OUT` then puts them into grades.csv, the exports and the feedback pages.
+understands (an empty OUT/source/a3, the folder formgrader lists the assignment by, and an nbgrader_config.py
+pointing at OUT/gradebook.db), then starts a Jupyter server with the formgrader extension only (no JupyterLab,
+no terminals, no other extension), rooted at OUT, with no network access needed. No solution or hidden test is copied
+into OUT: formgrader shows the reader-safe notebooks under OUT/autograded and reads the gradebook. Scores and
+comments go into OUT/gradebook.db; `python -m autograder feedback OUT` then puts them into grades.csv, the
+exports and the feedback pages.
 """
 
 import json
@@ -14,30 +16,59 @@ import subprocess
 import sys
 from pathlib import Path
 
-from autograder import contract, paths
+from autograder import contract
 from autograder.content.build import NBGRADER_SETTINGS, config_text
 from autograder.records import not_graded_yet
 
 EXTENSION = "nbgrader.server_extensions.formgrader"
+SOURCE_NOTE = (
+    "Empty on purpose: nbgrader's formgrader lists an assignment by its folder here. The solutions and hidden\n"
+    "tests stay in the course repository (source/a3); formgrader needs only OUT/autograded and gradebook.db.\n"
+)
 
 
-def prepare(out, source=paths.SOURCE):
-    """Make OUT a course folder formgrader lists the assignment and submissions of; returns the environment to
-    run formgrader with."""
+def other_extensions():
+    """Every Jupyter server extension the environment enables (JupyterLab, terminals, LSP, notebook, nbgrader's
+    student-side ones, ...) but formgrader: the server is told to load none of them."""
+    from jupyter_core.paths import jupyter_config_path
+    from jupyter_server.extension.config import ExtensionConfigManager
+
+    found = ExtensionConfigManager(read_config_path=jupyter_config_path()).get_jpserver_extensions()
+    return sorted(name for name in found if name != EXTENSION)
+
+
+def prepare(out):
+    """Make OUT a course folder formgrader lists the assignment and submissions of.
+
+    Returns:
+    - (the environment to run formgrader with, lines for the console saying what was written into OUT)
+    """
     out = Path(out).resolve()
+    notes = []
     course_source = out / "source" / contract.ASSIGNMENT
-    if course_source.exists():
+    copied = sorted(course_source.glob("*.ipynb")) if course_source.is_dir() else []
+    if copied:  # an earlier version of the kit copied the instructor notebooks here
+        notes.append(
+            f"formgrader: removed {len(copied)} instructor notebook(s) with solutions and hidden tests from "
+            f"{course_source} (formgrader does not need them)"
+        )
         shutil.rmtree(course_source)
-    course_source.mkdir(parents=True)
-    for notebook in sorted(Path(source).glob("*.ipynb")):
-        shutil.copy2(notebook, course_source / notebook.name)
+    course_source.mkdir(parents=True, exist_ok=True)
+    (course_source / "README.txt").write_text(SOURCE_NOTE)
     # formgrader counts a student's submission by its folder under submitted/; the grader keeps the graded,
     # reader-safe notebooks under autograded/, which is what formgrader shows: mirror those
+    mirrored = 0
     for graded in sorted((out / "autograded").glob(f"*/{contract.ASSIGNMENT}")):
         submitted = out / "submitted" / graded.parent.name / contract.ASSIGNMENT
         if submitted.exists():
             shutil.rmtree(submitted)
         shutil.copytree(graded, submitted)
+        mirrored += 1
+    notes.append(
+        f"formgrader: wrote into {out}: nbgrader_config.py, .jupyter/ (server settings), an empty "
+        f"source/{contract.ASSIGNMENT}/ and submitted/ ({mirrored} student(s), copies of the reader-safe "
+        f"notebooks in autograded/); no solutions or hidden tests"
+    )
     settings = dict(
         NBGRADER_SETTINGS,
         **{
@@ -51,17 +82,20 @@ def prepare(out, source=paths.SOURCE):
     config_dir.mkdir(exist_ok=True)
     server = {
         "ServerApp": {
-            "jpserver_extensions": {EXTENSION: True},
+            # formgrader alone: every other extension the environment enables is switched off by name (an
+            # extension named here is not merged in from the environment's jupyter_server_config.d)
+            "jpserver_extensions": {EXTENSION: True, **{name: False for name in other_extensions()}},
+            "terminals_enabled": False,
             "root_dir": str(out),
             "default_url": "/formgrader",
             "extra_static_paths": [str(config_dir / "static")],
-        }
+        },
     }
     (config_dir / "jupyter_server_config.json").write_text(json.dumps(server, indent=1))
     _offline_mathjax(config_dir)
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(config_dir), JUPYTER_PATH=str(config_dir / "data"))
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
-    return env
+    return env, notes
 
 
 # formgrader's grading page loads MathJax 2 from a CDN and its own script calls MathJax.Hub unguarded, so
@@ -109,7 +143,9 @@ def main(*, out: Path, port: int = 8890, browser: bool = True) -> int:
     if error:
         print(error, file=sys.stderr)
         return 1
-    env = prepare(out)
+    env, notes = prepare(out)
+    for line in notes:
+        print(line)
     print(
         f"formgrader on {out.resolve()}: open the printed URL, then Manual Grading -> a3; after grading "
         f"run `python -m autograder feedback {out}` to update grades.csv, the exports and feedback"

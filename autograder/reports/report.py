@@ -90,25 +90,39 @@ def kind(text):
     return " ".join(text.split())[:60] or "(empty)"
 
 
+def attempted_checks(by_cell, grades=None):
+    """The grades_by_cell rows that say something about a check: scored test cells of graded submissions.
+
+    Left out: empty scores, written answers, cells a person must grade (their message starts "needs manual
+    grading", whatever score they carry), cells left as released (NotImplementedError: not attempted) and,
+    when grades.csv rows are given, every cell of a submission that was not graded (missing, unreadable).
+    """
+    scored = by_cell.dropna(subset=["score"])
+    if "message" in scored.columns:
+        message = scored["message"].fillna("")
+        scored = scored[
+            ~message.isin([HAND_GRADED, WAITING])
+            & ~message.str.startswith(MANUAL)
+            & ~message.str.contains(NOT_ATTEMPTED)
+        ]
+    if grades is not None:
+        graded = grades.loc[grades["status"].map(is_graded), ["student", "notebook"]]
+        scored = scored.merge(graded, on=["student", "notebook"])
+    return scored
+
+
 def check_failure_rates(by_cell, grades=None):
     """Per test cell: submissions checked, how many lost points, failure rate; worst first.
 
     Inputs:
-    - by_cell: grades_by_cell rows (student, notebook, grade_id, score, max_score[, message]); rows with
-      an empty score (awaiting manual grading), written answers and cells left as released (their
-      message names NotImplementedError: not attempted) are left out.
+    - by_cell: grades_by_cell rows (student, notebook, grade_id, score, max_score[, message]); only
+      attempted_checks() count.
     - grades: grades.csv rows; when given, only graded submissions count (a missing or unreadable
       notebook says nothing about a check).
     Returns:
     - DataFrame with columns notebook, grade_id, checked, failed, failure_rate.
     """
-    scored = by_cell.dropna(subset=["score"])
-    if "message" in scored.columns:  # written answers are not checks; an untouched cell was not attempted
-        message = scored["message"].fillna("")
-        scored = scored[~message.isin([HAND_GRADED, WAITING]) & ~message.str.contains(NOT_ATTEMPTED)]
-    if grades is not None:
-        graded = grades.loc[grades["status"].map(is_graded), ["student", "notebook"]]
-        scored = scored.merge(graded, on=["student", "notebook"])
+    scored = attempted_checks(by_cell, grades)
     if scored.empty:
         return pd.DataFrame(columns=["notebook", "grade_id", "checked", "failed", "failure_rate"])
     lost = scored["score"] < scored["max_score"]
@@ -130,18 +144,17 @@ def reason(message, grade_id):
     return " ".join(text.split())[:90] or "(empty)"
 
 
-def top_reasons(by_cell, n=3):
-    """The n most common reasons each check failed among attempted cells: notebook, grade_id, reason, count."""
+def top_reasons(by_cell, n=3, grades=None):
+    """The n most common reasons each check failed among attempted cells: notebook, grade_id, reason, count.
+
+    grades: grades.csv rows; when given, cells of submissions that were not graded (a missing notebook's
+    "missing") are no reason a check failed.
+    """
     columns = ["notebook", "grade_id", "reason", "count"]
     if "message" not in by_cell.columns:
         return pd.DataFrame(columns=columns)
-    rows = by_cell.dropna(subset=["score"])
-    message = rows["message"].fillna("")
-    rows = rows[
-        (rows["score"] < rows["max_score"])
-        & ~message.isin([HAND_GRADED, WAITING])
-        & ~message.str.contains(NOT_ATTEMPTED)
-    ]
+    rows = attempted_checks(by_cell, grades)
+    rows = rows[rows["score"] < rows["max_score"]]
     if rows.empty:
         return pd.DataFrame(columns=columns)
     rows = rows.assign(reason=[reason(m, g) for m, g in zip(rows["message"], rows["grade_id"])])
@@ -214,12 +227,30 @@ def repairs_by_kind(repairs):
     return _count_kinds(repairs["repair"], "repair", "count")
 
 
+def course_notebooks(grades):
+    """The notebooks grades.csv has rows for: the course's (contract.NOTEBOOKS) in course order, then others."""
+    present = set(grades["notebook"])
+    return [nb for nb in NOTEBOOKS if nb in present] + sorted(present - set(NOTEBOOKS))
+
+
+def score_summary(grades):
+    """Per notebook in course order: graded submissions, their mean autograded points and the maximum."""
+    columns = ["notebook", "graded", "mean", "max_score"]
+    graded = grades[grades["status"].map(is_graded)]
+    rows = []
+    for nb in course_notebooks(grades):
+        scores = graded.loc[graded["notebook"] == nb, "score"].dropna()
+        top = grades.loc[grades["notebook"] == nb, "max_score"].max()
+        rows.append([nb, len(scores), scores.mean() if len(scores) else float("nan"), top])
+    return pd.DataFrame(rows, columns=columns)
+
+
 def student_table(grades):
     """One row per student: score per notebook, total, maximum, percent and non-graded statuses."""
     if grades.empty:
         return pd.DataFrame(columns=["student", "total", "max_total", "percent", "notes"])
     table = grades.pivot_table(index="student", columns="notebook", values="score", aggfunc="first", dropna=False)
-    table = table[[nb for nb in NOTEBOOKS if nb in table.columns] + sorted(set(table.columns) - set(NOTEBOOKS))]
+    table = table[[nb for nb in course_notebooks(grades) if nb in table.columns]]
     table["total"] = grades.groupby("student")["score"].sum()
     table["max_total"] = grades.groupby("student")["max_score"].sum()
     table["percent"] = (100 * table["total"] / table["max_total"]).round(1)

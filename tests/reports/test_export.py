@@ -2,6 +2,7 @@
 
 import csv
 import datetime
+import json
 import os
 import sys
 import warnings
@@ -30,8 +31,9 @@ def write_csv(path, rows):
         csv.writer(f).writerows(rows)
 
 
-def write_grades(out, extra=()):
-    """grades.csv as the grade command writes it for POINTS (missing notebooks scored 0)."""
+def write_grades(out, extra=(), pending=True):
+    """grades.csv as the grade command writes it for POINTS (missing notebooks scored 0); with pending=False
+    every written answer counts as graded (nothing in `ungraded`: every total final)."""
     rows = [["student", "notebook", "score", "max_score", "status", "written_score", "written_max_score", "ungraded"]]
     for student in STUDENTS:
         for nb in GRADED:
@@ -46,7 +48,7 @@ def write_grades(out, extra=()):
                     "graded" if points else "missing",
                     sum(hand.values()) if hand else "",
                     written_max_score(nb) or "" if points else "",
-                    waiting,
+                    waiting if pending else "",
                 ]
             )
     write_csv(out / "grades.csv", rows + list(extra))
@@ -119,8 +121,21 @@ def test_lms_csv_has_one_row_per_student_with_totals_and_notes(tmp_path):
     assert export.write_lms_csv(tmp_path, dest) == 3
     rows = list(csv.reader(open(dest)))
     assert rows == [
-        ["student_id", "nmt", "bert", "clip", "theory", "total", "max_total", "percent", "notes"],
         [
+            "student_id",
+            "submitted_as",
+            "nmt",
+            "bert",
+            "clip",
+            "theory",
+            "total",
+            "max_total",
+            "percent",
+            "provisional",
+            "notes",
+        ],
+        [
+            "alice",
             "alice",
             "14",
             "3",
@@ -129,11 +144,13 @@ def test_lms_csv_has_one_row_per_student_with_totals_and_notes(tmp_path):
             "22",
             "44",
             "50.0",
+            "yes",
             "provisional: 4 cell(s) still to grade by hand "
             "(nmt/written_positional_encodings, nmt/written_study_analysis, bert/written_training_time, "
             "bert/written_accuracy); theory: missing",
         ],
         [
+            "bob",
             "bob",
             "0",
             "0",
@@ -142,11 +159,24 @@ def test_lms_csv_has_one_row_per_student_with_totals_and_notes(tmp_path):
             "3",
             "44",
             "6.8",
+            "yes",
             "provisional: 4 cell(s) still to grade by hand "
             "(nmt/written_positional_encodings, nmt/written_study_analysis, nmt/written_decoder_only, "
             "nmt/written_scaling); bert: missing; theory: missing",
         ],
-        ["carol", "0", "0", "0", "0", "0", "44", "0.0", "nmt: missing; bert: missing; clip: missing; theory: missing"],
+        [
+            "carol",
+            "carol",
+            "0",
+            "0",
+            "0",
+            "0",
+            "0",
+            "44",
+            "0.0",
+            "",
+            "nmt: missing; bert: missing; clip: missing; theory: missing",
+        ],
     ]
 
 
@@ -205,8 +235,8 @@ def test_cli_without_grades_csv_fails_clearly(tmp_path, capsys):
 
 @pytest.mark.parametrize("name", ["nbgrader_grades.csv", "lms_grades.csv", "canvas_grades.csv", "moodle_grades.csv"])
 def test_export_writes_both_files_under_out_export(tmp_path, name):
-    """Does export(OUT) write OUT/export/<name> with a row per student?"""
-    write_grades(tmp_path)
+    """Does export(OUT) write OUT/export/<name> with a row per student (every total final)?"""
+    write_grades(tmp_path, pending=False)
     export.export(tmp_path)
     rows = list(csv.reader(open(tmp_path / "export" / name)))
     assert len(rows) == 1 + len(STUDENTS) + (name == "canvas_grades.csv")  # Canvas: a Points Possible row
@@ -215,7 +245,7 @@ def test_export_writes_both_files_under_out_export(tmp_path, name):
 def test_canvas_import_matches_students_by_canvas_user_id(tmp_path):
     """Is canvas_grades.csv a Canvas gradebook import: its header, a Points Possible row, and each student's
     total under their Canvas user id (students without one by login)?"""
-    write_grades(tmp_path)
+    write_grades(tmp_path, pending=False)
     write_csv(
         tmp_path / "lms_ids.csv",
         [["student", "lms", "lms_user_id", "lms_name"], ["alice", "canvas", "12345", "alicew"]],
@@ -230,8 +260,8 @@ def test_canvas_import_matches_students_by_canvas_user_id(tmp_path):
 
 
 def test_moodle_worksheet_uses_participant_ids(tmp_path):
-    """Is moodle_grades.csv Moodle's grading worksheet: Identifier 'Participant <id>', grade, maximum, notes?"""
-    write_grades(tmp_path)
+    """Is moodle_grades.csv Moodle's grading worksheet: Identifier 'Participant <id>', grade, maximum?"""
+    write_grades(tmp_path, pending=False)
     write_csv(
         tmp_path / "lms_ids.csv", [["student", "lms", "lms_user_id", "lms_name"], ["bob", "moodle", "456", "Bob Jones"]]
     )
@@ -239,5 +269,116 @@ def test_moodle_worksheet_uses_participant_ids(tmp_path):
     export.write_moodle_csv(tmp_path, dest)
     rows = {r["Full name"]: r for r in csv.DictReader(open(dest))}
     assert list(rows["Bob Jones"].values())[:4] == ["Participant 456", "Bob Jones", "3", "44"]
-    assert rows["Bob Jones"]["Feedback comments"].startswith("provisional: 4 cell(s)")
     assert rows["carol"]["Identifier"] == "carol"
+
+
+# --- issue 23: what the LMS imports and the students read; students with the names they really have ------
+LI, ZOE, OLGA = "李明", "Zoë Ñúñez", "Ольга"
+
+
+def write_course(out, waiting=(), lms=None, states=None):
+    """grades.csv for 李明, Zoë Ñúñez and Ольга with every notebook graded full marks, except that Zoë did not
+    submit bert; `waiting` students still have a written answer to grade by hand. lms: {student: (lms, id,
+    name)} for lms_ids.csv; states: {student: submitted_as} recorded in OUT/.state."""
+    rows = [["student", "notebook", "score", "max_score", "status", "written_score", "written_max_score", "ungraded"]]
+    for student in (LI, ZOE, OLGA):
+        for nb in GRADED:
+            missing = (student, nb) == (ZOE, "bert")
+            hand = "" if missing or not written_max_score(nb) else written_max_score(nb)
+            ungraded = next(iter(WRITTEN[nb]), "") if student in waiting and WRITTEN[nb] and not missing else ""
+            rows.append(
+                [
+                    student,
+                    nb,
+                    0 if missing else max_score(nb),
+                    max_score(nb),
+                    "missing" if missing else "graded",
+                    "" if ungraded else hand,
+                    "" if missing else written_max_score(nb) or "",
+                    ungraded,
+                ]
+            )
+    out.mkdir(parents=True, exist_ok=True)
+    write_csv(out / "grades.csv", rows)
+    if lms:
+        write_csv(
+            out / "lms_ids.csv", [["student", "lms", "lms_user_id", "lms_name"]] + [[s, *v] for s, v in lms.items()]
+        )
+    for student, shown in (states or {}).items():
+        (out / ".state").mkdir(exist_ok=True)
+        state = {"student": student, "submission": {"submitted_as": shown}, "notebooks": {}}
+        (out / ".state" / f"{student}.json").write_text(json.dumps(state, ensure_ascii=False))
+    return out
+
+
+def test_export_warns_about_students_canvas_will_not_match(tmp_path, capsys):
+    """When some students came from Canvas, does export say how many have no Canvas user id, naming them?"""
+    out = write_course(tmp_path, lms={LI: ("canvas", "1001", "Li Ming"), OLGA: ("canvas", "1002", "Olga K")})
+    export.export(out)
+    lines = [l for l in capsys.readouterr().out.splitlines() if "Canvas will not match" in l]
+    assert lines == [
+        f"export: 1 student(s) in canvas_grades.csv have no Canvas user id (Canvas will not match them): {ZOE}"
+    ]
+
+
+def test_export_warns_when_no_student_has_an_lms_id(tmp_path, capsys):
+    """For plain student folders, does export say that no LMS will match the import rows, naming the first few?"""
+    export.export(write_course(tmp_path))
+    (line,) = [l for l in capsys.readouterr().out.splitlines() if "no LMS id" in l]
+    assert line.startswith("export: 3 student(s) have no LMS id") and all(n in line for n in (LI, ZOE, OLGA))
+
+
+def test_provisional_totals_stay_out_of_the_lms_imports(tmp_path, capsys):
+    """Is a total with a written answer still to grade left out of the Canvas and Moodle imports, said so on the
+    console, and marked provisional in lms_grades.csv?"""
+    out = write_course(tmp_path, waiting=(ZOE,), lms={s: ("moodle", str(i), s) for i, s in enumerate((LI, ZOE, OLGA))})
+    export.export(out)
+    canvas = [r[0] for r in csv.reader(open(out / "export" / "canvas_grades.csv", encoding="utf-8"))][2:]
+    moodle = [r["Full name"] for r in csv.DictReader(open(out / "export" / "moodle_grades.csv", encoding="utf-8"))]
+    assert sorted(canvas) == sorted(moodle) == sorted([LI, OLGA])
+    summary = {r["student_id"]: r["provisional"] for r in csv.DictReader(open(out / "export" / "lms_grades.csv"))}
+    assert summary == {LI: "", ZOE: "yes", OLGA: ""}
+    assert (
+        "export: 1 provisional total(s) left out of canvas_grades.csv and moodle_grades.csv" in capsys.readouterr().out
+    )
+
+
+def test_moodle_feedback_comments_are_for_students(tmp_path):
+    """Does Moodle's Feedback comments column (students read it) give points per notebook in the student's terms,
+    with no internal status, note or instruction?"""
+    out = write_course(tmp_path, lms={ZOE: ("moodle", "77", ZOE)})
+    export.export(out)
+    rows = {r["Full name"]: r for r in csv.DictReader(open(out / "export" / "moodle_grades.csv", encoding="utf-8"))}
+    comment = rows[ZOE]["Feedback comments"]
+    assert "bert: 0 / 7 (not submitted)" in comment and "nmt: 17 / 17" in comment
+    internal = [
+        w for w in ("missing", "provisional", "grades.csv", "status", "ungraded", "needs manual") if w in comment
+    ]
+    assert not internal, f"internal words in a student's comment: {internal}"
+
+
+def test_moodle_worksheet_has_the_columns_moodles_importer_requires(tmp_path):
+    """Does moodle_grades.csv carry the three columns Moodle's worksheet importer requires (Identifier, Grade,
+    Last modified (grade)), with a time it can parse, and Participant identifiers?"""
+    out = write_course(tmp_path, lms={LI: ("moodle", "31", LI)})
+    now = datetime.datetime(2026, 11, 24, 7, 5, tzinfo=datetime.timezone.utc)
+    export.write_moodle_csv(out, tmp_path / "m.csv", now=now)
+    rows = list(csv.DictReader(open(tmp_path / "m.csv", encoding="utf-8")))
+    assert {"Identifier", "Grade", "Last modified (grade)", "Feedback comments"} <= set(rows[0])
+    row = next(r for r in rows if r["Full name"] == LI)
+    assert (row["Identifier"], row["Grade"], row["Last modified (grade)"]) == (
+        "Participant 31",
+        "44",
+        "2026-11-24 07:05:00 UTC",
+    )
+
+
+def test_exports_name_students_as_submitted(tmp_path):
+    """Do lms_grades.csv and the Canvas import name a student as they submitted (the recorded submitted_as), not
+    by the grader's id?"""
+    out = write_course(tmp_path, states={ZOE: "Zoë Ñúñez (late)"})
+    export.export(out)
+    summary = {r["student_id"]: r for r in csv.DictReader(open(out / "export" / "lms_grades.csv", encoding="utf-8"))}
+    assert summary[ZOE]["submitted_as"] == "Zoë Ñúñez (late)" and summary[LI]["submitted_as"] == LI
+    canvas = [r[0] for r in csv.reader(open(out / "export" / "canvas_grades.csv", encoding="utf-8"))]
+    assert "Zoë Ñúñez (late)" in canvas

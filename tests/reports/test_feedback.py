@@ -1,6 +1,7 @@
 """Feedback HTML: scores and one-line messages shown; hidden test source, tracebacks and tokens never."""
 
 import html
+import json
 import re
 import shutil
 
@@ -315,3 +316,146 @@ def test_cells_a_student_added_are_left_alone():
     graded = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print('mine')")])
     out = feedback.with_submitted_outputs(graded, nbformat.v4.new_notebook(cells=[added]))
     assert out.cells[0].outputs == []
+
+
+# --- what a reader sees (issue 23): student-facing text, the index, short pages ------------------------
+LI, ZOE = "李明", "Zoë Ñúñez"
+CAPTION_REASON = (
+    "needs manual grading: ViT-B-32 weights not in /srv/models/hub; run `python -m autograder fetch-models` on a "
+    "machine with internet and set A3_MODEL_CACHE"
+)
+CAPTION_SUMMARY = {
+    "notebook": "clip",
+    "score": 4.0,
+    "max_score": 5.0,
+    "status": "needs manual grading: scavenger_caption",
+    "cells": [{"grade_id": "scavenger_caption", "score": None, "max_score": 1.0, "note": CAPTION_REASON}],
+    "repairs": [],
+    "notes": [],
+    "manual": {},
+}
+
+
+def caption_notebook():
+    """A graded clip notebook whose caption check could not decide: its test cell printed the UNGRADABLE line."""
+    meta = {"nbgrader": {"grade": True, "solution": False, "grade_id": "test_scavenger_caption", "points": 1}}
+    cell = nbformat.v4.new_code_cell("check(caption)", metadata=meta)
+    line = (
+        f"UNGRADABLE scavenger_caption [a3:0123456789abcdef0123]: {CAPTION_REASON[len('needs manual grading: ') :]}\n"
+    )
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=line)]
+    return nbformat.v4.new_notebook(cells=[cell])
+
+
+def test_student_page_leaves_instructor_instructions_out():
+    """Does a student's page say only that a TA grades the caption, without `fetch-models`, A3_MODEL_CACHE or the
+    grader's model cache path?"""
+    page = feedback.render(caption_notebook(), CAPTION_SUMMARY, ZOE)
+    text = visible_text(page)
+    assert "a TA grades this cell by hand" in text
+    leaks = [w for w in ("fetch-models", "A3_MODEL_CACHE", "/srv/models") if w in page]
+    assert not leaks, f"instructor-only words on the student's page: {leaks}"
+
+
+def test_student_page_shows_no_grader_paths():
+    """Does a traceback through the grader's Python environment name `torch/nn/functional.py`, never the
+    grading machine's .venv or site-packages folders?"""
+    import site
+    import sys
+
+    packages = site.getsitepackages()[0]
+    cell = nbformat.v4.new_code_cell("model(x)")
+    tb = [
+        "\x1b[0;31mRuntimeError\x1b[0m Traceback (most recent call last)",
+        f"File \x1b[0;32m{packages}/torch/nn/functional.py:2380\x1b[0m, in \x1b[0;36mlinear\x1b[0m",
+        f"File {sys.prefix}/bin/python:1",
+        "File /home/ta/a3/.venv/lib/python3.11/site-packages/torch/nn/modules/module.py:1751, in _call_impl",
+        "\x1b[0;31mRuntimeError\x1b[0m: mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)",
+    ]
+    cell.outputs = [nbformat.v4.new_output("error", ename="RuntimeError", evalue="mat1 and mat2", traceback=tb)]
+    page = feedback.render(nbformat.v4.new_notebook(cells=[cell]), dict(EMPTY_SUMMARY), LI)
+    text = visible_text(page)
+    assert "torch/nn/functional.py" in text and "torch/nn/modules/module.py" in text
+    leaks = [w for w in (packages, sys.prefix, ".venv", "site-packages") if w in page]
+    assert not leaks, f"grader paths on the student's page: {leaks}"
+
+
+def test_feedback_page_drops_the_colab_badge():
+    """Is the release's "Open in Colab" badge (an image from the web) left off a feedback page, the rest of its
+    cell kept?"""
+    badge = "[![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.example/x)"
+    nb = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_markdown_cell(badge), nbformat.v4.new_markdown_cell(f"{badge}\n\n# Ridge regression")]
+    )
+    page = feedback.render(nb, dict(EMPTY_SUMMARY, notebook="theory"), ZOE)
+    assert "colab-badge" not in page and "colab.research.google.com" not in page
+    assert "Ridge regression" in visible_text(page)
+
+
+def test_long_output_is_folded():
+    """Is a 200-line output folded into a <details> block (all of it inside), and a short one left open?"""
+    long_text = "".join(f"epoch {i}: loss {1 / (i + 1):.4f}\n" for i in range(200))
+    cells = [
+        nbformat.v4.new_code_cell("train()", outputs=[nbformat.v4.new_output("stream", name="stdout", text=long_text)]),
+        nbformat.v4.new_code_cell(
+            "print('short')", outputs=[nbformat.v4.new_output("stream", name="stdout", text="short\n")]
+        ),
+    ]
+    page = feedback.render(nbformat.v4.new_notebook(cells=cells), dict(EMPTY_SUMMARY), LI)
+    (details,) = re.findall(r"<details>.*?</details>", page, flags=re.S)
+    assert "200 lines of output" in details and "epoch 199: loss 0.0050" in details
+    assert "short" in page and "short" not in details
+
+
+@pytest.fixture
+def unicode_out(tmp_path):
+    """An OUT with recorded results of 李明 (graded) and Zoë Ñúñez (caption waiting for a person, submitted as
+    a folder name that differs from her id), its CSVs and feedback index."""
+    from autograder.records import Results
+
+    out = tmp_path / "out"
+    results = Results(out)
+    states = {
+        LI: {"student": LI, "complete": True, "notebooks": {"clip": dict(CAPTION_SUMMARY, status="graded", cells=[])}},
+        "zoe": {
+            "student": "zoe",
+            "submission": {"submitted_as": ZOE},
+            "complete": True,
+            "notebooks": {"clip": CAPTION_SUMMARY},
+        },
+    }
+    for student, state in states.items():
+        (results.state_dir / f"{student}.json").write_text(json.dumps(state))
+        results.write_feedback(
+            student, "clip", feedback.render(caption_notebook(), state["notebooks"]["clip"], student)
+        )
+    results.write_csvs()
+    feedback.write_index(out)
+    return out
+
+
+def test_every_page_links_back_to_the_index(unicode_out):
+    """Does every feedback page carry a link that leads to feedback/index.html?"""
+    pages = sorted((unicode_out / "feedback").glob("*/*.html"))
+    assert len(pages) == 2
+    for page in pages:
+        (href,) = re.findall(r'<a href="([^"]*index\.html)"', page.read_text())
+        assert (page.parent / href).resolve() == (unicode_out / "feedback" / "index.html").resolve()
+
+
+def test_index_names_the_student_as_submitted_with_working_links(unicode_out):
+    """Does the index name each student as they submitted (李明, Zoë Ñúñez), with links that reach their pages?"""
+    import urllib.parse
+
+    index = (unicode_out / "feedback" / "index.html").read_text()
+    assert f"<td>{LI}</td>" in index and f"<td>{ZOE}</td>" in index
+    hrefs = set(re.findall(r'<a href="([^"#]+\.html)"', index))
+    assert hrefs == {f"{urllib.parse.quote(LI)}/clip.html", "zoe/clip.html"}
+    assert all((unicode_out / "feedback" / urllib.parse.unquote(h)).exists() for h in hrefs)
+
+
+def test_index_keeps_the_reason_a_cell_waits_for_a_person(unicode_out):
+    """Does the TA's index give the caption's full reason (what to fetch and set), which the student's page leaves out?"""
+    index = visible_text((unicode_out / "feedback" / "index.html").read_text())
+    assert "fetch-models" in index and "A3_MODEL_CACHE" in index
+    assert "fetch-models" not in (unicode_out / "feedback" / "zoe" / "clip.html").read_text()

@@ -83,3 +83,23 @@ def test_real_feedback_page_from_the_corpus(tmp_path_factory, tmp_path):
     assert "fit_linear_log: (m, c) should be" in text, "expected the check's message"
     leaks = [h for h in HIDDEN if h in dom]
     assert not leaks, f"expected no hidden test source, found {leaks}"
+
+
+def test_math_renders_offline(tmp_path):
+    """With no network, does Chromium typeset a page's TeX with the MathJax the feedback folder ships (no raw
+    TeX left, no MathJax error), for a student named Zoë Ñúñez?"""
+    cells = [
+        nbformat.v4.new_markdown_cell(r"The ridge loss is $\mathcal{L}(w) = \|Xw - y\|^2 + \lambda \|w\|^2$."),
+        nbformat.v4.new_markdown_cell(r"$$w^\star = (X^\top X + \lambda I)^{-1} X^\top y$$"),
+    ]
+    summary = {"notebook": "theory", "score": 2.0, "max_score": 2.0, "status": "graded", "cells": []}
+    folder = tmp_path / "feedback"
+    feedback.install_mathjax(folder)
+    page = folder / "Zoë Ñúñez" / "theory.html"
+    page.parent.mkdir(parents=True)
+    page.write_text(feedback.render(nbformat.v4.new_notebook(cells=cells), summary, "Zoë Ñúñez"))
+    assert 'src="../.mathjax/MathJax.js' in page.read_text(), "expected MathJax from the feedback folder"
+    text, dom = rendered_text(page, tmp_path)
+    assert dom.count('class="MathJax"') + dom.count('class="MathJax_Display"') >= 2, "MathJax did not typeset"
+    assert "\\mathcal" not in text and "\\lambda" not in text, f"raw TeX on the page: {text[:300]!r}"
+    assert 'class="MathJax_Error"' not in dom and "Math input error" not in text

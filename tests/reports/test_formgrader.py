@@ -8,6 +8,7 @@ import shutil
 import socket
 import subprocess
 import time
+import urllib.error
 import urllib.request
 
 import nbformat
@@ -42,6 +43,15 @@ def free_port():
         return s.getsockname()[1]
 
 
+def status_of(base, path, method="GET", body=None):
+    """The HTTP status formgrader's server answers a request with (4xx and 5xx included)."""
+    try:
+        call(base, path, method, body)
+        return 200
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
 def call(base, path, method="GET", body=None):
     request = urllib.request.Request(
         f"{base}{path}",
@@ -63,7 +73,7 @@ def server(tmp_path_factory):
     subs = toy.write_students(root / "subs", rel, {"ann": hostile_submission(nb)})
     out = root / "out"
     pipeline.grade(subs, out, workers=1, source=toy.TOY_SOURCE, ingest_fn=pipeline.plain_ingest)
-    env = formgrader.prepare(out, source=toy.TOY_SOURCE)
+    env, _ = formgrader.prepare(out)
     port = free_port()
     proc = subprocess.Popen(
         formgrader.command(out, port, browser=False, token=TOKEN),
@@ -225,3 +235,61 @@ def test_formgrader_on_an_ungraded_folder_fails_clearly(tmp_path, capsys):
     assert formgrader.main(out=tmp_path) == 1
     err = capsys.readouterr().err.strip()
     assert "gradebook.db not found: grade first" in err and len(err.splitlines()) == 1
+
+
+def test_formgrader_serves_no_lab_or_terminals(server):
+    """Does the server the kit starts serve formgrader only: no JupyterLab, no notebook UI, no terminal?"""
+    base, _ = server
+    assert status_of(base, "/formgrader/api/status") == 200
+    assert status_of(base, "/lab") == 404
+    assert status_of(base, "/api/terminals") == 404
+    assert status_of(base, "/api/terminals", method="POST", body={}) == 404
+    assert status_of(base, "/tree") == 404
+
+
+def test_formgrader_course_folder_holds_no_solutions(server):
+    """Is the course folder formgrader reads free of the instructor notebooks (solutions, hidden tests)?"""
+    _, out = server
+    assert not list((out / "source").rglob("*.ipynb")), "instructor notebooks copied into OUT"
+    assert (out / "source" / "a3").is_dir(), "formgrader lists the assignment by this folder"
+
+
+def test_formgrader_removes_solutions_an_older_kit_copied_and_says_so(tmp_path):
+    """When OUT holds the instructor notebooks an older version copied, does prepare remove them and say so?"""
+    old = tmp_path / "source" / "a3"
+    old.mkdir(parents=True)
+    shutil.copy2(toy.TOY_SOURCE / "toy.ipynb", old / "toy.ipynb")
+    (tmp_path / "autograded" / "李明" / "a3").mkdir(parents=True)
+    _, notes = formgrader.prepare(tmp_path)
+    assert not list(old.glob("*.ipynb"))
+    assert any("removed 1 instructor notebook(s) with solutions and hidden tests" in line for line in notes)
+    assert any("no solutions or hidden tests" in line and "submitted/ (1 student(s)" in line for line in notes)
+
+
+def test_formgrader_links_survive_grade_force(tmp_path_factory):
+    """After `grade --force`, does formgrader's link to a student's notebook (/formgrader/submissions/<id>/) still
+    open that student's notebook, for students named 李明 and Zoë Ñúñez?"""
+    from nbgrader.api import Gradebook
+
+    root = tmp_path_factory.mktemp("links")
+    rel = toy.release(tmp_path_factory.getbasetemp())
+    nb = nbformat.read(rel / "toy.ipynb", as_version=4)
+    subs = toy.write_students(root / "subs", rel, {"李明": toy.fill(nb, toy.RIGHT), "Zoë Ñúñez": nb})
+    out = root / "out"
+    kwargs = dict(workers=1, source=toy.TOY_SOURCE, ingest_fn=pipeline.plain_ingest)
+    pipeline.grade(subs, out, **kwargs)
+    with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:
+        before = {(s.student.id, s.name): (s.id, sorted(g.id for g in s.grades)) for s in _notebooks(gb)}
+    assert len(before) == 2
+    pipeline.grade(subs, out, force=True, **kwargs)
+    with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:
+        after = {(s.student.id, s.name): (s.id, sorted(g.id for g in s.grades)) for s in _notebooks(gb)}
+        for (student, name), (link, _) in before.items():
+            again = gb.find_submission_notebook_by_id(link)
+            assert (again.student.id, again.name) == (student, name)
+    assert after == before
+
+
+def _notebooks(gb):
+    """Every submitted notebook of the assignment in a gradebook."""
+    return [nb for sub in gb.assignment_submissions("a3") for nb in sub.notebooks]

@@ -302,3 +302,77 @@ def test_question_scores_give_the_mean_share_per_question(tmp_path):
     table = report.question_scores(report.read_table(make_out(tmp_path), "grades_by_cell.csv"))
     row = table[table["grade_id"] == "causal_scaled_dot_attention"].iloc[0]
     assert (row["scored"], round(row["mean_share"], 3)) == (6, round(1 / 6, 3))
+
+
+# Students with the names students really have (issue 23): nothing below relies on ASCII ids.
+LI, ZOE = "李明", "Zoë Ñúñez"
+
+
+def unicode_out(out):
+    """A graded OUT of two students with Unicode names and all of the course's notebooks: 李明 solved
+    everything, Zoë Ñúñez left bert out and failed fit_linear_log; her CLIP caption waits for a person."""
+    grades = [["student", "notebook", "score", "max_score", "status"]]
+    cells = [["student", "notebook", "grade_id", "score", "max_score", "message"]]
+    for student in (LI, ZOE):
+        for nb, points in GRADED.items():
+            if (student, nb) == (ZOE, "bert"):
+                grades.append([student, nb, 0, max_score(nb), "missing"])
+                cells += [[student, nb, gid, 0, pts, "missing"] for gid, pts in points.items()]
+                continue
+            total, status = 0, "graded"
+            for gid, pts in points.items():
+                score, message = pts, "passed"
+                if (student, gid) == (ZOE, "fit_linear_log"):
+                    score, message = 0, "CheckFailed: fit_linear_log: (m, c) should be (0.5, 0.4771), got (0, 0)"
+                if (student, gid) == (ZOE, "scavenger_caption"):
+                    score, message = "", "needs manual grading: the check could not decide"
+                    status = "needs manual grading: scavenger_caption"
+                total += score or 0
+                cells.append([student, nb, gid, score, pts, message])
+            grades.append([student, nb, total, max_score(nb), status])
+    out.mkdir(parents=True, exist_ok=True)
+    write_csv(out / "grades.csv", grades)
+    write_csv(out / "grades_by_cell.csv", cells)
+    return out
+
+
+def test_report_lists_every_course_notebook_theory_included(tmp_path):
+    """Does report.html show the score of every notebook of the course (contract.NOTEBOOKS), theory included?"""
+    out = unicode_out(tmp_path / "out")
+    html = report.render(out, tmp_path / "r.html").read_text()
+    summary = report.score_summary(report.read_table(out, "grades.csv"))
+    assert list(summary["notebook"]) == ["nmt", "bert", "clip", "theory"]
+    assert re.search(r"<td[^>]*>theory</td>\s*<td[^>]*>2</td>", html), "expected theory's row in the score table"
+
+
+def test_course_notebooks_follow_the_contract():
+    """Are the report's notebooks the course's own, in course order, with theory, and unknown ones last?"""
+    grades = pd.DataFrame({"student": [LI] * 5, "notebook": ["theory", "extra", "clip", "nmt", "bert"]})
+    assert report.course_notebooks(grades) == ["nmt", "bert", "clip", "theory", "extra"]
+
+
+def test_failure_reasons_leave_out_missing_notebooks(tmp_path):
+    """Is a missing notebook's 'missing' never given as a reason a check failed, while a real failure is?"""
+    out = unicode_out(tmp_path)
+    by_cell, grades = report.read_table(out, "grades_by_cell.csv"), report.read_table(out, "grades.csv")
+    reasons = report.top_reasons(by_cell, grades=grades)
+    assert reasons[["grade_id", "reason", "count"]].values.tolist() == [
+        ["fit_linear_log", "(m, c) should be N, got N", 1]
+    ]
+
+
+def test_a_cell_waiting_for_a_person_is_no_failed_check():
+    """Is a cell that needs manual grading left out of its check's failure rate and reasons, even with a 0?"""
+    by_cell = pd.DataFrame(
+        {
+            "student": [LI, ZOE],
+            "notebook": ["clip"] * 2,
+            "grade_id": ["scavenger_caption"] * 2,
+            "score": [1.0, 0.0],
+            "max_score": [1.0] * 2,
+            "message": ["passed", "needs manual grading: the check could not decide"],
+        }
+    )
+    (row,) = report.check_failure_rates(by_cell).to_dict("records")
+    assert (row["checked"], row["failed"], row["failure_rate"]) == (1, 0, 0.0)
+    assert report.top_reasons(by_cell).empty
