@@ -14,7 +14,8 @@ COMMANDS = {
     "build": ("autograder.content.build", "regenerate release/ from source/ (--check: fail when stale)"),
     "grade": (
         "autograder.grading.pipeline",
-        "grade SUBMISSIONS --out OUT [--workers N] [--scheduler ADDRESS] [--force]",
+        "grade SUBMISSIONS --out OUT [--workers N] [--scheduler ADDRESS] [--force] [--course FILE] "
+        "[--extensions FILE] [--submitted FILE]",
     ),
     "feedback": ("autograder.reports.feedback", "re-render feedback HTML (and grades.csv) with the hand grades of OUT"),
     "formgrader": ("autograder.reports.formgrader", "open nbgrader's formgrader on OUT to grade the written answers"),
@@ -47,6 +48,8 @@ def _options(name, parser):
         add("--force", action="store_true", help="regrade students already graded in OUT")
         add("--source", type=Path, default=paths.SOURCE, help=argparse.SUPPRESS)
         add("--keep-work", action="store_true", help="keep every student's workspace in OUT/.work")
+        _term_options(add)
+        add("--submitted", type=Path, help="CSV student,submitted_at (ISO 8601 with offset): submission times")
     elif name == "feedback":
         add("out", type=Path, help="the OUT folder of a grading run")
     elif name == "formgrader":
@@ -74,6 +77,12 @@ def _options(name, parser):
     elif name == "fetch-models":
         add("--cache", default=None, help="hub cache folder (default: $A3_MODEL_CACHE, else the Hugging Face default)")
         add("--check", action="store_true", help="only report what is cached; exit 1 if incomplete")
+
+
+def _term_options(add):
+    """--course and --extensions (issue 24): kept in OUT, so later commands on OUT agree without them."""
+    add("--course", type=Path, help="course file (due date, late policy; default: OUT's, else course.toml)")
+    add("--extensions", type=Path, help="CSV student,due (ISO 8601 with offset): extended due dates (private)")
 
 
 def parser():

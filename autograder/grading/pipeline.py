@@ -14,9 +14,9 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from autograder import contract, paths
+from autograder import contract, paths, term
 from autograder.content import build
-from autograder.grading import ingest, scheduler, worker
+from autograder.grading import ingest, scheduler, times, worker
 from autograder.records import Results, failure_result
 from autograder.reports import feedback, similarity
 
@@ -124,6 +124,9 @@ def grade(
     cell_timeout: int = worker.CELL_TIMEOUT,
     notebook_timeout: int = worker.NOTEBOOK_TIMEOUT,
     keep_work: bool = False,
+    course: Path | str | None = None,
+    extensions: Path | str | None = None,
+    submitted: Path | str | None = None,
 ) -> dict:
     """Grade every student in `submissions` into `out`; returns a summary dict.
 
@@ -133,11 +136,15 @@ def grade(
     - workers / scheduler_address: Dask local workers (default: all cores) or an existing scheduler.
     - source: instructor source folder (default source/a3).
     - ingest_fn: (submissions, staging, notebooks) -> submission dicts; default autograder.grading.ingest.
+    - course / extensions / submitted: the term's files (autograder/term.py), checked before anything is graded
+      and kept in OUT/term (None: keep what OUT has). Raises term.TermError (one line) for a bad one.
     Returns:
     - {"graded": [...], "skipped": [...], "failed": {student: reason}, "seconds": float, "statuses": Counter}
     """
     start = time.perf_counter()
     out = Path(out)
+    if course is not None:  # issue 24: a bad course file stops the run before anything is graded
+        term.read_course(course)
     out.mkdir(parents=True, exist_ok=True)
     template = ensure_template(out, source)
     layout = worker.course_layout(template / "release")
@@ -159,7 +166,10 @@ def grade(
     results.record_lms_ids(
         {student: next((s["lms"] for s in subs if s.get("lms")), {}) for student, subs in students.items()}
     )
-    results.log([f"RUN grade {submissions} -> {out} ({len(students)} students, force={force})"])
+    found, stamp_log = times.evidence(submissions, students, submitted)  # issue 24: when each student submitted
+    everyone = set(students) | {st["student"] for st in results.states()}
+    term.write_term(out, course=course, extensions=extensions, evidence=found, students=everyone)
+    results.log([f"RUN grade {submissions} -> {out} ({len(students)} students, force={force})"] + stamp_log)
     results.log(look_alikes(students))
     source_hash = (template / "source.sha256").read_text()
     identity = {student: submission_identity(subs, student, source_hash) for student, subs in students.items()}
@@ -221,6 +231,7 @@ def grade(
         "seconds": time.perf_counter() - start,
         "statuses": statuses,
         "hand_grades": dict(hand),
+        "no_submission_time": sorted(set(students) - set(found)),  # issue 24: on time for want of evidence
     }
     results.log(
         [
@@ -270,6 +281,8 @@ def print_summary(summary: dict, out: Path) -> None:
             f"  hand grades: {hand.get('kept', 0)} kept (answer unchanged), {hand.get('dropped', 0)} dropped "
             "(answer changed: grade it again; grading.log names each)"
         )
+    if summary.get("no_submission_time") and (Path(out) / term.TERM_DIR / "course.toml").exists():
+        print(f"  {len(summary['no_submission_time'])} students without a submission time: taken as on time")
     print(
         f"grades: {out / 'grades.csv'}, {out / 'grades_by_cell.csv'}; feedback: {out / 'feedback'}; "
         f"log: {out / 'grading.log'}"
@@ -292,21 +305,33 @@ def main(
     force: bool = False,
     source: Path = paths.SOURCE,
     keep_work: bool = False,
+    course: Path | None = None,
+    extensions: Path | None = None,
+    submitted: Path | None = None,
 ) -> int:
     """`grade`: grade SUBMISSIONS into OUT and print the summary. Returns the exit status."""
     if not Path(submissions).exists():
         print(f"grade: {submissions} does not exist", file=sys.stderr)
         return 2
-    summary = grade(
-        submissions,
-        out,
-        workers=workers,
-        scheduler_address=scheduler_address,
-        force=force,
-        source=source,
-        keep_work=keep_work,
-        ingest_fn=None if is_course_source(source) else plain_ingest,
-    )
+    if course is None and not (Path(out) / term.TERM_DIR / "course.toml").exists():
+        course = paths.ROOT / "course.toml" if (paths.ROOT / "course.toml").exists() else None
+    try:
+        summary = grade(
+            submissions,
+            out,
+            workers=workers,
+            scheduler_address=scheduler_address,
+            force=force,
+            source=source,
+            keep_work=keep_work,
+            ingest_fn=None if is_course_source(source) else plain_ingest,
+            course=course,
+            extensions=extensions,
+            submitted=submitted,
+        )
+    except term.TermError as exc:
+        print(f"grade: {exc}", file=sys.stderr)
+        return 2
     print_summary(summary, out)
     return 0
 

@@ -1,0 +1,53 @@
+"""When each student submitted, found at grading time (issue 24), and the term settings recorded in OUT/term.
+
+First found per student: nbgrader's timestamp.txt in the student's folder, then the `--submitted` CSV; Canvas's
+_LATE marker alone (no time) records 'late (time unknown)'. No evidence: on time (the summary counts them).
+"""
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from autograder import term
+from autograder.grading import ingest
+
+
+def timestamp_files(submissions: Path | str) -> dict[str, Path]:
+    """{student id: the timestamp.txt in their folder} for a folder of student folders (an LMS zip has none)."""
+    root = Path(submissions)
+    if not root.is_dir():
+        return {}
+    found = {}
+    for student, (_, candidates) in ingest.discover(root).items():
+        stamps = sorted((c.path for c in candidates if c.path.name == "timestamp.txt"), key=lambda p: len(p.parts))
+        if stamps:
+            found[student] = stamps[0]
+    return found
+
+
+def evidence(
+    submissions: Path | str, students: Mapping[str, list[dict]], submitted: Path | str | None = None
+) -> tuple[dict[str, tuple[str, str]], list[str]]:
+    """Each student's submission time and how we know it.
+
+    Inputs:
+    - students: {student: [submission dicts]} (pipeline.collect; a dict's "lms" may say "late": True).
+    - submitted: a CSV student,submitted_at (grade --submitted), checked against `students`.
+    Returns:
+    - ({student: (ISO time or term.UNKNOWN_TIME, evidence)}, log lines: each timestamp.txt that did not parse).
+    Raises term.TermError for a bad --submitted file (nothing is graded then).
+    """
+    given = term.read_times(submitted, term.SUBMITTED_COLUMNS, students, "submitted") if submitted else {}
+    found, log = {}, []
+    stamps = timestamp_files(submissions)
+    for student, subs in students.items():
+        if student in stamps:
+            try:
+                found[student] = (term.read_timestamp_file(stamps[student]).isoformat(), "timestamp.txt")
+                continue
+            except term.TermError as exc:
+                log.append(f"TIMESTAMP ignored for {student}: {exc}")
+        if student in given:
+            found[student] = (given[student].isoformat(), "--submitted")
+        elif any((s.get("lms") or {}).get("late") for s in subs):
+            found[student] = (term.UNKNOWN_TIME, "canvas _LATE")
+    return found, log
