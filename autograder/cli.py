@@ -62,6 +62,7 @@ def _options(name, parser):
         add("--show-code", action="store_true", help="include the notebook's code cells")
     elif name == "export":
         add("out", type=Path, help="a graded OUT folder (holds grades.csv)")
+        add("--lms-applies-late-policy", action="store_true", help="LMS exports carry raw scores (the LMS deducts)")
     elif name == "similarity":
         add("out", type=Path, help="a graded OUT folder (holds autograded/)")
         add("--scheduler", dest="scheduler_address", default=None, help="compare cells on this Dask scheduler")

@@ -371,3 +371,28 @@ def write_term(
         writer.writerow(EVIDENCE_COLUMNS)
         writer.writerows([s, *rows[s]] for s in sorted(rows))
         atomic_write(folder / "submitted.csv", buf.getvalue())
+
+
+def student_late(rows: Iterable[Mapping[str, str]]) -> tuple[float, str, str]:
+    """One student's lateness as grades.csv gives it, summed over their notebook rows.
+
+    Returns:
+    - (late penalty in points, due date ISO 8601 or '', submitted_at or ''): '' and 0 without a course file.
+    """
+    rows = list(rows)
+    points = 0.0
+    for row in rows:
+        try:
+            points += float(row.get("late_penalty") or 0.0)
+        except ValueError:
+            pass
+    first = rows[0] if rows else {}
+    return round(points, 6), first.get("due") or "", first.get("submitted_at") or ""
+
+
+def nbgrader_time(text: str) -> str:
+    """An ISO 8601 time as nbgrader's export prints times (UTC, no offset: '2023-04-01 03:59:00'); '' otherwise."""
+    try:
+        return str(parse_time(text).astimezone(timezone.utc).replace(tzinfo=None))
+    except ValueError:
+        return ""

@@ -22,6 +22,7 @@ import sqlite3
 import sys
 from pathlib import Path
 
+from autograder import term
 from autograder.contract import ASSIGNMENT, NOTEBOOKS, max_score, written_max_score
 
 NBGRADER_COLUMNS = [
@@ -133,18 +134,19 @@ def write_nbgrader_csv(out, dest):
     rows = []
     for student, notebooks in grades.items():
         score, total, _ = student_totals(notebooks)
+        late, due, submitted = term.student_late(notebooks.values())  # issue 24: nbgrader's late columns
         rows.append(
             [
                 ASSIGNMENT,
-                "",
-                stamps.get(student, ""),
+                term.nbgrader_time(due),
+                term.nbgrader_time(submitted) or stamps.get(student, ""),
                 student,
                 "",
                 "",
                 "",
                 _cell(score),
-                _cell(0.0),
-                _cell(max(0.0, score)),
+                _cell(late),
+                _cell(max(0.0, score - late)),
                 _cell(total),
             ]
         )
@@ -192,10 +194,11 @@ CANVAS_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
 MOODLE_COLUMNS = ["Identifier", "Full name", "Grade", "Maximum Grade", "Feedback comments"]
 
 
-def write_canvas_csv(out, dest, title=f"{ASSIGNMENT} (autograder)"):
-    """Canvas gradebook import: one row per student, matched by Canvas user id; returns the row count."""
+def write_canvas_csv(out, dest, title=f"{ASSIGNMENT} (autograder)", lms_applies_late_policy=False):
+    """Canvas gradebook import: one row per student, matched by Canvas user id; returns the row count.
+    Scores carry the late penalty unless `lms_applies_late_policy` (then Canvas deducts it)."""
     grades, ids = read_grades(out), read_lms_ids(out)
-    totals = {s: student_totals(nbs) for s, nbs in grades.items()}
+    totals = {s: _after_late(nbs, student_totals(nbs), lms_applies_late_policy) for s, nbs in grades.items()}
     rows = [["Points Possible", "", "", "", "", f"{max((t for _, t, _ in totals.values()), default=0):g}"]]
     for student, (score, _, _) in totals.items():
         lms = ids.get(student, {})
@@ -214,11 +217,12 @@ def write_canvas_csv(out, dest, title=f"{ASSIGNMENT} (autograder)"):
     return len(grades)
 
 
-def write_moodle_csv(out, dest):
-    """Moodle offline grading worksheet: Identifier "Participant <id>", grade, maximum, notes; returns rows."""
+def write_moodle_csv(out, dest, lms_applies_late_policy=False):
+    """Moodle offline grading worksheet: Identifier "Participant <id>", grade, maximum, notes; returns rows.
+    Grades carry the late penalty unless `lms_applies_late_policy`."""
     grades, ids, rows = read_grades(out), read_lms_ids(out), []
     for student, notebooks in grades.items():
-        score, total, notes = student_totals(notebooks)
+        score, total, notes = _after_late(notebooks, student_totals(notebooks), lms_applies_late_policy)
         lms = ids.get(student, {})
         ident = f"Participant {lms['lms_user_id']}" if lms.get("lms") == "moodle" else student
         rows.append([ident, lms.get("lms_name") or student, f"{score:g}", f"{total:g}", "; ".join(notes)])
@@ -226,25 +230,36 @@ def write_moodle_csv(out, dest):
     return len(grades)
 
 
-def export(out):
+def _after_late(notebooks, totals, lms_applies_late_policy):
+    """(score, total, notes) of student_totals with the late penalty taken off the score (issue 24), unless the
+    LMS applies its own late policy."""
+    score, total, notes = totals
+    late, _, _ = term.student_late(notebooks.values())
+    if late and not lms_applies_late_policy:
+        return max(0.0, score - late), total, notes + [f"late penalty -{late:g} points"]
+    return score, total, notes
+
+
+def export(out, *, lms_applies_late_policy=False):
     """Write OUT/export/{nbgrader,lms,canvas,moodle}_grades.csv; returns their paths."""
     folder = Path(out) / "export"
     folder.mkdir(parents=True, exist_ok=True)
+    lms = {"lms_applies_late_policy": lms_applies_late_policy}
     writers = {
         "nbgrader_grades.csv": write_nbgrader_csv,
         "lms_grades.csv": write_lms_csv,
-        "canvas_grades.csv": write_canvas_csv,
-        "moodle_grades.csv": write_moodle_csv,
+        "canvas_grades.csv": lambda out, dest: write_canvas_csv(out, dest, **lms),
+        "moodle_grades.csv": lambda out, dest: write_moodle_csv(out, dest, **lms),
     }
     for name, write in writers.items():
         write(out, folder / name)
     return tuple(folder / name for name in writers)
 
 
-def main(*, out: Path) -> int:
+def main(*, out: Path, lms_applies_late_policy: bool = False) -> int:
     """`export`: write OUT's grade exports. Returns the exit status."""
     try:
-        paths = export(out)
+        paths = export(out, lms_applies_late_policy=lms_applies_late_policy)
     except FileNotFoundError as exc:
         print(f"export: {exc}", file=sys.stderr)
         return 1

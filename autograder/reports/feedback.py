@@ -211,6 +211,8 @@ def summary_markdown(summary, student):
         lines.append("")
     if summary.get("manual"):
         lines += written_markdown(summary["manual"], summary.get("hand") or {}, summary["score"])
+    if summary.get("late"):  # issue 24: the late note (reports.feedback.rerender, from autograder.term)
+        lines += [f"**{_esc(summary['late'])}**", ""]
     if summary.get("repairs"):
         lines += ["**Repairs made to your submission before grading:**", ""]
         lines += [f"- {_esc(r)}" for r in summary["repairs"]] + [""]
@@ -462,17 +464,24 @@ SAFE_PROTOCOLS = {"http", "https", "mailto", "data"}
 def rerender(out):
     """Re-render OUT/feedback/<student>/<nb>.html from OUT/autograded, the recorded results and the hand grades
     in OUT/gradebook.db (entered in formgrader), and rewrite the CSVs with those hand grades."""
-    from autograder.records import Results
+    from autograder.records import Results, final_scores
+    from autograder.term import Term, describe
 
     results = Results(out)
     hand = results.hand_grades()
+    term = Term.load(out)
     count = 0
     for state in results.states():
         student = state["student"]
+        late = term.late(student)
         for name, summary in state["notebooks"].items():
             graded = results.autograded_path(student, name)
             nb = nbformat.read(graded, as_version=4) if graded.exists() else None
             summary = dict(summary, hand=hand.get((student, name), {}))
+            if late is not None:  # issue 24: the late note, on this notebook's final raw score
+                final, written = final_scores(summary, summary["hand"])
+                raw = final["score"] + sum(score or 0.0 for score, _ in written.values())
+                summary["late"] = describe(late, raw)
             results.write_feedback(student, name, render(nb, summary, student))
             count += 1
     results.write_csvs(hand)  # hand grades entered since grading reach grades.csv too

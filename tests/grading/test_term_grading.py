@@ -4,23 +4,14 @@ final score, extensions and hand grades added after grading, and bad term files 
 import csv
 import shutil
 
-import nbformat
 import pytest
 
 from autograder import contract, records, term
 from autograder.grading import ingest, pipeline, times
-from tests.fixtures import toy
+from tests.fixtures import term as term_fixture
 
-COURSE = """[assignment]
-due = 2023-03-31T23:59:00-04:00
-grace_minutes = 10
-
-[late]
-policy = "per_day"
-percent = 10
-max_days = 5
-"""
-KW = dict(workers=1, source=toy.TOY_SOURCE, ingest_fn=pipeline.plain_ingest)
+COURSE = term_fixture.COURSE
+KW = dict(term_fixture.KW, ingest_fn=pipeline.plain_ingest)
 
 
 def rows(out):
@@ -38,24 +29,8 @@ def enter_hand_grade(out, student, score):
 
 @pytest.fixture(scope="module")
 def term_out(tmp_path_factory):
-    """Four toy students graded under the per_day course: 李明 1 d 3 h late by timestamp.txt, Zoë Ñúñez on time by
-    --submitted, 'Anna Lee' 3 days late by --submitted, 'nobody' without evidence."""
-    root = tmp_path_factory.mktemp("term")
-    rel = toy.release(tmp_path_factory.getbasetemp())
-    nb = nbformat.read(rel / "toy.ipynb", as_version=4)
-    right = toy.fill(nb, toy.RIGHT)
-    subs = toy.write_students(
-        root / "subs", rel, {"李明": right, "Zoë Ñúñez": right, "Anna Lee": right, "nobody": right}
-    )
-    (subs / "李明" / "timestamp.txt").write_text("2023-04-02 06:59:00.000000 UTC\n")  # 1 d 3 h after 03:59 UTC
-    (root / "course.toml").write_text(COURSE)
-    (root / "submitted.csv").write_text(
-        "student,submitted_at\nZoë Ñúñez,2023-03-31T20:00:00-04:00\nAnna Lee,2023-04-03T23:00:00-04:00\n",
-        encoding="utf-8",
-    )
-    out = root / "out"
-    summary = pipeline.grade(subs, out, course=root / "course.toml", submitted=root / "submitted.csv", **KW)
-    return root, subs, out, summary
+    """The toy course graded under the per_day course (tests/fixtures/term.py)."""
+    return term_fixture.graded(tmp_path_factory.getbasetemp())
 
 
 def test_timestamp_txt_gives_lateness(term_out):
@@ -82,9 +57,10 @@ def test_student_without_evidence_is_counted(term_out):
     assert term_out[3]["no_submission_time"] == ["nobody"]
 
 
-def test_hand_grade_added_after_grading_is_penalised(term_out):
+def test_hand_grade_added_after_grading_is_penalised(term_out, tmp_path):
     """After a TA grades Anna Lee's written answer (1 point), is her 3-days-late penalty 30 % of 3 + 1 points?"""
-    out = term_out[2]
+    out = tmp_path / "out"
+    shutil.copytree(term_out[2], out)
     before = rows(out)["Anna Lee"]["late_penalty"]
     enter_hand_grade(out, "Anna Lee", 1.0)
     records.Results(out).write_csvs()
