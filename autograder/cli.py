@@ -21,6 +21,10 @@ COMMANDS = {
     "formgrader": ("autograder.reports.formgrader", "open nbgrader's formgrader on OUT to grade the written answers"),
     "report": ("autograder.reports.report", "render the grade report notebook for OUT into HTML"),
     "export": ("autograder.reports.export", "write the nbgrader and LMS grade exports of OUT"),
+    "release": (
+        "autograder.reports.release",
+        "release OUT --lms canvas|moodle [--partial]: feedback and grades as the LMS imports them (OUT/release)",
+    ),
     "similarity": (
         "autograder.reports.similarity",
         "similarity OUT [--scheduler ADDRESS]: students' cells compared pairwise, for TAs (similarity.csv, .html)",
@@ -63,6 +67,11 @@ def _options(name, parser):
     elif name == "export":
         add("out", type=Path, help="a graded OUT folder (holds grades.csv)")
         add("--lms-applies-late-policy", action="store_true", help="LMS exports carry raw scores (the LMS deducts)")
+    elif name == "release":
+        add("out", type=Path, help="a graded OUT folder")
+        add("--lms", required=True, choices=["canvas", "moodle"], help="the LMS to upload to")
+        add("--partial", action="store_true", help="release the students whose grading is complete, list the rest")
+        add("--lms-applies-late-policy", action="store_true", help="raw scores: the LMS deducts its own penalty")
     elif name == "similarity":
         add("out", type=Path, help="a graded OUT folder (holds autograded/)")
         add("--scheduler", dest="scheduler_address", default=None, help="compare cells on this Dask scheduler")

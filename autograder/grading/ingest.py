@@ -194,7 +194,7 @@ def discover(root: Path | str, unwrap: bool = False) -> dict[str, tuple[str, lis
                 log.warning("ignored %s: not in a student folder and not an LMS (Canvas) file name", entry.name)
                 continue
             filename = re.sub(r"-\d+(?=\.[A-Za-z]+$)", "", m.group("file"))  # Canvas resubmission suffix
-            lms = {"lms": "canvas", "user_id": m.group("uid"), "name": m.group("login")}
+            lms = {"lms": "canvas", "user_id": m.group("uid"), "name": m.group("login"), "file_id": m.group("sid")}
             if m.group("late"):  # issue 24: Canvas says late (no time): the late policy's one unit
                 lms["late"] = True
             add(

@@ -169,6 +169,7 @@ def grade(
     found, stamp_log = times.evidence(submissions, students, submitted)  # issue 24: when each student submitted
     everyone = set(students) | {st["student"] for st in results.states()}
     term.write_term(out, course=course, extensions=extensions, evidence=found, students=everyone)
+    times.record_lms_files(out, students)
     results.log([f"RUN grade {submissions} -> {out} ({len(students)} students, force={force})"] + stamp_log)
     results.log(look_alikes(students))
     source_hash = (template / "source.sha256").read_text()

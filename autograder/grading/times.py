@@ -51,3 +51,36 @@ def evidence(
         elif any((s.get("lms") or {}).get("late") for s in subs):
             found[student] = (term.UNKNOWN_TIME, "canvas _LATE")
     return found, log
+
+
+LMS_FILE_COLUMNS = ["student", "lms", "lms_user_id", "lms_file_id", "lms_name"]
+
+
+def record_lms_files(out: Path | str, students: Mapping[str, list[dict]]) -> None:
+    """Add OUT/term/lms_files.csv rows (student, lms, user id, the id of one submitted file, name) for `students`:
+    what `release` needs to name feedback files as Canvas's re-upload expects (students of earlier runs kept)."""
+    import csv
+    import io
+
+    from autograder.records import atomic_write
+
+    path = Path(out) / term.TERM_DIR / "lms_files.csv"
+    rows = {}
+    if path.exists():
+        with open(path, newline="", encoding="utf-8") as f:
+            rows = {r["student"]: [r[c] for c in LMS_FILE_COLUMNS] for r in csv.DictReader(f)}
+    for student, subs in students.items():
+        lms = next((s["lms"] for s in subs if s.get("lms")), {})
+        if lms:
+            rows[student] = [
+                student,
+                lms.get("lms", ""),
+                lms.get("user_id", ""),
+                lms.get("file_id", ""),
+                lms.get("name", ""),
+            ]
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(LMS_FILE_COLUMNS)
+    writer.writerows(rows[s] for s in sorted(rows))
+    atomic_write(path, buf.getvalue())

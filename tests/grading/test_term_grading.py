@@ -108,7 +108,7 @@ def test_canvas_late_marker_is_kept(tmp_path):
     """Does ingest keep Canvas's _LATE marker in the submission's lms dict instead of dropping it?"""
     (tmp_path / "leeanna_LATE_1234_5678_toy.ipynb").write_text("{}")
     [(raw, candidates)] = ingest.discover(tmp_path).values()
-    assert candidates[0].lms == {"lms": "canvas", "user_id": "1234", "name": "leeanna", "late": True}
+    assert candidates[0].lms == {"lms": "canvas", "user_id": "1234", "name": "leeanna", "file_id": "5678", "late": True}
 
 
 def test_canvas_late_without_time_is_recorded(tmp_path):
