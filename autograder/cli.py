@@ -84,6 +84,7 @@ def _options(name, parser):
         add("--keep", type=Path, help="work in this folder and keep it (default: a temporary one)")
         add("--notebooks", nargs="+", help="notebooks the students submit (default: all the course's)")
         add("--similarity", action="store_true", help="time the similarity report instead (try --students 500)")
+        add("--term", action="store_true", help="time late penalties and release instead (try --students 500)")
     elif name == "fetch-models":
         add("--cache", default=None, help="hub cache folder (default: $A3_MODEL_CACHE, else the Hugging Face default)")
         add("--check", action="store_true", help="only report what is cached; exit 1 if incomplete")
