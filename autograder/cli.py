@@ -15,7 +15,7 @@ COMMANDS = {
     "grade": (
         "autograder.grading.pipeline",
         "grade SUBMISSIONS --out OUT [--workers N] [--scheduler ADDRESS] [--force] [--course FILE] "
-        "[--extensions FILE] [--submitted FILE]",
+        "[--extensions FILE] [--submitted FILE] [--worksheet FILE]",
     ),
     "feedback": ("autograder.reports.feedback", "re-render feedback HTML (and grades.csv) with the hand grades of OUT"),
     "formgrader": ("autograder.reports.formgrader", "open nbgrader's formgrader on OUT to grade the written answers"),
@@ -54,6 +54,7 @@ def _options(name, parser):
         add("--keep-work", action="store_true", help="keep every student's workspace in OUT/.work")
         _term_options(add)
         add("--submitted", type=Path, help="CSV student,submitted_at (ISO 8601 with offset): submission times")
+        add("--worksheet", type=Path, help="Moodle grading worksheet: submission times (needs assignment.timezone)")
     elif name == "feedback":
         add("out", type=Path, help="the OUT folder of a grading run")
     elif name == "formgrader":

@@ -20,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 try:  # Python 3.11+
     import tomllib
@@ -28,7 +29,7 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10 (pyproject allows 
 
 POLICIES = ("none", "zero", "per_day", "per_hour")
 SCHEMA = {
-    "assignment": ("due", "grace_minutes"),
+    "assignment": ("due", "grace_minutes", "timezone"),
     "late": ("policy", "percent", "max_days"),
 }
 TERM_DIR = "term"
@@ -53,6 +54,7 @@ class Course:
     policy: str = "none"
     percent: float = 0.0
     max_days: float | None = None
+    timezone: str = ""  # IANA name ("America/Toronto"): how to read LMS times given without an offset (worksheet)
 
     @property
     def unit(self) -> timedelta:
@@ -149,7 +151,14 @@ def parse_course(text: str, name: str = "course.toml") -> Course:
     max_days = late.get("max_days")
     if max_days is not None and (not _is_number(max_days) or max_days < 0):
         fail("late", "max_days", f"must be a number of days >= 0, not {max_days!r}")
+    zone = assignment.get("timezone", "")
+    if zone:
+        try:
+            ZoneInfo(zone)
+        except (ValueError, ZoneInfoNotFoundError):
+            fail("assignment", "timezone", f"{zone!r} is not a time zone name (e.g. 'America/Toronto')")
     return Course(
+        timezone=zone,
         due=due,
         grace_minutes=float(grace),
         policy=policy,
@@ -396,3 +405,85 @@ def nbgrader_time(text: str) -> str:
         return str(parse_time(text).astimezone(timezone.utc).replace(tzinfo=None))
     except ValueError:
         return ""
+
+
+# Month names as Moodle's worksheet prints them (userdate, '%A, %d %B %Y, %I:%M %p' in the user's language)
+MONTHS = {
+    name: i + 1
+    for names in (
+        "january february march april may june july august september october november december",
+        "janvier février mars avril mai juin juillet août septembre octobre novembre décembre",
+        "januar februar märz april mai juni juli august september oktober november dezember",
+        "enero febrero marzo abril mayo junio julio agosto septiembre octubre noviembre diciembre",
+    )
+    for i, name in enumerate(names.split())
+}
+LOCAL_DATE = re.compile(
+    r"(?P<day>\d{1,2})\.?\s+(?:de\s+)?(?P<month>[^\W\d_]+)\.?\s+(?:de\s+)?(?P<year>\d{4}),?\s+"
+    r"(?:à\s+|um\s+)?(?P<hour>\d{1,2})[:h](?P<minute>\d{2})\s*(?P<ampm>[AaPp]\.?[Mm]\.?)?"
+)
+
+
+def parse_local_time(text: str, zone: str) -> datetime | None:
+    """A time as Moodle's grading worksheet prints it ('Friday, 31 March 2023, 11:59 PM', 'vendredi 31 mars 2023,
+    23:59'), read in time zone `zone`; None for '-' (no submission). Raises ValueError when it does not parse."""
+    text = text.strip()
+    if text in ("", "-"):
+        return None
+    m = LOCAL_DATE.search(text)
+    month = MONTHS.get(m.group("month").casefold()) if m else None
+    if not m or month is None:
+        raise ValueError(f"{text!r} is not a date the worksheet reader knows (English, French, German or Spanish)")
+    hour = int(m.group("hour"))
+    ampm = (m.group("ampm") or "").lower().replace(".", "")
+    if ampm:
+        hour = hour % 12 + (12 if ampm == "pm" else 0)
+    return datetime(
+        int(m.group("year")), month, int(m.group("day")), hour, int(m.group("minute")), tzinfo=ZoneInfo(zone)
+    )
+
+
+WORKSHEET_TIME = "Last modified (submission)"
+
+
+def read_worksheet(
+    path: Path | str, participants: Mapping[str, str], zone: str
+) -> tuple[dict[str, datetime], list[str]]:
+    """Submission times from a Moodle grading worksheet.
+
+    Inputs:
+    - participants: {Moodle participant id: student id} of the students being graded.
+    - zone: the course's time zone (course.toml assignment.timezone): the worksheet prints times without an offset.
+    Returns:
+    - ({student: time}, notes: one line per row naming a participant who is not among the students).
+    Raises TermError (file and line) for a missing column, a date that does not parse, no time zone, or a
+    worksheet whose ids match no student.
+    """
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TermError(f"{path}: cannot read the worksheet: {exc}") from None
+    reader = csv.DictReader(io.StringIO(text))
+    if "Identifier" not in (reader.fieldnames or []) or WORKSHEET_TIME not in (reader.fieldnames or []):
+        raise TermError(f"{path}:1: a Moodle grading worksheet needs the columns Identifier and {WORKSHEET_TIME}")
+    if not zone:
+        raise TermError(f"{path}: worksheet times have no UTC offset: set [assignment] timezone in the course file")
+    found, notes, rows = {}, [], 0
+    for row in reader:
+        line = reader.line_num
+        rows += 1
+        pid = re.sub(r"^\D*", "", row["Identifier"] or "")
+        student = participants.get(pid)
+        if student is None:
+            notes.append(f"{path}:{line}: {row['Identifier']!r} matches no student graded here")
+            continue
+        try:
+            when = parse_local_time(row[WORKSHEET_TIME] or "", zone)
+        except ValueError as exc:
+            raise TermError(f"{path}:{line}: {WORKSHEET_TIME}: {exc}") from None
+        if when is not None:
+            found[student] = when
+    if rows and len(notes) == rows:
+        raise TermError(f"{path}:2: no Identifier in the worksheet matches a student graded here ({notes[0]})")
+    return found, notes

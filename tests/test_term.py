@@ -258,3 +258,64 @@ def test_bad_extensions_keep_what_out_had(tmp_path):
             tmp_path / "out", course=tmp_path / "c.toml", extensions=tmp_path / "ext.csv", students=["李明"]
         )
     assert not (tmp_path / "out" / "term").exists()
+
+
+# --- Moodle grading worksheet ----------------------------------------------------------------------
+WORKSHEET = (
+    "Identifier,Full name,Email address,Status,Grade,Maximum Grade,Grade can be changed,"
+    "Last modified (submission),Last modified (grade),Feedback comments\n"
+)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Saturday, 1 April 2023, 12:05 AM",
+        "samedi 1 avril 2023, 00:05",
+        "Samstag, 1. April 2023, 00:05",
+        "sábado, 1 de abril de 2023, 00:05",
+    ],
+)
+def test_worksheet_dates_in_four_languages(text):
+    """Is Moodle's worksheet date read the same in English (12-hour clock), French, German and Spanish?"""
+    assert term.parse_local_time(text, "America/Toronto") == datetime(2023, 4, 1, 0, 5, tzinfo=EDT)
+
+
+def test_worksheet_gives_times_by_participant(tmp_path):
+    """Does the worksheet give 李明 (Participant 101) his submission time and Zoë Ñúñez (no submission, '-')
+    none?"""
+    path = tmp_path / "ws.csv"
+    rows = 'Participant 101,李明,,,,,,"Saturday, 1 April 2023, 12:05 AM",-,\nParticipant 102,Zoë Ñúñez,,,,,,-,-,\n'
+    path.write_text(WORKSHEET + rows, encoding="utf-8")
+    found, notes = term.read_worksheet(path, {"101": "李明~moodle101", "102": "Zoë Ñúñez~moodle102"}, "America/Toronto")
+    assert (found, notes) == ({"李明~moodle101": datetime(2023, 4, 1, 0, 5, tzinfo=EDT)}, [])
+
+
+def test_worksheet_matching_no_student_is_an_error(tmp_path):
+    """Is a worksheet whose ids match no student graded here a one-line error naming the file and line?"""
+    path = tmp_path / "ws.csv"
+    path.write_text(WORKSHEET + 'Participant 999,X,,,,,,"Saturday, 1 April 2023, 12:05 AM",-,\n')
+    with pytest.raises(term.TermError, match=rf"^{path}:2: no Identifier in the worksheet matches"):
+        term.read_worksheet(path, {"101": "李明~moodle101"}, "America/Toronto")
+
+
+def test_worksheet_bad_date_names_line(tmp_path):
+    """Is a worksheet date that does not parse an error naming the file and line?"""
+    path = tmp_path / "ws.csv"
+    path.write_text(WORKSHEET + "Participant 101,X,,,,,,someday,-,\n")
+    with pytest.raises(term.TermError, match=rf"^{path}:2: Last modified \(submission\)"):
+        term.read_worksheet(path, {"101": "李明~moodle101"}, "America/Toronto")
+
+
+def test_worksheet_without_time_zone_is_refused(tmp_path):
+    """Are worksheet times refused when the course file names no time zone (they carry no offset)?"""
+    path = tmp_path / "ws.csv"
+    path.write_text(WORKSHEET)
+    with pytest.raises(term.TermError, match="set \\[assignment\\] timezone"):
+        term.read_worksheet(path, {}, "")
+
+
+def test_bad_time_zone_is_an_error():
+    """Is a time zone name that does not exist refused, naming the key?"""
+    with pytest.raises(term.TermError, match=r"assignment\.timezone: 'Mars/Olympus'"):
+        term.parse_course(COURSE.replace("grace_minutes = 10", 'grace_minutes = 10\ntimezone = "Mars/Olympus"'))

@@ -127,6 +127,7 @@ def grade(
     course: Path | str | None = None,
     extensions: Path | str | None = None,
     submitted: Path | str | None = None,
+    worksheet: Path | str | None = None,
 ) -> dict:
     """Grade every student in `submissions` into `out`; returns a summary dict.
 
@@ -136,7 +137,7 @@ def grade(
     - workers / scheduler_address: Dask local workers (default: all cores) or an existing scheduler.
     - source: instructor source folder (default source/a3).
     - ingest_fn: (submissions, staging, notebooks) -> submission dicts; default autograder.grading.ingest.
-    - course / extensions / submitted: the term's files (autograder/term.py), checked before anything is graded
+    - course / extensions / submitted / worksheet: the term's files (autograder/term.py), checked before anything is graded
       and kept in OUT/term (None: keep what OUT has). Raises term.TermError (one line) for a bad one.
     Returns:
     - {"graded": [...], "skipped": [...], "failed": {student: reason}, "seconds": float, "statuses": Counter}
@@ -166,7 +167,8 @@ def grade(
     results.record_lms_ids(
         {student: next((s["lms"] for s in subs if s.get("lms")), {}) for student, subs in students.items()}
     )
-    found, stamp_log = times.evidence(submissions, students, submitted)  # issue 24: when each student submitted
+    # issue 24: when each student submitted
+    found, stamp_log = times.evidence(submissions, students, submitted, worksheet, times.zone(out, course))
     everyone = set(students) | {st["student"] for st in results.states()}
     term.write_term(out, course=course, extensions=extensions, evidence=found, students=everyone)
     times.record_lms_files(out, students)
@@ -309,6 +311,7 @@ def main(
     course: Path | None = None,
     extensions: Path | None = None,
     submitted: Path | None = None,
+    worksheet: Path | None = None,
 ) -> int:
     """`grade`: grade SUBMISSIONS into OUT and print the summary. Returns the exit status."""
     if not Path(submissions).exists():
@@ -329,6 +332,7 @@ def main(
             course=course,
             extensions=extensions,
             submitted=submitted,
+            worksheet=worksheet,
         )
     except term.TermError as exc:
         print(f"grade: {exc}", file=sys.stderr)

@@ -1,6 +1,7 @@
 """When each student submitted, found at grading time (issue 24), and the term settings recorded in OUT/term.
 
-First found per student: nbgrader's timestamp.txt in the student's folder, then the `--submitted` CSV; Canvas's
+First found per student: nbgrader's timestamp.txt in the student's folder, the Moodle grading worksheet's
+"Last modified (submission)" (`--worksheet`, read in the course file's time zone), then the `--submitted` CSV; Canvas's
 _LATE marker alone (no time) records 'late (time unknown)'. No evidence: on time (the summary counts them).
 """
 
@@ -24,20 +25,40 @@ def timestamp_files(submissions: Path | str) -> dict[str, Path]:
     return found
 
 
+def zone(out: Path | str, course: Path | str | None) -> str:
+    """The course's time zone name: from `course` when given, else from the course file OUT keeps ('' if none)."""
+    settings = term.read_course(course) if course else term.Term.load(out).course
+    return settings.timezone if settings else ""
+
+
 def evidence(
-    submissions: Path | str, students: Mapping[str, list[dict]], submitted: Path | str | None = None
+    submissions: Path | str,
+    students: Mapping[str, list[dict]],
+    submitted: Path | str | None = None,
+    worksheet: Path | str | None = None,
+    zone: str = "",
 ) -> tuple[dict[str, tuple[str, str]], list[str]]:
     """Each student's submission time and how we know it.
 
     Inputs:
     - students: {student: [submission dicts]} (pipeline.collect; a dict's "lms" may say "late": True).
     - submitted: a CSV student,submitted_at (grade --submitted), checked against `students`.
+    - worksheet, zone: a Moodle grading worksheet (grade --worksheet) and the time zone its dates are in.
     Returns:
     - ({student: (ISO time or term.UNKNOWN_TIME, evidence)}, log lines: each timestamp.txt that did not parse).
     Raises term.TermError for a bad --submitted file (nothing is graded then).
     """
     given = term.read_times(submitted, term.SUBMITTED_COLUMNS, students, "submitted") if submitted else {}
-    found, log = {}, []
+    found, log, sheet = {}, [], {}
+    if worksheet:
+        participants = {
+            (s.get("lms") or {}).get("user_id"): student
+            for student, subs in students.items()
+            for s in subs
+            if (s.get("lms") or {}).get("lms") == "moodle"
+        }
+        sheet, notes = term.read_worksheet(worksheet, participants, zone)
+        log += [f"WORKSHEET {note}" for note in notes]
     stamps = timestamp_files(submissions)
     for student, subs in students.items():
         if student in stamps:
@@ -46,7 +67,9 @@ def evidence(
                 continue
             except term.TermError as exc:
                 log.append(f"TIMESTAMP ignored for {student}: {exc}")
-        if student in given:
+        if student in sheet:
+            found[student] = (sheet[student].isoformat(), "worksheet")
+        elif student in given:
             found[student] = (given[student].isoformat(), "--submitted")
         elif any((s.get("lms") or {}).get("late") for s in subs):
             found[student] = (term.UNKNOWN_TIME, "canvas _LATE")

@@ -133,3 +133,16 @@ def test_bad_timestamp_is_logged_not_guessed(tmp_path):
     (tmp_path / "李明" / "timestamp.txt").write_text("last tuesday")
     found, log = times.evidence(tmp_path, {"李明": [{}]})
     assert (found, len(log), "timestamp.txt:1" in log[0]) == ({}, 1, True)
+
+
+def test_worksheet_time_used_for_moodle_students(tmp_path):
+    """Does a Moodle student without timestamp.txt get the worksheet's time, ahead of --submitted?"""
+    ws = tmp_path / "ws.csv"
+    ws.write_text(
+        "Identifier,Full name,Last modified (submission),Grade\n"
+        'Participant 123,Jane Doe,"Saturday, 1 April 2023, 12:05 AM",\n'
+    )
+    (tmp_path / "s.csv").write_text("student,submitted_at\nJane Doe~moodle123,2023-05-01T00:00:00Z\n")
+    students = {"Jane Doe~moodle123": [{"lms": {"lms": "moodle", "user_id": "123"}}]}
+    found, _ = times.evidence(tmp_path, students, tmp_path / "s.csv", ws, "America/Toronto")
+    assert found == {"Jane Doe~moodle123": ("2023-04-01T00:05:00-04:00", "worksheet")}
