@@ -57,6 +57,7 @@ def _options(name, parser):
         add("--worksheet", type=Path, help="Moodle grading worksheet: submission times (needs assignment.timezone)")
     elif name == "feedback":
         add("out", type=Path, help="the OUT folder of a grading run")
+        _term_options(add)
     elif name == "formgrader":
         add("out", type=Path, help="a graded OUT folder")
         add("--port", type=int, default=8890, help="port on 127.0.0.1 (default 8890)")
@@ -73,6 +74,7 @@ def _options(name, parser):
         add("--lms", required=True, choices=["canvas", "moodle"], help="the LMS to upload to")
         add("--partial", action="store_true", help="release the students whose grading is complete, list the rest")
         add("--lms-applies-late-policy", action="store_true", help="raw scores: the LMS deducts its own penalty")
+        _term_options(add)
     elif name == "similarity":
         add("out", type=Path, help="a graded OUT folder (holds autograded/)")
         add("--scheduler", dest="scheduler_address", default=None, help="compare cells on this Dask scheduler")

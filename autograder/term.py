@@ -487,3 +487,38 @@ def read_worksheet(
     if rows and len(notes) == rows:
         raise TermError(f"{path}:2: no Identifier in the worksheet matches a student graded here ({notes[0]})")
     return found, notes
+
+
+def replace_files(out: Path | str, course: Path | str | None = None, extensions: Path | str | None = None) -> None:
+    """A later command's --course/--extensions: checked against the students recorded in OUT, then kept in OUT/term
+    in place of what grading recorded (the penalty is re-computed wherever it is shown next). Raises TermError."""
+    if course is None and extensions is None:
+        return
+    students = [p.stem for p in (Path(out) / ".state").glob("*.json")]
+    write_term(out, course=course, extensions=extensions, students=students)
+
+
+def late_counts(rows: Iterable[Mapping[str, str]]) -> dict[str, object]:
+    """For the report: how many students were on time, late, late without a known time, or without evidence, and
+    a histogram of submission times against each student's own due date ({days after due (ceiling), <= 0 on time
+    or early: count}), from grades.csv rows."""
+    students = {}
+    for row in rows:
+        students.setdefault(row["student"], row)
+    counts = {"on time": 0, "late": 0, "late (time unknown)": 0, "no submission time": 0}
+    days = {}
+    for row in students.values():
+        submitted, due = row.get("submitted_at") or "", row.get("due") or ""
+        late = (row.get("late_units") or "0") not in ("0", "")
+        if submitted == UNKNOWN_TIME:
+            counts["late (time unknown)"] += 1
+            continue
+        if not submitted:
+            counts["no submission time"] += 1
+            continue
+        counts["late" if late else "on time"] += 1
+        if due:
+            delta = (parse_time(submitted) - parse_time(due)) / timedelta(days=1)
+            key = math.ceil(delta)
+            days[key] = days.get(key, 0) + 1
+    return {"counts": counts, "days_after_due": dict(sorted(days.items()))}

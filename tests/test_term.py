@@ -319,3 +319,19 @@ def test_bad_time_zone_is_an_error():
     """Is a time zone name that does not exist refused, naming the key?"""
     with pytest.raises(term.TermError, match=r"assignment\.timezone: 'Mars/Olympus'"):
         term.parse_course(COURSE.replace("grace_minutes = 10", 'grace_minutes = 10\ntimezone = "Mars/Olympus"'))
+
+
+def test_late_counts_for_the_report():
+    """Does the report's summary count on-time, late, late-without-time and no-evidence students once each, and
+    bin submission times by days after each student's due date?"""
+    rows = [
+        {"student": "李明", "submitted_at": "2023-04-02T06:59:00+00:00", "due": DUE.isoformat(), "late_units": "2"},
+        {"student": "李明", "submitted_at": "2023-04-02T06:59:00+00:00", "due": DUE.isoformat(), "late_units": "2"},
+        {"student": "Zoë", "submitted_at": "2023-03-31T20:00:00-04:00", "due": DUE.isoformat(), "late_units": "0"},
+        {"student": "leea", "submitted_at": term.UNKNOWN_TIME, "due": DUE.isoformat(), "late_units": "1"},
+        {"student": "nobody", "submitted_at": "", "due": DUE.isoformat(), "late_units": "0"},
+    ]
+    assert term.late_counts(rows) == {
+        "counts": {"on time": 1, "late": 1, "late (time unknown)": 1, "no submission time": 1},
+        "days_after_due": {0: 1, 2: 1},
+    }

@@ -559,12 +559,19 @@ def write_index(out):
     return path
 
 
-def main(*, out: Path) -> int:
+def main(*, out: Path, course: Path | None = None, extensions: Path | None = None) -> int:
     """`feedback`: render OUT's feedback pages, CSVs and exports again with its hand grades."""
+    from autograder import term
+
     out = Path(out)
     if not (out / ".state").is_dir():
         print(f"feedback: {out} holds no grading results", file=sys.stderr)
         return 1
+    try:  # issue 24: --course/--extensions replace what OUT keeps; the penalty is re-computed below
+        term.replace_files(out, course, extensions)
+    except term.TermError as exc:
+        print(f"feedback: {exc}", file=sys.stderr)
+        return 2
     n = rerender(out)
     print(f"wrote {n} feedback pages under {out / 'feedback'}")
     return 0

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from autograder import term, tokens
 from autograder.contract import ASSIGNMENT
-from autograder.records import atomic_write
+from autograder.records import Results, atomic_write
 from autograder.reports import export
 
 MANIFEST_COLUMNS = ["student", "lms_id", "file", "score", "status"]
@@ -93,6 +93,8 @@ def release(out: Path | str, lms: str, *, partial: bool = False, lms_applies_lat
        when nothing was written because of them), "files": [paths written]}
     """
     out = Path(out)
+    if (out / ".state").is_dir():  # grades.csv from the hand grades and term files as they are now, never stale
+        Results(out).write_csvs()
     grades = export.read_grades(out)
     waiting = [s for s, nbs in grades.items() if any(row.get("ungraded") for row in nbs.values())]
     if waiting and not partial:
@@ -193,10 +195,19 @@ def _canvas_grades(out: Path, path: Path, user_ids: set[str], lms_applies_late_p
     return _write(path, rows[0], keep)
 
 
-def main(*, out: Path, lms: str, partial: bool = False, lms_applies_late_policy: bool = False) -> int:
+def main(
+    *,
+    out: Path,
+    lms: str,
+    partial: bool = False,
+    lms_applies_late_policy: bool = False,
+    course: Path | None = None,
+    extensions: Path | None = None,
+) -> int:
     """`release`: write OUT/release for the LMS; refuses while a student has cells to grade by hand (see --partial)."""
     out = Path(out)
     try:
+        term.replace_files(out, course, extensions)
         got = release(out, lms, partial=partial, lms_applies_late_policy=lms_applies_late_policy)
     except (FileNotFoundError, term.TermError) as exc:
         print(f"release: {exc}", file=sys.stderr)

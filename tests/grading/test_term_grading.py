@@ -146,3 +146,14 @@ def test_worksheet_time_used_for_moodle_students(tmp_path):
     students = {"Jane Doe~moodle123": [{"lms": {"lms": "moodle", "user_id": "123"}}]}
     found, _ = times.evidence(tmp_path, students, tmp_path / "s.csv", ws, "America/Toronto")
     assert found == {"Jane Doe~moodle123": ("2023-04-01T00:05:00-04:00", "worksheet")}
+
+
+def test_feedback_with_extensions_recomputes(term_out, tmp_path):
+    """Does `feedback OUT --extensions FILE` (a later command) replace OUT's extensions and re-compute grades.csv?"""
+    from autograder.reports import feedback
+
+    out = tmp_path / "out"
+    shutil.copytree(term_out[2], out)
+    (tmp_path / "ext.csv").write_text("student,due\nAnna Lee,2023-04-05T23:59:00-04:00\n")
+    code = feedback.main(out=out, extensions=tmp_path / "ext.csv")
+    assert (code, rows(out)["Anna Lee"]["late_penalty"]) == (0, "0")
