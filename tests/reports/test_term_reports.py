@@ -88,3 +88,33 @@ def test_feedback_page_says_late_and_cost(fed_back):
 def test_feedback_page_on_time_has_no_late_note(fed_back):
     """Does an on-time student's page carry no late note?"""
     assert "late (due" not in (fed_back / "feedback" / "Zoë Ñúñez" / "toy.html").read_text(encoding="utf-8")
+
+
+def test_report_shows_late_counts_and_histogram(tmp_path):
+    """Does the report count on-time and late students and draw one more plot (the histogram) when grades.csv has
+    lateness columns?"""
+    import re
+
+    from autograder.reports import report
+    from tests.reports.test_report import make_out
+
+    out = make_out(tmp_path / "out")
+    with open(out / "grades.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    first = min(r["student"] for r in rows)
+    for r in rows:
+        late = r["student"] == first
+        r.update(
+            submitted_at="2023-04-02T23:00:00-04:00" if late else "2023-03-30T12:00:00-04:00",
+            due=DUE,
+            late_units="2" if late else "0",
+            late_penalty="0",
+        )
+    with open(out / "grades.csv", "w", newline="") as f:
+        writer = csv.DictWriter(f, list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    html = report.render(out, tmp_path / "r.html").read_text()
+    students = len({r["student"] for r in rows})
+    assert f"<strong>on time:</strong> {students - 1}" in html and "<strong>late:</strong> 1" in html
+    assert len(re.findall(r"<img [^>]*src=\"data:image/png", html)) == 8
