@@ -227,3 +227,27 @@ def test_real_feedback_pages_pass_the_leak_check(tmp_path_factory):
     _, _, out, _ = term_fixture.graded(tmp_path_factory.getbasetemp())
     pages = list((out / "feedback").glob("*/*.html"))
     assert pages and not [p for p in pages if release.leaks(p.read_text(encoding="utf-8"))]
+
+
+def test_graded_toy_course_released_after_hand_grading(tmp_path_factory, capsys):
+    """On a really graded OUT (toy course), is release refused while Anna Lee's written answer waits, and once a TA
+    has graded it, does the Moodle zip hold each student's real page and 李明's summary the late note?"""
+    from nbgrader.api import Gradebook
+
+    _, _, graded, _ = term_fixture.graded(tmp_path_factory.getbasetemp())
+    out = tmp_path_factory.mktemp("toy_release") / "out"
+    shutil.copytree(graded, out)
+    students = sorted(p.stem for p in (out / ".state").glob("*.json"))
+    ids = "student,lms,lms_user_id,lms_file_id,lms_name\n" + "".join(
+        f"{s},moodle,{500 + i},,{s}\n" for i, s in enumerate(students)
+    )
+    (out / "term" / "lms_files.csv").write_text(ids, encoding="utf-8")
+    refused = release.main(out=out, lms="moodle")
+    with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:
+        gb.find_grade("written_toy", "toy", contract.ASSIGNMENT, "Anna Lee").manual_score = 1.0
+        gb.db.commit()
+    assert (refused, release.main(out=out, lms="moodle")) == (1, 0)
+    with zipfile.ZipFile(out / "release" / "moodle_feedback.zip") as z:
+        pages = [n for n in z.namelist() if n.endswith("/toy.html")]
+        summary = z.read(f"李明_{500 + students.index('李明')}_assignsubmission_file_/summary.txt").decode()
+    assert len(pages) == len(students) and "Submitted 1 d 3 h late" in summary
