@@ -377,7 +377,11 @@ class Results:
         grades, cells, timings = [], [], []
         order = {name: i for i, name in enumerate(contract.NOTEBOOKS)}
         hand = self.hand_grades() if hand is None else hand
-        late = term.Term.load(self.out)
+        try:
+            late = term.Term.load(self.out)
+        except term.TermError as exc:  # a hand-edited OUT/term file: no penalty from it, and the log says why
+            self.log([f"TERM not applied: {exc}"])
+            late = term.Term(None, {}, {})
         for state in self.states():
             student, shown = state["student"], (state.get("submission") or {}).get("submitted_as", "")
             for nb, s in sorted(state["notebooks"].items(), key=lambda kv: (order.get(kv[0], 99), kv[0])):

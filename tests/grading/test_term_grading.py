@@ -157,3 +157,14 @@ def test_feedback_with_extensions_recomputes(term_out, tmp_path):
     (tmp_path / "ext.csv").write_text("student,due\nAnna Lee,2023-04-05T23:59:00-04:00\n")
     code = feedback.main(out=out, extensions=tmp_path / "ext.csv")
     assert (code, rows(out)["Anna Lee"]["late_penalty"]) == (0, "0")
+
+
+def test_broken_term_file_in_out_applies_no_penalty_and_logs(term_out, tmp_path):
+    """When OUT/term/extensions.csv was broken by hand, are grades.csv still written (no penalty from it) and the
+    reason logged?"""
+    out = tmp_path / "out"
+    shutil.copytree(term_out[2], out)
+    (out / "term" / "extensions.csv").write_text("student,due\n李明,next week\n", encoding="utf-8")
+    records.Results(out).write_csvs()
+    log = (out / "grading.log").read_text(encoding="utf-8")
+    assert (rows(out)["李明"]["late_penalty"], "TERM not applied" in log) == ("", True)
