@@ -15,9 +15,11 @@ import logging
 import os
 import re
 import shutil
+import struct
 import time
 import unicodedata
 import zipfile
+import zlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -117,26 +119,129 @@ def notebook_from_name(filename: str) -> str | None:
     return hits[0] if len(hits) == 1 else None
 
 
-def _safe_unzip(archive, dest):
-    """Unpack an LMS zip into dest: no absolute paths, no '..', no links, bounded size; keeps file times."""
-    total = 0
-    with zipfile.ZipFile(archive) as zf:
+def _entry_target(dest: Path, name: str) -> Path | None:
+    """Where a zip entry called `name` unpacks under dest, or None for what is never unpacked (absolute, '..')."""
+    name = name.replace("\\", "/")
+    parts = [p for p in name.split("/") if p not in ("", ".")]
+    if not parts or ".." in parts or name.startswith("/") or name.endswith("/"):
+        return None
+    return dest.joinpath(*parts)
+
+
+def _damaged(target: Path, why: str, damaged: dict[Path, str]) -> None:
+    """Record a zip entry that could not be read: an empty file stands in for it, so it is graded as damaged."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(b"")
+    damaged[target] = why
+
+
+def _safe_unzip(archive: Path, dest: Path, notes: list[str] | None = None) -> dict[Path, str]:
+    """Unpack a zip into dest: no absolute paths, no '..', no links, bounded size; keeps file times.
+
+    A damaged zip is salvaged: every entry that reads is unpacked, every one that does not is recorded (an empty
+    file stands in for it), and a zip whose index is lost (truncated) is read entry by entry from its start.
+    Returns:
+    - {unpacked path: one-line reason} for the entries that could not be read.
+    """
+    notes = [] if notes is None else notes
+    try:
+        zf = zipfile.ZipFile(archive)
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        notes.append(f"{archive.name}: {exc}; salvaging the entries that can be read")
+        return _salvage(archive, dest, notes)
+    damaged, total = {}, 0
+    with zf:
         for info in zf.infolist():
-            name = info.filename.replace("\\", "/")
-            parts = [p for p in name.split("/") if p not in ("", ".")]
-            if not parts or ".." in parts or name.startswith("/") or info.is_dir():
-                continue
-            if (info.external_attr >> 16) & 0o170000 == 0o120000:  # symlink entry
+            target = _entry_target(dest, info.filename)
+            if target is None or info.is_dir() or (info.external_attr >> 16) & 0o170000 == 0o120000:  # links too
                 continue
             total += info.file_size
             if total > MAX_ZIP_BYTES:
-                raise ValueError(f"{archive.name} unpacks to more than {MAX_ZIP_BYTES // 2**30} GB")
-            target = dest.joinpath(*parts)
+                notes.append(f"{archive.name} unpacks to more than {MAX_ZIP_BYTES // 2**30} GB: the rest is not read")
+                break
             target.parent.mkdir(parents=True, exist_ok=True)
-            with zf.open(info) as src, open(target, "wb") as out:
-                shutil.copyfileobj(src, out)
+            try:
+                with zf.open(info) as src, open(target, "wb") as out:
+                    shutil.copyfileobj(src, out)
+            except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, OSError) as exc:
+                _damaged(
+                    target, f"damaged in the zip ({type(exc).__name__}: {' '.join(str(exc).split())[:80]})", damaged
+                )
+                continue
             stamp = time.mktime(info.date_time + (0, 0, -1))
             os.utime(target, (stamp, stamp))
+    return damaged
+
+
+LOCAL_HEADER = struct.Struct("<4sHHHHHIIIHH")  # a zip entry's local header (signature PK\3\4 ... name, extra)
+
+
+def _salvage(archive: Path, dest: Path, notes: list[str]) -> dict[Path, str]:
+    """Unpack what can be read of a zip whose index is lost: its entries one by one from their local headers."""
+    data = archive.read_bytes()[: MAX_ZIP_BYTES + 2**20]
+    damaged, pos, found = {}, data.find(b"PK\x03\x04"), 0
+    while pos >= 0 and pos + LOCAL_HEADER.size <= len(data):
+        _, _, flags, method, mtime, mdate, crc, csize, _, nlen, xlen = LOCAL_HEADER.unpack_from(data, pos)
+        raw_name = data[pos + LOCAL_HEADER.size : pos + LOCAL_HEADER.size + nlen]
+        name = raw_name.decode("utf-8" if flags & 0x800 else "cp437", errors="replace")
+        start = pos + LOCAL_HEADER.size + nlen + xlen
+        target = _entry_target(dest, name)
+        content, why, end = _read_entry(data, start, flags, method, crc, csize)
+        if target is not None:
+            found += 1
+            if content is None:
+                _damaged(target, f"damaged in the zip ({why})", damaged)
+            else:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(content)
+                stamp = time.mktime(
+                    (
+                        (mdate >> 9) + 1980,
+                        (mdate >> 5) & 15,
+                        mdate & 31,
+                        mtime >> 11,
+                        (mtime >> 5) & 63,
+                        (mtime & 31) * 2,
+                        0,
+                        0,
+                        -1,
+                    )
+                )
+                os.utime(target, (stamp, stamp))
+        pos = data.find(b"PK\x03\x04", max(end, pos + 4))
+    notes.append(
+        f"{archive.name}: salvaged {found - len(damaged)} entries, {len(damaged)} damaged; entries past the damage may be lost"
+    )
+    return damaged
+
+
+def _read_entry(
+    data: bytes, start: int, flags: int, method: int, crc: int, csize: int
+) -> tuple[bytes | None, str, int]:
+    """(content or None, why not, where the entry ends) for the entry whose data begins at `start`."""
+    known_size = not flags & 0x08  # else the sizes and CRC follow the data (a data descriptor)
+    if method == 0 and known_size:
+        content = data[start : start + csize]
+        if len(content) < csize:
+            return None, "truncated", len(data)
+    elif method == 8:
+        inflate = zlib.decompressobj(-15)
+        try:
+            content = inflate.decompress(
+                data[start : start + csize] if known_size else data[start:], MAX_NOTEBOOK_BYTES
+            )
+        except zlib.error as exc:
+            return None, f"corrupt data: {exc}", start + 1
+        if not inflate.eof:
+            return None, "truncated", len(data)
+        end = start + (csize if known_size else len(data) - start - len(inflate.unused_data))
+        if not known_size:
+            return content, "", end
+    else:
+        return None, f"compression method {method} cannot be read here", start + (csize if known_size else 1)
+    if zlib.crc32(content) != crc:
+        return None, "CRC check failed", start + csize
+    return content, "", start + csize
 
 
 def _files_under(folder):
@@ -638,8 +743,10 @@ def load_releases(release: Path | str) -> dict[str, NotebookNode]:
     return found
 
 
-def _prepare(candidate, releases):
+def _prepare(candidate, releases, damaged):
     """Read and identify one candidate: (notebook name or None, nb or None, problem or None, repairs)."""
+    if candidate.path in damaged:
+        return candidate.name_says, None, f"{candidate.shown!r} could not be read: {damaged[candidate.path]}", []
     nb, problem, repairs = read_notebook(candidate.path)
     if nb is None:
         return candidate.name_says, None, problem, repairs
@@ -654,7 +761,7 @@ def _prepare(candidate, releases):
     return name, nb, None, repairs
 
 
-def _sort_candidates(candidates, releases):
+def _sort_candidates(candidates, releases, damaged):
     """Read and identify each of a student's files.
 
     Returns:
@@ -668,7 +775,7 @@ def _sort_candidates(candidates, releases):
         if not is_ipynb and not cand.name_says:
             others.append(cand.shown)
             continue
-        name, nb, problem, repairs = _prepare(cand, releases)
+        name, nb, problem, repairs = _prepare(cand, releases, damaged)
         if not is_ipynb and nb is None:  # e.g. nmt.pdf or nmt.py instead of the notebook
             problems.setdefault(cand.name_says, f"not a notebook: {cand.shown!r} is not an .ipynb file")
             continue
@@ -746,8 +853,35 @@ def submission_digest(raw: str, files: Iterable[tuple[str, Path]]) -> str:
     return h.hexdigest()
 
 
+def _expand_zips(student, candidates, staging, damaged):
+    """A student's candidates with each zip they submitted replaced by its files (unpacked with the LMS zip's
+    safety rules, one level deep), and a line per zip saying what it held."""
+    out, lines = [], []
+    for n, cand in enumerate(candidates):
+        if cand.path.suffix.lower() != ".zip":
+            out.append(cand)
+            continue
+        into = staging / ".zips" / student / str(n)
+        shutil.rmtree(into, ignore_errors=True)
+        notes = []
+        bad = _safe_unzip(cand.path, into, notes)
+        damaged.update(bad)
+        inner = _files_under(into) if into.exists() else []
+        for f in inner:
+            shown = f"{cand.shown}/{f.relative_to(into)}"
+            out.append(_Candidate(f, shown, f.stat().st_mtime, notebook_from_name(f.name), cand.lms))
+        lines.append(f"unpacked {cand.shown!r}: {len(inner)} files" + (f", {len(bad)} damaged" if bad else ""))
+        lines += [" ".join(note.split()) for note in notes]
+    return out, lines
+
+
 def ingest_student(
-    student: str, raw: str, candidates: list[_Candidate], releases: dict[str, NotebookNode], staging: Path
+    student: str,
+    raw: str,
+    candidates: list[_Candidate],
+    releases: dict[str, NotebookNode],
+    staging: Path,
+    damaged: dict[Path, str] | None = None,
 ) -> list[Submission]:
     """Pick and repair one student's notebooks.
 
@@ -756,15 +890,19 @@ def ingest_student(
     - candidates: the student's files (from discover).
     - releases: {name: release notebook} (from load_releases).
     - staging: repaired notebooks are written to staging/<student>/<notebook>.ipynb.
+    - damaged: {path: why} of the files that could not be read from a zip (receives those of the student's zips).
     Returns:
     - one Submission per notebook of contract.NOTEBOOKS, in that order.
     """
+    damaged = {} if damaged is None else damaged
     header = [] if raw == student else [f"student {raw!r} is graded as {student!r}"]
     lms = next((c.lms for c in candidates if c.lms), {})
     if any(c.lms.get("late") for c in candidates):  # issue 24: a file Canvas marked late makes the submission late
         lms = dict(lms, late=True)
     digest = submission_digest(raw, [(c.shown, c.path) for c in candidates])
-    by_nb, problems, others = _sort_candidates(candidates, releases)
+    candidates, unpacked = _expand_zips(student, candidates, staging, damaged)
+    header += unpacked
+    by_nb, problems, others = _sort_candidates(candidates, releases, damaged)
     out = []
 
     def submission(name, path, status, repairs):
@@ -800,16 +938,20 @@ def _default_release(staging):
     return template if any(template.glob("*.ipynb")) else paths.RELEASE
 
 
-def _unpack(archive, staging):
-    """Unpack an LMS zip into staging/.unpacked (emptied first); returns that folder."""
+def _unpack(archive, staging, notes):
+    """Unpack an LMS zip into staging/.unpacked (emptied first): (that folder, {path: why} of damaged entries)."""
     unpacked = staging / ".unpacked"
     shutil.rmtree(unpacked, ignore_errors=True)
     unpacked.mkdir()
-    _safe_unzip(archive, unpacked)
-    return unpacked
+    return unpacked, _safe_unzip(archive, unpacked, notes)
 
 
-def ingest(submissions: Path | str, staging: Path | str, release: Path | str | None = None) -> list[Submission]:
+def ingest(
+    submissions: Path | str,
+    staging: Path | str,
+    release: Path | str | None = None,
+    notes: list[str] | None = None,
+) -> list[Submission]:
     """Find, pick and repair every student's notebooks.
 
     Inputs:
@@ -819,15 +961,17 @@ def ingest(submissions: Path | str, staging: Path | str, release: Path | str | N
     - release: folder of release notebooks to repair against. Default: the grading template's release
       next to staging (OUT/.cache/template/release, what `grade` compiles from source) when it exists,
       else release/a3.
+    - notes: list that receives one line per problem of the batch as a whole (a damaged LMS zip).
     Returns:
     - list of Submission, one per student x notebook (contract.NOTEBOOKS), sorted by student.
     """
     submissions, staging = Path(submissions), Path(staging)
     releases = load_releases(_default_release(staging) if release is None else release)
     staging.mkdir(parents=True, exist_ok=True)
+    damaged = {}
     if submissions.is_file():
-        submissions = _unpack(submissions, staging)
+        submissions, damaged = _unpack(submissions, staging, [] if notes is None else notes)
     out = []
     for student, (raw, candidates) in sorted(discover(submissions, unwrap=submissions.name == ".unpacked").items()):
-        out += ingest_student(student, raw, candidates, releases, staging)
+        out += ingest_student(student, raw, candidates, releases, staging, damaged)
     return out

@@ -72,9 +72,14 @@ def plain_ingest(submissions: Path | str, staging: Path | str, notebooks: Iterab
 
 
 def real_ingest(
-    submissions: Path | str, staging: Path | str, notebooks: Iterable[str], release: Path | str
+    submissions: Path | str,
+    staging: Path | str,
+    notebooks: Iterable[str],
+    release: Path | str,
+    notes: list[str] | None = None,
 ) -> list[dict]:
-    """autograder.grading.ingest (repairs Colab/LMS damage against `release`) as plain dicts."""
+    """autograder.grading.ingest (repairs Colab/LMS damage against `release`) as plain dicts; `notes` receives
+    the batch's own problems (a damaged LMS zip)."""
     return [
         {
             "student": s.student,
@@ -86,7 +91,7 @@ def real_ingest(
             "submitted_as": s.submitted_as,
             "digest": s.digest,
         }
-        for s in ingest.ingest(Path(submissions), Path(staging), release=Path(release))
+        for s in ingest.ingest(Path(submissions), Path(staging), release=Path(release), notes=notes)
     ]
 
 
@@ -96,10 +101,11 @@ def collect(
     notebooks: list[str],
     release: Path | str,
     ingest_fn: IngestFn | None = None,
+    notes: list[str] | None = None,
 ) -> dict[str, list[dict]]:
     """{student: [submission dicts]} for every student, with every notebook of `notebooks` present."""
     if ingest_fn is None:
-        subs = real_ingest(submissions, staging, notebooks, release)
+        subs = real_ingest(submissions, staging, notebooks, release, notes)
     else:
         subs = ingest_fn(submissions, staging, notebooks)
     by_student = {}
@@ -163,7 +169,9 @@ def grade(
     if staging.exists():
         shutil.rmtree(staging)
     staging.mkdir(parents=True)
-    students = collect(submissions, staging, notebooks, template / "release", ingest_fn)
+    notes = []
+    students = collect(submissions, staging, notebooks, template / "release", ingest_fn, notes)
+    results.log(f"SUBMISSIONS {note}" for note in notes)
     results.record_lms_ids(
         {student: next((s["lms"] for s in subs if s.get("lms")), {}) for student, subs in students.items()}
     )
@@ -234,6 +242,8 @@ def grade(
         "seconds": time.perf_counter() - start,
         "statuses": statuses,
         "hand_grades": dict(hand),
+        "students": len(students),
+        "notes": notes,
         "no_submission_time": sorted(set(students) - set(found)),  # issue 24: on time for want of evidence
     }
     results.log(
@@ -270,6 +280,8 @@ def look_alikes(students: dict[str, list[dict]]) -> list[str]:
 
 def print_summary(summary: dict, out: Path) -> None:
     """The end-of-run summary: counts, failures with reasons, time, where things are."""
+    for note in summary.get("notes", []):
+        print(f"submissions: {note}")
     print(
         f"graded {len(summary['graded'])} students, skipped {len(summary['skipped'])} already graded, "
         f"{len(summary['failed'])} failed, in {summary['seconds']:.1f} s"
@@ -313,10 +325,15 @@ def main(
     submitted: Path | None = None,
     worksheet: Path | None = None,
 ) -> int:
-    """`grade`: grade SUBMISSIONS into OUT and print the summary. Returns the exit status."""
-    if not Path(submissions).exists():
+    """`grade`: grade SUBMISSIONS into OUT and print the summary. Returns the exit status (1: nothing to grade,
+    2: no such SUBMISSIONS, 130: interrupted)."""
+    submissions = Path(submissions)
+    if not submissions.exists():
         print(f"grade: {submissions} does not exist", file=sys.stderr)
         return 2
+    if submissions.is_dir() and not any(p for p in submissions.iterdir() if not p.name.startswith(".")):
+        print(f"grade: nothing to grade: {submissions} is empty", file=sys.stderr)
+        return 1
     if course is None and not (Path(out) / term.TERM_DIR / "course.toml").exists():
         course = paths.ROOT / "course.toml" if (paths.ROOT / "course.toml").exists() else None
     try:
@@ -337,7 +354,14 @@ def main(
     except term.TermError as exc:
         print(f"grade: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        done = sum(1 for state in Results(out).states() if state.get("complete")) if Path(out).exists() else 0
+        print(f"\ninterrupted: {done} students graded, rerun the same command to resume", file=sys.stderr)
+        return 130
     print_summary(summary, out)
+    if not summary["students"]:
+        print(f"grade: nothing to grade: no student folders or LMS-named files found in {submissions}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -1,0 +1,129 @@
+"""No submission can stop the batch: damaged zips are salvaged, zips in a folder are opened, Ctrl-C and an empty
+batch end with one line."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import zipfile
+
+import nbformat
+import pytest
+
+from autograder import paths
+from autograder.grading import ingest
+from tests.fixtures import toy
+
+STUDENTS = ["李明", "Zoë Ñúñez", "Anna Lee"]
+
+
+@pytest.fixture(scope="module")
+def theory():
+    return nbformat.writes(nbformat.read(paths.RELEASE / "theory.ipynb", as_version=4)).encode()
+
+
+def moodle_zip(path, theory, students=STUDENTS):
+    """A Moodle download: one folder per participant, each with theory.ipynb (stored uncompressed: easy to damage)."""
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for uid, name in enumerate(students, start=101):
+            zf.writestr(f"{name}_{uid}_assignsubmission_file_/theory.ipynb", theory)
+    return path
+
+
+def statuses(subs):
+    return {s.submitted_as: s.status for s in subs if s.notebook == "theory"}
+
+
+def test_a_truncated_lms_zip_keeps_every_entry_before_the_cut(tmp_path, theory):
+    """Is a zip cut short (its index lost) salvaged: the entries before the cut graded, the cut one recorded?"""
+    archive = moodle_zip(tmp_path / "moodle.zip", theory)
+    data = archive.read_bytes()
+    cut = data.find(b"PK\x03\x04", data.find(b"PK\x03\x04", data.find(b"PK\x03\x04") + 4) + 4)  # the third entry
+    archive.write_bytes(data[: cut + 200])
+    notes = []
+    got = statuses(ingest.ingest(archive, tmp_path / "staging", notes=notes))
+    assert got["李明"] == "ok" and got["Zoë Ñúñez"] == "ok", got
+    assert got["Anna Lee"] == "'theory.ipynb' could not be read: damaged in the zip (truncated)", got
+    assert notes and "salvaged 2 entries, 1 damaged" in notes[-1], notes
+
+
+def test_a_zip_damaged_in_the_middle_loses_only_the_damaged_entry(tmp_path, theory):
+    """Does a zip with one entry's bytes corrupted (index intact) record that entry and read the others?"""
+    archive = moodle_zip(tmp_path / "moodle.zip", theory)
+    with zipfile.ZipFile(archive) as zf:
+        second = zf.infolist()[1]
+    data = bytearray(archive.read_bytes())
+    start = second.header_offset + 30 + len(second.filename.encode()) + 40
+    data[start : start + 64] = b"\xff" * 64
+    archive.write_bytes(bytes(data))
+    got = statuses(ingest.ingest(archive, tmp_path / "staging"))
+    assert got["李明"] == "ok" and got["Anna Lee"] == "ok", got
+    assert got["Zoë Ñúñez"].startswith("'theory.ipynb' could not be read: damaged in the zip ("), got
+
+
+def test_a_file_that_is_no_zip_gives_no_student_and_a_note(tmp_path):
+    """Is a 'zip' that is not one read as an empty batch with a one-line note (no traceback)?"""
+    archive = tmp_path / "export.zip"
+    archive.write_bytes(b"this is not a zip archive" * 40)
+    notes = []
+    assert ingest.ingest(archive, tmp_path / "staging", notes=notes) == []
+    assert len(notes) == 2 and all("\n" not in n for n in notes), notes
+
+
+def test_a_zip_in_a_student_folder_is_opened(tmp_path, theory):
+    """Is the notebook inside a zip a student put in their folder found and graded, and the unpacking logged?"""
+    folder = tmp_path / "subs" / "李明"
+    folder.mkdir(parents=True)
+    with zipfile.ZipFile(folder / "A3 final.zip", "w") as zf:
+        zf.writestr("A3/theory.ipynb", theory)
+        zf.writestr("../../escape.ipynb", theory)
+    sub = next(s for s in ingest.ingest(tmp_path / "subs", tmp_path / "staging") if s.notebook == "theory")
+    assert sub.status == "ok", sub.status
+    assert "unpacked 'A3 final.zip': 1 files" in sub.repairs, sub.repairs
+    assert not (tmp_path / "escape.ipynb").exists() and not (tmp_path / "staging" / "escape.ipynb").exists()
+
+
+def test_a_damaged_zip_in_a_student_folder_is_recorded(tmp_path, theory):
+    """Is a truncated zip in a student's folder recorded on the notebook it held, the batch going on?"""
+    folder = tmp_path / "subs" / "Zoë Ñúñez"
+    folder.mkdir(parents=True)
+    with zipfile.ZipFile(folder / "hw.zip", "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("theory.ipynb", theory)
+    (folder / "hw.zip").write_bytes((folder / "hw.zip").read_bytes()[:300])
+    sub = next(s for s in ingest.ingest(tmp_path / "subs", tmp_path / "staging") if s.notebook == "theory")
+    assert sub.status == "'hw.zip/theory.ipynb' could not be read: damaged in the zip (truncated)", sub.status
+
+
+def test_an_empty_submissions_folder_is_an_error(tmp_path, capsys):
+    """Does grading an empty folder say there is nothing to grade and exit non-zero?"""
+    from autograder.cli import main
+
+    (tmp_path / "subs").mkdir()
+    assert main(["grade", str(tmp_path / "subs"), "--out", str(tmp_path / "out")]) == 1
+    assert capsys.readouterr().err.strip() == f"grade: nothing to grade: {tmp_path / 'subs'} is empty"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("workers", [1, 2])
+def test_ctrl_c_prints_one_line_and_the_rerun_resumes(tmp_path, workers):
+    """Does Ctrl-C during grading print one line (no traceback) and exit 130, and does the same command resume?"""
+    rel = toy.release(tmp_path.parent)
+    nb = nbformat.read(rel / "toy.ipynb", as_version=4)
+    slow = dict(toy.RIGHT, add="import time\ntime.sleep(6)\n" + toy.RIGHT["add"])
+    subs = toy.write_students(tmp_path / "subs", rel, {name: toy.fill(nb, slow) for name in STUDENTS + ["王芳"]})
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-m", "autograder", "grade", str(subs), "--out", str(out), "--workers", str(workers)]
+    cmd += ["--source", str(toy.TOY_SOURCE)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    deadline = time.time() + 240
+    while time.time() < deadline and not list((out / ".state").glob("*.json")):
+        time.sleep(0.5)
+    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does: the whole foreground process group
+    _, err = proc.communicate(timeout=120)
+    lines = [line for line in err.splitlines() if line.strip() and not line.startswith("grading:")]
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and len(lines) == 1 and lines[0].startswith("interrupted: "), err
+    assert lines[0].endswith("students graded, rerun the same command to resume"), lines
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0 and "skipped" in again.stdout, again.stdout + again.stderr
