@@ -334,8 +334,8 @@ def main(
     if submissions.is_dir() and not any(p for p in submissions.iterdir() if not p.name.startswith(".")):
         print(f"grade: nothing to grade: {submissions} is empty", file=sys.stderr)
         return 1
-    if course is None and not (Path(out) / term.TERM_DIR / "course.toml").exists():
-        course = paths.ROOT / "course.toml" if (paths.ROOT / "course.toml").exists() else None
+    if course is None and is_course_source(source) and not (Path(out) / term.TERM_DIR / "course.toml").exists():
+        course = paths.ROOT / "course.toml" if (paths.ROOT / "course.toml").exists() else None  # issue 24: a3's term
     try:
         summary = grade(
             submissions,
