@@ -172,7 +172,15 @@ def release(out: Path | str, lms: str, *, partial: bool = False, lms_applies_lat
             )
         )
     written.append(_write(dest / "MANIFEST.csv", MANIFEST_COLUMNS, manifest))
-    return {"released": released, "held": held, "refused": [], "files": written}
+    return {"released": released, "held": held, "refused": [], "files": written, "stale": stale_pages(out, released)}
+
+
+def stale_pages(out: Path, students: list[str]) -> int:
+    """How many of the students' feedback pages are older than the hand grades or the term files (their scores and
+    late notes may be out of date until `feedback OUT` renders them again)."""
+    sources = [out / "gradebook.db", *(out / term.TERM_DIR).glob("*")]
+    newest = max((p.stat().st_mtime for p in sources if p.exists()), default=0.0)
+    return sum(1 for s in students for p in _pages(out, s) if p.stat().st_mtime < newest)
 
 
 def _write(path: Path, columns: list[str], rows: list[list[str]]) -> Path:
@@ -222,6 +230,11 @@ def main(
         )
         return 1
     print(f"released {len(got['released'])} students to {lms}; held back {len(got['held'])}")
+    if got["stale"]:
+        print(
+            f"  warning: {got['stale']} released feedback pages are older than the hand grades or term files: run "
+            f"`python -m autograder feedback {out}` and release again so they show final scores and late notes"
+        )
     for student, why in got["held"].items():
         print(f"  {student}: {why}")
     for path in got["files"]:

@@ -251,3 +251,24 @@ def test_graded_toy_course_released_after_hand_grading(tmp_path_factory, capsys)
         pages = [n for n in z.namelist() if n.endswith("/toy.html")]
         summary = z.read(f"李明_{500 + students.index('李明')}_assignsubmission_file_/summary.txt").decode()
     assert len(pages) == len(students) and "Submitted 1 d 3 h late" in summary
+
+
+def test_pages_older_than_term_files_are_reported(tmp_path):
+    """Does release count the pages rendered before the term files last changed (to be rendered again)?"""
+    import os
+
+    out = write_out(tmp_path / "out", "moodle", pending=False)
+    for page in (out / "feedback").glob("*/*.html"):
+        os.utime(page, (1_000_000, 1_000_000))
+    got = release.release(out, "moodle")
+    assert got["stale"] == len(STUDENTS) * len(contract.NOTEBOOKS)
+
+
+def test_fresh_pages_are_not_reported(tmp_path):
+    """Are pages rendered after the term files and hand grades not counted as stale?"""
+    import os
+
+    out = write_out(tmp_path / "out", "moodle", pending=False)
+    for page in (out / "feedback").glob("*/*.html"):
+        os.utime(page, (4_000_000_000, 4_000_000_000))
+    assert release.release(out, "moodle")["stale"] == 0
