@@ -7,6 +7,9 @@ every process under it), busy cores and peak memory per worker, then a projectio
 and where grading time goes. Each grading run is a fresh process, so its memory and start-up are
 measured as a user sees them.
 
+`bench --term --students 500` times what the course term adds (issue 24): the late computation when grades.csv is
+written, and `release --lms moodle`, on a synthetic graded OUT (no grading).
+
 `bench --similarity --students 500` times the similarity report instead (reports.similarity) on a synthetic
 class written straight into OUT/autograded (no grading): seconds, peak memory, planted copies found, and whether
 a rerun writes the same CSV bytes.
@@ -108,6 +111,90 @@ def build_students(dest, n, release, source, wrong=None, notebooks=None):
             (folder / filename).write_text(nbformat.writes(nb))
         students.append((student, kind))
     return students
+
+
+# --- term benchmark (issue 24) -------------------------------------------------------------------
+def term_class(out, n, seed=0):
+    """A synthetic graded OUT of n students (no grading): recorded states, feedback pages, LMS ids, and a course file
+    with submission times for everyone (a third late) and extensions for a tenth. Written answers are blank (0 by
+    themselves), so no cell waits for a person and every student can be released."""
+    from autograder.records import NotebookResult
+
+    rng = random.Random(seed)
+    term_dir = out / "term"
+    term_dir.mkdir(parents=True, exist_ok=True)
+    (term_dir / "course.toml").write_text(
+        '[assignment]\ndue = 2023-03-31T23:59:00-04:00\ngrace_minutes = 10\n[late]\npolicy = "per_day"\n'
+        "percent = 10\nmax_days = 5\n"
+    )
+    submitted, ext, lms = (
+        ["student,submitted_at,evidence"],
+        ["student,due"],
+        ["student,lms,lms_user_id,lms_file_id,lms_name"],
+    )
+    for i in range(n):
+        student = f"Student {i:04d}"
+        notebooks = {}
+        for nb in contract.NOTEBOOKS:
+            cells = [
+                {"grade_id": g, "score": float(rng.choice([0, p])), "max_score": float(p), "note": "passed"}
+                for g, p in contract.GRADED[nb].items()
+            ]
+            result = NotebookResult.graded(nb, [], sum(contract.GRADED[nb].values())).to_dict()
+            notebooks[nb] = dict(
+                result,
+                cells=cells,
+                score=sum(c["score"] for c in cells),
+                manual=dict(contract.WRITTEN[nb]),
+                blank=list(contract.WRITTEN[nb]),
+            )
+            page = out / "feedback" / student / f"{nb}.html"
+            page.parent.mkdir(parents=True, exist_ok=True)
+            page.write_text(f"<html><body>{nb} feedback for {student}</body></html>" + "x" * 20_000)
+        state = {"student": student, "complete": True, "notebooks": notebooks, "submission": {"submitted_as": student}}
+        (out / ".state").mkdir(exist_ok=True)
+        (out / ".state" / f"{student}.json").write_text(json.dumps(state))
+        late = rng.random() < 1 / 3
+        submitted.append(f"{student},2023-04-0{rng.randint(1, 6) if late else 1}T0{rng.randint(0, 3)}:00:00Z,bench")
+        if i % 10 == 0:
+            ext.append(f"{student},2023-04-03T23:59:00-04:00")
+        lms.append(f"{student},moodle,{1000 + i},,{student}")
+    (term_dir / "submitted.csv").write_text("\n".join(submitted) + "\n")
+    (term_dir / "extensions.csv").write_text("\n".join(ext) + "\n")
+    (term_dir / "lms_files.csv").write_text("\n".join(lms) + "\n")
+
+
+def term_bench(students):
+    """`bench --term`: what the late computation and `release` add for `students` students (seconds)."""
+    from autograder.records import Results
+    from autograder.reports import release
+
+    with tempfile.TemporaryDirectory(prefix="a3-bench-term-") as tmp:
+        out = Path(tmp) / "out"
+        t0 = time.perf_counter()
+        term_class(out, students)
+        print(f"bench --term: {students} synthetic students written in {time.perf_counter() - t0:.1f} s")
+        results = Results(out)
+        times = {}
+        for label in ("without it", "with the course file"):
+            course = out / "term" / "course.toml"
+            off = out / "course.toml.off"
+            shutil.move(*((course, off) if label == "without it" else (off, course)))
+            t0 = time.perf_counter()
+            results.write_csvs()
+            times[label] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        got = release.release(out, "moodle")
+        release_seconds = time.perf_counter() - t0
+        size = (out / "release" / "moodle_feedback.zip").stat().st_size / 2**20
+    late = times["with the course file"] - times["without it"]
+    print(
+        f"grades.csv: {times['with the course file']:.2f} s with lateness, {times['without it']:.2f} s without "
+        f"(late computation adds {late:.2f} s)\nrelease --lms moodle: {release_seconds:.2f} s for "
+        f"{len(got['released'])} students ({size:.1f} MiB zip)\ntotal added: {late + release_seconds:.2f} s "
+        "(target: <= 5 s)"
+    )
+    return 0
 
 
 # --- similarity benchmark ------------------------------------------------------------------------
@@ -516,11 +603,14 @@ def main(
     keep: Path | None = None,
     notebooks: list[str] | None = None,
     similarity: bool = False,
+    term: bool = False,
 ) -> int:
     """`bench`: grade `students` synthetic students with each worker count and print the tables (or, with
     `similarity`, time the similarity report on them)."""
     if similarity:
         return similarity_bench(students, keep)
+    if term:
+        return term_bench(students)
     workers = list(workers)
     work = keep or Path(tempfile.mkdtemp(prefix="a3-bench-"))
     try:

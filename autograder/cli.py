@@ -14,12 +14,17 @@ COMMANDS = {
     "build": ("autograder.content.build", "regenerate release/ from source/ (--check: fail when stale)"),
     "grade": (
         "autograder.grading.pipeline",
-        "grade SUBMISSIONS --out OUT [--workers N] [--scheduler ADDRESS] [--force]",
+        "grade SUBMISSIONS --out OUT [--workers N] [--scheduler ADDRESS] [--force] [--course FILE] "
+        "[--extensions FILE] [--submitted FILE] [--worksheet FILE]",
     ),
     "feedback": ("autograder.reports.feedback", "re-render feedback HTML (and grades.csv) with the hand grades of OUT"),
     "formgrader": ("autograder.reports.formgrader", "open nbgrader's formgrader on OUT to grade the written answers"),
     "report": ("autograder.reports.report", "render the grade report notebook for OUT into HTML"),
     "export": ("autograder.reports.export", "write the nbgrader and LMS grade exports of OUT"),
+    "release": (
+        "autograder.reports.release",
+        "release OUT --lms canvas|moodle [--partial]: feedback and grades as the LMS imports them (OUT/release)",
+    ),
     "similarity": (
         "autograder.reports.similarity",
         "similarity OUT [--scheduler ADDRESS]: students' cells compared pairwise, for TAs (similarity.csv, .html)",
@@ -47,8 +52,12 @@ def _options(name, parser):
         add("--force", action="store_true", help="regrade students already graded in OUT")
         add("--source", type=Path, default=paths.SOURCE, help=argparse.SUPPRESS)
         add("--keep-work", action="store_true", help="keep every student's workspace in OUT/.work")
+        _term_options(add)
+        add("--submitted", type=Path, help="CSV student,submitted_at (ISO 8601 with offset): submission times")
+        add("--worksheet", type=Path, help="Moodle grading worksheet: submission times (needs assignment.timezone)")
     elif name == "feedback":
         add("out", type=Path, help="the OUT folder of a grading run")
+        _term_options(add)
     elif name == "formgrader":
         add("out", type=Path, help="a graded OUT folder")
         add("--port", type=int, default=8890, help="port on 127.0.0.1 (default 8890)")
@@ -59,6 +68,13 @@ def _options(name, parser):
         add("--show-code", action="store_true", help="include the notebook's code cells")
     elif name == "export":
         add("out", type=Path, help="a graded OUT folder (holds grades.csv)")
+        add("--lms-applies-late-policy", action="store_true", help="LMS exports carry raw scores (the LMS deducts)")
+    elif name == "release":
+        add("out", type=Path, help="a graded OUT folder")
+        add("--lms", required=True, choices=["canvas", "moodle"], help="the LMS to upload to")
+        add("--partial", action="store_true", help="release the students whose grading is complete, list the rest")
+        add("--lms-applies-late-policy", action="store_true", help="raw scores: the LMS deducts its own penalty")
+        _term_options(add)
     elif name == "similarity":
         add("out", type=Path, help="a graded OUT folder (holds autograded/)")
         add("--scheduler", dest="scheduler_address", default=None, help="compare cells on this Dask scheduler")
@@ -71,9 +87,16 @@ def _options(name, parser):
         add("--keep", type=Path, help="work in this folder and keep it (default: a temporary one)")
         add("--notebooks", nargs="+", help="notebooks the students submit (default: all the course's)")
         add("--similarity", action="store_true", help="time the similarity report instead (try --students 500)")
+        add("--term", action="store_true", help="time late penalties and release instead (try --students 500)")
     elif name == "fetch-models":
         add("--cache", default=None, help="hub cache folder (default: $A3_MODEL_CACHE, else the Hugging Face default)")
         add("--check", action="store_true", help="only report what is cached; exit 1 if incomplete")
+
+
+def _term_options(add):
+    """--course and --extensions (issue 24): kept in OUT, so later commands on OUT agree without them."""
+    add("--course", type=Path, help="course file (due date, late policy; default: OUT's, else course.toml)")
+    add("--extensions", type=Path, help="CSV student,due (ISO 8601 with offset): extended due dates (private)")
 
 
 def parser():

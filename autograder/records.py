@@ -4,7 +4,9 @@ OUT/
   grades.csv            student,notebook,score,max_score,status (every student x notebook; score and
                         max_score are the autograded points), then written_score,written_max_score (hand
                         grades entered so far, out of the written answers' points) and ungraded (the cells a
-                        person still has to grade: the total is provisional while it is not empty)
+                        person still has to grade: the total is provisional while it is not empty),
+                        submitted_as, then submitted_at,due,late_units,late_penalty (the student's lateness and
+                        the points it costs on the row's final raw score: autograder/term.py, OUT/term/)
   grades_by_cell.csv    student,notebook,grade_id,score,max_score,message (autograded cells and written
                         answers; empty score = waiting for a person)
   timings.csv           student,notebook,seconds,overhead,setup,cells,tests (where grading time went)
@@ -29,7 +31,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder import contract
+from autograder import contract, term
 
 GRADES_COLUMNS = [
     "student",
@@ -41,6 +43,7 @@ GRADES_COLUMNS = [
     "written_max_score",
     "ungraded",
     "submitted_as",
+    *term.LATE_COLUMNS,  # issue 24: lateness of the student (term.Term.columns), on the row's final raw score
 ]
 CELL_COLUMNS = ["student", "notebook", "grade_id", "score", "max_score", "message", "submitted_as"]
 HAND_GRADED = "graded by hand"
@@ -374,6 +377,11 @@ class Results:
         grades, cells, timings = [], [], []
         order = {name: i for i, name in enumerate(contract.NOTEBOOKS)}
         hand = self.hand_grades() if hand is None else hand
+        try:
+            late = term.Term.load(self.out)
+        except term.TermError as exc:  # a hand-edited OUT/term file: no penalty from it, and the log says why
+            self.log([f"TERM not applied: {exc}"])
+            late = term.Term(None, {}, {})
         for state in self.states():
             student, shown = state["student"], (state.get("submission") or {}).get("submitted_as", "")
             for nb, s in sorted(state["notebooks"].items(), key=lambda kv: (order.get(kv[0], 99), kv[0])):
@@ -393,6 +401,7 @@ class Results:
                         _num(sum(points.values())) if points else "",
                         " ".join(ungraded),
                         shown,
+                        *late.columns(student, s["score"] + sum(entered)),
                     ]
                 )
                 for c in s["cells"]:

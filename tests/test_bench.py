@@ -240,3 +240,15 @@ def test_tree_cpu_counts_the_grandchildren_too():
     used = tree.stop()
     assert len(tree.seen) >= 2
     assert 0.8 <= used <= 3.0
+
+
+def test_term_bench_class_is_released_whole(tmp_path):
+    """Does `bench --term`'s synthetic class release every student (so the bench times a full release), with a
+    late penalty for some of them?"""
+    from autograder.reports import release
+
+    bench.term_class(tmp_path, 30)
+    got = release.release(tmp_path, "moodle")
+    with open(tmp_path / "grades.csv", newline="") as f:
+        penalised = {r["student"] for r in csv.DictReader(f) if float(r["late_penalty"] or 0) > 0}
+    assert (len(got["released"]), got["held"], bool(penalised)) == (30, {}, True)

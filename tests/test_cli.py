@@ -17,6 +17,7 @@ def test_every_command_parses_into_its_engine_signature():
         "report": ["OUT"],
         "export": ["OUT"],
         "similarity": ["OUT"],
+        "release": ["OUT", "--lms", "moodle"],
     }
     for name, (module, _) in cli.COMMANDS.items():
         options = vars(cli.parser().parse_args([name] + required.get(name, [])))

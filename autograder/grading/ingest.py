@@ -39,7 +39,7 @@ COLAB_CELL_KEYS = ("colab", "executionInfo", "outputId", "id", "cellView", "pych
 MAX_ZIP_BYTES = 2 * 2**30  # refuse to unpack more than this from one LMS zip
 MAX_NOTEBOOK_BYTES = 200 * 2**20
 JUNK_DIRS = {"__MACOSX", ".ipynb_checkpoints", "__pycache__", ".git"}
-CANVAS = re.compile(r"^(?P<login>[^_\s/]+)(?:_LATE)?_(?P<uid>\d+)_(?P<sid>\d+)_(?P<file>.+)$")
+CANVAS = re.compile(r"^(?P<login>[^_\s/]+)(?P<late>_LATE)?_(?P<uid>\d+)_(?P<sid>\d+)_(?P<file>.+)$")
 MOODLE = re.compile(r"^(?P<name>.+?)_(?P<uid>\d+)_assignsubmission_[a-z]+_?$")
 ID_OK = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # a valid nbformat cell id
 ID_CHARS = 64  # longest student id kept as it is (a file name holds 255 bytes: 64 CJK characters are 192)
@@ -299,7 +299,9 @@ def discover(root: Path | str, unwrap: bool = False) -> dict[str, tuple[str, lis
                 log.warning("ignored %s: not in a student folder and not an LMS (Canvas) file name", entry.name)
                 continue
             filename = re.sub(r"-\d+(?=\.[A-Za-z]+$)", "", m.group("file"))  # Canvas resubmission suffix
-            lms = {"lms": "canvas", "user_id": m.group("uid"), "name": m.group("login")}
+            lms = {"lms": "canvas", "user_id": m.group("uid"), "name": m.group("login"), "file_id": m.group("sid")}
+            if m.group("late"):  # issue 24: Canvas says late (no time): the late policy's one unit
+                lms["late"] = True
             add(
                 m.group("login"),
                 _Candidate(entry, entry.name, entry.stat().st_mtime, notebook_from_name(filename), lms),
@@ -895,6 +897,8 @@ def ingest_student(
     damaged = {} if damaged is None else damaged
     header = [] if raw == student else [f"student {raw!r} is graded as {student!r}"]
     lms = next((c.lms for c in candidates if c.lms), {})
+    if any(c.lms.get("late") for c in candidates):  # issue 24: a file Canvas marked late makes the submission late
+        lms = dict(lms, late=True)
     digest = submission_digest(raw, [(c.shown, c.path) for c in candidates])
     candidates, unpacked = _expand_zips(student, candidates, staging, damaged)
     header += unpacked

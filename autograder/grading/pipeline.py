@@ -14,9 +14,9 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from autograder import contract, paths
+from autograder import contract, paths, term
 from autograder.content import build
-from autograder.grading import ingest, scheduler, worker
+from autograder.grading import ingest, scheduler, times, worker
 from autograder.records import Results, failure_result
 from autograder.reports import feedback, similarity
 
@@ -130,6 +130,10 @@ def grade(
     cell_timeout: int = worker.CELL_TIMEOUT,
     notebook_timeout: int = worker.NOTEBOOK_TIMEOUT,
     keep_work: bool = False,
+    course: Path | str | None = None,
+    extensions: Path | str | None = None,
+    submitted: Path | str | None = None,
+    worksheet: Path | str | None = None,
 ) -> dict:
     """Grade every student in `submissions` into `out`; returns a summary dict.
 
@@ -139,6 +143,8 @@ def grade(
     - workers / scheduler_address: Dask local workers (default: all cores) or an existing scheduler.
     - source: instructor source folder (default source/a3).
     - ingest_fn: (submissions, staging, notebooks) -> submission dicts; default autograder.grading.ingest.
+    - course / extensions / submitted / worksheet: the term's files (autograder/term.py), checked before anything is graded
+      and kept in OUT/term (None: keep what OUT has). Raises term.TermError (one line) for a bad one.
     Returns:
     - {"graded": [...], "skipped": [...], "failed": {student: reason}, "seconds": float, "statuses": Counter,
       "limits": {student: ["<notebook>: cell N (grade id): <cause>"]} for cells a limit stopped (time, memory,
@@ -146,6 +152,8 @@ def grade(
     """
     start = time.perf_counter()
     out = Path(out)
+    if course is not None:  # issue 24: a bad course file stops the run before anything is graded
+        term.read_course(course)
     out.mkdir(parents=True, exist_ok=True)
     template = ensure_template(out, source)
     layout = worker.course_layout(template / "release")
@@ -169,7 +177,12 @@ def grade(
     results.record_lms_ids(
         {student: next((s["lms"] for s in subs if s.get("lms")), {}) for student, subs in students.items()}
     )
-    results.log([f"RUN grade {submissions} -> {out} ({len(students)} students, force={force})"])
+    # issue 24: when each student submitted
+    found, stamp_log = times.evidence(submissions, students, submitted, worksheet, times.zone(out, course))
+    everyone = set(students) | {st["student"] for st in results.states()}
+    term.write_term(out, course=course, extensions=extensions, evidence=found, students=everyone)
+    times.record_lms_files(out, students)
+    results.log([f"RUN grade {submissions} -> {out} ({len(students)} students, force={force})"] + stamp_log)
     results.log(look_alikes(students))
     source_hash = (template / "source.sha256").read_text()
     identity = {student: submission_identity(subs, student, source_hash) for student, subs in students.items()}
@@ -236,6 +249,7 @@ def grade(
         "students": len(students),
         "notes": notes,
         "limits": stopped,
+        "no_submission_time": sorted(set(students) - set(found)),  # issue 24: on time for want of evidence
     }
     results.log(
         [
@@ -294,6 +308,8 @@ def print_summary(summary: dict, out: Path) -> None:
         for student, lines in stopped.items():
             for line in lines:
                 print(f"    {student}: {line}")
+    if summary.get("no_submission_time") and (Path(out) / term.TERM_DIR / "course.toml").exists():
+        print(f"  {len(summary['no_submission_time'])} students without a submission time: taken as on time")
     print(
         f"grades: {out / 'grades.csv'}, {out / 'grades_by_cell.csv'}; feedback: {out / 'feedback'}; "
         f"log: {out / 'grading.log'}"
@@ -316,6 +332,10 @@ def main(
     force: bool = False,
     source: Path = paths.SOURCE,
     keep_work: bool = False,
+    course: Path | None = None,
+    extensions: Path | None = None,
+    submitted: Path | None = None,
+    worksheet: Path | None = None,
 ) -> int:
     """`grade`: grade SUBMISSIONS into OUT and print the summary. Returns the exit status (1: nothing to grade,
     2: no such SUBMISSIONS, 130: interrupted)."""
@@ -326,6 +346,8 @@ def main(
     if submissions.is_dir() and not any(p for p in submissions.iterdir() if not p.name.startswith(".")):
         print(f"grade: nothing to grade: {submissions} is empty", file=sys.stderr)
         return 1
+    if course is None and is_course_source(source) and not (Path(out) / term.TERM_DIR / "course.toml").exists():
+        course = paths.ROOT / "course.toml" if (paths.ROOT / "course.toml").exists() else None  # issue 24: a3's term
     try:
         summary = grade(
             submissions,
@@ -336,7 +358,14 @@ def main(
             source=source,
             keep_work=keep_work,
             ingest_fn=None if is_course_source(source) else plain_ingest,
+            course=course,
+            extensions=extensions,
+            submitted=submitted,
+            worksheet=worksheet,
         )
+    except term.TermError as exc:
+        print(f"grade: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         done = sum(1 for state in Results(out).states() if state.get("complete")) if Path(out).exists() else 0
         print(f"\ninterrupted: {done} students graded, rerun the same command to resume", file=sys.stderr)

@@ -27,6 +27,7 @@ import sqlite3
 import sys
 from pathlib import Path
 
+from autograder import term
 from autograder.contract import ASSIGNMENT, NOTEBOOKS, max_score, written_max_score
 
 NBGRADER_COLUMNS = [
@@ -165,18 +166,19 @@ def write_nbgrader_csv(out, dest):
     rows = []
     for student, notebooks in grades.items():
         score, total, _ = student_totals(notebooks)
+        late, due, submitted = term.student_late(notebooks.values())  # issue 24: nbgrader's late columns
         rows.append(
             [
                 ASSIGNMENT,
-                "",
-                stamps.get(student, ""),
+                term.nbgrader_time(due),
+                term.nbgrader_time(submitted) or stamps.get(student, ""),
                 student,
                 "",
                 "",
                 "",
                 _cell(score),
-                _cell(0.0),
-                _cell(max(0.0, score)),
+                _cell(late),
+                _cell(max(0.0, score - late)),
                 _cell(total),
             ]
         )
@@ -246,15 +248,16 @@ def _final(grades):
     return {s: nbs for s, nbs in grades.items() if not is_provisional(nbs)}
 
 
-def write_canvas_csv(out, dest, title=f"{ASSIGNMENT} (autograder)"):
+def write_canvas_csv(out, dest, title=f"{ASSIGNMENT} (autograder)", lms_applies_late_policy=False):
     """Canvas gradebook import: one row per student with a final total, matched by Canvas user id; returns the
-    row count. Provisional totals are left out (Canvas would post them as the grade)."""
+    row count. Provisional totals are left out (Canvas would post them as the grade). Scores carry the late
+    penalty unless `lms_applies_late_policy` (then Canvas deducts it)."""
     grades, ids, names = read_grades(out), read_lms_ids(out), submitted_names(out)
     possible = max((student_totals(nbs)[1] for nbs in grades.values()), default=0)
     rows = [["Points Possible", "", "", "", "", f"{possible:g}"]]
     final = _final(grades)
     for student, notebooks in final.items():
-        score, _, _ = student_totals(notebooks)
+        score, _, _ = _after_late(notebooks, student_totals(notebooks), lms_applies_late_policy)
         lms = ids.get(student, {})
         canvas = lms.get("lms") == "canvas"
         rows.append(
@@ -288,15 +291,16 @@ def student_comment(notebooks):
     return "Autograded and hand-graded points: " + "; ".join(parts) + ". Your feedback pages explain each score."
 
 
-def write_moodle_csv(out, dest, now=None):
+def write_moodle_csv(out, dest, now=None, lms_applies_late_policy=False):
     """Moodle offline grading worksheet: Identifier "Participant <id>", grade, maximum, the time of this export
     as "Last modified (grade)" and a comment for the student; returns the row count. Provisional totals are
-    left out (Moodle would release them as the grade)."""
+    left out (Moodle would release them as the grade). Grades carry the late penalty unless
+    `lms_applies_late_policy`."""
     grades, ids, names = read_grades(out), read_lms_ids(out), submitted_names(out)
     stamp = (now or datetime.datetime.now(datetime.timezone.utc)).strftime("%Y-%m-%d %H:%M:%S UTC")
     final, rows = _final(grades), []
     for student, notebooks in final.items():
-        score, total, _ = student_totals(notebooks)
+        score, total, _ = _after_late(notebooks, student_totals(notebooks), lms_applies_late_policy)
         lms = ids.get(student, {})
         ident = f"Participant {lms['lms_user_id']}" if lms.get("lms") == "moodle" else student
         name = lms.get("lms_name") or names.get(student, student)
@@ -341,15 +345,26 @@ def lms_warnings(out, first=5):
     return lines
 
 
-def export(out):
+def _after_late(notebooks, totals, lms_applies_late_policy):
+    """(score, total, notes) of student_totals with the late penalty taken off the score (issue 24), unless the
+    LMS applies its own late policy."""
+    score, total, notes = totals
+    late, _, _ = term.student_late(notebooks.values())
+    if late and not lms_applies_late_policy:
+        return max(0.0, score - late), total, notes + [f"late penalty -{late:g} points"]
+    return score, total, notes
+
+
+def export(out, *, lms_applies_late_policy=False):
     """Write OUT/export/{nbgrader,lms,canvas,moodle}_grades.csv; returns their paths."""
     folder = Path(out) / "export"
     folder.mkdir(parents=True, exist_ok=True)
+    lms = {"lms_applies_late_policy": lms_applies_late_policy}
     writers = {
         "nbgrader_grades.csv": write_nbgrader_csv,
         "lms_grades.csv": write_lms_csv,
-        "canvas_grades.csv": write_canvas_csv,
-        "moodle_grades.csv": write_moodle_csv,
+        "canvas_grades.csv": lambda out, dest: write_canvas_csv(out, dest, **lms),
+        "moodle_grades.csv": lambda out, dest: write_moodle_csv(out, dest, **lms),
     }
     for name, write in writers.items():
         write(out, folder / name)
@@ -358,10 +373,10 @@ def export(out):
     return tuple(folder / name for name in writers)
 
 
-def main(*, out: Path) -> int:
+def main(*, out: Path, lms_applies_late_policy: bool = False) -> int:
     """`export`: write OUT's grade exports. Returns the exit status."""
     try:
-        paths = export(out)
+        paths = export(out, lms_applies_late_policy=lms_applies_late_policy)
     except FileNotFoundError as exc:
         print(f"export: {exc}", file=sys.stderr)
         return 1

@@ -334,6 +334,8 @@ def summary_markdown(summary, student):
         lines.append("")
     if summary.get("manual"):
         lines += written_markdown(summary["manual"], summary.get("hand") or {}, summary["score"])
+    if summary.get("late"):  # issue 24: the late note (reports.feedback.rerender, from autograder.term)
+        lines += [f"**{_esc(summary['late'])}**", ""]
     if summary.get("repairs"):
         lines += ["**Repairs made to your submission before grading:**", ""]
         lines += [f"- {_esc(for_students(r))}" for r in summary["repairs"]] + [""]
@@ -616,17 +618,24 @@ def install_mathjax(feedback_dir):
 def rerender(out):
     """Re-render OUT/feedback/<student>/<nb>.html from OUT/autograded, the recorded results and the hand grades
     in OUT/gradebook.db (entered in formgrader), and rewrite the CSVs with those hand grades."""
-    from autograder.records import Results
+    from autograder.records import Results, final_scores
+    from autograder.term import Term, describe
 
     results = Results(out)
     hand = results.hand_grades()
+    term = Term.load(out)
     count = 0
     for state in results.states():
         student = state["student"]
+        late = term.late(student)
         for name, summary in state["notebooks"].items():
             graded = results.autograded_path(student, name)
             nb = nbformat.read(graded, as_version=4) if graded.exists() else None
             summary = dict(summary, hand=hand.get((student, name), {}))
+            if late is not None:  # issue 24: the late note, on this notebook's final raw score
+                final, written = final_scores(summary, summary["hand"])
+                raw = final["score"] + sum(score or 0.0 for score, _ in written.values())
+                summary["late"] = describe(late, raw)
             results.write_feedback(student, name, render(nb, summary, student))
             count += 1
     results.write_csvs(hand)  # hand grades entered since grading reach grades.csv too
@@ -721,12 +730,19 @@ def write_index(out):
     return path
 
 
-def main(*, out: Path) -> int:
+def main(*, out: Path, course: Path | None = None, extensions: Path | None = None) -> int:
     """`feedback`: render OUT's feedback pages, CSVs and exports again with its hand grades."""
+    from autograder import term
+
     out = Path(out)
     if not (out / ".state").is_dir():
         print(f"feedback: {out} holds no grading results", file=sys.stderr)
         return 1
+    try:  # issue 24: --course/--extensions replace what OUT keeps; the penalty is re-computed below
+        term.replace_files(out, course, extensions)
+    except term.TermError as exc:
+        print(f"feedback: {exc}", file=sys.stderr)
+        return 2
     n = rerender(out)
     print(f"wrote {n} feedback pages under {out / 'feedback'}")
     return 0

@@ -144,7 +144,7 @@ def test_two_moodle_students_of_one_name_keep_their_participant_ids(tmp_path, re
 def test_canvas_user_id_is_kept(tmp_path, release_dir, rel, src):
     """Does a Canvas-named file give its submission the Canvas user id (the number after the login)?"""
     s = one(run(tmp_path, {"smithj_12345_678_nmt.ipynb": mc.solved(rel, src)}, release_dir), "smithj~canvas12345")
-    assert s.lms == {"lms": "canvas", "user_id": "12345", "name": "smithj"}, s.lms
+    assert s.lms == {"lms": "canvas", "user_id": "12345", "name": "smithj", "file_id": "678"}, s.lms
 
 
 def test_lms_zip_with_wrapper_folder_and_junk(tmp_path, release_dir, rel, src):

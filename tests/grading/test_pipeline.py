@@ -169,6 +169,7 @@ def test_cli_grades_into_out(tmp_path):
             "written_max_score": "1",
             "ungraded": "",
             "submitted_as": "bob",
+            **dict.fromkeys(["submitted_at", "due", "late_units", "late_penalty"], ""),  # no course file: no term
         }
     ]
     assert (out / "grades_by_cell.csv").exists()

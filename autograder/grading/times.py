@@ -1,0 +1,109 @@
+"""When each student submitted, found at grading time (issue 24), and the term settings recorded in OUT/term.
+
+First found per student: nbgrader's timestamp.txt in the student's folder, the Moodle grading worksheet's
+"Last modified (submission)" (`--worksheet`, read in the course file's time zone), then the `--submitted` CSV; Canvas's
+_LATE marker alone (no time) records 'late (time unknown)'. No evidence: on time (the summary counts them).
+"""
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from autograder import term
+from autograder.grading import ingest
+
+
+def timestamp_files(submissions: Path | str) -> dict[str, Path]:
+    """{student id: the timestamp.txt in their folder} for a folder of student folders (an LMS zip has none)."""
+    root = Path(submissions)
+    if not root.is_dir():
+        return {}
+    found = {}
+    for student, (_, candidates) in ingest.discover(root).items():
+        stamps = sorted((c.path for c in candidates if c.path.name == "timestamp.txt"), key=lambda p: len(p.parts))
+        if stamps:
+            found[student] = stamps[0]
+    return found
+
+
+def zone(out: Path | str, course: Path | str | None) -> str:
+    """The course's time zone name: from `course` when given, else from the course file OUT keeps ('' if none)."""
+    settings = term.read_course(course) if course else term.Term.load(out).course
+    return settings.timezone if settings else ""
+
+
+def evidence(
+    submissions: Path | str,
+    students: Mapping[str, list[dict]],
+    submitted: Path | str | None = None,
+    worksheet: Path | str | None = None,
+    zone: str = "",
+) -> tuple[dict[str, tuple[str, str]], list[str]]:
+    """Each student's submission time and how we know it.
+
+    Inputs:
+    - students: {student: [submission dicts]} (pipeline.collect; a dict's "lms" may say "late": True).
+    - submitted: a CSV student,submitted_at (grade --submitted), checked against `students`.
+    - worksheet, zone: a Moodle grading worksheet (grade --worksheet) and the time zone its dates are in.
+    Returns:
+    - ({student: (ISO time or term.UNKNOWN_TIME, evidence)}, log lines: each timestamp.txt that did not parse).
+    Raises term.TermError for a bad --submitted file (nothing is graded then).
+    """
+    given = term.read_times(submitted, term.SUBMITTED_COLUMNS, students, "submitted") if submitted else {}
+    found, log, sheet = {}, [], {}
+    if worksheet:
+        participants = {
+            (s.get("lms") or {}).get("user_id"): student
+            for student, subs in students.items()
+            for s in subs
+            if (s.get("lms") or {}).get("lms") == "moodle"
+        }
+        sheet, notes = term.read_worksheet(worksheet, participants, zone)
+        log += [f"WORKSHEET {note}" for note in notes]
+    stamps = timestamp_files(submissions)
+    for student, subs in students.items():
+        if student in stamps:
+            try:
+                found[student] = (term.read_timestamp_file(stamps[student]).isoformat(), "timestamp.txt")
+                continue
+            except term.TermError as exc:
+                log.append(f"TIMESTAMP ignored for {student}: {exc}")
+        if student in sheet:
+            found[student] = (sheet[student].isoformat(), "worksheet")
+        elif student in given:
+            found[student] = (given[student].isoformat(), "--submitted")
+        elif any((s.get("lms") or {}).get("late") for s in subs):
+            found[student] = (term.UNKNOWN_TIME, "canvas _LATE")
+    return found, log
+
+
+LMS_FILE_COLUMNS = ["student", "lms", "lms_user_id", "lms_file_id", "lms_name"]
+
+
+def record_lms_files(out: Path | str, students: Mapping[str, list[dict]]) -> None:
+    """Add OUT/term/lms_files.csv rows (student, lms, user id, the id of one submitted file, name) for `students`:
+    what `release` needs to name feedback files as Canvas's re-upload expects (students of earlier runs kept)."""
+    import csv
+    import io
+
+    from autograder.records import atomic_write
+
+    path = Path(out) / term.TERM_DIR / "lms_files.csv"
+    rows = {}
+    if path.exists():
+        with open(path, newline="", encoding="utf-8") as f:
+            rows = {r["student"]: [r[c] for c in LMS_FILE_COLUMNS] for r in csv.DictReader(f)}
+    for student, subs in students.items():
+        lms = next((s["lms"] for s in subs if s.get("lms")), {})
+        if lms:
+            rows[student] = [
+                student,
+                lms.get("lms", ""),
+                lms.get("user_id", ""),
+                lms.get("file_id", ""),
+                lms.get("name", ""),
+            ]
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(LMS_FILE_COLUMNS)
+    writer.writerows(rows[s] for s in sorted(rows))
+    atomic_write(path, buf.getvalue())

@@ -1,0 +1,274 @@
+"""autograder.reports.release (issue 24): feedback zips and worksheets as Moodle and Canvas import them, checked
+against the rules of their import code; the refusal while hand grading is open, --partial, the manifest."""
+
+import csv
+import io
+import re
+import shutil
+import zipfile
+
+import pytest
+
+from autograder import contract
+from autograder.reports import release
+from tests.fixtures import term as term_fixture
+
+DUE = "2023-03-31T23:59:00-04:00"
+# student id: (shown name, moodle participant id, canvas login, canvas user id, canvas file id, days late)
+STUDENTS = {
+    "李明": ("李明", "101", "liming", "201", "301", 2),
+    "Zoë Ñúñez": ("Zoë Ñúñez", "102", "nunezz", "202", "302", 0),
+    "Anna Lee~moodle103": ("Anna Lee", "103", "leea", "203", "303", 0),
+    "Anna Lee~moodle104": ("Anna Lee", "104", "leeann", "204", "304", 0),
+    "Jane_Doe": ("Jane_Doe", "105", "doej", "205", "305", 0),
+}
+PENDING = "Pending Person"  # a written answer still to grade
+
+
+def write_out(out, lms, pending=True):
+    """A graded OUT as grade leaves it: grades.csv (every autograded point, lateness columns), OUT/term/lms_files.csv
+    and OUT/course files, one feedback page per notebook, and the staff-only files release must never ship."""
+    head = [*"student notebook score max_score status written_score written_max_score ungraded".split()]
+    rows = [head + ["submitted_as", "submitted_at", "due", "late_units", "late_penalty"]]
+    lms_rows = [["student", "lms", "lms_user_id", "lms_file_id", "lms_name"]]
+    everyone = dict(STUDENTS, **({PENDING: ("Pending Person", "106", "pendp", "206", "306", 0)} if pending else {}))
+    for student, (name, pid, login, uid, fid, days) in everyone.items():
+        for nb in contract.NOTEBOOKS:
+            pts = contract.max_score(nb)
+            ungraded = "written_scaling" if student == PENDING and nb == "nmt" else ""
+            units = str(days)
+            rows.append(
+                [student, nb, pts, pts, "graded", "", "", ungraded, name, "", DUE, units, f"{pts * days / 10:g}"]
+            )
+            page = out / "feedback" / student / f"{nb}.html"
+            page.parent.mkdir(parents=True, exist_ok=True)
+            page.write_text(f"<html><body>Feedback {nb} for {name}: PASSED check</body></html>", encoding="utf-8")
+        lms_rows.append([student, "moodle", pid, "", name] if lms == "moodle" else [student, "canvas", uid, fid, login])
+    (out / "term").mkdir(parents=True, exist_ok=True)
+    (out / "term" / "course.toml").write_text(term_fixture.COURSE)
+    late = ["student,submitted_at,evidence"] + [
+        f"{s},2023-04-02T23:00:00-04:00,--submitted" for s, v in STUDENTS.items() if v[5] == 2
+    ]
+    (out / "term" / "submitted.csv").write_text("\n".join(late) + "\n", encoding="utf-8")
+    lms_ids = [["student", "lms", "lms_user_id", "lms_name"]] + [[r[0], r[1], r[2], r[4]] for r in lms_rows[1:]]
+    for path, data in (
+        (out / "grades.csv", rows),
+        (out / "term" / "lms_files.csv", lms_rows),
+        (out / "lms_ids.csv", lms_ids),
+    ):
+        with open(path, "w", newline="", encoding="utf-8") as f:
+            csv.writer(f).writerows(data)
+    (out / "similarity.html").write_text("pairs of students")
+    (out / "feedback" / "index.html").write_text("TA index")
+    (out / "grading.log").write_text("staff notes")
+    return out
+
+
+def moodle_accepts(member, participants):
+    """Moodle's assignfeedback_file_zip_importer::is_valid_filename_for_import, in Python: the participant id a
+    zip member is filed under, or None when Moodle ignores it."""
+    base = member.rsplit("/", 1)[-1]
+    if member.endswith("/") or base.startswith((".", "~")):
+        return None
+    for part in member.split("/"):
+        info = part.split("_", 4)  # PHP explode('_', $part, 5)
+        if len(info) < 4 or not re.fullmatch(r"[0-9]+", info[1]) or info[1] not in participants:
+            continue
+        if (info[2], info[3]) != ("assignsubmission", "file"):
+            continue
+        return info[1]
+    return None
+
+
+def canvas_accepts(member):
+    """Canvas's Assignment#infer_comment_context_from_filename, in Python: (user id, file id) from a zip member's
+    base name (the first two all-digit pieces between '_'), or None when Canvas ignores it."""
+    base = member.rsplit("/", 1)[-1]
+    pieces = base.split("_")
+    ids = [p for p in pieces if re.fullmatch(r"[0-9]+", p)][:2]
+    if len(ids) < 2 or pieces[-1].startswith("link") or base.startswith("._"):
+        return None
+    return tuple(ids)
+
+
+@pytest.fixture
+def moodle(tmp_path):
+    out = write_out(tmp_path / "out", "moodle", pending=False)
+    return out, release.release(out, "moodle")
+
+
+@pytest.fixture
+def canvas(tmp_path):
+    out = write_out(tmp_path / "out", "canvas", pending=False)
+    return out, release.release(out, "canvas")
+
+
+def names(zip_path):
+    with zipfile.ZipFile(zip_path) as z:
+        return z.namelist()
+
+
+def test_moodle_zip_files_every_member_under_its_participant(moodle):
+    """Does Moodle's import rule file every member of moodle_feedback.zip under the right participant (two Anna
+    Lees apart, 'Jane_Doe' whose '_' would otherwise hide her id)?"""
+    out, _ = moodle
+    pids = {v[1]: v[0] for v in STUDENTS.values()}
+    got = {}
+    for m in names(out / "release" / "moodle_feedback.zip"):
+        got.setdefault(moodle_accepts(m, pids), set()).add(m.rsplit("/", 1)[-1])
+    want = {f"{nb}.html" for nb in contract.NOTEBOOKS} | {"summary.txt"}
+    assert got == {pid: want for pid in pids}
+
+
+def test_moodle_folder_is_named_as_moodle_downloads(moodle):
+    """Is 李明's folder named as Moodle downloads it: '李明_101_assignsubmission_file_'?"""
+    out, _ = moodle
+    assert "李明_101_assignsubmission_file_/nmt.html" in names(out / "release" / "moodle_feedback.zip")
+
+
+def test_moodle_worksheet_has_the_columns_the_importer_needs(moodle):
+    """Does the worksheet hold Identifier, Grade and Last modified (grade) (without which Moodle's importer
+    refuses the file) and Feedback comments not as the first column (which it would skip)?"""
+    out, _ = moodle
+    with open(out / "release" / "moodle_worksheet.csv", encoding="utf-8") as f:
+        header = next(csv.reader(f))
+    assert {"Identifier", "Grade", "Last modified (grade)"} <= set(header) and header.index("Feedback comments") > 0
+
+
+def test_moodle_worksheet_carries_penalty_and_late_note(moodle):
+    """Does 李明's worksheet row give 'Participant 101', the penalised grade (31 - 20 %) and the late note?"""
+    out, _ = moodle
+    with open(out / "release" / "moodle_worksheet.csv", encoding="utf-8") as f:
+        row = next(r for r in csv.DictReader(f) if r["Identifier"] == "Participant 101")
+    assert (row["Grade"], "late" in row["Feedback comments"]) == ("24.8", True)
+
+
+def test_canvas_zip_names_carry_user_and_file_ids(canvas):
+    """Does Canvas's re-upload rule read each member's user id and submitted file id as the student's own?"""
+    out, _ = canvas
+    want = {(v[3], v[4]) for v in STUDENTS.values()}
+    got = {canvas_accepts(m) for m in names(out / "release" / "canvas_feedback.zip")}
+    assert got == want
+
+
+def test_canvas_grades_released_students_only(tmp_path):
+    """With --partial, does canvas_grades.csv hold the released students (and Points Possible) but not the one
+    still waiting for a hand grade?"""
+    out = write_out(tmp_path / "out", "canvas")
+    release.release(out, "canvas", partial=True)
+    with open(out / "release" / "canvas_grades.csv", encoding="utf-8") as f:
+        ids = [r[1] for r in list(csv.reader(f))[1:]]
+    assert sorted(ids) == ["", "201", "202", "203", "204", "205"]
+
+
+def test_refuses_while_hand_grading_is_open(tmp_path, capsys):
+    """Does release exit non-zero, naming the count and the student, while a cell waits for a hand grade, and
+    write nothing?"""
+    out = write_out(tmp_path / "out", "moodle")
+    code = release.main(out=out, lms="moodle")
+    assert (code, "1 students still have cells to grade by hand (Pending Person)" in capsys.readouterr().err) == (
+        1,
+        True,
+    )
+    assert not (out / "release").exists()
+
+
+def test_partial_lists_who_was_held_back(tmp_path):
+    """With --partial, does MANIFEST.csv say the waiting student was not released and why?"""
+    out = write_out(tmp_path / "out", "moodle")
+    release.release(out, "moodle", partial=True)
+    with open(out / "release" / "MANIFEST.csv", encoding="utf-8") as f:
+        row = next(r for r in csv.DictReader(f) if r["student"] == PENDING)
+    assert row["status"] == "not released: cells to grade by hand (nmt/written_scaling)"
+
+
+def test_manifest_lists_every_released_file(moodle):
+    """Does MANIFEST.csv name every file in the zip, each 'released'?"""
+    out, _ = moodle
+    with open(out / "release" / "MANIFEST.csv", encoding="utf-8") as f:
+        listed = {r["file"] for r in csv.DictReader(f) if r["status"] == "released"}
+    assert listed == set(names(out / "release" / "moodle_feedback.zip"))
+
+
+def test_staff_files_never_released(moodle):
+    """Is nothing but feedback pages and summaries in the zip (no similarity report, TA index, log)?"""
+    out, _ = moodle
+    bases = {m.rsplit("/", 1)[-1] for m in names(out / "release" / "moodle_feedback.zip")}
+    assert bases == {f"{nb}.html" for nb in contract.NOTEBOOKS} | {"summary.txt"}
+
+
+def test_page_with_hidden_tests_is_held_back(tmp_path):
+    """Is a student whose page shows a hidden-test region held back instead of released?"""
+    out = write_out(tmp_path / "out", "moodle", pending=False)
+    (out / "feedback" / "李明" / "nmt.html").write_text("### BEGIN HIDDEN TESTS\ncheck()", encoding="utf-8")
+    got = release.release(out, "moodle")
+    assert "hidden tests" in got["held"]["李明"] and "李明" not in got["released"]
+
+
+def test_student_without_lms_id_is_held_back(tmp_path):
+    """Is a student who did not submit through Canvas held back with the reason?"""
+    out = write_out(tmp_path / "out", "canvas", pending=False)
+    shutil.copy(out / "term" / "lms_files.csv", tmp_path / "ids.csv")
+    text = (tmp_path / "ids.csv").read_text(encoding="utf-8")
+    (out / "term" / "lms_files.csv").write_text("\n".join(ln for ln in text.splitlines() if not ln.startswith("李明")))
+    assert release.release(out, "canvas")["held"]["李明"].startswith("not released: no canvas id")
+
+
+def test_lms_applies_late_policy_releases_raw(tmp_path):
+    """With --lms-applies-late-policy, does the worksheet carry 李明's raw 31?"""
+    out = write_out(tmp_path / "out", "moodle", pending=False)
+    release.release(out, "moodle", lms_applies_late_policy=True)
+    text = (out / "release" / "moodle_worksheet.csv").read_text(encoding="utf-8")
+    assert next(csv.DictReader(io.StringIO(text)))["Grade"] == "31"
+
+
+def test_real_feedback_pages_pass_the_leak_check(tmp_path_factory):
+    """Are the feedback pages grading really writes (toy course) free of hidden tests, solutions and tokens?"""
+    _, _, out, _ = term_fixture.graded(tmp_path_factory.getbasetemp())
+    pages = list((out / "feedback").glob("*/*.html"))
+    assert pages and not [p for p in pages if release.leaks(p.read_text(encoding="utf-8"))]
+
+
+def test_graded_toy_course_released_after_hand_grading(tmp_path_factory, capsys):
+    """On a really graded OUT (toy course), is release refused while Anna Lee's written answer waits, and once a TA
+    has graded it, does the Moodle zip hold each student's real page and 李明's summary the late note?"""
+    from nbgrader.api import Gradebook
+
+    _, _, graded, _ = term_fixture.graded(tmp_path_factory.getbasetemp())
+    out = tmp_path_factory.mktemp("toy_release") / "out"
+    shutil.copytree(graded, out)
+    students = sorted(p.stem for p in (out / ".state").glob("*.json"))
+    ids = "student,lms,lms_user_id,lms_file_id,lms_name\n" + "".join(
+        f"{s},moodle,{500 + i},,{s}\n" for i, s in enumerate(students)
+    )
+    (out / "term" / "lms_files.csv").write_text(ids, encoding="utf-8")
+    refused = release.main(out=out, lms="moodle")
+    with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:
+        gb.find_grade("written_toy", "toy", contract.ASSIGNMENT, "Anna Lee").manual_score = 1.0
+        gb.db.commit()
+    assert (refused, release.main(out=out, lms="moodle")) == (1, 0)
+    with zipfile.ZipFile(out / "release" / "moodle_feedback.zip") as z:
+        pages = [n for n in z.namelist() if n.endswith("/toy.html")]
+        summary = z.read(f"李明_{500 + students.index('李明')}_assignsubmission_file_/summary.txt").decode()
+    assert len(pages) == len(students) and "Submitted 1 d 3 h late" in summary
+
+
+def test_pages_older_than_term_files_are_reported(tmp_path):
+    """Does release count the pages rendered before the term files last changed (to be rendered again)?"""
+    import os
+
+    out = write_out(tmp_path / "out", "moodle", pending=False)
+    for page in (out / "feedback").glob("*/*.html"):
+        os.utime(page, (1_000_000, 1_000_000))
+    got = release.release(out, "moodle")
+    assert got["stale"] == len(STUDENTS) * len(contract.NOTEBOOKS)
+
+
+def test_fresh_pages_are_not_reported(tmp_path):
+    """Are pages rendered after the term files and hand grades not counted as stale?"""
+    import os
+
+    out = write_out(tmp_path / "out", "moodle", pending=False)
+    for page in (out / "feedback").glob("*/*.html"):
+        os.utime(page, (4_000_000_000, 4_000_000_000))
+    assert release.release(out, "moodle")["stale"] == 0
