@@ -315,7 +315,11 @@ def _esc(text):
 
 
 def summary_markdown(summary, student):
-    """The header of a feedback page: score, per-cell table, repairs and notes."""
+    """The header of a feedback page: score, per-cell table, repairs and notes (scores as they stand: what grading
+    decided, completed by the hand grades entered so far, records.final_scores)."""
+    from autograder.records import final_scores
+
+    summary, written = final_scores(summary, summary.get("hand") or {})
     lines = [
         INDEX_LINK,
         "",
@@ -333,7 +337,7 @@ def summary_markdown(summary, student):
             lines.append(f"| `{c['grade_id']}` | {score} | {note} |")
         lines.append("")
     if summary.get("manual"):
-        lines += written_markdown(summary["manual"], summary.get("hand") or {}, summary["score"])
+        lines += written_markdown(summary["manual"], written, summary.get("hand") or {}, summary["score"])
     if summary.get("late"):  # issue 24: the late note (reports.feedback.rerender, from autograder.term)
         lines += [f"**{_esc(summary['late'])}**", ""]
     if summary.get("repairs"):
@@ -344,14 +348,23 @@ def summary_markdown(summary, student):
     return "\n".join(lines)
 
 
-def written_markdown(points, hand, autograded):
-    """Lines on the written answers: each one's hand grade and comment so far, and the provisional total."""
+def written_markdown(points, written, hand, autograded):
+    """Lines on the written answers: each one's score so far (a blank answer scores 0 by itself), the TA's
+    comment, and the total (provisional while an answer waits for a TA).
+
+    Inputs:
+    - points: {grade id: points}; written: {grade id: (score or None, note)} (records.final_scores);
+      hand: {grade id: {"score", "comment"}} as entered in formgrader.
+    """
     lines = ["| written answer | score | TA's comment |", "|---|---|---|"]
     for gid, pts in points.items():
-        entered = hand.get(gid) or {}
-        score = "not graded yet" if entered.get("score") is None else f"{_fmt(entered['score'])} / {_fmt(pts)}"
-        lines.append(f"| `{gid}` | {score} | {_esc(' '.join((entered.get('comment') or '').split()))} |")
-    graded = [hand[g]["score"] for g in points if (hand.get(g) or {}).get("score") is not None]
+        score, _ = written.get(gid, (None, ""))
+        shown = "not graded yet" if score is None else f"{_fmt(score)} / {_fmt(pts)}"
+        if score is not None and (hand.get(gid) or {}).get("score") is None:
+            shown += " (no answer)" if summary_blank(written, gid) else ""
+        comment = (hand.get(gid) or {}).get("comment") or ""
+        lines.append(f"| `{gid}` | {shown} | {_esc(' '.join(comment.split()))} |")
+    graded = [score for score, _ in written.values() if score is not None]
     waiting = len(points) - len(graded)
     total = (autograded or 0.0) + sum(graded)
     lines += [
@@ -361,6 +374,14 @@ def written_markdown(points, hand, autograded):
         "",
     ]
     return lines
+
+
+def summary_blank(written, gid):
+    """True when the written answer `gid` scored 0 by itself (blank, or its notebook was not graded)."""
+    from autograder.records import BLANK
+
+    note = written.get(gid, (None, ""))[1]
+    return note == BLANK or note.startswith("not graded")
 
 
 def contents_markdown(summary, nb):

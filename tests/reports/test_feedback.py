@@ -459,3 +459,26 @@ def test_index_keeps_the_reason_a_cell_waits_for_a_person(unicode_out):
     index = visible_text((unicode_out / "feedback" / "index.html").read_text())
     assert "fetch-models" in index and "A3_MODEL_CACHE" in index
     assert "fetch-models" not in (unicode_out / "feedback" / "zoe" / "clip.html").read_text()
+
+
+def _clip_summary(caption=None, blank=()):
+    from autograder.records import CellResult, NotebookResult
+
+    cells = [CellResult("rank_images", 1.0, 1.0, "passed"), CellResult("scavenger_caption", caption, 1.0, "passed")]
+    result = NotebookResult.graded("clip", cells, 2.0)
+    result.manual, result.blank = {"written_caption": 1.0, "written_prompts": 1.0}, list(blank)
+    return result.to_dict()
+
+
+def test_page_shows_a_blank_answer_as_zero_and_final():
+    """Does a page show a blank written answer as 0 (no answer), not as waiting for a TA?"""
+    text = feedback.summary_markdown(_clip_summary(caption=1.0, blank=["written_caption"]), "Zoë Ñúñez")
+    assert "| `written_caption` | 0 / 1 (no answer) |" in text
+    assert "| `written_prompts` | not graded yet |" in text and "provisional: 1 written answer(s)" in text
+
+
+def test_page_shows_the_hand_score_of_a_cell_left_to_a_ta():
+    """After a TA scored the caption in formgrader, does the page count it in the autograded score?"""
+    summary = dict(_clip_summary(caption=None), hand={"test_scavenger_caption": {"score": 1.0, "comment": ""}})
+    text = feedback.summary_markdown(summary, "李明")
+    assert "**Autograded score: 2 / 2**" in text and "| `scavenger_caption` | 1 / 1 |" in text
