@@ -232,6 +232,9 @@ def grade(
     if not scheduler_address:  # a local cluster's workers have exited: their slots are free
         for slot in (out / ".work").glob(worker.SLOT_PREFIX + "*"):
             shutil.rmtree(slot, ignore_errors=True)
+    late = late_students(out, [t.student for t in tasks])
+    if late:  # issue 24: their pages say what being late cost (computed on the final scores, as `feedback` does)
+        feedback.rerender(out, students=late)
     results.write_csvs()
     try:  # issue 25: the TA-only similarity report; its failure never fails grading
         similarity.write_report(out, scheduler_address)
@@ -258,6 +261,17 @@ def grade(
         ]
     )
     return summary
+
+
+def late_students(out: Path, students: list[str]) -> list[str]:
+    """Those of `students` who submitted late under OUT's course term (none without a course file)."""
+    try:
+        recorded = term.Term.load(out)
+    except term.TermError:  # a damaged term file: grades.csv says so (records), the pages go without the line
+        return []
+    if recorded.course is None:
+        return []
+    return [s for s in students if (late := recorded.late(s)) is not None and late.units > 0]
 
 
 def submission_identity(subs: list[dict], student: str, source_hash: str) -> dict[str, str]:

@@ -636,9 +636,11 @@ def install_mathjax(feedback_dir):
     return dest
 
 
-def rerender(out):
+def rerender(out, students=None):
     """Re-render OUT/feedback/<student>/<nb>.html from OUT/autograded, the recorded results and the hand grades
-    in OUT/gradebook.db (entered in formgrader), and rewrite the CSVs with those hand grades."""
+    in OUT/gradebook.db (entered in formgrader), and rewrite the CSVs with those hand grades.
+
+    students: re-render only these students' pages (None: every student's)."""
     from autograder.records import Results, final_scores
     from autograder.term import Term, describe
 
@@ -648,6 +650,8 @@ def rerender(out):
     count = 0
     for state in results.states():
         student = state["student"]
+        if students is not None and student not in students:
+            continue
         late = term.late(student)
         for name, summary in state["notebooks"].items():
             graded = results.autograded_path(student, name)

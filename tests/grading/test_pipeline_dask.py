@@ -39,18 +39,19 @@ def assert_graded_correctly(out):
     }
     assert grades["broken"]["score"] == "0" and grades["broken"]["status"].startswith("nbgrader could not grade it")
     cells = sorted((r["student"], r["grade_id"], r["score"]) for r in rows(out / "grades_by_cell.csv"))
-    assert cells == [
+    assert cells == [  # every written answer here is blank, or in a notebook never graded: 0, final
         ("broken", "add", "0"),
         ("broken", "mul", "0"),
-        ("broken", "written_toy", ""),
+        ("broken", "written_toy", "0"),
         ("nothing", "add", "0"),
         ("nothing", "mul", "0"),
+        ("nothing", "written_toy", "0"),
         ("ref", "add", "1"),
         ("ref", "mul", "2"),
-        ("ref", "written_toy", ""),
+        ("ref", "written_toy", "0"),
         ("wrongmul", "add", "1"),
         ("wrongmul", "mul", "0"),
-        ("wrongmul", "written_toy", ""),
+        ("wrongmul", "written_toy", "0"),
     ]
     with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:  # shards came back over Dask and were merged
         assert {s: gb.find_submission("a3", s).score for s in ("ref", "wrongmul")} == {"ref": 3.0, "wrongmul": 1.0}

@@ -39,6 +39,13 @@ def test_timestamp_txt_gives_lateness(term_out):
     assert (row["submitted_at"], row["late_units"], row["late_penalty"]) == ("2023-04-02T06:59:00+00:00", "2", "0.6")
 
 
+def test_grade_writes_the_late_line_on_a_late_students_page(term_out):
+    """Does the page `grade` writes for 李明 (late) say what being late cost, and Zoë Ñúñez's (on time) not?"""
+    out = term_out[2]
+    assert "1 d 3 h late" in (out / "feedback" / "李明" / "toy.html").read_text(encoding="utf-8")
+    assert " late (due " not in (out / "feedback" / "Zoë Ñúñez" / "toy.html").read_text(encoding="utf-8")
+
+
 def test_submitted_csv_on_time(term_out):
     """Is Zoë Ñúñez, submitting before the due date by --submitted, on time with no penalty?"""
     row = rows(term_out[2])["Zoë Ñúñez"]
