@@ -1,4 +1,4 @@
-"""Shared test set-up: offline hub, quiet tokenizers, gpu marker skipping."""
+"""Shared test set-up: offline hub, quiet tokenizers, gpu marker skipping, the slow tier behind --run-slow."""
 
 import os
 
@@ -9,8 +9,30 @@ os.environ.setdefault("A3_QUICK", "1")
 
 import pytest  # noqa: E402
 
+SLOW_LEFT_OUT = pytest.StashKey[int]()
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--run-slow",
+        action="store_true",
+        help="also run the slow tier (tests marked slow: whole notebooks, batches, benchmarks), as .ci/run does",
+    )
+
+
+def slow_tier_chosen(config):
+    """True when the slow tier runs: --run-slow, or a -m expression that names `slow` (it then picks by itself)."""
+    return config.getoption("--run-slow") or "slow" in (config.getoption("markexpr") or "")
+
 
 def pytest_collection_modifyitems(config, items):
+    if not slow_tier_chosen(config):
+        slow = [item for item in items if "slow" in item.keywords]
+        if slow:
+            config.hook.pytest_deselected(items=slow)
+            items[:] = [item for item in items if "slow" not in item.keywords]
+        config.stash[SLOW_LEFT_OUT] = len(slow)
+
     import torch
 
     if torch.cuda.is_available():
@@ -19,3 +41,25 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+def pytest_sessionfinish(session):
+    workeroutput = getattr(session.config, "workeroutput", None)  # set in a pytest-xdist worker
+    if workeroutput is not None:
+        workeroutput["slow_left_out"] = session.config.stash.get(SLOW_LEFT_OUT, 0)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    """pytest-xdist: every worker collects the whole selection, so any one tells how many slow tests it left out."""
+    left_out = getattr(node, "workeroutput", {}).get("slow_left_out", 0)
+    node.config.stash[SLOW_LEFT_OUT] = max(left_out, node.config.stash.get(SLOW_LEFT_OUT, 0))
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    left_out = config.stash.get(SLOW_LEFT_OUT, 0)
+    if left_out:
+        terminalreporter.write_line(
+            f"slow tier not run: {left_out} tests marked slow deselected; `pytest --run-slow` runs them too "
+            "(.ci/run always does)"
+        )

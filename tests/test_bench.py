@@ -113,6 +113,7 @@ def sleep_task(seconds):
     return {"slept": seconds}
 
 
+@pytest.mark.slow
 def test_table_reports_speed_up_and_memory_of_real_runs():
     """On a trivial fn run with 1 and 2 workers, does the table show per-student time, speed-up and RSS per worker?"""
     import time

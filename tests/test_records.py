@@ -1,12 +1,11 @@
 """OUT bookkeeping: CSVs rewritten from recorded students, resume state, failures, gradebook merge."""
 
 import csv
-
-import pytest
+import os
+import sys
 
 from autograder import contract
 from autograder.records import Results, failure_result
-from tests.fixtures import toy
 
 LAYOUT = {
     "nmt": {"tests": {"test_a": 1.0, "test_b": 2.0}, "manual": {}},
@@ -130,20 +129,47 @@ def test_state_survives_a_new_results_object(tmp_path):
     assert again.is_done("ann") and again.state("ann")["notebooks"]["nmt"]["score"] == 3.0
 
 
-@pytest.fixture(scope="module")
-def toy_graded(tmp_path_factory):
-    return toy.graded(tmp_path_factory.getbasetemp())
+def gradebooks(folder, scores):
+    """A course template gradebook (the toy notebook's cells, no submission) and a shard holding a submission of
+    each student in `scores` ({student: {grade cell: auto score}}), built with nbgrader's Gradebook API as
+    `nbgrader generate_assignment` and `autograde` would.
 
-
-def test_merging_a_shard_twice_keeps_one_submission(toy_graded, tmp_path):
-    """Does merging the same student's shard twice leave one submission with the shard's scores?"""
+    Returns (template folder, shard bytes)."""
     from nbgrader.api import Gradebook
 
-    out, _ = toy_graded
-    res = Results(tmp_path, out / ".cache" / "template")
-    shard = (out / "gradebook.db").read_bytes()  # holds every toy student: a fine shard for one of them
+    template, shard = folder / "template", folder / "shard.db"
+    template.mkdir()
+    with Gradebook(f"sqlite:///{template / 'gradebook.db'}") as gb:
+        gb.add_assignment(contract.ASSIGNMENT)
+        gb.add_notebook("toy", contract.ASSIGNMENT)
+        for name, points in [("test_add", 1.0), ("test_mul", 2.0)]:
+            gb.add_grade_cell(name, "toy", contract.ASSIGNMENT, max_score=points, cell_type="code")
+        gb.add_grade_cell("written_toy", "toy", contract.ASSIGNMENT, max_score=1.0, cell_type="markdown")
+        for name in ["add", "mul", "written_toy"]:
+            gb.add_solution_cell(name, "toy", contract.ASSIGNMENT)
+    shard.write_bytes((template / "gradebook.db").read_bytes())
+    with Gradebook(f"sqlite:///{shard}") as gb:
+        for student, grades in scores.items():
+            gb.add_student(student)
+            gb.add_submission(contract.ASSIGNMENT, student)
+            for name, score in grades.items():
+                gb.find_grade(name, "toy", contract.ASSIGNMENT, student).auto_score = score
+        gb.db.commit()
+    return template, shard.read_bytes()
+
+
+def test_merging_a_shard_twice_keeps_one_submission(tmp_path, monkeypatch):
+    """Does merging the same student's shard twice leave one submission with the shard's scores (and nothing of
+    the shard's other students)?"""
+    from nbgrader.api import Gradebook
+
+    monkeypatch.setenv("PATH", os.pathsep.join([os.path.dirname(sys.executable), os.environ["PATH"]]))  # alembic
+    scores = {"wrongmul": {"test_add": 1.0, "test_mul": 0.0}, "ref": {"test_add": 1.0, "test_mul": 2.0}}
+    template, shard = gradebooks(tmp_path, scores)
+    out = tmp_path / "out"
+    res = Results(out, template)
     res.merge_shard("wrongmul", shard)
     res.merge_shard("wrongmul", shard)
-    with Gradebook(f"sqlite:///{tmp_path / 'gradebook.db'}") as gb:
+    with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:
         subs = gb.assignment_submissions(contract.ASSIGNMENT)
         assert [(s.student.id, s.score) for s in subs] == [("wrongmul", 1.0)]

@@ -376,7 +376,7 @@ PDF = b"%PDF-1.4\n1 0 obj\n"
         ("nmt.pdf", PDF, "not a notebook: 'nmt.pdf' is not an .ipynb file"),
         (
             "nmt.ipynb",
-            nbformat.writes(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import tensorflow")])),
+            nbformat.writes(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import tensorflow", id="tf")])),
             "not this assignment's notebook (none of its cells match the A3 release)",
         ),
     ],

@@ -57,6 +57,7 @@ def assert_graded_correctly(out):
         assert {s: gb.find_submission("a3", s).score for s in ("ref", "wrongmul")} == {"ref": 3.0, "wrongmul": 1.0}
 
 
+@pytest.mark.slow
 def test_grading_through_an_existing_scheduler(toy_students, address, tmp_path):
     """Does grading on an existing two-worker cluster give every student's right grade, using both workers?"""
     out = tmp_path / "out"

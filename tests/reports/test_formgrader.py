@@ -100,6 +100,7 @@ def server(tmp_path_factory):
         proc.wait(timeout=30)
 
 
+@pytest.mark.slow
 def test_formgrader_lists_the_assignment(server):
     """Does formgrader, started by the kit on OUT, list the assignment with its one submission?"""
     base, _ = server
@@ -107,6 +108,7 @@ def test_formgrader_lists_the_assignment(server):
     assert [(a["name"], a["num_submissions"]) for a in assignments] == [("a3", 1)]
 
 
+@pytest.mark.slow
 def test_manual_grading_view_shows_the_written_answer(server):
     """Does formgrader's manual grading page of the student's notebook open and show the written answer?"""
     base, _ = server
@@ -191,6 +193,7 @@ def grading_view(server, tmp_path_factory):
     browser.close()
 
 
+@pytest.mark.slow
 def test_grading_view_runs_nothing_a_student_wrote(grading_view):
     """In formgrader's grading view of a submission with scripts, event handlers, javascript: links, SVG and
     iframes in its written answer and outputs, did none run, and did the page's own script start (no
@@ -203,6 +206,7 @@ def test_grading_view_runs_nothing_a_student_wrote(grading_view):
     assert grading_view.run("typeof MathJax !== 'undefined' && MathJax.loaded === true")
 
 
+@pytest.mark.slow
 def test_a_hand_grade_entered_in_formgrader_reaches_grades_csv(server, grading_view):
     """After a TA types a score and a comment into formgrader's grading view and runs `feedback OUT`, are they
     in grades.csv and on the student's feedback page?"""
