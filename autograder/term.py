@@ -194,13 +194,18 @@ def parse_time(text: str) -> datetime:
     return when
 
 
+def _read_text(path: Path, what: str) -> str:
+    """The text of a term file (a byte-order mark dropped); TermError naming the file when it cannot be read."""
+    try:
+        return path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise TermError(f"{path}: cannot read the {what}: {exc}") from None
+
+
 def _read_csv(path: Path | str, columns: list[str], what: str) -> list[tuple[int, dict]]:
     """[(line number, row)] of a CSV whose header must be exactly `columns`; TermError otherwise."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TermError(f"{path}: cannot read the {what} file: {exc}") from None
+    text = _read_text(path, f"{what} file")
     reader = csv.reader(io.StringIO(text))
     header = next(reader, None)
     if [h.strip() for h in header or []] != columns:
@@ -460,10 +465,7 @@ def read_worksheet(
     worksheet whose ids match no student.
     """
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise TermError(f"{path}: cannot read the worksheet: {exc}") from None
+    text = _read_text(path, "worksheet")
     reader = csv.DictReader(io.StringIO(text))
     if "Identifier" not in (reader.fieldnames or []) or WORKSHEET_TIME not in (reader.fieldnames or []):
         raise TermError(f"{path}:1: a Moodle grading worksheet needs the columns Identifier and {WORKSHEET_TIME}")

@@ -5,6 +5,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from autograder import paths, term
+from tests.fixtures import term as term_fixture
 
 EDT = timezone(timedelta(hours=-4))
 DUE = datetime(2023, 3, 31, 23, 59, tzinfo=EDT)
@@ -18,15 +19,7 @@ def after(**delta):
     return DUE + timedelta(**delta)
 
 
-COURSE = """[assignment]
-due = 2023-03-31T23:59:00-04:00
-grace_minutes = 10
-
-[late]
-policy = "per_day"
-percent = 10
-max_days = 5
-"""
+COURSE = term_fixture.COURSE
 
 
 # --- the penalty -------------------------------------------------------------------------------

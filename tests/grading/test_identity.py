@@ -152,29 +152,32 @@ def test_every_row_names_the_student_as_submitted(rerun):
         assert rows and all(r["submitted_as"] == r["student"] for r in rows), name
 
 
-def test_changed_files_are_graded_again_without_force(tmp_path):
-    """Is a saved result reused only for the same bytes: a resubmission is graded again, and the log says why?"""
+KWARGS = dict(workers=1, source=toy.TOY_SOURCE, ingest_fn=pipeline.plain_ingest)
+
+
+def graded_once(tmp_path, name):
+    """One student `name` with the toy's right answers graded into tmp_path/out: (release notebook, subs, out)."""
     rel = toy.release(tmp_path.parent)
     nb = nbformat.read(rel / "toy.ipynb", as_version=4)
-    subs = toy.write_students(tmp_path / "subs", rel, {"Zoë Ñúñez": toy.fill(nb, toy.RIGHT)})
-    out = tmp_path / "out"
-    kwargs = dict(workers=1, source=toy.TOY_SOURCE, ingest_fn=pipeline.plain_ingest)
-    pipeline.grade(subs, out, **kwargs)
+    subs = toy.write_students(tmp_path / "subs", rel, {name: toy.fill(nb, toy.RIGHT)})
+    pipeline.grade(subs, tmp_path / "out", **KWARGS)
+    return nb, subs, tmp_path / "out"
+
+
+def test_changed_files_are_graded_again_without_force(tmp_path):
+    """Is a saved result reused only for the same bytes: a resubmission is graded again, and the log says why?"""
+    nb, subs, out = graded_once(tmp_path, "Zoë Ñúñez")
+    rel = toy.release(tmp_path.parent)
     toy.write_students(subs, rel, {"Zoë Ñúñez": toy.fill(nb, dict(toy.RIGHT, mul=toy.WRONG_MUL))})
-    again = pipeline.grade(subs, out, **kwargs)
+    again = pipeline.grade(subs, out, **KWARGS)
     assert again["graded"] == ["Zoë Ñúñez"] and grades(out)["Zoë Ñúñez"]["score"] == "1"
     assert "REGRADE Zoë Ñúñez: the submitted files changed" in (out / "grading.log").read_text(encoding="utf-8")
 
 
 def test_a_renamed_folder_does_not_inherit_a_grade(tmp_path):
     """When the folder of a graded student is replaced by another student's under another name, is nothing reused?"""
-    rel = toy.release(tmp_path.parent)
-    nb = nbformat.read(rel / "toy.ipynb", as_version=4)
-    subs = toy.write_students(tmp_path / "subs", rel, {"李明": toy.fill(nb, toy.RIGHT)})
-    out = tmp_path / "out"
-    kwargs = dict(workers=1, source=toy.TOY_SOURCE, ingest_fn=pipeline.plain_ingest)
-    pipeline.grade(subs, out, **kwargs)
+    nb, subs, out = graded_once(tmp_path, "李明")
     shutil.rmtree(subs / "李明")
-    toy.write_students(subs, rel, {"李 明": nb})
-    again = pipeline.grade(subs, out, **kwargs)
+    toy.write_students(subs, toy.release(tmp_path.parent), {"李 明": nb})
+    again = pipeline.grade(subs, out, **KWARGS)
     assert again["graded"] == ["李 明"] and grades(out)["李 明"]["score"] == "0"
