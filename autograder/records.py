@@ -190,14 +190,15 @@ def final_scores(summary: Mapping, entered: Mapping[str, Mapping]) -> tuple[dict
       leaves them waiting, since the next run grades them.
     """
     summary = dict(summary)
-    cells = []
+    cells, by_hand = [], 0.0
     for c in summary["cells"]:
         score = (entered.get(contract.test_cell_id(c["grade_id"])) or {}).get("score")
         if c["score"] is None and score is not None:
             c = dict(c, score=float(score), note=HAND_GRADED)
+            by_hand += float(score)
         cells.append(c)
     summary["cells"] = cells
-    summary["score"] = sum(c["score"] or 0.0 for c in cells)
+    summary["score"] = summary["score"] + by_hand
     if summary["status"].startswith("needs manual grading") and all(c["score"] is not None for c in cells):
         summary["status"] = "graded"
     written = {}

@@ -258,14 +258,14 @@ def build(submissions, release, source):
         "Canvas-style LMS file name at the top level",
         full,
         {"smithj_12345_678_nmt.ipynb": solved(rel, src)},
-        student="smithj",
+        student="smithj~canvas12345",
     )
     case(
         "moodle",
         "Moodle-style student folder 'Jane Doe_123456_assignsubmission_file_'",
         full,
         {"Jane Doe_123456_assignsubmission_file_/nmt.ipynb": solved(rel, src)},
-        student="Jane_Doe",
+        student="Jane Doe~moodle123456",
     )
     nb = solved(rel, src)
     strip_nbgrader(nb)

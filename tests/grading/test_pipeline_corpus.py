@@ -55,5 +55,5 @@ def test_log_records_repairs_and_blocked_access(corpus):
 def test_lms_ids_are_recorded_for_the_exports(corpus):
     """Does OUT/lms_ids.csv keep the Canvas user id and the Moodle participant id that ingest found?"""
     rows = {r["student"]: r for r in batch.read_csv(corpus["out"] / "lms_ids.csv")}
-    assert (rows["smithj"]["lms"], rows["smithj"]["lms_user_id"]) == ("canvas", "12345")
-    assert (rows["Jane_Doe"]["lms"], rows["Jane_Doe"]["lms_user_id"]) == ("moodle", "123456")
+    assert (rows["smithj~canvas12345"]["lms"], rows["smithj~canvas12345"]["lms_user_id"]) == ("canvas", "12345")
+    assert (rows["Jane Doe~moodle123456"]["lms"], rows["Jane Doe~moodle123456"]["lms_user_id"]) == ("moodle", "123456")
