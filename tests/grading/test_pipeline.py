@@ -37,6 +37,16 @@ def test_reference_gets_full_points(toy_graded):
     assert (row["score"], row["max_score"], row["status"]) == ("3", "3", "graded")
 
 
+def test_grade_ends_with_the_similarity_report_for_tas(toy_graded):
+    """Does `grade` write similarity.csv (the contract's columns first) and similarity.html, linked from the TA's
+    index and from no student's page?"""
+    out, _ = toy_graded
+    header = (out / "similarity.csv").read_text(encoding="utf-8").splitlines()[0].split(",")
+    assert header[:6] == ["notebook", "cell", "student_a", "student_b", "similarity", "flagged"], header
+    assert (out / "similarity.html").exists() and "similarity.html" in (out / "feedback" / "index.html").read_text()
+    assert "similarity" not in (out / "feedback" / "ref" / "toy.html").read_text().lower()
+
+
 def test_untouched_release_gets_zero_and_is_graded(toy_graded):
     """Does the untouched release score 0 with status `graded` (not an error)?"""
     out, _ = toy_graded
