@@ -3,7 +3,6 @@ against the rules of their import code; the refusal while hand grading is open, 
 
 import csv
 import io
-import re
 import shutil
 import zipfile
 
@@ -12,6 +11,7 @@ import pytest
 from autograder import contract
 from autograder.reports import release
 from tests.fixtures import term as term_fixture
+from tests.fixtures.lms_rules import canvas_accepts, moodle_accepts, names
 
 DUE = "2023-03-31T23:59:00-04:00"
 # student id: (shown name, moodle participant id, canvas login, canvas user id, canvas file id, days late)
@@ -64,33 +64,6 @@ def write_out(out, lms, pending=True):
     return out
 
 
-def moodle_accepts(member, participants):
-    """Moodle's assignfeedback_file_zip_importer::is_valid_filename_for_import, in Python: the participant id a
-    zip member is filed under, or None when Moodle ignores it."""
-    base = member.rsplit("/", 1)[-1]
-    if member.endswith("/") or base.startswith((".", "~")):
-        return None
-    for part in member.split("/"):
-        info = part.split("_", 4)  # PHP explode('_', $part, 5)
-        if len(info) < 4 or not re.fullmatch(r"[0-9]+", info[1]) or info[1] not in participants:
-            continue
-        if (info[2], info[3]) != ("assignsubmission", "file"):
-            continue
-        return info[1]
-    return None
-
-
-def canvas_accepts(member):
-    """Canvas's Assignment#infer_comment_context_from_filename, in Python: (user id, file id) from a zip member's
-    base name (the first two all-digit pieces between '_'), or None when Canvas ignores it."""
-    base = member.rsplit("/", 1)[-1]
-    pieces = base.split("_")
-    ids = [p for p in pieces if re.fullmatch(r"[0-9]+", p)][:2]
-    if len(ids) < 2 or pieces[-1].startswith("link") or base.startswith("._"):
-        return None
-    return tuple(ids)
-
-
 @pytest.fixture
 def moodle(tmp_path):
     out = write_out(tmp_path / "out", "moodle", pending=False)
@@ -101,11 +74,6 @@ def moodle(tmp_path):
 def canvas(tmp_path):
     out = write_out(tmp_path / "out", "canvas", pending=False)
     return out, release.release(out, "canvas")
-
-
-def names(zip_path):
-    with zipfile.ZipFile(zip_path) as z:
-        return z.namelist()
 
 
 def test_moodle_zip_files_every_member_under_its_participant(moodle):
