@@ -66,9 +66,11 @@ def _options(name, parser):
         add("out", type=Path, help="a graded OUT folder")
         add("--output", type=Path, help="HTML file to write (default OUT/report.html)")
         add("--show-code", action="store_true", help="include the notebook's code cells")
+        _term_options(add)
     elif name == "export":
         add("out", type=Path, help="a graded OUT folder (holds grades.csv)")
         add("--lms-applies-late-policy", action="store_true", help="LMS exports carry raw scores (the LMS deducts)")
+        _term_options(add)
     elif name == "release":
         add("out", type=Path, help="a graded OUT folder")
         add("--lms", required=True, choices=["canvas", "moodle"], help="the LMS to upload to")

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from autograder import term
 from autograder.contract import ASSIGNMENT, NOTEBOOKS, max_score, written_max_score
+from autograder.records import Results
 
 NBGRADER_COLUMNS = [
     "assignment",
@@ -373,11 +374,24 @@ def export(out, *, lms_applies_late_policy=False):
     return tuple(folder / name for name in writers)
 
 
-def main(*, out: Path, lms_applies_late_policy: bool = False) -> int:
-    """`export`: write OUT's grade exports. Returns the exit status."""
+def use_term_files(out, course=None, extensions=None):
+    """A later command's --course/--extensions (issue 24): kept in OUT/term in place of grading's copies, then
+    grades.csv re-computed with them (and the hand grades) so every export agrees. Raises term.TermError."""
+    if course is None and extensions is None:
+        return
+    term.replace_files(out, course, extensions)
+    results = Results(out)
+    results.write_csvs(results.hand_grades())
+
+
+def main(
+    *, out: Path, lms_applies_late_policy: bool = False, course: Path | None = None, extensions: Path | None = None
+) -> int:
+    """`export`: write OUT's grade exports (with --course/--extensions in place of OUT's). Returns the exit status."""
     try:
+        use_term_files(out, course, extensions)
         paths = export(out, lms_applies_late_policy=lms_applies_late_policy)
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, term.TermError) as exc:
         print(f"export: {exc}", file=sys.stderr)
         return 1
     for p in paths:

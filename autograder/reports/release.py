@@ -215,7 +215,7 @@ def main(
     """`release`: write OUT/release for the LMS; refuses while a student has cells to grade by hand (see --partial)."""
     out = Path(out)
     try:
-        term.replace_files(out, course, extensions)
+        export.use_term_files(out, course, extensions)  # grades.csv re-computed with them
         got = release(out, lms, partial=partial, lms_applies_late_policy=lms_applies_late_policy)
     except (FileNotFoundError, term.TermError) as exc:
         print(f"release: {exc}", file=sys.stderr)

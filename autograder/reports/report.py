@@ -21,7 +21,8 @@ import pandas as pd
 from autograder.contract import NOTEBOOKS
 from autograder.paths import ROOT
 from autograder.records import HAND_GRADED, WAITING, not_graded_yet
-from autograder.reports.export import export, natural_key
+from autograder.reports.export import export, natural_key, use_term_files
+from autograder.term import TermError
 
 NOTEBOOK = ROOT / "notebooks" / "grade_report.ipynb"
 OUT_ENV = "A3_REPORT_OUT"
@@ -288,11 +289,24 @@ def render(out, dest=None, show_code=False, timeout=600):
     return dest
 
 
-def main(*, out: Path, output: Path | None = None, show_code: bool = False) -> int:
-    """`report`: write OUT's exports and render the grade report into HTML. Returns the exit status."""
+def main(
+    *,
+    out: Path,
+    output: Path | None = None,
+    show_code: bool = False,
+    course: Path | None = None,
+    extensions: Path | None = None,
+) -> int:
+    """`report`: write OUT's exports and render the grade report into HTML (with --course/--extensions in place of
+    OUT's). Returns the exit status."""
     error = not_graded_yet(out, "grades.csv", "report")
     if error:
         print(error, file=sys.stderr)
+        return 1
+    try:
+        use_term_files(out, course, extensions)
+    except TermError as exc:
+        print(f"report: {exc}", file=sys.stderr)
         return 1
     for path in export(out):
         print(f"wrote {path}")

@@ -118,3 +118,46 @@ def test_report_shows_late_counts_and_histogram(tmp_path):
     students = len({r["student"] for r in rows})
     assert f"<strong>on time:</strong> {students - 1}" in html and "<strong>late:</strong> 1" in html
     assert len(re.findall(r"<img [^>]*src=\"data:image/png", html)) == 8
+
+
+@pytest.fixture
+def graded_copy(tmp_path_factory, tmp_path):
+    """A copy of the toy course graded under the per_day course (李明 1 d 3 h late), and an extension for him."""
+    _, _, graded, _ = term_fixture.graded(tmp_path_factory.getbasetemp())
+    out = tmp_path / "out"
+    shutil.copytree(graded, out)
+    (tmp_path / "ext.csv").write_text("student,due\n李明,2023-04-05T23:59:00-04:00\n", encoding="utf-8")
+    return out, tmp_path / "ext.csv"
+
+
+def test_export_with_extensions_recomputes(graded_copy):
+    """Does `export OUT --extensions FILE` replace OUT's extensions and export 李明 without his late penalty?"""
+    out, ext = graded_copy
+    code = export.main(out=out, extensions=ext)
+    row = next(r for r in read(out / "export" / "nbgrader_grades.csv") if r["student_id"] == "李明")
+    late = next(r for r in read(out / "grades.csv") if r["student"] == "李明")
+    assert (code, late["late_penalty"], float(row["late_submission_penalty"])) == (0, "0", 0.0)
+
+
+def test_export_with_bad_course_says_why(graded_copy, tmp_path, capsys):
+    """Does `export OUT --course FILE` with an unknown key exit 1 with a one-line error naming the key?"""
+    out, _ = graded_copy
+    (tmp_path / "bad.toml").write_text(term_fixture.COURSE.replace("grace_minutes", "grace_mins"))
+    code = export.main(out=out, course=tmp_path / "bad.toml")
+    err = capsys.readouterr().err
+    assert (code, "grace_mins" in err, err.count("\n")) == (1, True, 1)
+
+
+def test_report_with_course_recomputes(graded_copy, tmp_path):
+    """Does `report OUT --course FILE` (late policy 'zero') replace OUT's course file and take late 李明's whole raw
+    score (3 points, not per_day's 0.6) in grades.csv and nbgrader_grades.csv?"""
+    from autograder.reports import report
+
+    out, _ = graded_copy
+    (tmp_path / "zero.toml").write_text(
+        term_fixture.COURSE.split("[late]")[0] + '[late]\npolicy = "zero"\n', encoding="utf-8"
+    )
+    code = report.main(out=out, course=tmp_path / "zero.toml")
+    row = next(r for r in read(out / "export" / "nbgrader_grades.csv") if r["student_id"] == "李明")
+    late = next(r for r in read(out / "grades.csv") if r["student"] == "李明")
+    assert (code, late["late_penalty"], float(row["late_submission_penalty"])) == (0, "3", 3.0)
