@@ -30,6 +30,7 @@ from autograder.checks.devices import (
     shown,
     to_fake_cuda,  # noqa: F401 - re-exported for the checks
 )
+from autograder.text import one_line
 from autograder.tokens import pass_token  # noqa: F401 - re-exported
 
 
@@ -259,12 +260,6 @@ def substituted(fn, **names):
                 namespace.pop(name, None)
 
 
-def _one_line(exc):
-    text = f"{pristine.type(exc).__name__}: {exc}".strip()
-    text = " ".join(text.split())
-    return text if len(text) <= 300 else text[:297] + "..."
-
-
 def check(grade_id):
     """Decorator: run a check quietly, turn any error into one line, print a pass line on success.
 
@@ -290,7 +285,7 @@ def check(grade_id):
                 pristine.print(ungradable(grade_id, e))
                 raise CheckFailed(f"{grade_id}: not graded automatically: {e}") from None
             except Exception as e:  # student code crashed inside the check
-                raise CheckFailed(f"{grade_id}: your code raised {_one_line(e)}") from None
+                raise CheckFailed(f"{grade_id}: your code raised {one_line(e, 300, more='...')}") from None
             finally:
                 torch.set_num_threads(threads)
             pristine.print(passed(grade_id))

@@ -31,6 +31,7 @@ from autograder.checks import (
 )
 from autograder.checks.devices import MixedDevices, same_device
 from autograder.content.reference import clip as ref
+from autograder.text import one_line
 
 MAX_CAPTION_WORDS = 12
 
@@ -311,7 +312,7 @@ def _show_target():
 
 
 def _words(text):
-    return " ".join("".join(c if c.isalnum() else " " for c in text.lower()).split())
+    return one_line("".join(c if c.isalnum() else " " for c in text.lower()))
 
 
 @check("scavenger_caption")

@@ -16,7 +16,6 @@ from autograder.checks import (
     FAKE_CUDA,
     UNDECIDED,
     CheckFailed,
-    _one_line,  # the runtime's one-line text of an exception
     check,
     cpu64,
     expect_device,
@@ -32,6 +31,7 @@ from autograder.checks import (
     to_fake_cuda,
 )
 from autograder.content.reference import nmt as ref
+from autograder.text import one_line
 
 # --------------------------------------------------------------------------------------------
 # helpers
@@ -44,7 +44,7 @@ def _call(what, fn, *args):
     except CheckFailed:
         raise
     except Exception as e:
-        raise CheckFailed(f"{what} should run without errors, but raised {_one_line(e)}") from None
+        raise CheckFailed(f"{what} should run without errors, but raised {one_line(e, 300, more='...')}") from None
 
 
 def _pair(out, what, names, allow_array=False):

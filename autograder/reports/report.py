@@ -22,6 +22,7 @@ from autograder.contract import NOTEBOOKS
 from autograder.paths import ROOT
 from autograder.records import HAND_GRADED, WAITING, not_graded_yet
 from autograder.reports.export import export, natural_key
+from autograder.text import one_line
 
 NOTEBOOK = ROOT / "notebooks" / "grade_report.ipynb"
 OUT_ENV = "A3_REPORT_OUT"
@@ -87,7 +88,7 @@ def kind(text):
     """Group a one-line reason or repair by kind: drop quoted names, paths, numbers and details after ':'."""
     text = re.sub(r"'[^']*'|\"[^\"]*\"|\S+\.ipynb|\S*/\S*", "…", str(text).split(":")[0])
     text = re.sub(r"\d+(\.\d+)?", "N", text)
-    return " ".join(text.split())[:60] or "(empty)"
+    return one_line(text, 60) or "(empty)"
 
 
 def attempted_checks(by_cell, grades=None):
@@ -141,7 +142,7 @@ def reason(message, grade_id):
     """A check's one-line message as a reason shared by many students: no prefix, numbers and lists as N."""
     text = re.sub(rf"^(CheckFailed: )?{re.escape(grade_id)}: ", "", str(message))
     text = re.sub(r"\[[^\]]*\]|\([-\d., ]+\)|-?\d+(\.\d+)?(e-?\d+)?", "N", text)
-    return " ".join(text.split())[:90] or "(empty)"
+    return one_line(text, 90) or "(empty)"
 
 
 def top_reasons(by_cell, n=3, grades=None):
