@@ -772,7 +772,3 @@ def main(*, out: Path, course: Path | None = None, extensions: Path | None = Non
     n = rerender(out)
     print(f"wrote {n} feedback pages under {out / 'feedback'}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

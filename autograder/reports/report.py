@@ -299,7 +299,3 @@ def main(*, out: Path, output: Path | None = None, show_code: bool = False) -> i
         print(f"wrote {path}")
     print(f"wrote {render(out, output, show_code)}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
