@@ -685,7 +685,3 @@ def main(
     finally:
         if keep is None:
             shutil.rmtree(work, ignore_errors=True)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -8,7 +8,6 @@ everything is and a score table.
 import csv
 import importlib
 import shutil
-import sys
 import time
 from pathlib import Path
 
@@ -136,7 +135,3 @@ def main(*, out: Path = paths.ROOT / "demo_out", workers: int | None = None) -> 
         print(f"report:      {report}")
     print(f"demo finished in {time.perf_counter() - start:.0f} s")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder import contract, term
+from autograder.text import one_line
 
 GRADES_COLUMNS = [
     "student",
@@ -165,7 +166,7 @@ def is_blank_answer(answer: str, stub: str) -> bool:
     """True when a written answer says nothing: empty, or the released stub ("YOUR ANSWER HERE") unchanged."""
 
     def norm(text):
-        return " ".join(text.split())
+        return one_line(text)
 
     return not norm(answer) or norm(answer) == norm(stub)
 

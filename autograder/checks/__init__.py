@@ -15,6 +15,7 @@ import os
 import sys
 import types
 import warnings
+from collections.abc import Callable, Iterator
 
 import numpy as np
 import torch
@@ -30,6 +31,7 @@ from autograder.checks.devices import (
     shown,
     to_fake_cuda,  # noqa: F401 - re-exported for the checks
 )
+from autograder.text import one_line
 from autograder.tokens import pass_token  # noqa: F401 - re-exported
 
 
@@ -127,25 +129,25 @@ set_key, seal, _signer, _register = _runtime(os.environ.pop("A3_CHECK_KEY", "").
 del _runtime
 
 
-def is_tensor(x):
+def is_tensor(x) -> bool:
     """True only for a real torch.Tensor (subclasses with a rigged __eq__ included are fine to inspect)."""
     return pristine.isinstance(x, pristine.Tensor)
 
 
-def fmt_shape(x):
+def fmt_shape(x) -> tuple | str:
     """Shape of a tensor as a tuple, or the type name of anything else."""
     if is_tensor(x):
         return tuple(x.shape)
     return pristine.type(x).__name__
 
 
-def expect(condition, message):
+def expect(condition, message) -> None:
     """Raise CheckFailed(message) unless condition is exactly True."""
     if condition is not True:
         raise CheckFailed(message)
 
 
-def expect_tensor(x, name, shape=None):
+def expect_tensor(x, name, shape=None) -> None:
     """x must be a real tensor (of `shape` when given)."""
     if not is_tensor(x):
         raise CheckFailed(f"{name} should be a torch.Tensor, got {pristine.type(x).__name__}")
@@ -153,7 +155,7 @@ def expect_tensor(x, name, shape=None):
         raise CheckFailed(f"{name} should have shape {tuple(shape)}, got {tuple(x.shape)}")
 
 
-def expect_device(got, want, name):
+def expect_device(got, want, name) -> None:
     """Tensor `got` must sit on device `want`, compared by meaning ('cuda' is 'cuda:0')."""
     if not same_device(got.device, want):
         raise CheckFailed(f"{name} should be on the inputs' device {shown(want)}, but it is on {shown(got.device)}")
@@ -162,7 +164,7 @@ def expect_device(got, want, name):
 UNDECIDED = object()  # what run_on_gpu returns when the stand-in GPU cannot run the code
 
 
-def run_on_gpu(what, fn, *args, **kwargs):
+def run_on_gpu(what, fn, *args, **kwargs) -> object:
     """
     Call fn(*args, **kwargs) as if its tensor inputs were on a GPU (the stand-in meta device).
 
@@ -180,25 +182,25 @@ def run_on_gpu(what, fn, *args, **kwargs):
         return UNDECIDED
 
 
-def cpu64(x):
+def cpu64(x) -> torch.Tensor:
     """A detached float64 copy of tensor x on the CPU: checks compare values in it on every machine."""
     return pristine.tensor_to(pristine.tensor_detach(x), "cpu", torch.float64)
 
 
-def tensors_close(a, b, rtol=1e-4, atol=1e-5):
+def tensors_close(a, b, rtol=1e-4, atol=1e-5) -> bool:
     """True when tensors a and b have equal shapes and close values (compared by cpu64)."""
     return tuple(a.shape) == tuple(b.shape) and pristine.allclose(
         cpu64(a), cpu64(b), rtol=rtol, atol=atol, equal_nan=False
     )
 
 
-def max_abs_diff(a, b):
+def max_abs_diff(a, b) -> float:
     """Largest absolute difference between two tensors, as a Python float (computed on CPU, float64)."""
     a, b = cpu64(a), cpu64(b)
     return pristine.float(pristine.tensor_item(pristine.tensor_max(pristine.tensor_abs(a - b))))
 
 
-def expect_close(got, want, name, atol=1e-5, rtol=1e-4, hint=""):
+def expect_close(got, want, name, atol=1e-5, rtol=1e-4, hint="") -> None:
     """got must be a tensor with want's shape and values (within tolerance)."""
     expect_tensor(got, name, tuple(want.shape))
     g, w = cpu64(got), cpu64(want)
@@ -219,7 +221,7 @@ def _autograder_parts(obj):
     return found
 
 
-def require_notebook_defined(obj, name):
+def require_notebook_defined(obj, name) -> None:
     """A graded object must be defined in the notebook itself, not imported, subclassed or copied from us."""
     if os.environ.get("A3_ALLOW_NON_NOTEBOOK"):  # test suites only; the grading kernel never receives it
         return
@@ -232,7 +234,7 @@ def require_notebook_defined(obj, name):
 
 
 @contextlib.contextmanager
-def substituted(fn, **names):
+def substituted(fn, **names) -> Iterator[None]:
     """Within the block, names that `fn` reads from its module (the notebook) are swapped for known-good ones.
 
     A graded function that calls another graded function of the notebook (e.g. zero_shot_probs calling
@@ -259,13 +261,7 @@ def substituted(fn, **names):
                 namespace.pop(name, None)
 
 
-def _one_line(exc):
-    text = f"{pristine.type(exc).__name__}: {exc}".strip()
-    text = " ".join(text.split())
-    return text if len(text) <= 300 else text[:297] + "..."
-
-
-def check(grade_id):
+def check(grade_id) -> Callable[[Callable], Callable]:
     """Decorator: run a check quietly, turn any error into one line, print a pass line on success.
 
     Before seal(), the check is recorded in `registry` under `grade_id` (the latest definition wins)."""
@@ -290,7 +286,7 @@ def check(grade_id):
                 pristine.print(ungradable(grade_id, e))
                 raise CheckFailed(f"{grade_id}: not graded automatically: {e}") from None
             except Exception as e:  # student code crashed inside the check
-                raise CheckFailed(f"{grade_id}: your code raised {_one_line(e)}") from None
+                raise CheckFailed(f"{grade_id}: your code raised {one_line(e, 300, more='...')}") from None
             finally:
                 torch.set_num_threads(threads)
             pristine.print(passed(grade_id))
@@ -303,14 +299,14 @@ def check(grade_id):
     return decorate
 
 
-def seeded_generator(seed=0):
+def seeded_generator(seed=0) -> torch.Generator:
     """A CPU torch.Generator with a fixed seed, so check inputs never depend on the student's RNG use."""
     g = torch.Generator()
     g.manual_seed(seed)
     return g
 
 
-def finite(x):
+def finite(x) -> bool:
     """True when every entry of tensor x is finite."""
     return pristine.tensor_item(pristine.isfinite(x).all()) is True
 

@@ -101,7 +101,7 @@ def _left_padded_tokenizer():
 
 
 @check("encode_sentences")
-def check_encode_sentences(encode_sentences):
+def check_encode_sentences(encode_sentences) -> None:
     """encode_sentences(tokenizer, sentences, max_len) -> (input_ids, attention_mask), both (N, max_len)."""
     require_notebook_defined(encode_sentences, "encode_sentences")
     for sentences, max_len in ENCODE_CASES:
@@ -241,7 +241,7 @@ def _expect_loss(loss, logits, labels, call):
 
 
 @check("sentence_classifier")
-def check_sentence_classifier(SentenceClassifier):
+def check_sentence_classifier(SentenceClassifier) -> None:
     """SentenceClassifier(encoder, num_labels) on tiny BERT and RoBERTa encoders, with and without labels."""
     require_notebook_defined(SentenceClassifier, "SentenceClassifier")
     for kind, num_labels, seed in CLASSIFIER_CASES:
@@ -307,7 +307,7 @@ def check_sentence_classifier(SentenceClassifier):
 
 
 @check("freeze_encoder")
-def check_freeze_encoder(freeze_encoder):
+def check_freeze_encoder(freeze_encoder) -> None:
     """freeze_encoder(model) leaves exactly the classifier's parameters trainable, weights untouched."""
     require_notebook_defined(freeze_encoder, "freeze_encoder")
     for kind, num_labels, seed in CLASSIFIER_CASES[:2]:

@@ -31,6 +31,7 @@ from autograder.checks import (
 )
 from autograder.checks.devices import MixedDevices, same_device
 from autograder.content.reference import clip as ref
+from autograder.text import one_line
 
 MAX_CAPTION_WORDS = 12
 
@@ -78,7 +79,7 @@ def _unit(x):
 
 
 @check("similarity_matrix")
-def check_similarity_matrix(similarity_matrix):
+def check_similarity_matrix(similarity_matrix) -> None:
     """Cosine similarities of un-normalised features, (N_images, N_texts), inputs untouched, same device."""
     require_notebook_defined(similarity_matrix, "similarity_matrix")
     device = torch.device("cpu")
@@ -111,7 +112,7 @@ def check_similarity_matrix(similarity_matrix):
 
 
 @check("zero_shot_probs")
-def check_zero_shot_probs(zero_shot_probs):
+def check_zero_shot_probs(zero_shot_probs) -> None:
     """Softmax over texts of logit_scale * cosine similarity, for the default and other scales."""
     require_notebook_defined(zero_shot_probs, "zero_shot_probs")
     device = torch.device("cpu")
@@ -159,7 +160,7 @@ def check_zero_shot_probs(zero_shot_probs):
 
 
 @check("build_prompts")
-def check_build_prompts(build_prompts):
+def check_build_prompts(build_prompts) -> None:
     """A new list of template.format(name), in order, for the default and other templates."""
     require_notebook_defined(build_prompts, "build_prompts")
     cases = [
@@ -231,7 +232,7 @@ class _ModelOnGpu(torch.nn.Module):
 
 
 @check("rank_images")
-def check_rank_images(rank_images):
+def check_rank_images(rank_images) -> None:
     """Indices of un-normalised image features, most cosine-similar to the caption first."""
     require_notebook_defined(rank_images, "rank_images")
     from autograder.content.tinyclip import tiny_clip
@@ -311,11 +312,11 @@ def _show_target():
 
 
 def _words(text):
-    return " ".join("".join(c if c.isalnum() else " " for c in text.lower()).split())
+    return one_line("".join(c if c.isalnum() else " " for c in text.lower()))
 
 
 @check("scavenger_caption")
-def check_scavenger_caption(caption, loader=None):
+def check_scavenger_caption(caption, loader=None) -> None:
     """
     With the real CLIP weights, the caption must rank the target image first among the shipped images.
 

@@ -24,7 +24,7 @@ _MIXED = re.compile(
 )
 
 
-def canonical(device):
+def canonical(device) -> tuple[str, int]:
     """(type, index) of a device, the index filled in: 'cuda' is the current CUDA device, 'cpu' is cpu:0."""
     device = torch.device(device)
     index = device.index
@@ -33,12 +33,12 @@ def canonical(device):
     return device.type, index
 
 
-def same_device(a, b):
+def same_device(a, b) -> bool:
     """True when devices a and b (torch.device or str) are the same place: 'cuda' equals 'cuda:0'."""
     return canonical(a) == canonical(b)
 
 
-def shown(device):
+def shown(device) -> str:
     """A device as a student thinks of it: the stand-in meta device is shown as 'cuda'."""
     device = torch.device(device)
     return "cuda" if device.type == FAKE_CUDA.type else str(device)
@@ -110,7 +110,7 @@ class Undecided(Exception):
     """The stand-in GPU cannot run this code (an operation the meta device lacks): placement not judged."""
 
 
-def on_fake_cuda(fn, *args, **kwargs):
+def on_fake_cuda(fn, *args, **kwargs) -> object:
     """
     Call fn(*args, **kwargs) with 'cuda' meaning the meta device.
 
@@ -132,11 +132,11 @@ def on_fake_cuda(fn, *args, **kwargs):
         raise Undecided(f"{type(e).__name__}: {e}") from None
 
 
-def is_mixed(exc):
+def is_mixed(exc) -> bool:
     """True when exc is PyTorch's complaint about tensors on different devices."""
     return isinstance(exc, RuntimeError) and bool(_MIXED.search(str(exc)))
 
 
-def to_fake_cuda(*tensors):
+def to_fake_cuda(*tensors) -> tuple[torch.Tensor, ...]:
     """Meta copies (shape and dtype only) of tensors, as if moved to a GPU."""
     return tuple(torch.empty(t.shape, dtype=t.dtype, device=FAKE_CUDA) for t in tensors)

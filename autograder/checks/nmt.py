@@ -16,7 +16,6 @@ from autograder.checks import (
     FAKE_CUDA,
     UNDECIDED,
     CheckFailed,
-    _one_line,  # the runtime's one-line text of an exception
     check,
     cpu64,
     expect_device,
@@ -32,6 +31,7 @@ from autograder.checks import (
     to_fake_cuda,
 )
 from autograder.content.reference import nmt as ref
+from autograder.text import one_line
 
 # --------------------------------------------------------------------------------------------
 # helpers
@@ -44,7 +44,7 @@ def _call(what, fn, *args):
     except CheckFailed:
         raise
     except Exception as e:
-        raise CheckFailed(f"{what} should run without errors, but raised {_one_line(e)}") from None
+        raise CheckFailed(f"{what} should run without errors, but raised {one_line(e, 300, more='...')}") from None
 
 
 def _pair(out, what, names, allow_array=False):
@@ -148,7 +148,7 @@ def _pe_variants(L, d):
 
 
 @check("positional_encodings")
-def check_positional_encodings(create_positional_encodings):
+def check_positional_encodings(create_positional_encodings) -> None:
     """create_positional_encodings(max_seq_len, hidden_size) -> (max_seq_len, hidden_size) sinusoid table."""
     require_notebook_defined(create_positional_encodings, "create_positional_encodings")
     # Hand-made: position 0 is [sin 0, cos 0, sin 0, cos 0] = [0, 1, 0, 1].
@@ -332,7 +332,7 @@ def _identity_projections(module, H):
 
 
 @check("scaled_dot_attention")
-def check_scaled_dot_attention(ScaledDotAttention):
+def check_scaled_dot_attention(ScaledDotAttention) -> None:
     """ScaledDotAttention(hidden_size): forward(queries, keys, values) -> (context, attention_weights)."""
     require_notebook_defined(ScaledDotAttention, "ScaledDotAttention")
     H = 6
@@ -391,7 +391,7 @@ def check_scaled_dot_attention(ScaledDotAttention):
 
 
 @check("causal_scaled_dot_attention")
-def check_causal_scaled_dot_attention(CausalScaledDotAttention):
+def check_causal_scaled_dot_attention(CausalScaledDotAttention) -> None:
     """CausalScaledDotAttention(hidden_size): query i gives zero weight to every key j > i."""
     require_notebook_defined(CausalScaledDotAttention, "CausalScaledDotAttention")
     H = 6
@@ -497,7 +497,7 @@ def _check_decoder_tensors(fn, src, tgt, start, cuda, what):
 
 
 @check("generate_tensors_for_training_decoder_nmt")
-def check_generate_tensors_for_training_decoder_nmt(generate_tensors_for_training_decoder_nmt):
+def check_generate_tensors_for_training_decoder_nmt(generate_tensors_for_training_decoder_nmt) -> None:
     """Decoder input SOS + src + EOP + tgt[:-1] and target src + EOP + tgt + EOS, on the inputs' device."""
     fn = generate_tensors_for_training_decoder_nmt
     require_notebook_defined(fn, "generate_tensors_for_training_decoder_nmt")
@@ -556,7 +556,7 @@ def _decoder_variant(model, inputs, pe=True, res_attn=True, res_mlp=True, probs=
 
 
 @check("decoder_only_transformer")
-def check_decoder_only_transformer(DecoderOnlyTransformer):
+def check_decoder_only_transformer(DecoderOnlyTransformer) -> None:
     """DecoderOnlyTransformer(vocab, hidden, layers).forward(inputs) -> (logits (B,T,V), weights (B,T,T))."""
     require_notebook_defined(DecoderOnlyTransformer, "DecoderOnlyTransformer")
     V, H, L = 11, 8, 2
@@ -706,7 +706,7 @@ def _optimal_params_hypotheses(x, y):
 
 
 @check("find_optimal_params")
-def check_find_optimal_params(find_optimal_params):
+def check_find_optimal_params(find_optimal_params) -> None:
     """find_optimal_params(x, y) -> (p, optimal_params): parabola of loss vs log10(params) and its vertex."""
     require_notebook_defined(find_optimal_params, "find_optimal_params")
     gen = np.random.default_rng(5)
@@ -749,7 +749,7 @@ def check_find_optimal_params(find_optimal_params):
 
 
 @check("fit_linear_log")
-def check_fit_linear_log(fit_linear_log):
+def check_fit_linear_log(fit_linear_log) -> None:
     """fit_linear_log(x, y) -> (m, c) with log10(y) ≈ m * log10(x) + c."""
     require_notebook_defined(fit_linear_log, "fit_linear_log")
     gen = np.random.default_rng(6)

@@ -80,7 +80,7 @@ def _fmt(values):
 
 
 @check("counterexample_w")
-def check_counterexample_w(w):
+def check_counterexample_w(w) -> None:
     """A vector with all entries positive for which ‖ε sgn(w)‖∞ ≠ ‖ε w‖∞, i.e. max|w_i| ≠ 1."""
     if pristine.isinstance(w, (str, bytes, dict, set)) or w is None:
         raise CheckFailed(f"counterexample_w should be a numpy vector of numbers, got {pristine.type(w).__name__}")
@@ -176,13 +176,13 @@ def _check_attack(fn, name, signed):
 
 
 @check("logit_after_fgsm")
-def check_logit_after_fgsm(logit_after_fgsm):
+def check_logit_after_fgsm(logit_after_fgsm) -> None:
     """wᵀx − ε‖w‖₁, matching an FGSM step computed with autograd, inputs untouched."""
     _check_attack(logit_after_fgsm, "logit_after_fgsm", signed=True)
 
 
 @check("logit_after_fgm")
-def check_logit_after_fgm(logit_after_fgm):
+def check_logit_after_fgm(logit_after_fgm) -> None:
     """wᵀx − ε‖w‖₂², matching an FGM step computed with autograd, inputs untouched."""
     _check_attack(logit_after_fgm, "logit_after_fgm", signed=False)
 
@@ -209,7 +209,7 @@ def _ridge_cases():
 
 
 @check("ridge_closed_form")
-def check_ridge_closed_form(ridge_closed_form):
+def check_ridge_closed_form(ridge_closed_form) -> None:
     """(XᵀX + 2nλI)⁻¹Xᵀt as a (d,) numpy array, for n > d and n < d, inputs untouched."""
     require_notebook_defined(ridge_closed_form, "ridge_closed_form")
     for X, t, lam in _ridge_cases():
@@ -267,7 +267,7 @@ def _eps_cases():
 
 
 @check("eps_to_zero_logit")
-def check_eps_to_zero_logit(eps_to_zero_logit):
+def check_eps_to_zero_logit(eps_to_zero_logit) -> None:
     """ε = x / w for the 1-D ridge w, checked with the reference ridge_closed_form lent to the student's code."""
     require_notebook_defined(eps_to_zero_logit, "eps_to_zero_logit")
     for x, X, t, lam in _eps_cases():
@@ -328,7 +328,7 @@ NQM_CASES = [
 
 
 @check("nqm_expected_loss")
-def check_nqm_expected_loss(nqm_expected_loss):
+def check_nqm_expected_loss(nqm_expected_loss) -> None:
     """½ a E[w²] after `steps` steps of SGD on the NQM, from the moment recursion (steps = 0 included)."""
     require_notebook_defined(nqm_expected_loss, "nqm_expected_loss")
     for lr, batch, a, sigma, w0, steps in NQM_CASES:
@@ -378,7 +378,7 @@ BEST_LR_CASES = [  # (batch_size, lrs, a, sigma, w0, steps): the best lr differs
 
 
 @check("best_learning_rate")
-def check_best_learning_rate(best_learning_rate):
+def check_best_learning_rate(best_learning_rate) -> None:
     """The lr of the grid with the lowest expected loss, with the reference nqm_expected_loss lent."""
     require_notebook_defined(best_learning_rate, "best_learning_rate")
     for batch, lrs, a, sigma, w0, steps in BEST_LR_CASES:
@@ -425,7 +425,7 @@ def _canonical_remedy(text):
 
 
 @check("regimes")
-def check_regimes(regimes):
+def check_regimes(regimes) -> None:
     """{"A": (regime, remedy), "B": (regime, remedy)} with the handout's wording, A and B both right."""
     if pristine.type(regimes) is not dict:
         raise CheckFailed(
@@ -464,7 +464,7 @@ def check_regimes(regimes):
 
 
 @check("scaling_choice")
-def check_scaling_choice(choice):
+def check_scaling_choice(choice) -> None:
     """The letter of the handout's 2.2(a) option that improves test loss most ('C'); 'c', 'C.' are fine."""
     if pristine.type(choice) is not str:
         raise CheckFailed(f"scaling_choice should be a string 'A', 'B' or 'C', got {pristine.type(choice).__name__}")

@@ -252,7 +252,3 @@ def main(*, check: bool = False, source: Path = paths.SOURCE, release: Path = pa
     names = build(source, release)
     print(f"built {', '.join(n + '.ipynb' for n in names)} into {release}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

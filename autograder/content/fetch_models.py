@@ -126,7 +126,3 @@ def main(*, cache: str | None = None, check: bool = False) -> int:
     if cache:
         print(f"to grade with them: export A3_MODEL_CACHE={cache} HF_HUB_CACHE={cache} HF_HUB_OFFLINE=1")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -29,6 +29,7 @@ import nbformat
 from nbformat import NotebookNode
 
 from autograder import contract, paths
+from autograder.text import one_line
 
 log = logging.getLogger(__name__)
 
@@ -164,9 +165,7 @@ def _safe_unzip(archive: Path, dest: Path, notes: list[str] | None = None) -> di
                 with zf.open(info) as src, open(target, "wb") as out:
                     shutil.copyfileobj(src, out)
             except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError, OSError) as exc:
-                _damaged(
-                    target, f"damaged in the zip ({type(exc).__name__}: {' '.join(str(exc).split())[:80]})", damaged
-                )
+                _damaged(target, f"damaged in the zip ({type(exc).__name__}: {one_line(str(exc), 80)})", damaged)
                 continue
             stamp = time.mktime(info.date_time + (0, 0, -1))
             os.utime(target, (stamp, stamp))
@@ -359,7 +358,7 @@ def read_notebook(path: Path) -> tuple[NotebookNode | None, str | None, list[str
     try:
         nb = nbformat.reads(json.dumps(raw), as_version=4)
     except Exception as e:  # nbformat raises several kinds for broken structure
-        return None, f"not a notebook: {type(e).__name__}: {' '.join(str(e).split())[:150]}", []
+        return None, f"not a notebook: {type(e).__name__}: {one_line(str(e), 150)}", []
     if major is not None and (major, minor) != (4, 5):
         repairs.append(f"upgraded nbformat {major}.{minor} to 4.5 (cell ids added)")
     return nb, None, repairs
@@ -837,7 +836,7 @@ def _repair(nb, rel, repairs):
     try:
         nbformat.validate(nb)
     except nbformat.ValidationError as e:
-        return f"not a valid notebook: {' '.join(str(e).split())[:150]}"
+        return f"not a valid notebook: {one_line(str(e), 150)}"
     return None
 
 
@@ -871,7 +870,7 @@ def _expand_zips(student, candidates, staging, damaged):
             shown = f"{cand.shown}/{f.relative_to(into)}"
             out.append(_Candidate(f, shown, f.stat().st_mtime, notebook_from_name(f.name), cand.lms))
         lines.append(f"unpacked {cand.shown!r}: {len(inner)} files" + (f", {len(bad)} damaged" if bad else ""))
-        lines += [" ".join(note.split()) for note in notes]
+        lines += [one_line(note) for note in notes]
     return out, lines
 
 
@@ -921,7 +920,7 @@ def ingest_student(
         try:
             problem = _repair(nb, rel, repairs)
         except Exception as exc:  # damage no repair step knows: this notebook is recorded, the batch goes on
-            problem = f"could not be repaired: {type(exc).__name__}: {' '.join(str(exc).split())[:150]}"
+            problem = f"could not be repaired: {type(exc).__name__}: {one_line(str(exc), 150)}"
         if problem:
             out.append(submission(name, None, problem, repairs))
             continue

@@ -389,7 +389,3 @@ def main(
         print(f"grade: nothing to grade: no student folders or LMS-named files found in {submissions}", file=sys.stderr)
         return 1
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -27,6 +27,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 from autograder import contract
 from autograder.content import build
 from autograder.sandbox import bwrap, launcher, zygote
+from autograder.text import one_line
 
 
 def install_kernel(ws: Path, kernel_env: dict[str, str]) -> tuple[str, dict, dict, bool]:
@@ -330,4 +331,4 @@ def timing(nb: nbformat.NotebookNode, wall: float, kernel_asked: float | None = 
 def last_error(output: str) -> str:
     """The last error line of nbgrader's output (or its last line), on one line of at most 300 characters."""
     lines = [l for l in output.splitlines() if "ERROR" in l or "Error" in l]
-    return " ".join((lines[-1] if lines else (output.strip().splitlines() or ["no output"])[-1]).split())[:300]
+    return one_line(lines[-1] if lines else (output.strip().splitlines() or ["no output"])[-1], 300)

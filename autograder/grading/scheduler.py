@@ -25,6 +25,8 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from autograder.text import one_line
+
 log = logging.getLogger(__name__)
 
 RETRIES = 1  # extra attempts for a task whose fn raised (Dask `retries=`)
@@ -112,7 +114,7 @@ class TaskFailure(dict):
 
 def failure(task: Any, reason: object) -> TaskFailure:
     """The result recorded for a task that did not produce one: the task and a one-line reason."""
-    return TaskFailure(task=task, status=" ".join(str(reason).split())[:300])
+    return TaskFailure(task=task, status=one_line(str(reason), 300))
 
 
 def _peak_rss_mb(who):

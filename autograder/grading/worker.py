@@ -35,6 +35,7 @@ from autograder.grading.execute import LIMIT_ERROR
 from autograder.records import CellResult, NotebookResult, is_blank_answer
 from autograder.reports import feedback
 from autograder.sandbox import bwrap, launcher, procs, zygote
+from autograder.text import one_line
 
 log = logging.getLogger(__name__)
 
@@ -112,10 +113,10 @@ def _error_line(cell):
             if out.get("ename") == "CellTimeoutError":
                 return "the cell ran out of time"
             text = f"{out.get('ename', 'Error')}: {out.get('evalue', '')}".strip().rstrip(":")
-            return " ".join(text.split())[:400]
+            return one_line(text, 400)
     for out in cell.get("outputs", []):
         if out.get("output_type") == "stream" and out.get("name") == "stderr":
-            return "the cell wrote to stderr (a test cell must not): " + " ".join(out.get("text", "").split())[:200]
+            return "the cell wrote to stderr (a test cell must not): " + one_line(out.get("text", ""), 200)
     return ""
 
 
@@ -476,18 +477,13 @@ def _nbgrader_settings(task: Task, ws: Path) -> dict:
     return settings
 
 
-def _one_line_error(prefix: str, exc: Exception) -> str:
-    """'<prefix>: <type>: <message on one line, at most 200 characters>'."""
-    return f"{prefix}: {type(exc).__name__}: {' '.join(str(exc).split())[:200]}"
-
-
 def _graded_or_not(task, ws, todo, layout, kernel_env, log_lines):
     """_grade_notebooks for `todo`; when grading itself raises, every one of them fails with the reason."""
     settings, env = _nbgrader_settings(task, ws), build.nbgrader_env(ws)
     try:
         return _grade_notebooks(task, ws, todo, layout, settings, env, kernel_env, log_lines)
     except Exception as exc:  # report it for these notebooks and keep the student's other results
-        why = _one_line_error("grading error", exc)
+        why = f"grading error: {type(exc).__name__}: {one_line(str(exc), 200)}"
         log_lines.append(f"FAILED {task.student}/{','.join(todo)}: {why}\n{traceback.format_exc()}")
         return {nb: (NotebookResult.failed(nb, layout[nb]["tests"], why), None) for nb in todo}
 
@@ -569,7 +565,7 @@ def grade_student(task: Task) -> dict:
             result["shard"] = (ws / "gradebook.db").read_bytes()
     except Exception as exc:  # the workspace itself broke: report, let the caller retry on a later run
         result["complete"] = False
-        result["error"] = why = _one_line_error("grading failed", exc)
+        result["error"] = why = f"grading failed: {type(exc).__name__}: {one_line(str(exc), 200)}"
         result["log"].append(f"FAILED {task.student}: {why}\n{traceback.format_exc()}")
         for notebook in layout:
             if notebook not in result["notebooks"]:

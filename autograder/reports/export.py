@@ -1,7 +1,7 @@
 """Grade exports from OUT/grades.csv into OUT/export/: nbgrader's CSV, a one-row-per-student summary, and
 files Canvas and Moodle import as they are.
 
-`python -m autograder.reports.export OUT` writes them all (the report command does it too):
+`python -m autograder export OUT` writes them all (the report command does it too):
 - nbgrader_grades.csv: what `nbgrader export` writes for the same OUT;
 - lms_grades.csv: points per notebook, total, percent, whether the total is provisional, and notes (what
   waits for a person, what is missing), for the course staff;
@@ -397,7 +397,3 @@ def main(
     for p in paths:
         print(f"wrote {p}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -23,6 +23,7 @@ from pathlib import Path
 import nbformat
 
 from autograder import contract, paths, tokens
+from autograder.text import one_line
 
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -84,7 +85,7 @@ def sanitize(nb):
                     continue
                 if test:  # hidden test traceback lines: keep only "Name: message"
                     line = f"{out.get('ename', 'Error')}: {out.get('evalue', '')}"
-                    out["traceback"] = [" ".join(ANSI.sub("", line).split())]
+                    out["traceback"] = [one_line(ANSI.sub("", line))]
                 out["evalue"] = _clean_text(out.get("evalue", ""), hidden_all)
                 out["traceback"] = [_clean_text(t, hidden_all) for t in out.get("traceback", [])]
             elif kind in ("execute_result", "display_data"):
@@ -363,7 +364,7 @@ def written_markdown(points, written, hand, autograded):
         if score is not None and (hand.get(gid) or {}).get("score") is None:
             shown += " (no answer)" if summary_blank(written, gid) else ""
         comment = (hand.get(gid) or {}).get("comment") or ""
-        lines.append(f"| `{gid}` | {shown} | {_esc(' '.join(comment.split()))} |")
+        lines.append(f"| `{gid}` | {shown} | {_esc(one_line(comment))} |")
     graded = [score for score, _ in written.values() if score is not None]
     waiting = len(points) - len(graded)
     total = (autograded or 0.0) + sum(graded)
@@ -771,7 +772,3 @@ def main(*, out: Path, course: Path | None = None, extensions: Path | None = Non
     n = rerender(out)
     print(f"wrote {n} feedback pages under {out / 'feedback'}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -151,7 +151,3 @@ def main(*, out: Path, port: int = 8890, browser: bool = True) -> int:
         f"run `python -m autograder feedback {out}` to update grades.csv, the exports and feedback"
     )
     return subprocess.call(command(out, port, browser), cwd=out, env=env)
-
-
-if __name__ == "__main__":
-    sys.exit(main())

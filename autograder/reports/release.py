@@ -240,7 +240,3 @@ def main(
     for path in got["files"]:
         print(f"wrote {path}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

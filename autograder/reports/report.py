@@ -5,8 +5,8 @@ environment variable A3_REPORT_OUT), exports it to OUT/report.html, and writes t
 (OUT/export/*.csv). The tables the notebook plots are computed here so that they can be tested.
 
 Files read from OUT: grades.csv and grades_by_cell.csv (required, written by `grade`), and when present
-timings.csv (student,notebook,seconds[,overhead,setup,cells,tests]) and the repairs (repairs.csv with
-student,notebook,repair, or else the per-student results in .state/*.json).
+timings.csv (student,notebook,seconds[,overhead,setup,cells,tests]) and the repairs ingest made, from the
+per-student results in .state/*.json.
 """
 
 import json
@@ -23,6 +23,7 @@ from autograder.paths import ROOT
 from autograder.records import HAND_GRADED, WAITING, not_graded_yet
 from autograder.reports.export import export, natural_key, use_term_files
 from autograder.term import TermError
+from autograder.text import one_line
 
 NOTEBOOK = ROOT / "notebooks" / "grade_report.ipynb"
 OUT_ENV = "A3_REPORT_OUT"
@@ -32,8 +33,8 @@ COLUMNS = {
     "grades.csv": ["student", "notebook", "score", "max_score", "status"],
     "grades_by_cell.csv": ["student", "notebook", "grade_id", "score", "max_score"],
     "timings.csv": ["student", "notebook", "seconds"],
-    "repairs.csv": ["student", "notebook", "repair"],
 }
+REPAIR_COLUMNS = ["student", "notebook", "repair"]
 
 
 def read_table(out, name):
@@ -48,7 +49,6 @@ def read_table(out, name):
             "notebook": str,
             "grade_id": str,
             "status": str,
-            "repair": str,
             "message": str,
             "ungraded": str,
         },
@@ -62,13 +62,11 @@ def read_table(out, name):
 
 
 def read_repairs(out):
-    """Every ingest repair as (student, notebook, repair): OUT/repairs.csv, else the recorded results.
+    """Every ingest repair as (student, notebook, repair), from the recorded results.
 
     The grade command records each student's result in OUT/.state/<student>.json, whose
-    notebooks.<nb>.repairs lists the repairs; repairs.csv, when a run writes one, takes precedence.
+    notebooks.<nb>.repairs lists the repairs.
     """
-    if (Path(out) / "repairs.csv").exists():
-        return read_table(out, "repairs.csv")
     rows = []
     for path in sorted((Path(out) / ".state").glob("*.json"), key=lambda p: natural_key(p.stem)):
         try:
@@ -76,19 +74,19 @@ def read_repairs(out):
             rows += [(state["student"], nb, r) for nb, s in state["notebooks"].items() for r in s.get("repairs", [])]
         except (ValueError, KeyError, AttributeError, TypeError):
             continue  # a state file from another version: the repairs plot just lacks it
-    return pd.DataFrame(rows, columns=COLUMNS["repairs.csv"])
+    return pd.DataFrame(rows, columns=REPAIR_COLUMNS)
 
 
 def repairs_recorded(out):
-    """True when this run left a record of repairs (repairs.csv or per-student results)."""
-    return (Path(out) / "repairs.csv").exists() or any((Path(out) / ".state").glob("*.json"))
+    """True when this run left a record of repairs (per-student results in OUT/.state)."""
+    return any((Path(out) / ".state").glob("*.json"))
 
 
 def kind(text):
     """Group a one-line reason or repair by kind: drop quoted names, paths, numbers and details after ':'."""
     text = re.sub(r"'[^']*'|\"[^\"]*\"|\S+\.ipynb|\S*/\S*", "…", str(text).split(":")[0])
     text = re.sub(r"\d+(\.\d+)?", "N", text)
-    return " ".join(text.split())[:60] or "(empty)"
+    return one_line(text, 60) or "(empty)"
 
 
 def attempted_checks(by_cell, grades=None):
@@ -142,7 +140,7 @@ def reason(message, grade_id):
     """A check's one-line message as a reason shared by many students: no prefix, numbers and lists as N."""
     text = re.sub(rf"^(CheckFailed: )?{re.escape(grade_id)}: ", "", str(message))
     text = re.sub(r"\[[^\]]*\]|\([-\d., ]+\)|-?\d+(\.\d+)?(e-?\d+)?", "N", text)
-    return " ".join(text.split())[:90] or "(empty)"
+    return one_line(text, 90) or "(empty)"
 
 
 def top_reasons(by_cell, n=3, grades=None):
@@ -312,7 +310,3 @@ def main(
         print(f"wrote {path}")
     print(f"wrote {render(out, output, show_code)}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

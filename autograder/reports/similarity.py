@@ -828,7 +828,3 @@ def main(*, out: Path, scheduler_address: str | None = None) -> int:
     )
     print(f"  {done['csv']}\n  {done['html']}")
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(out=Path(sys.argv[1])))

@@ -64,7 +64,7 @@ ETC_RO = (
 
 
 @functools.lru_cache(maxsize=None)
-def available():
+def available() -> bool:
     """True when bubblewrap is installed and can build the namespaces the sandbox uses here."""
     bwrap = shutil.which("bwrap")
     if not bwrap:
@@ -94,7 +94,7 @@ def available():
         return False
 
 
-def build_package_copy(dest):
+def build_package_copy(dest) -> Path:
     """Write a bytecode-only copy of the `autograder` package to dest/autograder (data files copied as is)."""
     src_root = paths.ROOT / "autograder"
     target = Path(dest) / "autograder"
@@ -120,7 +120,7 @@ def build_package_copy(dest):
     return target
 
 
-def prepare_workspace(workspace):
+def prepare_workspace(workspace) -> tuple[Path, Path]:
     """Create the workspace's sandbox state once: the bytecode package copy and the kernels' runtime folder.
 
     Both stay in place for the student's whole run: a running zygote (autograder.sandbox.zygote) has them mounted,
@@ -140,13 +140,13 @@ def prepare_workspace(workspace):
     return state, runtime
 
 
-def runtime_dir(workspace):
+def runtime_dir(workspace) -> Path:
     """Short folder in the temp dir for the kernel's ipc sockets (unix socket paths must stay under 108 bytes)."""
     digest = hashlib.sha256(str(Path(workspace).resolve()).encode()).hexdigest()[:16]
     return Path(tempfile.gettempdir()) / f"a3k-{digest}"
 
 
-def read_events(workspace, clear=True):
+def read_events(workspace, clear=True) -> list[str]:
     """Lines the sandboxed kernels of this workspace logged (blocked reads, network, limits), oldest first.
 
     With clear=True the log is emptied, so calling this after each notebook attributes lines to it.
@@ -167,14 +167,14 @@ def _ro(path):
     return ["--ro-bind-try", path, path]
 
 
-def kernel_variables(source, pass_names):
+def kernel_variables(source, pass_names) -> dict[str, str]:
     """The variables a grading kernel gets from the environment `source` (the nbgrader process's, with its
     kernelspec's merged in): the FORWARDED_ENV ones and `pass_names`, never the NEVER_ENV ones."""
     names = (set(FORWARDED_ENV) | set(pass_names)) - set(NEVER_ENV)
     return {n: source[n] for n in names if n in source}
 
 
-def kernel_environment(workspace, visible, kernel_env, fds_env):
+def kernel_environment(workspace, visible, kernel_env, fds_env) -> dict[str, str]:
     """The whole environment of a sandboxed kernel (or zygote) whose writable folders are `visible`."""
     python_roots = sorted(
         {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)}
@@ -218,7 +218,7 @@ def _model_caches():
     return found
 
 
-def bwrap_command(workspace, cwd, connection_file, sockets, env, module="autograder.sandbox.kernel"):
+def bwrap_command(workspace, cwd, connection_file, sockets, env, module="autograder.sandbox.kernel") -> list[str]:
     """The bwrap command line that runs `python -m module` with environment `env` in cwd (writable, with
     the sockets folder); connection_file (None for a zygote) is shown read-only."""
     python_roots = sorted(

@@ -18,6 +18,7 @@ import os
 import resource
 import signal
 import sys
+import types
 
 from autograder import contract
 from autograder.sandbox import procs
@@ -33,7 +34,7 @@ _logged = set()
 _kernel_pid = None  # the kernel's own pid, for guard_exit
 
 
-def log_event(message):
+def log_event(message) -> None:
     """Write one line to the grader's event log (once per distinct message)."""
     if _events_fd is None or message in _logged:
         return
@@ -44,7 +45,7 @@ def log_event(message):
         pass
 
 
-def apply_limits(lim):
+def apply_limits(lim) -> None:
     """Set rlimits for this process and its children from a `sandbox.limits()` dict."""
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     if lim["mem_mb"] > 0:
@@ -68,7 +69,7 @@ def apply_limits(lim):
         resource.setrlimit(resource.RLIMIT_NPROC, (cap, cap))
 
 
-def cap_output(max_chars):
+def cap_output(max_chars) -> None:
     """Truncate stream output beyond max_chars per cell and drop oversized rich outputs (kernel side)."""
     from jupyter_client.session import Session
 
@@ -110,7 +111,7 @@ def cap_output(max_chars):
     Session.serialize = serialize
 
 
-def guard_exit():
+def guard_exit() -> None:
     """os._exit / os.abort called from notebook code raise SystemExit instead of killing the kernel; a process
     the notebook forked exits as asked (else it would live on as a second, broken copy of the kernel)."""
     real_exit, real_abort = os._exit, os.abort
@@ -137,7 +138,7 @@ def guard_exit():
     mark_kernel()
 
 
-def mark_kernel():
+def mark_kernel() -> None:
     """This process is the kernel (a zygote's child says so after the fork): its forks are not."""
     global _kernel_pid
     _kernel_pid = os.getpid()
@@ -152,7 +153,7 @@ def _is_address(host):
         return host == "localhost"
 
 
-def watch_access():
+def watch_access() -> None:
     """Audit hook: log attempts to reach paths hidden by the sandbox or the network; refuse to set the
     check runtime's escape hatch (A3_ALLOW_NON_NOTEBOOK) or key from notebook code."""
     protect = [p for p in os.environ.get("A3_SANDBOX_PROTECT", "").split(os.pathsep) if p]
@@ -180,7 +181,7 @@ def watch_access():
     sys.addaudithook(hook)
 
 
-def read_key():
+def read_key() -> bytes:
     """The pass-token key (bytes) from the inherited pipe named by A3_KEY_FD (b"" without one)."""
     fd = os.environ.pop("A3_KEY_FD", None)
     if fd is None:
@@ -192,14 +193,14 @@ def read_key():
     return b"".join(chunks)
 
 
-def check_modules():
+def check_modules() -> list[str]:
     """Modules holding the course's checks (A3_CHECK_MODULES, comma-separated; default: autograder.checks.<nb>)."""
 
     names = os.environ.get("A3_CHECK_MODULES") or ",".join(f"autograder.checks.{nb}" for nb in contract.NOTEBOOKS)
     return [n.strip() for n in names.split(",") if n.strip()]
 
 
-def load_checks(quiet=False):
+def load_checks(quiet=False) -> None:
     """Import every check module (see check_modules); a failure is logged unless quiet (the zygote tries
     them early; its kernels try again in their own folder)."""
     import importlib
@@ -212,7 +213,7 @@ def load_checks(quiet=False):
                 log_event(f"check module {name} could not be imported before the notebook: {type(exc).__name__}: {exc}")
 
 
-def prepare():
+def prepare() -> types.ModuleType:
     """What a grading process sets up before any student code exists in it, except the check modules, the
     key and the audit hook: event log, limits, the check runtime, output cap, exit guard.
 
@@ -234,7 +235,7 @@ def prepare():
     return checks
 
 
-def arm(checks, key):
+def arm(checks, key) -> None:
     """Import the check modules, seal the runtime (checks defined later print no token), then give it the key."""
     load_checks()
     checks.seal()
@@ -242,7 +243,7 @@ def arm(checks, key):
         checks.set_key(key)
 
 
-def main(argv=None):
+def main(argv=None) -> None:
     """Limits, sealed checks, key, output cap, exit guard and audit hook; then run ipykernel with argv."""
     argv = sys.argv[1:] if argv is None else argv
     checks = prepare()

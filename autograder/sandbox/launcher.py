@@ -37,7 +37,7 @@ from autograder.sandbox.limits import limits
 KERNEL_NAME = "python3"  # shadows the stock kernel in this workspace, so no kernel escapes the sandbox
 
 
-def install_kernel(workspace, env, sandbox=None):
+def install_kernel(workspace, env, sandbox=None) -> dict:
     """Install the grading kernelspec for one workspace (one student).
 
     Inputs:
@@ -107,7 +107,7 @@ def install_kernel(workspace, env, sandbox=None):
     }
 
 
-def uninstall_kernel(workspace):
+def uninstall_kernel(workspace) -> None:
     """Remove the runtime folder of this workspace (the kernelspec goes with the workspace)."""
     shutil.rmtree(runtime_dir(workspace), ignore_errors=True)
 
@@ -118,7 +118,7 @@ def _inside(path, root):
     return path == root or root in path.parents
 
 
-def launch(argv=None):
+def launch(argv=None) -> None:
     """Kernelspec entry point (runs on the host): hand the key over by pipe and exec the kernel."""
     parser = argparse.ArgumentParser(prog="python -m autograder.sandbox.launcher launch")
     parser.add_argument("--workspace", required=True, type=Path)

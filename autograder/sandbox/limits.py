@@ -4,7 +4,7 @@ that say which one a cell ran into."""
 import os
 
 
-def limits():
+def limits() -> dict[str, int]:
     """Resource limits for grading, overridable through the environment of the grading process.
 
     Returns:
@@ -22,17 +22,17 @@ def limits():
     }
 
 
-def timed_out(seconds):
+def timed_out(seconds) -> str:
     """What a cell that ran past its time limit is recorded with."""
     return f"timed out after {seconds:g} s"
 
 
-def out_of_memory(mem_mb):
+def out_of_memory(mem_mb) -> str:
     """What a cell that ran out of memory is recorded with (the configured limit, in GB when whole)."""
     size = f"{mem_mb // 1024} GB" if mem_mb % 1024 == 0 else f"{mem_mb} MB"
     return f"ran out of memory ({size} limit)"
 
 
-def too_many_processes(procs):
+def too_many_processes(procs) -> str:
     """What a cell whose processes were killed for passing the process limit is recorded with."""
     return f"killed: more than {procs} processes"

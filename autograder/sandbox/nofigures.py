@@ -14,7 +14,7 @@ FigureManager = FigureManagerBase
 NOTE = "[{} not drawn: the autograder skips figures]"
 
 
-def show(*args, **kwargs):
+def show(*args, **kwargs) -> None:
     """Close every open figure unrendered and print one line saying how many there were."""
     from matplotlib import pyplot as plt
 

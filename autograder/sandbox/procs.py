@@ -37,7 +37,7 @@ GUARD_INTERVAL = 0.05  # seconds between two counts of the sandbox's processes
 CGROUP_FS = Path("/sys/fs/cgroup")
 
 
-def hard_bound(procs):
+def hard_bound(procs) -> int:
     """pids.max / RLIMIT_NPROC of a sandbox whose students may run `procs` processes."""
     return procs + ALLOWANCE
 
@@ -98,7 +98,7 @@ def _try_folder(base):
 
 
 @functools.lru_cache(maxsize=None)
-def cgroup_base():
+def cgroup_base() -> Path | None:
     """The folder in which each sandbox gets its own pids cgroup, or None where this process can make none."""
     for base in _candidates():
         if base.is_dir() and _try_folder(base):
@@ -106,7 +106,7 @@ def cgroup_base():
     return None
 
 
-def bound():
+def bound() -> str:
     """One line on how this machine bounds a sandbox's processes (for the log: where it cannot, it says so)."""
     if cgroup_base() is not None:
         return f"processes bounded by a pids cgroup per student below {cgroup_base()}"
@@ -122,7 +122,7 @@ def bound():
     )
 
 
-def new_cgroup(procs):
+def new_cgroup(procs) -> Path | None:
     """A pids cgroup for one sandbox, pids.max = hard_bound(procs); None where none can be made."""
     base = cgroup_base()
     if base is None:
@@ -137,14 +137,14 @@ def new_cgroup(procs):
     return path
 
 
-def in_cgroup(cmd, cgroup):
+def in_cgroup(cmd, cgroup) -> list[str]:
     """cmd run inside `cgroup` from its first instruction (a shell joins it, then execs cmd); cmd without one."""
     if cgroup is None:
         return list(cmd)
     return ["/bin/sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', str(cgroup), *cmd]
 
 
-def remove_cgroup(path, timeout=10):
+def remove_cgroup(path, timeout=10) -> None:
     """Kill every process left in a cgroup and remove it (quietly, when it is gone already)."""
     path = Path(path)
     deadline = time.monotonic() + timeout
@@ -167,7 +167,7 @@ def remove_cgroup(path, timeout=10):
             time.sleep(0.02)
 
 
-def rlimit_applies():
+def rlimit_applies() -> bool:
     """True inside a user namespace made for a user other than root, where RLIMIT_NPROC counts only the
     processes of that namespace (elsewhere it would count every process of the user on the machine)."""
     try:
@@ -203,7 +203,7 @@ def _parent(pid):
         return 0
 
 
-def kill_all_but(spare, timeout=5):
+def kill_all_but(spare, timeout=5) -> int:
     """SIGKILL every process of this pid namespace but init, the caller and `spare` (a pid -> bool test),
     until none is left. Returns how many were killed."""
     killed = set()
@@ -232,7 +232,7 @@ class Guard:
         self.spent = set()  # processes killed for the limit: until their parent collects them, not counted again
         self.stopping = False  # the limit was passed since the grader last asked: stop what the kernels start
 
-    def watch(self):
+    def watch(self) -> None:
         """Reap ended kernels (everything they left is killed) and enforce the limit; call it often."""
         ended = False
         while True:
@@ -258,7 +258,7 @@ class Guard:
                 else:
                     self.stop_cells()
 
-    def over_limit(self, count):
+    def over_limit(self, count) -> None:
         """Kill every process the kernels started, interrupt the kernels' cells and note why."""
         killed = self.stop_cells()
         self.stopping = True
@@ -267,7 +267,7 @@ class Guard:
             self.incidents.append(why)
         self.log(f"{time.strftime('%H:%M:%S')} process limit: {count} processes, {killed} killed, cell interrupted")
 
-    def stop_cells(self):
+    def stop_cells(self) -> int:
         """Kill every process the kernels started and interrupt the kernels' cells (again: an interrupt that
         lands in a fork's own handlers is lost). Returns how many processes were killed."""
         kernels = set(self.kernels)
@@ -280,12 +280,12 @@ class Guard:
                 pass
         return killed
 
-    def stop_kernels(self):
+    def stop_kernels(self) -> None:
         """Kill the kernels and everything they started (their cells are recorded as killed)."""
         killed = kill_all_but(lambda pid, sid: False)
         self.log(f"{time.strftime('%H:%M:%S')} process limit: forks went on, kernel killed with {killed - 1} processes")
 
-    def take(self):
+    def take(self) -> list[str]:
         """The incidents since the last call (cleared); the grader asks after each cell."""
         found, self.incidents, self.stopping = self.incidents, [], False
         return found

@@ -87,7 +87,7 @@ VARS = "A3_ZYGOTE_VARS"  # the kernel variables the zygote was started with (JSO
 _started_with = {}  # in the zygote: VARS, read at start
 
 
-def socket_path(workspace):
+def socket_path(workspace) -> Path:
     """Host path of a workspace's zygote socket (in a 0700 folder outside every sandbox)."""
     digest = hashlib.sha256(str(Path(workspace).resolve()).encode()).hexdigest()[:16]
     return Path(tempfile.gettempdir()) / f"a3z-{digest}" / "zygote.sock"
@@ -99,7 +99,7 @@ class Zygote:
     def __init__(self, proc, path, log, cgroup=None):
         self.proc, self.path, self.path_log, self.cgroup = proc, path, Path(log), cgroup
 
-    def report(self):
+    def report(self) -> dict:
         """What the zygote's log says since its last reset: {"preload_seconds": float or None (the zygote's
         import time, once), "kernels": kernels forked since the last reset, "resets": resets so far}."""
         try:
@@ -114,14 +114,14 @@ class Zygote:
             "kernels": len(re.findall(r"forked kernel", text.rsplit(" reset: ", 1)[-1])),
         }
 
-    def reset(self, timeout=None):
+    def reset(self, timeout=None) -> bool:
         """Make the zygote ready for another student: every other process of its sandbox killed, the
         sandbox's /tmp (home included) and /dev/shm emptied. Returns True when it confirmed in time."""
         if self.proc.poll() is not None:
             return False
         return _ask(self.path, b"reset", timeout or RESET_TIMEOUT) == b"clean"
 
-    def stop(self):
+    def stop(self) -> None:
         """Kill the zygote's sandbox (every process in it dies with it) and remove the socket."""
         if self.proc.poll() is None:
             try:
@@ -155,7 +155,7 @@ def _ask(path, command, timeout):
     return reply.strip()
 
 
-def incidents(workspace, timeout=CHECK_TIMEOUT):
+def incidents(workspace, timeout=CHECK_TIMEOUT) -> list[str]:
     """Host side, after each cell: what the workspace's zygote stopped since it was last asked (its process
     guard runs once first), e.g. ["killed: more than 256 processes"]; [] without a zygote."""
     path = socket_path(workspace)
@@ -169,7 +169,7 @@ def incidents(workspace, timeout=CHECK_TIMEOUT):
     return [str(x) for x in found] if isinstance(found, list) else []
 
 
-def start(workspace, source_env, pass_names):
+def start(workspace, source_env, pass_names) -> Zygote:
     """Start the zygote of one workspace (one student) in a bubblewrap sandbox.
 
     Inputs:
@@ -243,7 +243,7 @@ def _send_request(conn, cwd, connection_file, extra, key, kernel_env):
     socket.send_fds(conn, [message], [0, 1, 2])
 
 
-def request(workspace, cwd, connection_file, extra, key, kernel_env):
+def request(workspace, cwd, connection_file, extra, key, kernel_env) -> int | None:
     """Launcher side: have the workspace's zygote run this kernel and wait until it ends.
 
     Returns:
@@ -364,7 +364,7 @@ def _child(conn, checks, real_exit):
         real_exit(0)
 
 
-def die_with_parent():
+def die_with_parent() -> None:
     """Get SIGKILL when the parent process dies (Linux prctl PR_SET_PDEATHSIG; a no-op elsewhere)."""
     try:
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL, 0, 0, 0)
@@ -381,7 +381,7 @@ def _set_dumpable(flag):
         pass
 
 
-def empty(folder, keep=()):
+def empty(folder, keep=()) -> None:
     """Remove everything inside folder (the folder itself stays: it may be a mount point), except the
     paths in keep and what leads to them (mount points: their contents are not ours to remove)."""
     for entry in Path(folder).iterdir() if Path(folder).is_dir() else []:
@@ -455,7 +455,7 @@ def _control(conn, guard, home):
         pass
 
 
-def main():
+def main() -> None:
     """Sandbox side: set up as a kernel would, import PRELOAD, then fork one kernel per connection."""
     from autograder.sandbox import kernel
 

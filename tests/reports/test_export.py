@@ -227,7 +227,7 @@ def test_status_with_commas_survives_the_round_trip(tmp_path):
 
 
 def test_cli_without_grades_csv_fails_clearly(tmp_path, capsys):
-    """Does `python -m autograder.reports.export` on an ungraded folder exit 1 with one line saying what is missing?"""
+    """Does `python -m autograder export` on an ungraded folder exit 1 with one line saying what is missing?"""
     assert export.main(out=tmp_path) == 1
     err = capsys.readouterr().err.strip()
     assert "grades.csv not found" in err and len(err.splitlines()) == 1

@@ -22,7 +22,7 @@ def make_out(out, timings=True, repairs=True):
     grades = [["student", "notebook", "score", "max_score", "status"]]
     cells = [["student", "notebook", "grade_id", "score", "max_score", "message"]]
     times = [["student", "notebook", "seconds", "overhead", "setup", "cells", "tests"]]
-    fixes = [["student", "notebook", "repair"]]
+    fixes = {}  # student: their recorded repairs per notebook
     for s in range(1, 7):
         student = f"student{s}"
         for nb, points in GRADED.items():
@@ -57,14 +57,16 @@ def make_out(out, timings=True, repairs=True):
             grades.append([student, nb, total, max_score(nb), "graded"])
             times.append([student, nb, 5.0 + s, 3.0, 1.0 + s, 0.5, 0.5])
         if s % 2:
-            fixes.append([student, "nmt", f"renamed 'Copy of nmt ({s}).ipynb' to nmt.ipynb"])
+            fixes[student] = {"nmt": {"repairs": [f"renamed 'Copy of nmt ({s}).ipynb' to nmt.ipynb"]}}
     out.mkdir(parents=True, exist_ok=True)
     write_csv(out / "grades.csv", grades)
     write_csv(out / "grades_by_cell.csv", cells)
     if timings:
         write_csv(out / "timings.csv", times)
-    if repairs:
-        write_csv(out / "repairs.csv", fixes)
+    if repairs:  # as the grade command records them: notebooks.<nb>.repairs in OUT/.state/<student>.json
+        (out / ".state").mkdir()
+        for student, notebooks in fixes.items():
+            (out / ".state" / f"{student}.json").write_text(json.dumps({"student": student, "notebooks": notebooks}))
     return out
 
 
@@ -176,7 +178,7 @@ def test_failures_and_repairs_are_counted_by_kind(tmp_path):
     out = make_out(tmp_path)
     fails = report.failures_by_kind(report.read_table(out, "grades.csv"))
     assert fails.values.tolist() == [["invalid JSON", 1], ["missing", 1]]
-    fixes = report.repairs_by_kind(report.read_table(out, "repairs.csv"))
+    fixes = report.repairs_by_kind(report.read_repairs(out))
     assert fixes.values.tolist() == [["renamed … to …", 3]]
 
 
@@ -190,8 +192,8 @@ def test_student_table_has_every_student_with_notes(tmp_path):
     assert table.set_index("student").loc["student1", "total"] == 31
 
 
-def test_repairs_come_from_recorded_results_without_repairs_csv(tmp_path):
-    """Without repairs.csv, are the repairs read from the per-student results in OUT/.state?"""
+def test_repairs_come_from_recorded_results(tmp_path):
+    """Are the repairs read from the per-student results in OUT/.state, students in natural order?"""
     (tmp_path / ".state").mkdir()
     state = {
         "student": "student10",

@@ -104,8 +104,3 @@ def generate(source_dir: Path) -> list[Path]:
         path.write_bytes(to_csv(rows).encode("utf-8"))
         written.append(path)
     return written
-
-
-if __name__ == "__main__":
-    for p in generate(Path(__file__).resolve().parents[2] / "source" / "a3"):
-        print(f"wrote {p}")

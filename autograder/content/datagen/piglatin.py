@@ -94,10 +94,3 @@ def generate(source_dir):
         write_pairs(data / "pig_latin_small.txt", small),
         write_pairs(data / "pig_latin_large.txt", large_words(small)),
     ]
-
-
-if __name__ == "__main__":
-    from autograder.paths import SOURCE
-
-    for p in generate(SOURCE):
-        print(f"wrote {p}")
