@@ -7,14 +7,17 @@ raising) into a recorded failure result instead of crashing the batch. Every tas
 result. See docs/SCALING.md for clusters on Kubernetes and Slurm.
 """
 
+import contextlib
 import json
 import logging
 import os
 import re
 import resource
 import shutil
+import signal
 import socket
 import subprocess
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable
@@ -261,6 +264,20 @@ def _local_cluster(workers, allowed_failures, gpus):
     return SpecCluster(workers=specs, scheduler=scheduler, silence_logs=logging.ERROR, name="a3-grading")
 
 
+@contextlib.contextmanager
+def _ctrl_c_left_to_this_process():
+    """While the local cluster starts, SIGINT is ignored, so its worker processes inherit that and Ctrl-C reaches
+    only this process (which prints one line): workers never print tracebacks of their own."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def _run_on_dask(tasks, fn, workers, scheduler, retries, allowed_failures, gpus, stats, finish, desc):
     """Submit every task to Dask and collect results as they complete."""
     from distributed import Client, as_completed
@@ -269,8 +286,9 @@ def _run_on_dask(tasks, fn, workers, scheduler, retries, allowed_failures, gpus,
     cluster, index = None, {}
     if scheduler is None:
         stats.mode = "local-cluster"
-        cluster = _local_cluster(workers, allowed_failures, gpus)
-        client = Client(cluster)
+        with _ctrl_c_left_to_this_process():
+            cluster = _local_cluster(workers, allowed_failures, gpus)
+            client = Client(cluster)
     else:
         stats.mode = "scheduler"
         try:
