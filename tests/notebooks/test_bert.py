@@ -3,16 +3,19 @@ solutions as in the reference, runs offline in quick mode."""
 
 import copy
 import math
+import re
 import sys
 from collections import Counter
 
+import numpy as np
+import pandas as pd
 import pytest
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
 from autograder.contract import GRADED
-from autograder.paths import ROOT
+from autograder.paths import DATA, ROOT
 from tests.notebooks import (
     OBJECT,
     assert_checks_passed,
@@ -61,6 +64,9 @@ def test_executes_offline_in_quick_mode():
     assert "RANDOMLY INITIALISED" in text, "expected the loud random-weights warning for the offline second model"
     assert "learned from our 64 training sentences alone" in text, "expected the banner to state the sizes used"
     assert text.count("(quick mode, 64 training sentences: not a result)") == 3, "expected every run labelled"
+    accuracies = re.findall(r"accuracy \d+\.\d%( \(majority class 73\.8%\), macro-F1 \d\.\d\d)?", text)
+    assert len(accuracies) == 5, f"expected an accuracy for each of the 3 runs and 2 baselines, saw {len(accuracies)}"
+    assert all(accuracies), "expected the majority-class rate and the macro-F1 beside every accuracy printed"
 
 
 # The provided training loop (cell training_loop), run on a tiny stand-in classifier on the CPU.
@@ -79,13 +85,18 @@ SYNCS = {
 }  # tensor methods that read a tensor back to the host or copy it between devices
 
 
-def _training_loop():
-    """Namespace after the setup, imports and training_loop cells of bert.ipynb (each cell compiled under its id)."""
+def _cells(*grade_ids):
+    """Namespace after the given cells of bert.ipynb (each cell compiled under its id)."""
     cells = cells_by_grade_id(load("bert"))
     namespace = {"__name__": "__main__"}
-    for grade_id in ("setup", "imports", "training_loop"):
+    for grade_id in grade_ids:
         exec(compile(cells[grade_id].source, grade_id, "exec"), namespace)
     return namespace
+
+
+def _training_loop():
+    """Namespace after the setup, imports, metrics and training_loop cells of bert.ipynb."""
+    return _cells("setup", "imports", "metrics", "training_loop")
 
 
 class _TinyClassifier(nn.Module):
@@ -116,7 +127,7 @@ def _per_step_item_train(model, train_data, val_data, epochs, lr, batch_size, ns
     total = epochs * math.ceil(len(train_data[2]) / batch_size)
     scheduler = ns["get_linear_schedule_with_warmup"](optimizer, int(0.1 * total), total)
     shuffler = torch.Generator().manual_seed(0)
-    step_loss, val_acc = [], []
+    step_loss, val_acc, val_f1 = [], [], []
     for _ in range(epochs):
         model.train()
         for batch in torch.randperm(len(train_data[2]), generator=shuffler).split(batch_size):
@@ -132,7 +143,8 @@ def _per_step_item_train(model, train_data, val_data, epochs, lr, batch_size, ns
         with torch.no_grad():
             predictions = model(val_data[0], attention_mask=val_data[1])[0].argmax(dim=-1)
         val_acc.append((predictions == val_data[2]).float().mean().item())
-    return step_loss, val_acc
+        val_f1.append(_macro_f1(val_data[2].tolist(), predictions.tolist(), 3))
+    return step_loss, val_acc, val_f1
 
 
 def test_training_loop_reports_what_per_step_item_did():
@@ -144,10 +156,12 @@ def test_training_loop_reports_what_per_step_item_did():
     model = _TinyClassifier()
     twin = copy.deepcopy(model)
     history = ns["train"](model, train_data, val_data, epochs=3, lr=1e-2, batch_size=16)
-    step_loss, val_acc = _per_step_item_train(twin, train_data, val_data, 3, 1e-2, 16, ns)
+    step_loss, val_acc, val_f1 = _per_step_item_train(twin, train_data, val_data, 3, 1e-2, 16, ns)
     assert history["steps_per_epoch"] == 3 and len(history["step_loss"]) == 9
     assert history["step_loss"] == step_loss, "expected the same loss for every step as .item() per step"
     assert history["val_acc"] == val_acc, "expected the same validation accuracy after every epoch"
+    assert history["val_macro_f1"] == pytest.approx(val_f1, abs=1e-12), "expected the macro-F1 of every epoch"
+    assert history["report"]["accuracy"] == pytest.approx(val_acc[-1]), "expected the last epoch's class report"
     for p, q in zip(model.parameters(), twin.parameters()):
         assert torch.equal(p, q), "expected the same trained weights"
 
@@ -188,3 +202,115 @@ def test_training_loop_reads_the_device_once_per_epoch_not_per_step():
         f"expected as many host reads and device copies with 12 steps per epoch as with 2, saw {len(counts[4])} "
         f"and {len(counts[24])}; extra calls ((method, function, line), count): {per_step[:5]}"
     )
+
+
+# The provided metric helpers (cell metrics), proved on hand-made cases. _macro_f1 is an independent, slow version
+# written from the definitions (per class: precision TP / predicted, recall TP / true, F1 their harmonic mean).
+
+
+def _macro_f1(labels, predictions, num_labels):
+    f1s = []
+    for c in range(num_labels):
+        tp = sum(y == c and p == c for y, p in zip(labels, predictions))
+        predicted, true = sum(p == c for p in predictions), sum(y == c for y in labels)
+        precision, recall = (tp / predicted if predicted else 0.0), (tp / true if true else 0.0)
+        f1s.append(2 * precision * recall / (precision + recall) if precision + recall else 0.0)
+    return sum(f1s) / num_labels
+
+
+@pytest.fixture(scope="module")
+def metrics():
+    return _cells("setup", "metrics")
+
+
+@pytest.mark.parametrize("counts", [(38, 4, 118), (152, 17, 471), (5, 5, 10), (1, 8, 1)])
+def test_constant_majority_predictor_scores_the_majority_rate(metrics, counts):
+    """Does always answering the majority label p of the time get accuracy p, recall 1 on it and 0 elsewhere, and
+    macro-F1 (1/3) * 2p / (1 + p)?"""
+    labels = np.repeat(np.arange(3), counts)
+    majority = int(np.argmax(counts))
+    p = max(counts) / sum(counts)
+    report = metrics["class_report"](labels, np.full_like(labels, majority), 3)
+    assert report["accuracy"] == pytest.approx(p) and report["majority"] == pytest.approx(p)
+    assert report["recall"].tolist() == [1.0 if c == majority else 0.0 for c in range(3)]
+    assert report["macro_f1"] == pytest.approx(2 * p / (1 + p) / 3)
+
+
+def test_perfect_predictor_scores_one(metrics):
+    """Do correct predictions get accuracy, every recall, every F1 and macro-F1 of 1, with a diagonal matrix?"""
+    labels = np.array([2, 0, 1, 2, 2, 0])
+    report = metrics["class_report"](labels, labels.copy(), 3)
+    assert report["accuracy"] == report["macro_f1"] == 1.0
+    assert report["recall"].tolist() == report["f1"].tolist() == [1.0, 1.0, 1.0]
+    assert report["matrix"].tolist() == [[2, 0, 0], [0, 1, 0], [0, 0, 3]]
+    assert report["majority"] == 0.5
+
+
+def test_hand_computed_case(metrics):
+    """On labels [0, 0, 1, 2, 2, 2] predicted [0, 1, 1, 2, 2, 0], are the matrix (rows true, columns predicted),
+    recall [1/2, 1, 2/3], F1 [1/2, 2/3, 4/5] and macro-F1 59/90 what they are by hand?"""
+    report = metrics["class_report"]([0, 0, 1, 2, 2, 2], [0, 1, 1, 2, 2, 0], 3)
+    assert report["matrix"].tolist() == [[1, 1, 0], [0, 1, 0], [1, 0, 2]]
+    assert report["accuracy"] == pytest.approx(4 / 6) and report["majority"] == pytest.approx(3 / 6)
+    assert report["recall"] == pytest.approx([1 / 2, 1, 2 / 3])
+    assert report["f1"] == pytest.approx([1 / 2, 2 / 3, 4 / 5])
+    assert report["macro_f1"] == pytest.approx(59 / 90)
+
+
+def test_confusion_matrix_counts_true_rows_and_predicted_columns(metrics):
+    """Does matrix[i, j] count true label i predicted as j (not the transpose), for any number of classes?"""
+    matrix = metrics["confusion_matrix"]([0, 0, 0, 3], [1, 1, 2, 0], 4)
+    assert matrix.shape == (4, 4)
+    assert matrix[0].tolist() == [0, 2, 1, 0] and matrix[3].tolist() == [1, 0, 0, 0] and matrix.sum() == 4
+
+
+def test_absent_and_never_predicted_classes(metrics):
+    """Is a label absent from the data given recall NaN and F1 0, a label never predicted F1 0, and does the
+    macro-F1 still average over every class (as the definition, written out slowly, does)?"""
+    labels, predictions = [0, 0, 2, 2], [0, 2, 2, 2]  # label 1 neither true nor predicted
+    report = metrics["class_report"](labels, predictions, 3)
+    assert np.isnan(report["recall"][1]) and report["recall"][[0, 2]].tolist() == [0.5, 1.0]
+    assert report["f1"][1] == 0.0
+    assert report["macro_f1"] == pytest.approx(_macro_f1(labels, predictions, 3))
+    assert metrics["class_report"]([0, 1], [2, 2], 3)["macro_f1"] == 0.0
+
+
+def test_random_cases_agree_with_the_definition(metrics):
+    """On 200 random label/prediction pairs (some constant), do macro-F1 and recall agree with the slow definition?"""
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        labels = rng.integers(0, 3, 25)
+        predictions = np.full(25, rng.integers(0, 3)) if rng.random() < 0.3 else rng.integers(0, 3, 25)
+        report = metrics["class_report"](labels, predictions, 3)
+        assert report["macro_f1"] == pytest.approx(_macro_f1(labels.tolist(), predictions.tolist(), 3))
+        for c in range(3):
+            if (labels == c).any():
+                assert report["recall"][c] == pytest.approx(
+                    ((predictions == c) & (labels == c)).sum() / (labels == c).sum()
+                )
+
+
+def test_metrics_take_tensors(metrics):
+    """Do the helpers take CPU LongTensors (what evaluate returns) as they take lists?"""
+    labels, predictions = [2, 0, 1, 2, 2, 0], [2, 0, 2, 2, 1, 0]
+    from_tensors = metrics["class_report"](torch.tensor(labels), torch.tensor(predictions), 3)
+    from_lists = metrics["class_report"](labels, predictions, 3)
+    assert from_tensors["matrix"].tolist() == from_lists["matrix"].tolist()
+    assert from_tensors["macro_f1"] == from_lists["macro_f1"]
+
+
+def test_describe_puts_the_majority_rate_beside_the_accuracy(metrics):
+    """Does the one-line summary show the accuracy, the majority-class rate, the macro-F1 and the recall per class?"""
+    line = metrics["describe"](metrics["class_report"]([2, 2, 2, 0], [2, 2, 2, 2], 3))
+    assert line == "accuracy 75.0% (majority class 75.0%), macro-F1 0.29, recall per class 0%, nan%, 100%"
+
+
+def test_label_shares_quoted_in_the_notebook_match_the_data():
+    """Are the label counts and the majority-class rate the notebook quotes those of the committed data?"""
+    train, val = (pd.read_csv(DATA / f"arithmetic_{part}.csv")["label"] for part in ("train", "test"))
+    text = "\n".join(c.source for c in load("bert").cells if c.cell_type == "markdown")
+    for part, labels in (("training", train), ("validation", val)):
+        counts = labels.value_counts()
+        assert f"{counts[2]} of the {len(labels)} {part}" in text, f"expected the positive {part} count quoted"
+    assert f"{train.value_counts()[1]} and {val.value_counts()[1]})" in text, "expected the zero counts quoted"
+    assert f"{val.value_counts()[2] / len(val):.1%}".replace("%", " %") in text, "expected the majority rate quoted"
