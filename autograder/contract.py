@@ -38,8 +38,10 @@ GRADED: dict[str, dict[str, int]] = {
         "logit_after_fgm": 1,
         "ridge_closed_form": 2,
         "eps_to_zero_logit": 1,
+        "eps_fgsm_to_zero_logit": 1,
         "nqm_expected_loss": 2,
         "best_learning_rate": 1,
+        "most_efficient_batch": 1,
         "regimes": 1,
         "scaling_choice": 1,
     },
@@ -55,7 +57,13 @@ WRITTEN: dict[str, dict[str, int]] = {
     },
     "bert": {"written_training_time": 1, "written_accuracy": 2},
     "clip": {},
-    "theory": {"written_fgsm_bound": 1, "written_weight_decay": 1, "written_batch_size": 1, "written_scaling": 1},
+    "theory": {
+        "written_fgsm_bound": 1,
+        "written_weight_decay": 1,
+        "written_fgsm_weight_decay": 1,
+        "written_batch_size": 1,
+        "written_scaling": 1,
+    },
 }
 
 

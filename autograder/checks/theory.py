@@ -305,6 +305,52 @@ def check_eps_to_zero_logit(eps_to_zero_logit) -> None:
         )
 
 
+@check("eps_fgsm_to_zero_logit")
+def check_eps_fgsm_to_zero_logit(eps_fgsm_to_zero_logit) -> None:
+    """ε = x·sgn(w) = |x| for the 1-D ridge w, whatever λ; the reference ridge_closed_form is lent."""
+    require_notebook_defined(eps_fgsm_to_zero_logit, "eps_fgsm_to_zero_logit")
+    for x, X, t, lam in _eps_cases():
+        n = len(X)
+        X_in, t_in = X.copy(), t.copy()
+        call = f"eps_fgsm_to_zero_logit(x={x}, X, t, lam={lam}) with n = {n}"
+        with substituted(eps_fgsm_to_zero_logit, ridge_closed_form=ref.ridge_closed_form):
+            got = _number(eps_fgsm_to_zero_logit(x, X_in, t_in, lam), call, "the step size ε")
+        _expect_unchanged(X, X_in, "X", call)
+        _expect_unchanged(t, t_in, "t", call)
+        w = pristine.float(_ridge(X[:, None], t, lam)[0])
+        sign = 1.0 if w > 0 else -1.0
+        want = x * sign  # w (x − ε sgn w) = 0
+        if _close(got, want):
+            continue
+        hint = _hint(
+            got,
+            [
+                (
+                    abs(x) * (1 + 2 * lam),
+                    "that is |x|(1 + 2λ): weight decay changes the size of w, but the FGSM step ε·sgn(w) never sees it",
+                ),
+                (
+                    abs(x) / (1 + 2 * lam),
+                    "that is |x| / (1 + 2λ): weight decay changes the size of w, but the FGSM step ε·sgn(w) never sees it",
+                ),
+                (x / w, "that is the FGM answer x / w: FGSM steps along sgn(w), so f(x − ε sgn w) = w·x − ε|w|"),
+                (x / abs(w), "that is x / |w|: FGSM steps along sgn(w), so f(x − ε sgn w) = w·x − ε|w|"),
+                (x * w, "that is x·w: FGSM steps along sgn(w), so f(x − ε sgn w) = w·x − ε|w|"),
+                (
+                    x if sign < 0 else None,
+                    "that is x itself: here w < 0 and x < 0, so the step −ε·sgn(w) = +ε, and ε must be positive",
+                ),
+                (-want, "the sign is flipped: ε > 0, and the step x − ε sgn(w) lowers the logit"),
+                (sign, "that is sgn(w), the direction of the step, not its size ε"),
+                (w, "that is the ridge weight w, not the step size ε"),
+            ],
+        )
+        raise CheckFailed(
+            f"{call}: expected ε = {want:.6g} (ridge w = {w:.6g}), got {got:.6g} "
+            f"(then f(x − ε sgn w) = {w * (x - got * sign):.3g}, not 0){hint}"
+        )
+
+
 # ------------------------------------------------------------------------------------------ 2.1 NQM
 
 
@@ -463,17 +509,34 @@ def check_regimes(regimes) -> None:
         )
 
 
+def _letter(choice, name, options):
+    """The letter 'A', 'B' or 'C' a multiple-choice answer names ('c', 'C.', '(C)', 'C. its text' are fine);
+    CheckFailed for anything else, the option's text alone included."""
+    if pristine.type(choice) is not str:
+        raise CheckFailed(f"{name} should be a string 'A', 'B' or 'C', got {pristine.type(choice).__name__}")
+    if any(_option(choice).startswith(_option(text)) for text in options.values()):
+        raise CheckFailed(f"{name} should be the option's letter 'A', 'B' or 'C', got its text {choice!r}")
+    match = re.fullmatch(r"\s*\(?(?:option\s+)?([abc])\)?(?:[\s.:)\-].*)?", choice, flags=re.IGNORECASE | re.DOTALL)
+    if not match:
+        raise CheckFailed(f"{name} should be one of 'A', 'B' or 'C', got {choice!r}")
+    return match.group(1).upper()
+
+
+@check("most_efficient_batch")
+def check_most_efficient_batch(choice) -> None:
+    """The letter of the point on the steps-to-target curve with the best trade-off of compute and time ('C')."""
+    letter = _letter(choice, "most_efficient_batch", ref.BATCH_POINTS)
+    if letter != ref.most_efficient_batch:
+        raise CheckFailed(
+            f"most_efficient_batch is {letter!r} ({ref.BATCH_POINTS[letter]}): that is not the best trade-off "
+            f"between compute and time; compare what doubling the batch buys just below and just above each point"
+        )
+
+
 @check("scaling_choice")
 def check_scaling_choice(choice) -> None:
     """The letter of the handout's 2.2(a) option that improves test loss most ('C'); 'c', 'C.' are fine."""
-    if pristine.type(choice) is not str:
-        raise CheckFailed(f"scaling_choice should be a string 'A', 'B' or 'C', got {pristine.type(choice).__name__}")
-    if any(_option(choice).startswith(_option(text)) for text in ref.SCALING_OPTIONS.values()):
-        raise CheckFailed(f"scaling_choice should be the option's letter 'A', 'B' or 'C', got its text {choice!r}")
-    match = re.fullmatch(r"\s*\(?(?:option\s+)?([abc])\)?(?:[\s.:)\-].*)?", choice, flags=re.IGNORECASE | re.DOTALL)
-    if not match:
-        raise CheckFailed(f"scaling_choice should be one of 'A', 'B' or 'C', got {choice!r}")
-    letter = match.group(1).upper()
+    letter = _letter(choice, "scaling_choice", ref.SCALING_OPTIONS)
     if letter != ref.scaling_choice:
         raise CheckFailed(
             f"scaling_choice is {letter!r} ({ref.SCALING_OPTIONS[letter]}): that is not the option "

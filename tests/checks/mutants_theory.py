@@ -502,6 +502,125 @@ def eps_to_zero_logit(x, X, t, lam):
     ),
 ]
 
+# ---------------------------------------------------------------- eps_fgsm_to_zero_logit
+EPS_FGSM_CORRECT = [
+    (
+        "uses ridge_closed_form",
+        """
+def eps_fgsm_to_zero_logit(x, X, t, lam):
+    w = ridge_closed_form(X.reshape(-1, 1), t, lam)[0]
+    return float(x * np.sign(w))
+""",
+    ),
+    (
+        "absolute value of x",
+        """
+def eps_fgsm_to_zero_logit(x, X, t, lam):
+    return abs(x)  # w x > 0, so x sgn(w) = |x|, and lambda drops out
+""",
+    ),
+    (
+        "divides by the sign",
+        """
+def eps_fgsm_to_zero_logit(x, X, t, lam):
+    w = X @ t / (X @ X + 2 * len(X) * lam)
+    return x / np.sign(w)
+""",
+    ),
+    (
+        "the gradient's sign from autograd",
+        """
+def eps_fgsm_to_zero_logit(x, X, t, lam):
+    w = ridge_closed_form(X.reshape(-1, 1), t, lam)  # (1,)
+    xt = torch.tensor([float(x)], dtype=torch.float64, requires_grad=True)
+    (torch.tensor(w) @ xt).backward()
+    return float(x / xt.grad.sign())  # w (x - eps sgn w) = 0
+""",
+    ),
+]
+EPS_FGSM_MUTANTS = [
+    # the FGM intuition carried over: weight decay shrinks w, so "the step must grow with λ"
+    (
+        "|x| times (1 + 2 lambda)",
+        """
+def eps_fgsm_to_zero_logit(x, X, t, lam):
+    return float(abs(x) * (1 + 2 * lam))
+""",
+    ),
+    # the same factor on the other side
+    (
+        "|x| over (1 + 2 lambda)",
+        """
+def eps_fgsm_to_zero_logit(x, X, t, lam):
+    return float(abs(x) / (1 + 2 * lam))
+""",
+    ),
+    # the FGM answer of 1.2.3, copied
+    (
+        "FGM answer x over w",
+        """
+def eps_fgsm_to_zero_logit(x, X, t, lam):
+    w = ridge_closed_form(X.reshape(-1, 1), t, lam)[0]
+    return float(x / w)
+""",
+    ),
+    # ε = x, right only while w > 0
+    (
+        "x without abs",
+        """
+def eps_fgsm_to_zero_logit(x, X, t, lam):
+    return float(x)
+""",
+    ),
+    # the step pushed along +sgn(w): ε comes out negative
+    (
+        "minus x sgn w",
+        """
+def eps_fgsm_to_zero_logit(x, X, t, lam):
+    n = len(X)
+    w = np.sum(X * t) / (np.sum(X ** 2) + 2 * n * lam)
+    return float(-x * np.sign(w))
+""",
+    ),
+    # the size of w kept, its sign dropped
+    (
+        "x over |w|",
+        """
+def eps_fgsm_to_zero_logit(x, X, t, lam):
+    n = len(X)
+    w = np.sum(X * t) / (np.sum(X ** 2) + 2 * n * lam)
+    return float(x / abs(w))
+""",
+    ),
+    # returns the direction of the step, not its size
+    (
+        "returns sgn w",
+        """
+def eps_fgsm_to_zero_logit(x, X, t, lam):
+    w = ridge_closed_form(X.reshape(-1, 1), t, lam)[0]
+    return float(np.sign(w))
+""",
+    ),
+    # solved w x − ε w = 0 with the sign in the wrong place: ε = x·w
+    (
+        "x times w",
+        """
+def eps_fgsm_to_zero_logit(x, X, t, lam):
+    w = ridge_closed_form(X.reshape(-1, 1), t, lam)[0]
+    return float(x * w)
+""",
+    ),
+    # passes the 1-D inputs to ridge_closed_form, which wants X of shape (n, 1): crashes
+    (
+        "1-D X passed to ridge_closed_form",
+        """
+def eps_fgsm_to_zero_logit(x, X, t, lam):
+    w = ridge_closed_form(X, t, lam)
+    return float(x * np.sign(w))
+""",
+    ),
+]
+
 # ---------------------------------------------------------------- nqm_expected_loss
 NQM_CORRECT = [
     (
@@ -763,6 +882,32 @@ def best_learning_rate(batch_size, lrs, a, sigma, w0, steps):
     ),
 ]
 
+# ---------------------------------------------------------------- most_efficient_batch
+EFFICIENT_CORRECT = [
+    ("the letter", 'most_efficient_batch = "C"'),
+    ("lower case with spaces", 'most_efficient_batch = " c "'),
+    ("letter and text", 'most_efficient_batch = "C. the knee"'),
+    ("in parentheses", 'most_efficient_batch = "(C)"'),
+]
+EFFICIENT_MUTANTS = [
+    # the fewest steps, whatever each costs
+    ("B", 'most_efficient_batch = "B"'),
+    # the least compute per example, whatever the wait
+    ("A", 'most_efficient_batch = "A"'),
+    # two answers
+    ("two letters", 'most_efficient_batch = "A, C"'),
+    # a list
+    ("list", 'most_efficient_batch = ["C"]'),
+    # the batch size read off the plot
+    ("batch size", 'most_efficient_batch = "128"'),
+    # the text of the option
+    ("text only", 'most_efficient_batch = "the knee"'),
+    # an option that does not exist
+    ("D", 'most_efficient_batch = "D"'),
+    # an index
+    ("number", "most_efficient_batch = 3"),
+]
+
 # ---------------------------------------------------------------- regimes
 REGIMES_CORRECT = [
     (
@@ -868,8 +1013,10 @@ CATALOGUE = {  # grade id -> (correct alternatives, mutants)
     "logit_after_fgm": (FGM_CORRECT, FGM_MUTANTS),
     "ridge_closed_form": (RIDGE_CORRECT, RIDGE_MUTANTS),
     "eps_to_zero_logit": (EPS_CORRECT, EPS_MUTANTS),
+    "eps_fgsm_to_zero_logit": (EPS_FGSM_CORRECT, EPS_FGSM_MUTANTS),
     "nqm_expected_loss": (NQM_CORRECT, NQM_MUTANTS),
     "best_learning_rate": (BEST_LR_CORRECT, BEST_LR_MUTANTS),
+    "most_efficient_batch": (EFFICIENT_CORRECT, EFFICIENT_MUTANTS),
     "regimes": (REGIMES_CORRECT, REGIMES_MUTANTS),
     "scaling_choice": (SCALING_CORRECT, SCALING_MUTANTS),
 }

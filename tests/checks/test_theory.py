@@ -97,6 +97,11 @@ def test_imported_reference_is_rejected(grade_id):
         ("eps_to_zero_logit", "handout derivation", "plausible wrong derivation"),
         ("eps_to_zero_logit", "ridge with n lambda", "nλ instead of 2nλ"),
         ("eps_to_zero_logit", "x over w squared", "that is x / w²"),
+        ("eps_fgsm_to_zero_logit", "|x| times (1 + 2 lambda)", "that is |x|(1 + 2λ)"),
+        ("eps_fgsm_to_zero_logit", "FGM answer x over w", "that is the FGM answer x / w"),
+        ("eps_fgsm_to_zero_logit", "x without abs", "here w < 0 and x < 0"),
+        ("eps_fgsm_to_zero_logit", "minus x sgn w", "the sign is flipped"),
+        ("eps_fgsm_to_zero_logit", "1-D X passed to ridge_closed_form", "your code raised ValueError"),
         ("nqm_expected_loss", "lr not squared on noise", "η²σ²/B, not ησ²/B"),
         ("nqm_expected_loss", "no batch size", "divided by the batch size"),
         ("nqm_expected_loss", "decay not squared", "(1 − ηa)² per step"),
@@ -107,6 +112,9 @@ def test_imported_reference_is_rejected(grade_id):
         ("regimes", "pair in the wrong order", "(regime, remedy) in that order"),
         ("regimes", "own wording", "should be one of ['noise dominated', 'curvature dominated']"),
         ("regimes", "remedies swapped", "the remedy of A and the remedy of B are not right"),
+        ("most_efficient_batch", "B", "'B' (the large-batch end): that is not the best trade-off"),
+        ("most_efficient_batch", "text only", "should be the option's letter"),
+        ("most_efficient_batch", "batch size", "should be one of 'A', 'B' or 'C', got '128'"),
         ("scaling_choice", "text only", "should be the option's letter"),
     ],
 )
@@ -142,6 +150,18 @@ def test_eps_check_lends_the_reference_ridge():
         namespace,
     )
     assert run(checks.check_eps_to_zero_logit, namespace["eps_to_zero_logit"]) == "PASSED eps_to_zero_logit\n"
+    assert namespace["ridge_closed_form"].__module__ == "__main__"  # the lent reference was taken back
+
+
+def test_fgsm_eps_check_lends_the_reference_ridge():
+    """Is eps_fgsm_to_zero_logit judged on its own, even when the notebook's ridge_closed_form is wrong?"""
+    namespace = {"__name__": "__main__"}
+    exec(
+        M.PRELUDE + dict(M.RIDGE_MUTANTS)["LLM answer n lambda"] + dict(M.EPS_FGSM_CORRECT)["uses ridge_closed_form"],
+        namespace,
+    )
+    result = run(checks.check_eps_fgsm_to_zero_logit, namespace["eps_fgsm_to_zero_logit"])
+    assert result == "PASSED eps_fgsm_to_zero_logit\n"
     assert namespace["ridge_closed_form"].__module__ == "__main__"  # the lent reference was taken back
 
 
@@ -181,6 +201,34 @@ def test_fgsm_reference_matches_autograd():
     for x, w, eps in checks._attack_cases():
         assert math.isclose(ref.logit_after_fgsm(x, w, eps), checks._autograd_logit(x, w, eps, True), rel_tol=1e-12)
         assert math.isclose(ref.logit_after_fgm(x, w, eps), checks._autograd_logit(x, w, eps, False), rel_tol=1e-12)
+
+
+def test_fgsm_eps_reference_zeroes_the_logit_whatever_lambda():
+    """Does the reference FGSM ε zero the logit after a step computed with autograd, for every λ, and stay the same
+    as λ grows while the FGM ε = x / w grows (the contrast 1.2.4 teaches)?"""
+    for x, X, t, _ in checks._eps_cases():
+        eps = [ref.eps_fgsm_to_zero_logit(x, X, t, lam) for lam in (0.01, 0.1, 1.0, 10.0)]
+        fgm = [ref.eps_to_zero_logit(x, X, t, lam) for lam in (0.01, 0.1, 1.0, 10.0)]
+        assert max(eps) == min(eps) == abs(x)
+        assert all(abs(a) < abs(b) for a, b in zip(fgm, fgm[1:]))
+        w = ref.ridge_closed_form(X[:, None], t, 0.1)  # (1,)
+        logit = checks._autograd_logit(np.array([x]), w, eps[0], signed=True)
+        assert abs(logit) < 1e-12
+
+
+def test_most_efficient_batch_is_the_knee_of_the_notebook_curve():
+    """On the notebook's NQM curve, does doubling the batch still about halve the steps below C = 128 and buy
+    almost nothing above it (so C is the knee, A = 2 on the perfect-scaling part and B = 8192 on the floor)?"""
+    h = 1 / np.arange(1, 11)
+    target = 0.01 * h.sum() / 2
+    curve = {
+        b: ref.steps_to_target(b, np.geomspace(0.01, 1.9, 16), h, np.sqrt(h), np.ones(10), target, 4096)
+        for b in (2, 4, 32, 64, 128, 256, 512, 4096, 8192)
+    }
+    assert curve[4] / curve[2] < 0.55 and curve[64] / curve[32] < 0.6  # before the knee: time is left on the table
+    assert curve[512] / curve[256] > 0.85 and curve[8192] / curve[4096] > 0.95  # beyond it: compute buys little
+    knee = curve[2] * 2 / min(curve.values())  # perfect scaling from A meets the floor
+    assert 64 < knee < 256, knee
 
 
 def test_best_lr_cases_depend_on_batch_size():

@@ -20,7 +20,7 @@ from tests.notebooks import OBJECT
 pytestmark = pytest.mark.slow
 
 NOTEBOOKS = contract.NOTEBOOKS
-VALUES = {"scavenger_caption", "counterexample_w", "regimes", "scaling_choice"}  # answers, not callables
+VALUES = {"scavenger_caption", "counterexample_w", "most_efficient_batch", "regimes", "scaling_choice"}  # not callables
 
 
 def raising_object(name):

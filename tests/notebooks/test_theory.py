@@ -54,7 +54,7 @@ def test_numpy_first():
 @pytest.mark.slow
 def test_executes_in_quick_mode():
     """Offline in quick mode, does the notebook run in seconds with every check PASSED, nothing on stderr,
-    the quoted answers refuted in its output and its six figures drawn?"""
+    the quoted answers refuted in its output, C found at the knee and its seven figures drawn?"""
     nb, seconds = execute("theory")
     print(f"theory.ipynb quick mode: {seconds:.1f} s", file=sys.stderr)
     assert_checks_passed(nb, "theory")
@@ -62,10 +62,13 @@ def test_executes_in_quick_mode():
     assert "‖ε sgn(w)‖∞ = 0.1, ‖ε w‖∞ = 0.2" in text
     assert "language model: largest |gradient| = " in text and "yours:          largest |gradient| = " in text
     assert "wrong derivation: ε = " in text
+    assert "C is at B = 128" in text
+    assert "FGSM: x − ε sgn(w): ε = 1.000 at λ = 0.001, 1.000 at λ = 1" in text
     assert "skipped" not in text, "a provided cell skipped although every graded cell works"
     pictures = sum("image/png" in o.get("data", {}) for c in nb.cells if c.cell_type == "code" for o in c.outputs)
-    assert pictures == 6, (
-        f"expected six figures (attacks, toy picture, ridge path, ε against λ, losses, steps), saw {pictures}"
+    assert pictures == 7, (
+        f"expected seven figures (attacks, toy picture, ridge path, ε against λ, FGM against FGSM, losses, steps), "
+        f"saw {pictures}"
     )
 
 

@@ -2,8 +2,8 @@
 
 The answers are those of the hidden checks' catalogue (tests/checks/mutants_theory.py), looked up by name;
 `expect` is a fragment of the one-line AssertionError the visible test cell must show. Which answer is
-right in `regimes` and `scaling_choice` is the grade itself, so their visible checks judge only the form;
-their catalogue here holds the mistakes of form.
+right in `most_efficient_batch`, `regimes` and `scaling_choice` is the grade itself, so their visible checks
+judge only the form; their catalogue here holds the mistakes of form.
 """
 
 from tests.checks import mutants_theory as M
@@ -87,6 +87,19 @@ WRONG = [
         ]
     ],
     *[
+        _wrong("eps_fgsm_to_zero_logit", label, "f(x′)")
+        for label in [
+            "|x| times (1 + 2 lambda)",
+            "|x| over (1 + 2 lambda)",
+            "FGM answer x over w",
+            "x without abs",
+            "minus x sgn w",
+            "x over |w|",
+            "returns sgn w",
+            "x times w",
+        ]
+    ],
+    *[
         _wrong("nqm_expected_loss", label, "nqm_expected_loss")
         for label in [
             "lr not squared on noise",
@@ -112,6 +125,17 @@ WRONG = [
             ("sorted then indexed", "the lowest expected loss is at"),
             ("one step", "the lowest expected loss is at"),
             ("largest stable lr", "the lowest expected loss is at"),
+        ]
+    ],
+    *[
+        _wrong("most_efficient_batch", label, expect)
+        for label, expect in [
+            ("two letters", "the letter"),
+            ("list", "a string"),
+            ("batch size", "the letter"),
+            ("text only", "the letter"),
+            ("D", "the letter"),
+            ("number", "a string"),
         ]
     ],
     *[

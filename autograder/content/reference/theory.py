@@ -15,6 +15,8 @@ SCALING_OPTIONS = {"A": "same model, same batch size, more steps",
                    "B": "same model, larger batch size (learning rate tuned), same number of steps",
                    "C": "a larger model"}
 scaling_choice = "C"
+BATCH_POINTS = {"A": "the small-batch end", "B": "the large-batch end", "C": "the knee"}
+most_efficient_batch = "C"  # beyond the knee more compute buys little time; before it, time is wasted
 
 
 def logit_after_fgsm(x, w, eps):
@@ -78,6 +80,24 @@ def eps_to_zero_logit(x, X, t, lam):
     """
     w = ridge_closed_form(np.asarray(X, dtype=float).reshape(-1, 1), t, lam)[0]
     return float(x / w)
+
+
+def eps_fgsm_to_zero_logit(x, X, t, lam):
+    """
+    FGSM step size that brings the logit of the 1-D ridge model f(x) = w x to zero.
+
+    Inputs:
+    - x: the input, a float with w x > 0
+    - X: (n,) 1-D training inputs
+    - t: (n,) targets
+    - lam: λ > 0
+
+    Returns:
+    - ε as a float: x' = x − ε sgn(∂f/∂x) = x − ε sgn(w), and f(x') = w x − ε|w| = 0 gives ε = x sgn(w) = |x|,
+      whatever λ is
+    """
+    w = ridge_closed_form(np.asarray(X, dtype=float).reshape(-1, 1), t, lam)[0]
+    return float(x * np.sign(w))
 
 
 def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):

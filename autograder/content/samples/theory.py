@@ -27,6 +27,10 @@ WRONG = {
     w = np.sum(X * t) / (np.sum(X ** 2) + 2 * len(X) * lam)
     return float(x / w ** 2)
 """,
+    # Carries the FGM intuition over: weight decay shrinks w, so the step must grow with λ.
+    "eps_fgsm_to_zero_logit": """def eps_fgsm_to_zero_logit(x, X, t, lam):
+    return float(abs(x) * (1 + 2 * lam))
+""",
     # The noise term uses η instead of η².
     "nqm_expected_loss": """def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):
     second = w0 ** 2
@@ -38,6 +42,9 @@ WRONG = {
     "best_learning_rate": """def best_learning_rate(batch_size, lrs, a, sigma, w0, steps):
     losses = [nqm_expected_loss(lr, batch_size, a, sigma, w0, steps) for lr in lrs]
     return int(np.argmin(losses))
+""",
+    # The fewest steps: the large-batch end, ignoring what each step costs.
+    "most_efficient_batch": """most_efficient_batch = "B"
 """,
     # The two regimes swapped.
     "regimes": """regimes = {"A": ("curvature dominated", "use higher order optimizers"),
