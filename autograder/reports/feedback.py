@@ -38,7 +38,7 @@ def with_submitted_outputs(graded, submitted):
     """
     graded = copy.deepcopy(graded)
     theirs = {
-        c.metadata["nbgrader"]["grade_id"]: c
+        contract.nbgrader_meta(c)["grade_id"]: c
         for c in submitted.cells
         if c.cell_type == "code" and contract.nbgrader_meta(c).get("grade_id")
     }
