@@ -16,7 +16,7 @@ from pathlib import Path
 
 from autograder import contract, paths, term
 from autograder.content import build
-from autograder.grading import ingest, scheduler, times, worker
+from autograder.grading import discover, ingest, scheduler, times, worker
 from autograder.records import Results, failure_result
 from autograder.reports import feedback, similarity
 
@@ -53,13 +53,13 @@ def plain_ingest(submissions: Path | str, staging: Path | str, notebooks: Iterab
     """
     subs = []
     for folder in sorted(p for p in Path(submissions).iterdir() if p.is_dir() and not p.name.startswith(".")):
-        digest = ingest.submission_digest(folder.name, [(f.name, f) for f in folder.iterdir() if f.is_file()])
+        digest = discover.submission_digest(folder.name, [(f.name, f) for f in folder.iterdir() if f.is_file()])
         for nb in notebooks:
             path = folder / f"{nb}.ipynb"
             ok = path.is_file()
             subs.append(
                 {
-                    "student": ingest.student_id(folder.name),
+                    "student": discover.student_id(folder.name),
                     "notebook": nb,
                     "path": str(path) if ok else None,
                     "status": "ok" if ok else "missing",
@@ -289,7 +289,7 @@ def look_alikes(students: dict[str, list[dict]]) -> list[str]:
     groups = {}
     for student, subs in students.items():
         shown = next((s["submitted_as"] for s in subs if s.get("submitted_as")), student)
-        groups.setdefault(ingest.look_alike_key(shown), []).append(student)
+        groups.setdefault(discover.look_alike_key(shown), []).append(student)
     return [
         f"LOOK-ALIKE names, graded as different students: {', '.join(repr(s) for s in sorted(group))}"
         for group in sorted(groups.values())

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from autograder import term
-from autograder.grading import ingest
+from autograder.grading import discover
 
 
 def timestamp_files(submissions: Path | str) -> dict[str, Path]:
@@ -18,7 +18,7 @@ def timestamp_files(submissions: Path | str) -> dict[str, Path]:
     if not root.is_dir():
         return {}
     found = {}
-    for student, (_, candidates) in ingest.discover(root).items():
+    for student, (_, candidates) in discover.discover(root).items():
         stamps = sorted((c.path for c in candidates if c.path.name == "timestamp.txt"), key=lambda p: len(p.parts))
         if stamps:
             found[student] = stamps[0]

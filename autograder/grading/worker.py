@@ -33,7 +33,7 @@ from autograder.content import build
 from autograder.grading import runner
 from autograder.grading.execute import LIMIT_ERROR
 from autograder.records import CellResult, NotebookResult, is_blank_answer
-from autograder.reports import feedback
+from autograder.reports import feedback, sanitize
 from autograder.sandbox import bwrap, launcher, procs, zygote
 from autograder.text import one_line
 
@@ -508,7 +508,7 @@ def _record_notebook(result, task, notebook, sub, layout, graded):
         except (OSError, ValueError) as exc:
             result["log"].append(f"NOTE {task.student}/{notebook}: submitted outputs not shown ({exc})")
     if nb is not None:
-        result["autograded"][notebook] = nbformat.writes(feedback.safe_for_readers(nb))  # formgrader shows it
+        result["autograded"][notebook] = nbformat.writes(sanitize.safe_for_readers(nb))  # formgrader shows it
     result["feedback"][notebook] = feedback.render(nb, summary, task.student)
 
 

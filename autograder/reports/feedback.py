@@ -1,8 +1,9 @@
 """Feedback HTML for students: python -m autograder feedback OUT re-renders every page of a graded OUT.
 
 A page shows the score per graded cell with the check's one-line message and the repairs made to the
-submission. Hidden test source is removed from every test cell, and test-cell errors are cut down to
-their last line, so neither the hidden code nor its traceback ever reaches a student.
+submission. The notebook under it goes through `reports.sanitize` first (hidden test source removed from every
+test cell, test-cell errors cut down to their last line, so neither the hidden code nor its traceback ever
+reaches a student); `reports.nbhtml` turns it into HTML.
 """
 
 import copy
@@ -10,121 +11,20 @@ import functools
 import html
 import importlib.metadata
 import re
-import secrets
 import shutil
 import site
 import sys
 import sysconfig
 import tempfile
-import threading
 import urllib.parse
 from pathlib import Path
 
 import nbformat
 
-from autograder import contract, paths, tokens
+from autograder import contract, paths
+from autograder.reports import nbhtml
+from autograder.reports.sanitize import ANCHOR, sanitize
 from autograder.text import one_line
-
-HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
-ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-
-
-def strip_hidden(source):
-    """Source of a test cell without its hidden region; also returns the hidden lines."""
-    kept, hidden, inside = [], [], False
-    for line in source.splitlines():
-        if line.strip() == HIDDEN_BEGIN:
-            inside = True
-        elif line.strip() == HIDDEN_END:
-            inside = False
-        elif inside:
-            hidden.append(line.strip())
-        else:
-            kept.append(line)
-    return "\n".join(kept).rstrip(), [h for h in hidden if h]
-
-
-PROGRESS = re.compile(r"\d+%\|")  # a tqdm bar: "42%|████      | 21/50"
-
-
-def _collapse_progress(text):
-    """A progress bar's stream as its final state: each line keeps what follows its last carriage return."""
-    return "".join(line.rsplit("\r", 1)[-1] for line in text.splitlines(keepends=True) if line.strip("\r"))
-
-
-def _clean_text(text, hidden):
-    """Output text without pass tokens and without any line that quotes hidden test source."""
-    lines = [tokens.strip(line) for line in text.splitlines(keepends=True)]
-    return "".join(l for l in lines if not any(h in l for h in hidden))
-
-
-def sanitize(nb):
-    """Copy of an autograded notebook that is safe to show a student (hidden tests and tracebacks gone)."""
-    nb = copy.deepcopy(nb)
-    hidden_all = []
-    for cell in nb.cells:
-        if contract.is_test_cell(cell):
-            cell.source, hidden = strip_hidden(cell.source)
-            hidden_all += [h for h in hidden if len(h) >= 6]
-    for cell in nb.cells:
-        if cell.cell_type != "code":
-            continue
-        test = contract.is_test_cell(cell)
-        for out in cell.get("outputs", []):
-            kind = out.get("output_type")
-            if kind == "stream":
-                out["text"] = _clean_text(_collapse_progress(out.get("text", "")), hidden_all)
-                if PROGRESS.search(out["text"]):
-                    out["name"] = "stdout"  # a progress bar is not an error, whatever stream tqdm used
-            elif kind == "error":
-                if out.get("ename") == "NotImplementedError":  # a TODO left as released: one sentence is enough
-                    out["evalue"] = (
-                        out.get("evalue") or "not implemented yet (this cell still raises NotImplementedError)"
-                    )
-                    out["traceback"] = [f"NotImplementedError: {out['evalue']}"]
-                    continue
-                if test:  # hidden test traceback lines: keep only "Name: message"
-                    line = f"{out.get('ename', 'Error')}: {out.get('evalue', '')}"
-                    out["traceback"] = [one_line(ANSI.sub("", line))]
-                out["evalue"] = _clean_text(out.get("evalue", ""), hidden_all)
-                out["traceback"] = [_clean_text(t, hidden_all) for t in out.get("traceback", [])]
-            elif kind in ("execute_result", "display_data"):
-                data = out.get("data", {})
-                if "text/plain" in data:
-                    data["text/plain"] = _clean_text(data["text/plain"], hidden_all)
-                for mime in ("text/html", "text/markdown", "application/javascript"):
-                    if mime in data and any(h in data[mime] for h in hidden_all):
-                        del data[mime]
-        cell["outputs"] = [
-            o for o in cell.get("outputs", []) if not (o.get("output_type") == "stream" and not o["text"])
-        ]
-    nb.metadata.pop("widgets", None)
-    return nb
-
-
-# Outputs a reader's browser may render; anything else (JavaScript, SVG, widget views) can run code.
-SAFE_OUTPUTS = ("text/plain", "text/html", "text/markdown", "text/latex", "image/png", "image/jpeg", "image/gif")
-_LINK_TARGET = re.compile(r"(\]\(\s*<?|^[ \t]*\[[^\]]*\]:[ \t]*<?)([^\s)>]*)", re.M)
-_SAFE_DATA = ("data:image/png", "data:image/jpeg", "data:image/gif")
-_NOT_A_TAG = re.compile(r"&lt;(?=[^A-Za-z/!?])")
-
-
-def safe_markdown(text):
-    """Markdown a student wrote, with any HTML outside the allowlist and any script link made inert."""
-    cleaned = _cleaner().clean(text)
-    # bleach escapes every bare < and >; give back those that cannot start a tag, so markdown and math read as
-    # written (blockquotes, a < b)
-    cleaned = _NOT_A_TAG.sub("<", cleaned.replace("&gt;", ">"))
-    return _LINK_TARGET.sub(_inert_link, cleaned)
-
-
-def _inert_link(match):
-    """A markdown link target, unless it runs code when followed (javascript:, vbscript:, data: but images)."""
-    url = "".join(c for c in html.unescape(match.group(2)) if ord(c) > 32).lower()
-    if url.startswith(("javascript:", "vbscript:", "data:")) and not url.startswith(_SAFE_DATA):
-        return match.group(1) + "unsafe:removed"
-    return match.group(0)
-
 
 OWN_RUN = "── the student's own run (outputs saved in the submitted notebook) ──\n"
 
@@ -138,7 +38,7 @@ def with_submitted_outputs(graded, submitted):
     """
     graded = copy.deepcopy(graded)
     theirs = {
-        c.metadata["nbgrader"]["grade_id"]: c
+        contract.nbgrader_meta(c)["grade_id"]: c
         for c in submitted.cells
         if c.cell_type == "code" and contract.nbgrader_meta(c).get("grade_id")
     }
@@ -163,33 +63,6 @@ def with_submitted_outputs(graded, submitted):
                 list(cell.get("outputs", [])) + [nbformat.v4.new_output("stream", name="stdout", text=OWN_RUN)] + own
             )
     return graded
-
-
-def safe_for_readers(nb):
-    """Copy of an autograded notebook that a TA's browser (formgrader, nbgrader's feedback) can show safely.
-
-    On top of sanitize() (no hidden tests, tokens or hidden tracebacks): student markdown and HTML outputs
-    keep only the allowlisted tags, script links are made inert, and outputs that can run code
-    (JavaScript, SVG, widgets) are replaced by a note.
-    """
-    nb = sanitize(nb)
-    for cell in nb.cells:
-        if cell.cell_type == "markdown":
-            cell.source = safe_markdown(cell.source)
-        for out in cell.get("outputs", []):
-            data = out.get("data")
-            if not data:
-                continue
-            removed = sorted(mime for mime in data if mime not in SAFE_OUTPUTS)
-            for mime in removed:
-                del data[mime]
-            if "text/html" in data:
-                data["text/html"] = _cleaner().clean(str(data["text/html"]))
-            if "text/markdown" in data:
-                data["text/markdown"] = safe_markdown(str(data["text/markdown"]))
-            if removed and not data:
-                data["text/plain"] = f"[output not shown: {', '.join(removed)}]"
-    return nb
 
 
 # What a student's page says instead of the grader's own words: a check that could not decide tells the TA
@@ -438,173 +311,7 @@ def render(nb, summary, student):
     Returns:
     - a standalone HTML page (str).
     """
-    _blocks.table, _blocks.nonce = {}, secrets.token_hex(8)
-    try:
-        body, _ = _exporter().from_notebook_node(annotate(nb, summary, student))
-        table = _blocks.table
-    finally:
-        _blocks.table = None
-    return _PLACEHOLDER.sub(lambda m: table.pop(m.group(0), m.group(0)), body) if table else body
-
-
-# Highlighted code inputs hold about 90 % of a page's tags, and nbconvert passes the whole page through
-# BeautifulSoup (alt text, tabindex) and serialises it again. A highlighted input the simple grammar of
-# Pygments' output covers goes past that pass as a placeholder and comes back as the text BeautifulSoup
-# would have written for it (`_soup_form`), so the page is the same, byte for byte, at a third of the cost.
-_blocks = threading.local()
-_PLACEHOLDER = re.compile(r"<(a3hl[0-9a-f]{16}x[0-9]+)></\1>")
-_PYGMENTS_TAG = re.compile(r'<(div|span) class=" *([\w-]+(?: [\w-]+)*) *">|<(pre|span)>|</(div|pre|span)>')
-_PYGMENTS_TEXT = re.compile(r"(?:[^<>&\r\x00]|&(?:amp|lt|gt|quot|#39);)*")
-_ENTITIES = {"&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": '"', "&#39;": "'"}
-
-
-def _soup_form(fragment):
-    """What BeautifulSoup (html.parser, minimal formatter) writes for a Pygments fragment, or None when the
-    fragment holds anything but the tags and entities Pygments writes (it then goes through BeautifulSoup)."""
-    out, pos, open_tags = [], 0, []
-    for tag in _PYGMENTS_TAG.finditer(fragment):
-        text = fragment[pos : tag.start()]
-        if not _PYGMENTS_TEXT.fullmatch(text):
-            return None
-        out.append(_minimal(text))
-        opened, classes, bare, closed = tag.groups()
-        if closed:
-            if not open_tags or open_tags.pop() != closed:
-                return None
-            out.append(tag.group(0))
-        else:
-            open_tags.append(opened or bare)
-            out.append(f'<{opened} class="{classes}">' if opened else tag.group(0))  # class: spaces trimmed
-        pos = tag.end()
-    if open_tags or not _PYGMENTS_TEXT.fullmatch(fragment[pos:]):
-        return None
-    out.append(_minimal(fragment[pos:]))
-    return "".join(out)
-
-
-def _minimal(text):
-    """Escaped text as BeautifulSoup writes it: entities read, then only &, < and > escaped."""
-    text = re.sub(r"&(?:amp|lt|gt|quot|#39);", lambda m: _ENTITIES[m.group(0)], text)
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def _highlighted(html_code):
-    """A highlighted input for the page: while render() collects them, its element becomes an empty placeholder
-    element (the whitespace around it stays, as BeautifulSoup folds it with the template's), else the HTML."""
-    table = getattr(_blocks, "table", None)
-    parts = re.fullmatch(r"(\s*)(<div .*</div>)(\s*)", html_code, re.S) if table is not None else None
-    normal = _soup_form(parts.group(2)) if parts else None
-    if normal is None:
-        return _Highlighted(html_code)
-    token = f"a3hl{_blocks.nonce}x{len(table)}"
-    table[f"<{token}></{token}>"] = normal
-    return _Highlighted(f"{parts.group(1)}<{token}></{token}>{parts.group(3)}")
-
-
-class _Highlighted(str):
-    """Code input as Pygments rendered it: every character of the source is HTML-escaped already."""
-
-
-@functools.lru_cache(maxsize=None)
-def _exporter():
-    """nbconvert's lab HTML exporter, built once per process: sanitises what a student can fill with HTML,
-    and skips re-sanitising highlighted code.
-
-    By default nbconvert copies markdown cells and HTML outputs into the page as they are, so a student's
-    `<script>` would run in the reader's browser; `sanitize_html` passes them through bleach. The lab
-    template also passes every code input through Pygments and then through bleach, which is more than
-    half of the rendering time; Pygments escapes the source already, so that second pass is skipped.
-    """
-    from nbconvert import HTMLExporter
-    from nbconvert.filters import Highlight2HTML
-
-    # markdown and HTML outputs sanitised too; MathJax from the feedback folder (install_mathjax), not a CDN
-    exporter = HTMLExporter(template_name="lab", sanitize_html=True, mathjax_url=MATHJAX_URL)
-    highlight = Highlight2HTML(pygments_lexer="ipython3", parent=exporter)
-    # Every student's page repeats the course's own cells, so both filters remember what they made for short
-    # texts (pure functions of the text; cell metadata reaches Pygments only through "magics_language")
-    highlighted = _remembered(
-        lambda source, language, magics: highlight(source, language, {"magics_language": magics} if magics else None)
-    )
-    clean = _remembered(_cleaner().clean)
-    exporter.filters = {
-        "highlight_code": lambda source, language=None, metadata=None: _highlighted(
-            highlighted(source, language, (metadata or {}).get("magics_language"))
-        ),
-        "clean_html": lambda html: html if isinstance(html, _Highlighted) else clean(str(html)),
-    }
-    return exporter
-
-
-def _remembered(fn, longest=16_000, entries=1024):
-    """fn(text, *rest), remembering up to `entries` results for texts of at most `longest` characters."""
-    cached = functools.lru_cache(maxsize=entries)(fn)
-    return lambda text, *rest: cached(text, *rest) if len(text) <= longest else fn(text, *rest)
-
-
-@functools.lru_cache(maxsize=None)
-def _cleaner():
-    """The bleach cleaner for student HTML: SAFE_TAGS, SAFE_ATTRIBUTES and SAFE_PROTOCOLS only."""
-    import bleach
-
-    return bleach.Cleaner(tags=SAFE_TAGS, attributes=SAFE_ATTRIBUTES, protocols=SAFE_PROTOCOLS, strip=True)
-
-
-# What sanitised student HTML may keep: text formatting, lists, tables (pandas), images, links; never
-# scripts, event handlers, forms, frames or styles. nbconvert's own list lacks p, div, span and tables.
-SAFE_TAGS = {
-    "a",
-    "abbr",
-    "b",
-    "blockquote",
-    "br",
-    "caption",
-    "code",
-    "del",
-    "details",
-    "div",
-    "em",
-    "h1",
-    "h2",
-    "h3",
-    "h4",
-    "h5",
-    "h6",
-    "hr",
-    "i",
-    "img",
-    "kbd",
-    "li",
-    "ol",
-    "p",
-    "pre",
-    "s",
-    "samp",
-    "small",
-    "span",
-    "strong",
-    "sub",
-    "summary",
-    "sup",
-    "table",
-    "tbody",
-    "td",
-    "tfoot",
-    "th",
-    "thead",
-    "tr",
-    "u",
-    "ul",
-}
-ANCHOR = "a3-"  # prefix of the anchors feedback pages link to (the only ids a page may carry)
-SAFE_ATTRIBUTES = {
-    "*": ["class", "title"],
-    "a": lambda tag, name, value: name == "href" or (name == "id" and value.startswith(ANCHOR)),
-    "img": ["src", "alt", "width", "height"],
-    "td": ["colspan", "rowspan"],
-    "th": ["colspan", "rowspan"],
-}
-SAFE_PROTOCOLS = {"http", "https", "mailto", "data"}
+    return nbhtml.notebook_html(annotate(nb, summary, student), MATHJAX_URL)
 
 
 # Pages are read offline (a TA's laptop, a student's download), so the math in them is typeset by MathJax 2

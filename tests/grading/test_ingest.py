@@ -11,7 +11,7 @@ from nbgrader.nbgraderformat import MetadataValidator
 
 from autograder import contract, paths
 from autograder.content import build
-from autograder.grading import ingest
+from autograder.grading import discover, ingest, repair
 from tests.corpus import make_corpus as mc
 
 
@@ -71,7 +71,7 @@ def graded_ids(nb):
 )
 def test_notebook_from_name(name, expected):
     """Does a Colab/LMS file name map to the notebook it names (and to none when ambiguous)?"""
-    assert ingest.notebook_from_name(name) == expected, f"{name!r}: expected {expected}"
+    assert discover.notebook_from_name(name) == expected, f"{name!r}: expected {expected}"
 
 
 def test_one_submission_per_student_and_notebook(tmp_path, release_dir, rel, src):
@@ -172,7 +172,7 @@ def test_several_candidates_take_most_complete_then_newest(tmp_path, release_dir
     s = one(ingest.ingest(subs_dir, tmp_path / "staging", release=release_dir), "alice")
     assert s.repairs[0].startswith("3 files for nmt: took 'nmt (1).ipynb'"), f"expected nmt (1), got {s.repairs}"
     n_solutions = sum(1 for c in rel.cells if c.metadata.get("nbgrader", {}).get("solution"))
-    assert ingest.completeness(nbformat.read(s.path, as_version=4), rel) == n_solutions, (
+    assert repair.completeness(nbformat.read(s.path, as_version=4), rel) == n_solutions, (
         "expected the solved notebook, got a less complete one"
     )
 
@@ -222,7 +222,7 @@ def test_unrepairable_damage_is_recorded_and_the_batch_goes_on(tmp_path, release
         if nb.metadata.get("marker") == "odd":
             raise KeyError("cells")
 
-    monkeypatch.setattr(ingest, "repair_cells", broken)
+    monkeypatch.setattr(repair, "repair_cells", broken)
     odd = mc.solved(rel, src)
     odd.metadata["marker"] = "odd"
     subs = run(tmp_path, {"alice/nmt.ipynb": odd, "bob/nmt.ipynb": mc.solved(rel, src)}, release_dir)
@@ -274,7 +274,7 @@ def test_deleted_solution_cell_gets_an_inert_placeholder(tmp_path, release_dir, 
     del nb.cells[mc.index_of(nb, "fit_linear_log")]
     s = one(run(tmp_path, {"alice/nmt.ipynb": nb}, release_dir), "alice")
     cell = by_id(nbformat.read(s.path, as_version=4))["fit_linear_log"]
-    assert not ingest._defined_names(cell.source), f"placeholder defines {cell.source!r}"
+    assert not repair._defined_names(cell.source), f"placeholder defines {cell.source!r}"
     assert "restored deleted solution cell 'fit_linear_log' (empty: it scores 0)" in s.repairs, f"got {s.repairs}"
 
 

@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 from autograder import contract, records, term
-from autograder.grading import ingest, pipeline, times
+from autograder.grading import discover, pipeline, times
 from tests.fixtures import term as term_fixture
 
 COURSE = term_fixture.COURSE
@@ -114,7 +114,7 @@ def test_bad_course_file_stops_before_grading(term_out, tmp_path):
 def test_canvas_late_marker_is_kept(tmp_path):
     """Does ingest keep Canvas's _LATE marker in the submission's lms dict instead of dropping it?"""
     (tmp_path / "leeanna_LATE_1234_5678_toy.ipynb").write_text("{}")
-    [(raw, candidates)] = ingest.discover(tmp_path).values()
+    [(raw, candidates)] = discover.discover(tmp_path).values()
     assert candidates[0].lms == {"lms": "canvas", "user_id": "1234", "name": "leeanna", "file_id": "5678", "late": True}
 
 

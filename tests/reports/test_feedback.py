@@ -8,7 +8,7 @@ import shutil
 import nbformat
 import pytest
 
-from autograder.reports import feedback
+from autograder.reports import feedback, nbhtml, sanitize
 from tests.fixtures import toy
 
 HIDDEN = ["from toycheck import check_add", "check_add(add)", "from toycheck import check_mul", "check_mul(mul)"]
@@ -93,7 +93,7 @@ def graded_test_cell():
 def test_sanitize_removes_hidden_region_and_traceback():
     """Does sanitize drop the hidden region, reduce a test cell's traceback to one line, and drop lines quoting hidden code?"""
     nb = nbformat.v4.new_notebook(cells=[graded_test_cell()])
-    cell = feedback.sanitize(nb).cells[0]
+    cell = sanitize.sanitize(nb).cells[0]
     assert cell.source == "assert f(1) == 1"
     assert cell.outputs[0].text == "ok\n"
     assert cell.outputs[1].traceback == ["CheckFailed: f: f(2) should be 4, got 3"]
@@ -110,7 +110,7 @@ def test_sanitize_keeps_student_cell_tracebacks():
             traceback=["Cell In[1], line 1\n----> 1 1/0", "ZeroDivisionError: division by zero"],
         )
     ]
-    out = feedback.sanitize(nbformat.v4.new_notebook(cells=[cell])).cells[0]
+    out = sanitize.sanitize(nbformat.v4.new_notebook(cells=[cell])).cells[0]
     assert len(out.outputs[0].traceback) == 2
 
 
@@ -188,7 +188,7 @@ def test_render_shows_highlighted_code_text():
 
 def _page_through_beautifulsoup(nb, summary, student):
     """The page as nbconvert makes it when every highlighted input goes through its BeautifulSoup pass."""
-    body, _ = feedback._exporter().from_notebook_node(feedback.annotate(nb, summary, student))
+    body, _ = nbhtml._exporter(feedback.MATHJAX_URL).from_notebook_node(feedback.annotate(nb, summary, student))
     return body
 
 
@@ -230,9 +230,9 @@ def test_a_page_does_not_depend_on_the_pages_rendered_before_it():
     second = nbformat.v4.new_notebook(
         cells=[own] + shared + [long_html, nbformat.v4.new_code_cell(magics, metadata={"magics_language": "sql"})]
     )
-    feedback._exporter.cache_clear()
+    nbhtml._exporter.cache_clear()
     fresh = feedback.render(second, EMPTY_SUMMARY, "eve")
-    feedback._exporter.cache_clear()
+    nbhtml._exporter.cache_clear()
     feedback.render(first, EMPTY_SUMMARY, "eve")
     after = feedback.render(second, EMPTY_SUMMARY, "eve")
     assert after == fresh
@@ -242,9 +242,9 @@ def test_a_page_does_not_depend_on_the_pages_rendered_before_it():
 
 def test_fast_render_leaves_a_fragment_it_does_not_know_to_beautifulsoup():
     """Does a highlighted input with markup outside Pygments' usual output go through BeautifulSoup unchanged?"""
-    assert feedback._soup_form('<div class="highlight"><pre><b>x</b></pre></div>') is None
-    assert feedback._soup_form('<div class="highlight"><pre>a &nbsp; b</pre></div>') is None
-    assert feedback._soup_form('<div class="highlight"><pre><span>x</pre></span></div>') is None
+    assert nbhtml._soup_form('<div class="highlight"><pre><b>x</b></pre></div>') is None
+    assert nbhtml._soup_form('<div class="highlight"><pre>a &nbsp; b</pre></div>') is None
+    assert nbhtml._soup_form('<div class="highlight"><pre><span>x</pre></span></div>') is None
 
 
 def test_page_has_a_title_and_contents_linking_each_graded_cell():
@@ -274,7 +274,7 @@ def test_progress_bars_are_one_line_and_unimplemented_cells_say_so():
             traceback=["Traceback (most recent call last)", "  File x, line 3"],
         )
     ]
-    clean = feedback.sanitize(nbformat.v4.new_notebook(cells=[bar, stub]))
+    clean = sanitize.sanitize(nbformat.v4.new_notebook(cells=[bar, stub]))
     assert (clean.cells[0].outputs[0].name, clean.cells[0].outputs[0].text) == ("stdout", "ep: 100%|##| 5/5\n")
     assert clean.cells[1].outputs[0].traceback == [
         "NotImplementedError: not implemented yet (this cell still raises NotImplementedError)"

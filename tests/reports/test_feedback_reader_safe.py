@@ -7,7 +7,7 @@ import nbformat
 import pytest
 from nbconvert import HTMLExporter
 
-from autograder.reports import feedback
+from autograder.reports import feedback, sanitize
 from tests.reports.browser import rendered_text
 from tests.reports.payloads import MARK, MARKDOWN_PAYLOADS, OUTPUT_PAYLOADS
 
@@ -57,7 +57,7 @@ def test_payloads_run_in_an_unsanitised_page(tmp_path):
 
 def test_autograded_notebook_is_inert_in_a_browser(tmp_path):
     """Rendered as is by nbconvert (no sanitising of its own), does the reader-safe notebook run no payload?"""
-    safe = feedback.safe_for_readers(hostile_notebook())
+    safe = sanitize.safe_for_readers(hostile_notebook())
     page = tmp_path / "safe.html"
     page.write_text(HTMLExporter(template_name="lab").from_notebook_node(safe)[0])
     _, dom = rendered_text(page, tmp_path)
@@ -89,14 +89,14 @@ def test_feedback_page_is_inert_in_a_browser(tmp_path):
 
 def test_autograded_notebook_keeps_no_hidden_test_or_token():
     """Are hidden test lines and pass tokens gone from the notebook formgrader shows?"""
-    text = nbformat.writes(feedback.safe_for_readers(hostile_notebook()))
+    text = nbformat.writes(sanitize.safe_for_readers(hostile_notebook()))
     for leak in ("BEGIN HIDDEN TESTS", "check_fit_linear_log(", "[a3:"):
         assert leak not in text, leak
 
 
 def test_active_outputs_become_a_note():
     """Are JavaScript and SVG outputs replaced (HTML and markdown outputs cleaned, plain text kept)?"""
-    out = feedback.safe_for_readers(hostile_notebook()).cells[1].outputs
+    out = sanitize.safe_for_readers(hostile_notebook()).cells[1].outputs
     kinds = [sorted(o.data) for o in out]
     assert kinds == [["text/html", "text/plain"], ["text/plain"], ["text/plain"], ["text/markdown", "text/plain"]]
     assert "onerror" not in out[0].data["text/html"] and "<script" not in out[0].data["text/html"]
@@ -113,4 +113,4 @@ def test_active_outputs_become_a_note():
 )
 def test_harmless_markdown_reads_as_written(text):
     """Does a written answer without HTML stay exactly as the student wrote it?"""
-    assert feedback.safe_markdown(text) == text
+    assert sanitize.safe_markdown(text) == text

@@ -1,12 +1,12 @@
-"""Ingest's repair steps, one at a time, on a tiny release notebook built here (tests/grading/test_ingest.py runs
-them together on the real notebooks)."""
+"""The repair steps (autograder/grading/repair.py), one at a time, on a tiny release notebook built here
+(tests/grading/test_repair.py runs them together on the real notebooks)."""
 
 import copy
 
 import nbformat
 from nbgrader.nbgraderformat import MetadataValidator
 
-from autograder.grading import ingest
+from autograder.grading import repair
 
 ANSWER = "def add(a, b):\n    return a + b"
 
@@ -52,22 +52,22 @@ def solved(rel):
 
 def at(nb, grade_id):
     """Index of the cell carrying grade_id."""
-    return next(j for j, c in enumerate(nb.cells) if ingest._gid(c) == grade_id)
+    return next(j for j, c in enumerate(nb.cells) if repair._gid(c) == grade_id)
 
 
 def grade_ids(nb):
-    return [ingest._gid(c) for c in nb.cells]
+    return [repair._gid(c) for c in nb.cells]
 
 
 def everything_in_place(nb):
     """The CellMap of a notebook whose cells are exactly the release's, in release order."""
-    return ingest.CellMap(pos={i: i for i in range(len(nb.cells))}, claimed=set(range(len(nb.cells))))
+    return repair.CellMap(pos={i: i for i in range(len(nb.cells))}, claimed=set(range(len(nb.cells))))
 
 
 def anchored(nb, rel):
     """The CellMap of the first repair steps (grade ids and unchanged sources), their lines dropped."""
-    cells = ingest.CellMap()
-    ingest.restore_metadata_by_source(nb, rel, cells)
+    cells = repair.CellMap()
+    repair.restore_metadata_by_source(nb, rel, cells)
     return cells
 
 
@@ -81,7 +81,7 @@ def test_unknown_grade_id_is_removed():
     nb = solved(rel)
     nb.cells.append(_cell("code", "bonus", "print(1)", grade=True, locked=True, points=5))
     nb.cells[-1].metadata["nbgrader"]["grade_id"] = "test_bonus"
-    repairs = ingest.remove_unknown_nbgrader_metadata(nb, rel)
+    repairs = repair.remove_unknown_nbgrader_metadata(nb, rel, repair.CellMap())
     assert "nbgrader" not in nb.cells[-1].metadata, f"expected the metadata gone, got {nb.cells[-1].metadata}"
     assert repairs == ["removed nbgrader metadata with unknown grade id 'test_bonus'"], repairs
 
@@ -92,7 +92,7 @@ def test_empty_or_broken_nbgrader_metadata_is_removed_silently():
     nb = solved(rel)
     nb.cells[0].metadata["nbgrader"] = {}
     nb.cells[-1].metadata["nbgrader"] = "junk"
-    repairs = ingest.remove_unknown_nbgrader_metadata(nb, rel)
+    repairs = repair.remove_unknown_nbgrader_metadata(nb, rel, repair.CellMap())
     assert "nbgrader" not in nb.cells[0].metadata and "nbgrader" not in nb.cells[-1].metadata
     assert repairs == [], f"expected no repair line, got {repairs}"
 
@@ -101,7 +101,7 @@ def test_known_grade_ids_are_kept():
     """Does a notebook whose grade ids are all the release's keep its metadata untouched?"""
     rel = release()
     nb = solved(rel)
-    assert ingest.remove_unknown_nbgrader_metadata(nb, rel) == []
+    assert repair.remove_unknown_nbgrader_metadata(nb, rel, repair.CellMap()) == []
     assert nb == solved(rel), "expected the notebook unchanged"
 
 
@@ -116,7 +116,7 @@ def test_copied_solution_keeps_the_last_copy():
     early = copy.deepcopy(nb.cells[at(nb, "add")])
     early.source = "def add(a, b):\n    pass"
     nb.cells.insert(at(nb, "add"), early)
-    repairs = ingest.resolve_duplicate_grade_ids(nb, rel)
+    repairs = repair.resolve_duplicate_grade_ids(nb, rel, repair.CellMap())
     assert grade_ids(nb).count("add") == 1 and nb.cells[at(nb, "add")].source == ANSWER, grade_ids(nb)
     assert "nbgrader" not in early.metadata, "expected the earlier copy to become an ordinary cell"
     assert repairs == [
@@ -132,7 +132,7 @@ def test_copied_locked_cell_keeps_the_unedited_copy():
     edited.source = "assert True"
     nb.cells.insert(at(nb, "test_add") + 1, edited)
     nb.cells.insert(at(nb, "test_add"), copy.deepcopy(edited))
-    repairs = ingest.resolve_duplicate_grade_ids(nb, rel)
+    repairs = repair.resolve_duplicate_grade_ids(nb, rel, repair.CellMap())
     assert nb.cells[at(nb, "test_add")].source == "assert add(1, 2) == 3", "expected the unedited copy to keep it"
     assert repairs == ["grade id 'test_add' was on 3 cells (copied or split cell): kept the unedited copy"], repairs
 
@@ -145,7 +145,7 @@ def test_split_written_answer_is_merged():
     nb.cells[i].source = "First half."
     nb.cells.insert(i + 1, copy.deepcopy(nb.cells[i]))
     nb.cells[i + 1].source = "Second half."
-    repairs = ingest.resolve_duplicate_grade_ids(nb, rel)
+    repairs = repair.resolve_duplicate_grade_ids(nb, rel, repair.CellMap())
     assert len(nb.cells) == len(rel.cells), f"expected the second half dropped, got {len(nb.cells)} cells"
     assert nb.cells[i].source == "First half.\n\nSecond half.", f"got {nb.cells[i].source!r}"
     assert repairs == [
@@ -161,8 +161,8 @@ def test_cells_with_grade_ids_are_anchors_without_repair():
     """Is every release cell of an undamaged notebook anchored to its own cell, with no repair line?"""
     rel = release()
     nb = solved(rel)
-    cells = ingest.CellMap()
-    assert ingest.restore_metadata_by_source(nb, rel, cells) == []
+    cells = repair.CellMap()
+    assert repair.restore_metadata_by_source(nb, rel, cells) == []
     assert cells.pos == {i: i for i in range(len(rel.cells))}, f"got {cells.pos}"
     assert cells.claimed == set(range(len(nb.cells))), f"got {cells.claimed}"
 
@@ -172,8 +172,8 @@ def test_unchanged_locked_cell_gets_its_metadata_back_by_source():
     rel = release()
     nb = solved(rel)
     del nb.cells[at(nb, "test_add")].metadata["nbgrader"]
-    cells = ingest.CellMap()
-    repairs = ingest.restore_metadata_by_source(nb, rel, cells)
+    cells = repair.CellMap()
+    repairs = repair.restore_metadata_by_source(nb, rel, cells)
     assert nb.cells[3].metadata["nbgrader"] == rel.cells[3].metadata["nbgrader"], "expected the release metadata"
     assert cells.pos[3] == 3, f"expected test_add anchored at 3, got {cells.pos}"
     assert repairs == ["restored lost nbgrader metadata of 'test_add' (matched by source)"], repairs
@@ -186,8 +186,8 @@ def test_unchanged_source_is_matched_only_after_the_previous_anchor():
     moved = nb.cells.pop(at(nb, "test_add"))
     del moved.metadata["nbgrader"]
     nb.cells.insert(at(nb, "setup"), moved)
-    cells = ingest.CellMap()
-    assert ingest.restore_metadata_by_source(nb, rel, cells) == []
+    cells = repair.CellMap()
+    assert repair.restore_metadata_by_source(nb, rel, cells) == []
     assert 3 not in cells.pos and "nbgrader" not in moved.metadata, f"expected test_add unmatched, got {cells.pos}"
 
 
@@ -203,7 +203,7 @@ def test_edited_solution_is_found_by_the_name_it_defines():
     del nb.cells[i].metadata["nbgrader"]
     nb.cells.insert(i, nbformat.v4.new_code_cell("x = 1  # scratch"))
     cells = anchored(nb, rel)
-    repairs = ingest.restore_metadata_by_position(nb, rel, cells)
+    repairs = repair.restore_metadata_by_position(nb, rel, cells)
     assert grade_ids(nb)[i + 1] == "add" and nb.cells[i + 1].source == ANSWER, grade_ids(nb)
     assert cells.pos[2] == i + 1 and i + 1 in cells.claimed, f"got {cells.pos}"
     assert repairs == ["restored lost nbgrader metadata of 'add' (matched by position)"], repairs
@@ -215,7 +215,7 @@ def test_cell_defining_other_names_is_not_taken_for_a_solution():
     nb = solved(rel)
     nb.cells[at(nb, "add")] = nbformat.v4.new_code_cell("def plus(a, b):\n    return a + b")
     cells = anchored(nb, rel)
-    assert ingest.restore_metadata_by_position(nb, rel, cells) == []
+    assert repair.restore_metadata_by_position(nb, rel, cells) == []
     assert "add" not in grade_ids(nb) and 2 not in cells.pos, grade_ids(nb)
 
 
@@ -225,7 +225,7 @@ def test_edited_written_answer_is_found_by_position():
     nb = solved(rel)
     del nb.cells[at(nb, "written_why")].metadata["nbgrader"]
     cells = anchored(nb, rel)
-    repairs = ingest.restore_metadata_by_position(nb, rel, cells)
+    repairs = repair.restore_metadata_by_position(nb, rel, cells)
     assert grade_ids(nb)[5] == "written_why", grade_ids(nb)
     assert repairs == ["restored lost nbgrader metadata of 'written_why' (matched by position)"], repairs
 
@@ -238,7 +238,7 @@ def test_edited_locked_cell_is_not_matched_by_position():
     nb.cells[i].source = "import math, os"
     del nb.cells[i].metadata["nbgrader"]
     cells = anchored(nb, rel)
-    assert ingest.restore_metadata_by_position(nb, rel, cells) == []
+    assert repair.restore_metadata_by_position(nb, rel, cells) == []
     assert "setup" not in grade_ids(nb) and 1 not in cells.pos, grade_ids(nb)
 
 
@@ -252,7 +252,7 @@ def test_deleted_test_cell_comes_back_after_its_solution():
     nb = solved(rel)
     del nb.cells[at(nb, "test_add")]
     cells = anchored(nb, rel)
-    repairs = ingest.restore_deleted_cells(nb, rel, cells)
+    repairs = repair.restore_deleted_cells(nb, rel, cells)
     assert grade_ids(nb) == grade_ids(rel), f"expected the release order, got {grade_ids(nb)}"
     assert nb.cells[3] == rel.cells[3], "expected the release's test cell"
     assert repairs == ["restored deleted test cell 'test_add'"], repairs
@@ -264,9 +264,9 @@ def test_deleted_solution_cell_comes_back_empty():
     nb = solved(rel)
     del nb.cells[at(nb, "add")]
     cells = anchored(nb, rel)
-    repairs = ingest.restore_deleted_cells(nb, rel, cells)
+    repairs = repair.restore_deleted_cells(nb, rel, cells)
     placeholder = nb.cells[at(nb, "add")]
-    assert at(nb, "add") == 2 and not ingest._defined_names(placeholder.source), placeholder.source
+    assert at(nb, "add") == 2 and not repair._defined_names(placeholder.source), placeholder.source
     assert placeholder.metadata["nbgrader"] == rel.cells[2].metadata["nbgrader"], "expected the release metadata"
     assert repairs == ["restored deleted solution cell 'add' (empty: it scores 0)"], repairs
 
@@ -277,7 +277,7 @@ def test_deleted_locked_cell_comes_back():
     nb = solved(rel)
     del nb.cells[at(nb, "setup")]
     cells = anchored(nb, rel)
-    repairs = ingest.restore_deleted_cells(nb, rel, cells)
+    repairs = repair.restore_deleted_cells(nb, rel, cells)
     assert nb.cells[1] == rel.cells[1], f"expected setup back at 1, got {grade_ids(nb)}"
     assert repairs == ["restored deleted locked cell 'setup'"], repairs
 
@@ -288,7 +288,7 @@ def test_cells_after_a_restored_cell_keep_their_match():
     nb = solved(rel)
     del nb.cells[at(nb, "setup")]
     cells = anchored(nb, rel)
-    ingest.restore_deleted_cells(nb, rel, cells)
+    repair.restore_deleted_cells(nb, rel, cells)
     moved = {i: grade_ids(nb)[j] for i, j in cells.pos.items() if grade_ids(rel)[i] != grade_ids(nb)[j]}
     assert not moved, f"release cells mapped to the wrong student cells: {moved}"
 
@@ -302,7 +302,7 @@ def test_skip_tags_are_removed_from_graded_cells():
     rel = release()
     nb = solved(rel)
     nb.cells[at(nb, "add")].metadata["tags"] = ["skip-execution", "raises-exception", "mine"]
-    repairs = ingest.reset_graded_cells(nb, rel, everything_in_place(nb))
+    repairs = repair.reset_graded_cells(nb, rel, everything_in_place(nb))
     assert nb.cells[2].metadata["tags"] == ["mine"], f"got {nb.cells[2].metadata}"
     assert repairs == ["removed tag(s) skip-execution, raises-exception from 'add'"], repairs
 
@@ -313,7 +313,7 @@ def test_edited_locked_cell_gets_the_release_source():
     nb = solved(rel)
     cell = nb.cells[at(nb, "test_add")]
     cell.source, cell.metadata["editable"] = "assert True", True
-    repairs = ingest.reset_graded_cells(nb, rel, everything_in_place(nb))
+    repairs = repair.reset_graded_cells(nb, rel, everything_in_place(nb))
     assert nb.cells[3] == rel.cells[3], f"expected the release's test cell, got {nb.cells[3]}"
     assert repairs == ["restored the edited locked cell 'test_add'"], repairs
 
@@ -326,7 +326,7 @@ def test_solution_cell_of_the_wrong_type_is_changed_back():
     markdown = nbformat.v4.new_markdown_cell(ANSWER)
     markdown.metadata = copy.deepcopy(nb.cells[i].metadata)
     nb.cells[i] = markdown
-    repairs = ingest.reset_graded_cells(nb, rel, everything_in_place(nb))
+    repairs = repair.reset_graded_cells(nb, rel, everything_in_place(nb))
     assert nb.cells[i].cell_type == "code" and nb.cells[i].source == ANSWER, nb.cells[i]
     assert repairs == ["changed 'add' back to a code cell"], repairs
 
@@ -339,7 +339,7 @@ def test_solution_cell_gets_the_release_metadata_and_id():
     cell["id"] = "mine"
     cell.metadata.update(deletable=True, collapsed=True)
     cell.metadata["nbgrader"]["points"] = 99
-    assert ingest.reset_graded_cells(nb, rel, everything_in_place(nb)) == []
+    assert repair.reset_graded_cells(nb, rel, everything_in_place(nb)) == []
     cell = nb.cells[2]
     assert cell.metadata == dict(rel.cells[2].metadata, collapsed=True), f"got {cell.metadata}"
     assert cell["id"] == "add" and cell.source == ANSWER, f"got id {cell['id']!r}"
@@ -355,9 +355,9 @@ def test_graded_cells_get_the_release_ids():
     nb = solved(rel)
     for cell in nb.cells:
         cell["id"] = f"student-{cell['id']}"
-    assert ingest.fix_cell_ids(nb, rel, everything_in_place(nb)) == []
-    graded = [c["id"] for c in nb.cells if ingest._gid(c)]
-    assert graded == [c["id"] for c in rel.cells if ingest._gid(c)], f"got {graded}"
+    assert repair.fix_cell_ids(nb, rel, everything_in_place(nb)) == []
+    graded = [c["id"] for c in nb.cells if repair._gid(c)]
+    assert graded == [c["id"] for c in rel.cells if repair._gid(c)], f"got {graded}"
     assert nb.cells[0]["id"] == "student-intro", "expected a valid id on an ordinary cell kept"
 
 
@@ -370,9 +370,9 @@ def test_duplicate_and_invalid_cell_ids_are_replaced():
     nb.cells[1]["id"] = "same"
     nb.cells.insert(2, nbformat.v4.new_code_cell("y = 2"))
     nb.cells[2]["id"] = "bad id!"
-    cells = ingest.CellMap()
-    ingest.restore_metadata_by_source(nb, rel, cells)
-    repairs = ingest.fix_cell_ids(nb, rel, cells)
+    cells = repair.CellMap()
+    repair.restore_metadata_by_source(nb, rel, cells)
+    repairs = repair.fix_cell_ids(nb, rel, cells)
     assert [c["id"] for c in nb.cells[:3]] == ["same", "s1", "s2"], [c["id"] for c in nb.cells]
     assert repairs == ["replaced 2 duplicate or invalid cell ids"], repairs
 
@@ -384,9 +384,9 @@ def test_new_cell_id_steps_past_ids_in_use():
     nb.cells[0]["id"] = "s1"
     nb.cells.insert(1, nbformat.v4.new_code_cell("x = 1"))
     nb.cells[1]["id"] = "bad id!"
-    cells = ingest.CellMap()
-    ingest.restore_metadata_by_source(nb, rel, cells)
-    ingest.fix_cell_ids(nb, rel, cells)
+    cells = repair.CellMap()
+    repair.restore_metadata_by_source(nb, rel, cells)
+    repair.fix_cell_ids(nb, rel, cells)
     assert nb.cells[1]["id"] == "s1001", f"got {nb.cells[1]['id']!r}"
 
 
@@ -395,7 +395,7 @@ def test_missing_cell_ids_are_added_silently():
     rel = release()
     nb = solved(rel)
     del nb.cells[0]["id"]
-    assert ingest.fix_cell_ids(nb, rel, everything_in_place(nb)) == []
+    assert repair.fix_cell_ids(nb, rel, everything_in_place(nb)) == []
     assert nb.cells[0]["id"] == "s0", f"got {nb.cells[0].get('id')!r}"
 
 
@@ -404,7 +404,7 @@ def test_ordinary_cell_gives_up_a_graded_cells_id():
     rel = release()
     nb = solved(rel)
     nb.cells[0]["id"] = "add"
-    repairs = ingest.fix_cell_ids(nb, rel, everything_in_place(nb))
+    repairs = repair.fix_cell_ids(nb, rel, everything_in_place(nb))
     assert nb.cells[0]["id"] == "s0" and nb.cells[2]["id"] == "add", [c["id"] for c in nb.cells]
     assert repairs == ["replaced 1 duplicate or invalid cell ids"], repairs
 
@@ -426,21 +426,22 @@ def damaged(rel):
 
 
 def test_repair_cells_runs_every_step_in_order():
-    """Does repair_cells give the notebook and the repair lines of its steps run one after the other?"""
+    """Does repair_cells give the notebook and the repair lines of its steps, each called as (nb, rel, cells) on
+    one CellMap, run one after the other?"""
     rel = release()
-    by_steps, lines, cells = damaged(rel), [], ingest.CellMap()
-    lines += ingest.remove_unknown_nbgrader_metadata(by_steps, rel)
-    lines += ingest.resolve_duplicate_grade_ids(by_steps, rel)
+    by_steps, lines, cells = damaged(rel), [], repair.CellMap()
     for step in (
-        ingest.restore_metadata_by_source,
-        ingest.restore_metadata_by_position,
-        ingest.restore_deleted_cells,
-        ingest.reset_graded_cells,
-        ingest.fix_cell_ids,
+        repair.remove_unknown_nbgrader_metadata,
+        repair.resolve_duplicate_grade_ids,
+        repair.restore_metadata_by_source,
+        repair.restore_metadata_by_position,
+        repair.restore_deleted_cells,
+        repair.reset_graded_cells,
+        repair.fix_cell_ids,
     ):
         lines += step(by_steps, rel, cells)
     nb, repairs = damaged(rel), ["earlier line"]
-    ingest.repair_cells(nb, rel, repairs)
+    repair.repair_cells(nb, rel, repairs)
     assert repairs == ["earlier line"] + lines, repairs
     assert nb == by_steps, "expected the notebook the steps make"
     assert len(lines) > 5, f"expected the damage repaired, got {lines}"
@@ -450,7 +451,7 @@ def test_repaired_notebook_passes_nbgraders_checks():
     """Is the repaired damaged notebook valid nbformat with nbgrader metadata nbgrader accepts?"""
     rel = release()
     nb = damaged(rel)
-    ingest.repair_cells(nb, rel, [])
+    repair.repair_cells(nb, rel, [])
     nbformat.validate(nb)
     MetadataValidator().validate_nb(nb)
     assert [g for g in grade_ids(nb) if g] == grade_ids(rel)[1:], (
@@ -462,5 +463,5 @@ def test_undamaged_notebook_needs_no_repair():
     """Is a solved notebook straight from the release left exactly as it is, with no repair line?"""
     rel = release()
     nb, repairs = solved(rel), []
-    ingest.repair_cells(nb, rel, repairs)
+    repair.repair_cells(nb, rel, repairs)
     assert repairs == [] and nb == solved(rel), repairs

@@ -1,0 +1,161 @@
+"""Discover: who submitted what. Finds each student's files in a folder of student folders (Moodle names accepted)
+or of Canvas-named files, gives every student an id from their own submission (`student_id`), keeps the LMS's own
+ids, and says which notebook a file name refers to. Reads no file's content (the digest hashes bytes only).
+"""
+
+import hashlib
+import logging
+import os
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from autograder import contract
+
+log = logging.getLogger(__name__)
+
+NOTEBOOK_NAMES = contract.NOTEBOOKS
+JUNK_DIRS = {"__MACOSX", ".ipynb_checkpoints", "__pycache__", ".git"}
+CANVAS = re.compile(r"^(?P<login>[^_\s/]+)(?P<late>_LATE)?_(?P<uid>\d+)_(?P<sid>\d+)_(?P<file>.+)$")
+MOODLE = re.compile(r"^(?P<name>.+?)_(?P<uid>\d+)_assignsubmission_[a-z]+_?$")
+ID_CHARS = 64  # longest student id kept as it is (a file name holds 255 bytes: 64 CJK characters are 192)
+
+
+@dataclass
+class Candidate:
+    """A file that may be a student's notebook."""
+
+    path: Path
+    shown: str  # the name as the student (or LMS) gave it
+    mtime: float
+    name_says: str | None  # notebook named by the file name, if any
+    lms: dict = field(default_factory=dict)  # the LMS's own ids for the student, from the file or folder name
+
+
+def _safe_char(c: str) -> bool:
+    """Whether c may stand as it is in a student id: a letter, mark or digit of any script, or one of ` _.-'`."""
+    return unicodedata.category(c)[0] in "LMN" or c in " _.-'"
+
+
+def _escaped(text: str) -> str:
+    """text with every character unsafe in an id replaced by '_', trimmed of what may not start or end one."""
+    return re.sub(r"_+", "_", "".join(c if _safe_char(c) else "_" for c in text)).strip(" _.-'")[:ID_CHARS]
+
+
+def student_id(raw: str, lms: Mapping[str, str] | None = None) -> str:
+    """The student's id: a function of their own submission only (folder name, or LMS name and user id).
+
+    A folder name that is already safe (NFC Unicode letters, marks, digits, spaces and `_.-'`, not starting or
+    ending with a space or punctuation, at most ID_CHARS characters) is the id as it is: '李明', 'Anna Lee',
+    'Anna_Lee'. Any other name is escaped and given a stable hash of its exact text ('a/b*c' -> 'a_b_c~9f0c3e2a1b');
+    an LMS user is named '<name>~<lms><user id>' ('Jane Doe~moodle123'). '~' is never safe, so ids of the
+    three kinds can never coincide: two different submissions never share an id, whatever else is in the batch.
+    """
+    if lms and lms.get("user_id"):
+        return f"{_escaped(unicodedata.normalize('NFC', raw)) or 'student'}~{lms['lms']}{lms['user_id']}"
+    if raw == unicodedata.normalize("NFC", raw) and raw == _escaped(raw) and raw:
+        return raw
+    digest = hashlib.blake2b(raw.encode("utf-8", "surrogateescape"), digest_size=5).hexdigest()
+    return f"{_escaped(unicodedata.normalize('NFC', raw)) or 'student'}~{digest}"
+
+
+def look_alike_key(name: str) -> str:
+    """What two names that a reader cannot tell apart share ('Anna Lee', 'anna_lee', 'Zoë' in NFC or NFD)."""
+    return re.sub(r"[\s_.\-']+", " ", unicodedata.normalize("NFKC", name).casefold()).strip()
+
+
+def notebook_from_name(filename: str) -> str | None:
+    """The notebook a file name refers to ('Copy of NMT (2).ipynb' -> 'nmt'), or None.
+
+    Inputs:
+    - filename: str, the base name (LMS prefix already removed).
+    Returns:
+    - one of NOTEBOOK_NAMES, or None when the name names none or several.
+    """
+    stem = filename
+    for ext in (".ipynb", ".json", ".txt", ".py", ".html", ".pdf"):
+        if stem.lower().endswith(ext):
+            stem = stem[: -len(ext)]
+    tokens = set(re.split(r"[^a-z0-9]+", stem.lower()))
+    hits = [n for n in NOTEBOOK_NAMES if n in tokens]
+    return hits[0] if len(hits) == 1 else None
+
+
+def files_under(folder):
+    """Every regular file below folder, skipping hidden and junk folders."""
+    found = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if d not in JUNK_DIRS and not d.startswith("."))
+        for f in sorted(files):
+            p = Path(root) / f
+            if not f.startswith(".") and p.is_file() and not p.is_symlink():
+                found.append(p)
+    return found
+
+
+def discover(root: Path | str, unwrap: bool = False) -> dict[str, tuple[str, list[Candidate]]]:
+    """Map each student to their candidate files.
+
+    Inputs:
+    - root: folder of student folders (possibly Moodle-named), or of Canvas-named files, or both.
+    - unwrap: descend through single wrapping folders first (what an LMS zip often has).
+    Returns:
+    - {student_id: (raw folder or file name, [Candidate])}
+    """
+    root = Path(root)
+    while True:
+        entries = [p for p in root.iterdir() if not p.name.startswith(".") and p.name not in JUNK_DIRS]
+        only = entries[0] if len(entries) == 1 and entries[0].is_dir() else None
+        holds_notebooks = only and any(
+            f.is_file() and not CANVAS.match(f.name) and notebook_from_name(f.name) for f in only.iterdir()
+        )
+        if unwrap and only and not holds_notebooks:  # a wrapper folder, not a student's folder
+            root = entries[0]
+        else:
+            break
+    students = {}
+
+    def add(raw, candidate=None, lms=None):
+        sid = student_id(raw, lms)
+        students.setdefault(sid, (raw, []))
+        if candidate is not None:
+            students[sid][1].append(candidate)
+
+    for entry in sorted(entries):
+        if entry.is_dir():
+            m = MOODLE.match(entry.name)
+            raw = m.group("name") if m else entry.name
+            lms = {"lms": "moodle", "user_id": m.group("uid"), "name": raw} if m else {}
+            add(raw, lms=lms)
+            for f in files_under(entry):
+                shown = str(f.relative_to(entry))
+                add(raw, Candidate(f, shown, f.stat().st_mtime, notebook_from_name(f.name), lms), lms)
+        elif entry.is_file():
+            m = CANVAS.match(entry.name)
+            if not m:
+                log.warning("ignored %s: not in a student folder and not an LMS (Canvas) file name", entry.name)
+                continue
+            filename = re.sub(r"-\d+(?=\.[A-Za-z]+$)", "", m.group("file"))  # Canvas resubmission suffix
+            lms = {"lms": "canvas", "user_id": m.group("uid"), "name": m.group("login"), "file_id": m.group("sid")}
+            if m.group("late"):  # issue 24: Canvas says late (no time): the late policy's one unit
+                lms["late"] = True
+            add(
+                m.group("login"),
+                Candidate(entry, entry.name, entry.stat().st_mtime, notebook_from_name(filename), lms),
+                lms,
+            )
+    return students
+
+
+def submission_digest(raw: str, files: Iterable[tuple[str, Path]]) -> str:
+    """Hash of what one student submitted: their name as submitted, then each file's name (as shown) and bytes."""
+    h = hashlib.sha256(raw.encode("utf-8", "surrogateescape") + b"\0")
+    for shown, path in sorted(files):
+        h.update(shown.encode("utf-8", "surrogateescape") + b"\0")
+        with open(path, "rb") as f:
+            while chunk := f.read(2**20):
+                h.update(chunk)
+        h.update(b"\0")
+    return h.hexdigest()
