@@ -53,10 +53,12 @@ WRITTEN: dict[str, dict[str, int]] = {
         "written_positional_encodings": 1,
         "written_study_analysis": 2,
         "written_decoder_only": 1,
+        "written_larger_model": 1,
         "written_scaling": 2,
+        "written_compute_optimal": 1,
     },
     "bert": {"written_training_time": 1, "written_accuracy": 2},
-    "clip": {},
+    "clip": {"written_caption_search": 1},
     "theory": {
         "written_fgsm_bound": 1,
         "written_weight_decay": 1,

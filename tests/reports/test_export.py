@@ -24,6 +24,20 @@ POINTS = {
 STUDENTS = ["alice", "bob", "carol"]  # carol submitted nothing
 # Hand grades a TA entered so far: alice's nmt answers are half graded, the rest waits.
 HAND = {("alice", "nmt"): {"written_scaling": 2.0, "written_decoder_only": 1.0}}
+# The course's points, autograded and written: every total below is out of this.
+TOTAL = sum(max_score(nb) + written_max_score(nb) for nb in GRADED)
+
+
+def still_to_grade(student):
+    """The note on a student's written answers not yet graded by hand (those of the notebooks they submitted)."""
+    cells = [
+        f"{nb}/{gid}"
+        for nb in GRADED
+        if (student, nb) in POINTS
+        for gid in WRITTEN[nb]
+        if gid not in HAND.get((student, nb), {})
+    ]
+    return f"provisional: {len(cells)} cell(s) still to grade by hand ({', '.join(cells)})"
 
 
 def write_csv(path, rows):
@@ -96,7 +110,7 @@ def test_nbgrader_csv_matches_nbgrader_export_byte_for_byte(tmp_path, monkeypatc
         CsvExportPlugin(to=str(theirs)).export(gb)
     ours = tmp_path / "ours.csv"
     assert export.write_nbgrader_csv(tmp_path, ours) == 3
-    assert "a3,,2026-03-01 12:00:00,alice,,,,22.0,0.0,22.0,44.0" in theirs.read_text()
+    assert f"a3,,2026-03-01 12:00:00,alice,,,,22.0,0.0,22.0,{TOTAL:.1f}" in theirs.read_text()
     assert ours.read_text() == theirs.read_text()
 
 
@@ -107,9 +121,9 @@ def test_nbgrader_csv_without_gradebook_leaves_timestamp_empty(tmp_path):
     export.write_nbgrader_csv(tmp_path, dest)
     rows = list(csv.DictReader(open(dest)))
     assert [(r["student_id"], r["timestamp"], r["raw_score"], r["score"], r["max_score"]) for r in rows] == [
-        ("alice", "", "22.0", "22.0", "44.0"),
-        ("bob", "", "3.0", "3.0", "44.0"),
-        ("carol", "", "0.0", "0.0", "44.0"),
+        ("alice", "", "22.0", "22.0", f"{TOTAL:.1f}"),
+        ("bob", "", "3.0", "3.0", f"{TOTAL:.1f}"),
+        ("carol", "", "0.0", "0.0", f"{TOTAL:.1f}"),
     ]
 
 
@@ -142,12 +156,10 @@ def test_lms_csv_has_one_row_per_student_with_totals_and_notes(tmp_path):
             "5",
             "0",
             "22",
-            "44",
-            "50.0",
+            str(TOTAL),
+            f"{100 * 22 / TOTAL:.1f}",
             "yes",
-            "provisional: 4 cell(s) still to grade by hand "
-            "(nmt/written_positional_encodings, nmt/written_study_analysis, bert/written_training_time, "
-            "bert/written_accuracy); theory: missing",
+            still_to_grade("alice") + "; theory: missing",
         ],
         [
             "bob",
@@ -157,12 +169,10 @@ def test_lms_csv_has_one_row_per_student_with_totals_and_notes(tmp_path):
             "3",
             "0",
             "3",
-            "44",
-            "6.8",
+            str(TOTAL),
+            f"{100 * 3 / TOTAL:.1f}",
             "yes",
-            "provisional: 4 cell(s) still to grade by hand "
-            "(nmt/written_positional_encodings, nmt/written_study_analysis, nmt/written_decoder_only, "
-            "nmt/written_scaling); bert: missing; theory: missing",
+            still_to_grade("bob") + "; bert: missing; theory: missing",
         ],
         [
             "carol",
@@ -172,7 +182,7 @@ def test_lms_csv_has_one_row_per_student_with_totals_and_notes(tmp_path):
             "0",
             "0",
             "0",
-            "44",
+            str(TOTAL),
             "0.0",
             "",
             "nmt: missing; bert: missing; clip: missing; theory: missing",
@@ -254,7 +264,7 @@ def test_canvas_import_matches_students_by_canvas_user_id(tmp_path):
     assert export.write_canvas_csv(tmp_path, dest) == 3
     rows = list(csv.reader(open(dest)))
     assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "a3 (autograder)"]
-    assert rows[1] == ["Points Possible", "", "", "", "", "44"]
+    assert rows[1] == ["Points Possible", "", "", "", "", str(TOTAL)]
     assert rows[2] == ["alicew", "12345", "", "", "", "22"]
     assert rows[3] == ["bob", "", "", "bob", "", "3"]
 
@@ -268,7 +278,7 @@ def test_moodle_worksheet_uses_participant_ids(tmp_path):
     dest = tmp_path / "moodle.csv"
     export.write_moodle_csv(tmp_path, dest)
     rows = {r["Full name"]: r for r in csv.DictReader(open(dest))}
-    assert list(rows["Bob Jones"].values())[:4] == ["Participant 456", "Bob Jones", "3", "44"]
+    assert list(rows["Bob Jones"].values())[:4] == ["Participant 456", "Bob Jones", "3", str(TOTAL)]
     assert rows["carol"]["Identifier"] == "carol"
 
 
@@ -350,7 +360,8 @@ def test_moodle_feedback_comments_are_for_students(tmp_path):
     export.export(out)
     rows = {r["Full name"]: r for r in csv.DictReader(open(out / "export" / "moodle_grades.csv", encoding="utf-8"))}
     comment = rows[ZOE]["Feedback comments"]
-    assert "bert: 0 / 7 (not submitted)" in comment and "nmt: 17 / 17" in comment
+    bert, nmt = (max_score(nb) + written_max_score(nb) for nb in ("bert", "nmt"))
+    assert f"bert: 0 / {bert} (not submitted)" in comment and f"nmt: {nmt} / {nmt}" in comment
     internal = [
         w for w in ("missing", "provisional", "grades.csv", "status", "ungraded", "needs manual") if w in comment
     ]
@@ -368,7 +379,7 @@ def test_moodle_worksheet_has_the_columns_moodles_importer_requires(tmp_path):
     row = next(r for r in rows if r["Full name"] == LI)
     assert (row["Identifier"], row["Grade"], row["Last modified (grade)"]) == (
         "Participant 31",
-        "44",
+        str(TOTAL),
         "2026-11-24 07:05:00 UTC",
     )
 

@@ -13,6 +13,11 @@ Pig Latin rules (ours; applied by :func:`pig_latin`):
    ``square -> aresquay``).
 5. A word with no vowel at all moves nothing and gets ``ay``: ``hmm -> hmmay``.
 
+These are not the original assignment handout's rules, which move only the first letter of a word that
+starts with a consonant (``team -> eamtay``), except for some consonant pairs such as ``sh`` that move
+together (``shopping -> oppingshay``), and do not mention ``y``, ``qu`` or words without vowels.
+nmt.ipynb says so where it describes the data.
+
 Word lists (all from the ``wordfreq`` package, pinned to 3.1.1 in requirements.txt, which ships its
 frequency tables offline):
 
