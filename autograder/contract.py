@@ -42,6 +42,11 @@ GRADED: dict[str, dict[str, int]] = {
         "best_learning_rate": 1,
         "regimes": 1,
         "scaling_choice": 1,
+        "relu_chain_grad_bound": 1,
+        "rnn_jacobian_bound": 1,
+        "relative_attention": 2,
+        "conv1d_layer": 2,
+        "maxpool_layer": 2,
     },
 }
 
@@ -55,7 +60,13 @@ WRITTEN: dict[str, dict[str, int]] = {
     },
     "bert": {"written_training_time": 1, "written_accuracy": 2},
     "clip": {},
-    "theory": {"written_fgsm_bound": 1, "written_weight_decay": 1, "written_batch_size": 1, "written_scaling": 1},
+    "theory": {
+        "written_fgsm_bound": 1,
+        "written_weight_decay": 1,
+        "written_batch_size": 1,
+        "written_scaling": 1,
+        "written_maxpool_limits": 1,
+    },
 }
 
 
