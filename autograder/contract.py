@@ -44,6 +44,11 @@ GRADED: dict[str, dict[str, int]] = {
         "most_efficient_batch": 1,
         "regimes": 1,
         "scaling_choice": 1,
+        "relu_chain_grad_bound": 1,
+        "rnn_jacobian_bound": 1,
+        "relative_attention": 2,
+        "conv1d_layer": 2,
+        "maxpool_layer": 2,
     },
 }
 
@@ -65,6 +70,7 @@ WRITTEN: dict[str, dict[str, int]] = {
         "written_fgsm_weight_decay": 1,
         "written_batch_size": 1,
         "written_scaling": 1,
+        "written_maxpool_limits": 1,
     },
 }
 

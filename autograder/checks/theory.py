@@ -6,6 +6,7 @@ against an FGSM/FGM step computed with autograd; the NQM against its moment recu
 """
 
 import math
+import os
 import re
 import types
 
@@ -542,3 +543,481 @@ def check_scaling_choice(choice) -> None:
             f"scaling_choice is {letter!r} ({ref.SCALING_OPTIONS[letter]}): that is not the option "
             f"that lowers the test loss most for the extra compute"
         )
+
+
+# ------------------------------------------------------------------------------------------ 3.1 ReLU chain
+
+_np3 = types.SimpleNamespace(
+    exp=np.exp,
+    log=np.log,
+    outer=np.outer,
+    arange=np.arange,
+    abs=np.abs,
+    prod=np.prod,
+    vectorize=np.vectorize,
+    linspace=np.linspace,
+    asarray=np.asarray,
+    isnan=np.isnan,
+    isfinite=np.isfinite,
+    eye=np.eye,
+    int_=int,
+)
+
+
+def _pair_of_numbers(got, call, what):
+    """`got` as two Python floats (a tuple, list, array or tensor of two real numbers), else CheckFailed."""
+    if pristine.isinstance(got, (tuple, list)):
+        items = list(got)
+    elif pristine.isinstance(got, _np.ndarray) or is_tensor(got):
+        items = [got.reshape(-1)[i] for i in range(math.prod(tuple(got.shape)))]
+    else:
+        raise CheckFailed(f"{call} should return a pair {what}, got {pristine.type(got).__name__}")
+    if pristine.len(items) != 2:
+        raise CheckFailed(f"{call} should return a pair {what}, got {pristine.len(items)} values")
+    return tuple(_number(item, call, what) for item in items)
+
+
+def _relu_chain_cases():
+    """Weights w_1..w_n with w_2..w_n > 0 (w_1 of either sign), so both bounds are reached for some x."""
+    rng = _rng(300)
+    cases = [[1.0, 1.0, 1.0], [-2.0, 1.5, 0.5], [0.5, 3.0, 2.0, 1.5], [-0.8, 0.6]]
+    cases.append([float(w) for w in rng.uniform(1.1, 1.6, size=12)])  # exploding
+    cases.append([float(-rng.uniform(0.3, 0.9))] + [float(w) for w in rng.uniform(0.3, 0.9, size=7)])  # vanishing
+    return cases
+
+
+def _relu_chain_slopes(ws):
+    """|f′(x)| by autograd at x in [−3, 3] (never 0, where f has a kink), float64: (xs, slopes) as lists."""
+    xs = [pristine.float(x) for x in _np3.linspace(-3.0, 3.0, 40)]  # an even count skips x = 0
+    slopes = []
+    for x in xs:
+        xt = torch.tensor(x, dtype=torch.float64, requires_grad=True)
+        h = xt
+        for w in ws:
+            h = torch.relu(w * h)
+        h.backward()
+        slopes.append(abs(pristine.float(pristine.tensor_item(xt.grad))))
+    return xs, slopes
+
+
+@check("relu_chain_grad_bound")
+def check_relu_chain_grad_bound(relu_chain_grad_bound) -> None:
+    """(0, ∏|w_i|): lower ≤ |f′(x)| ≤ upper at every x (autograd), and both are reached, so neither is loose."""
+    require_notebook_defined(relu_chain_grad_bound, "relu_chain_grad_bound")
+    for index, ws in enumerate(_relu_chain_cases()):
+        arg = list(ws) if index % 2 else _np.asarray(ws)
+        call = f"relu_chain_grad_bound(ws) with ws = {_fmt(ws)}"
+        lower, upper = _pair_of_numbers(relu_chain_grad_bound(arg), call, "(lower, upper) of two floats")
+        xs, slopes = _relu_chain_slopes(ws)
+        low, high = min(slopes), max(slopes)
+        x_high = xs[slopes.index(high)]
+        product = 1.0
+        for w in ws:
+            product *= w
+        hint = _hint(
+            upper,
+            [
+                (product, "that is ∏w_i without absolute values: a negative w_1 with a negative x keeps the unit on"),
+                (max(abs(w) for w in ws), "that is max|w_i|: the chain rule multiplies the local slopes"),
+                (1.0, "1 holds only when every |w_i| = 1: the chain rule multiplies the local slopes w_i"),
+                (sum(abs(w) for w in ws), "that is Σ|w_i|: the chain rule multiplies the local slopes"),
+                (
+                    product / ws[0] if ws[0] else None,
+                    "that leaves out w_1: f′ = ∏ of all n local slopes, the first one included",
+                ),
+            ],
+        )
+        if upper < high * (1 - 1e-9) or upper > high * (1 + 1e-9) + 1e-300:
+            side = "below" if upper < high else "above"
+            raise CheckFailed(
+                f"{call}: expected upper = {high:.6g}, got {upper:.6g}: autograd gives |f′({x_high:.3g})| = "
+                f"{high:.6g} (every unit active), which is the largest |f′| can get, and your upper is {side} it"
+                f"{hint}"
+            )
+        if not _close(lower, low, rel=0.0, abs_=1e-12):
+            raise CheckFailed(
+                f"{call}: expected lower = {low:.6g}, got {lower:.6g}: autograd gives |f′(x)| = {low:.3g} "
+                f"where some unit is inactive (w_1·x < 0)"
+            )
+
+
+# ------------------------------------------------------------------------------------------ 3.2 RNN Jacobian
+
+
+def _rnn_jacobian_norm(W, x1, n):
+    """σ_max(∂x_n/∂x_1) for x_{t+1} = sigmoid(W x_t), by autograd in float64."""
+    Wt = torch.tensor(W, dtype=torch.float64)
+
+    def run(x):
+        for _ in range(n - 1):
+            x = torch.sigmoid(Wt @ x)
+        return x
+
+    J = torch.autograd.functional.jacobian(run, torch.tensor(x1, dtype=torch.float64))  # (d, d)
+    return pristine.float(pristine.tensor_item(torch.linalg.matrix_norm(J, ord=2)))
+
+
+RNN_CASES = [(0.25, 2), (0.25, 6), (1.0, 4), (2.0, 3), (6.0, 5), (3.0, 1), (0.5, 3)]
+
+
+def _tight_rnn(s):
+    """W with σ_max(W) = s and W·(1, 1) = 0: from x_1 = (c, c) every pre-activation is 0, so σ′ = ¼ each step."""
+    return (s / 2) * _np.asarray([[1.0, -1.0], [-1.0, 1.0]]), _np.asarray([0.3, 0.3])
+
+
+def _random_rnn(s, seed):
+    """A random non-symmetric 4×4 W scaled to σ_max(W) = s, and a random x_1."""
+    rng = _rng(seed)
+    G = rng.normal(size=(4, 4))
+    return G * (s / pristine.float(np.linalg.svd(G, compute_uv=False)[0])), rng.normal(size=4)
+
+
+@check("rnn_jacobian_bound")
+def check_rnn_jacobian_bound(rnn_jacobian_bound) -> None:
+    """(σ_max(W)/4)^(n−1): above σ_max(∂x_n/∂x_1) for random W (autograd), equal to it where it is reached."""
+    require_notebook_defined(rnn_jacobian_bound, "rnn_jacobian_bound")
+    for case, (s, n) in enumerate(RNN_CASES):
+        call = f"rnn_jacobian_bound(sigma_max_w={s}, n={n})"
+        got = _number(rnn_jacobian_bound(s, n), call, "the bound on σ_max(∂x_n/∂x_1)")
+        for seed in range(3):
+            W, x1 = _random_rnn(s, 400 + 10 * case + seed)
+            seen = _rnn_jacobian_norm(W, x1, n)
+            if not got >= seen * (1 - 1e-9):
+                raise CheckFailed(
+                    f"{call}: the bound fails: for a random W with σ_max(W) = {s}, autograd gives "
+                    f"σ_max(∂x_n/∂x_1) = {seen:.6g}, above your {got:.6g}"
+                )
+        W, x1 = _tight_rnn(s)
+        reached = _rnn_jacobian_norm(W, x1, n)
+        if _close(got, reached, rel=1e-6, abs_=0.0):
+            continue
+        hint = _hint(
+            got,
+            [
+                (s ** (n - 1), "that is σ_max(W)^(n−1): each step also multiplies by diag(σ′), and σ′ ≤ ¼"),
+                ((s / 4) ** n, "that is (σ_max/4)^n: there are n − 1 steps from x_1 to x_n"),
+                ((s / 2) ** (n - 1), "that is (σ_max/2)^(n−1): the sigmoid's slope σ(1 − σ) is at most ¼, not ½"),
+                (s ** (n - 1) / 4, "¼ appears once per step, not once in all"),
+                ((1 / 16) ** (n - 1), "that is (1/16)^(n−1), the example σ_max(W) = ¼: use sigma_max_w"),
+                ((s / 4) ** (n - 2), "that is (σ_max/4)^(n−2): there are n − 1 steps from x_1 to x_n"),
+            ],
+        )
+        where = "holds but is looser than" if got > reached else "is below"
+        raise CheckFailed(
+            f"{call}: expected {reached:.6g}, got {got:.6g}: for W = (s/2)[[1, −1], [−1, 1]] and x_1 = (0.3, 0.3), "
+            f"where every pre-activation is 0 and σ′ = ¼, autograd gives σ_max(∂x_n/∂x_1) = {reached:.6g}, "
+            f"and your bound {where} it{hint}"
+        )
+
+
+# ------------------------------------------------------------------------------------------ 3.3 relative attention
+
+
+def _attend(q, k, v, bias):
+    """Σ_j softmax_j(q_i k_j + bias[i − j]) v_j with `bias` a dict over the offsets, in float64 (the reference)."""
+    return _attend_variant(q, k, v, bias)
+
+
+def _attend_variant(q, k, v, bias, axis=1, sign=1, use_bias=True, transpose=False):
+    """_attend with one common mistake: softmax over `axis` 0, offsets j − i (`sign` −1), no bias, weightsᵀ."""
+    n = pristine.len(q)
+    offsets = sign * (_np3.arange(n)[:, None] - _np3.arange(n)[None, :])  # (n, n)
+    scores = _np3.outer(q, k)  # (n, n)
+    if use_bias:
+        scores = scores + _np3.vectorize(lambda m: bias[_np3.int_(m)], otypes=[float])(offsets)
+    scores = scores - scores.max(axis=axis, keepdims=True)
+    weights = _np3.exp(scores)
+    weights = weights / weights.sum(axis=axis, keepdims=True)  # (n, n)
+    return (weights.T if transpose else weights) @ v  # (n,)
+
+
+def _offset_function(table, default):
+    """p(m) = table.get(m, default), taking an int, a numpy integer or an array of offsets."""
+
+    def p(m):
+        arr = _np3.asarray(m)
+        if arr.ndim == 0:
+            return table.get(_np3.int_(arr), default)
+        return _np3.vectorize(lambda x: table.get(_np3.int_(x), default), otypes=[float])(arr)
+
+    return p
+
+
+def _attention_cases():
+    """(label, q, k, v, table, default): random, windowed with −inf, one finite offset, large scores, n = 1."""
+    rng = _rng(500)
+    n = 7
+    asym = {m: pristine.float(rng.normal()) for m in range(-(n - 1), n)}
+    asym[1], asym[-1] = 1.5, -1.0  # offset sign i − j matters
+    window = {-1: 0.3, 0: 0.0, 1: 1.2}
+    big = rng.uniform(20.0, 30.0, size=5)
+    return [
+        ("random q, k, v and p", rng.normal(size=n), rng.normal(size=n), rng.normal(size=n), asym, 0.0),
+        (
+            "p = −inf outside the offsets −1, 0, 1",
+            rng.normal(size=8),
+            rng.normal(size=8),
+            rng.normal(size=8),
+            window,
+            -math.inf,
+        ),
+        (
+            "p finite only at offset 0 (out = v)",
+            3 * rng.normal(size=6),
+            3 * rng.normal(size=6),
+            rng.normal(size=6),
+            {0: 0.0},
+            -math.inf,
+        ),
+        ("scores q_i k_j up to 900", big, big[::-1].copy(), rng.normal(size=5), {0: 0.0, 1: 0.5}, 0.0),
+        ("n = 1", _np.asarray([0.7]), _np.asarray([-1.2]), _np.asarray([2.5]), {0: 0.3}, -math.inf),
+        (
+            "q = k = 0 and p = 0 (the mean of v)",
+            _np.asarray([0.0] * 4),
+            _np.asarray([0.0] * 4),
+            _np.asarray([1.0, 2.0, 4.0, 8.0]),
+            {},
+            0.0,
+        ),
+    ]
+
+
+def _as_vector(got, n, call):
+    """A (n,) result as a float64 numpy array (numpy array or tensor accepted), else CheckFailed."""
+    if is_tensor(got):
+        got = got.detach().cpu().double().numpy()
+    if pristine.type(got) is not _np.ndarray:
+        raise CheckFailed(
+            f"{call} should return a numpy array of shape (n,) = ({n},), got {pristine.type(got).__name__}"
+        )
+    if tuple(got.shape) != (n,):
+        raise CheckFailed(f"{call} should return shape (n,) = ({n},), got {tuple(got.shape)}")
+    if got.dtype.kind not in "fiu":
+        raise CheckFailed(f"{call} should return real numbers, got dtype {got.dtype}")
+    return got.astype(float)
+
+
+@check("relative_attention")
+def check_relative_attention(relative_attention) -> None:
+    """out_i = Σ_j softmax_j(q_i k_j + p(i − j)) v_j on random and hand-made inputs, inputs untouched."""
+    require_notebook_defined(relative_attention, "relative_attention")
+    for label, q, k, v, table, default in _attention_cases():
+        n = pristine.len(q)
+        bias = {m: table.get(m, default) for m in range(-(n - 1), n)}
+        p = _offset_function(table, default)
+        ins = [a.copy() for a in (q, k, v)]
+        call = f"relative_attention(q, k, v, p) with {label} (n = {n})"
+        got = _as_vector(relative_attention(*ins, p), n, call)
+        for name, before, after in zip("qkv", (q, k, v), ins):
+            _expect_unchanged(before, after, name, call)
+        want = _attend(q, k, v, bias)
+        scale = 1 + pristine.float(_np3.abs(want).max())
+        if pristine.float(_np3.abs(got - want).max()) <= 1e-8 * scale:
+            continue
+        if not bool(_np3.isfinite(got).all()):
+            raise CheckFailed(
+                f"{call}: expected {_fmt(want)}, got {_fmt(got)}: exp of large scores overflows; subtract each "
+                f"row's largest score before exp (softmax does not change)"
+            )
+        variants = [
+            ({"axis": 0}, "the softmax runs over i (each column sums to 1); it should run over j, for each i"),
+            ({"sign": -1}, "the offsets are j − i; the bias of the pair (i, j) is p(i − j)"),
+            ({"use_bias": False}, "p was not added: the score is q_i k_j + p(i − j)"),
+            ({"transpose": True}, "the weights are transposed: out_i = Σ_j a_ij v_j"),
+        ]
+        hint = ""
+        for keywords, text in variants:
+            other = _attend_variant(q, k, v, bias, **keywords)
+            if bool(_np3.isfinite(other).all()) and pristine.float(_np3.abs(got - other).max()) <= 1e-8 * scale:
+                hint = f"; {text}"
+                break
+        raise CheckFailed(f"{call}: expected {_fmt(want)}, got {_fmt(got)}{hint}")
+
+
+# ------------------------------------------------------------------------------------------ 3.3.1, 3.3.2 layers
+
+
+def _layer_parts(layer, name, n):
+    """(bias dict over offsets −(n−1)..n−1, W_Q, W_K, W_V) of a layer dict, else CheckFailed."""
+    if pristine.type(layer) is not dict:
+        raise CheckFailed(
+            f"{name} should be a dict {{'p': function, 'W_Q': float, 'W_K': float, 'W_V': float}}, "
+            f"got {pristine.type(layer).__name__}"
+        )
+    missing = [key for key in ("p", "W_Q", "W_K", "W_V") if key not in layer]
+    if missing:
+        raise CheckFailed(f"{name} should have the keys 'p', 'W_Q', 'W_K', 'W_V'; missing {missing}")
+    p = layer["p"]
+    if not callable(p):
+        raise CheckFailed(f"{name}['p'] should be a function of the offset m, got {pristine.type(p).__name__}")
+    module = getattr(p, "__module__", None) or ""
+    if module.split(".")[0] == "autograder" and not os.environ.get("A3_ALLOW_NON_NOTEBOOK"):  # as in require_...
+        raise CheckFailed(f"{name}['p'] must be defined in this notebook (it comes from module {module!r})")
+    weights = [_number(layer[key], f"{name}[{key!r}]", "a real number") for key in ("W_Q", "W_K", "W_V")]
+    if not all(math.isfinite(w) for w in weights):
+        raise CheckFailed(f"{name}: W_Q, W_K and W_V should be finite numbers, got {weights}")
+    bias = {}
+    for m in range(-(n - 1), n):
+        try:
+            value = p(m)
+        except Exception as e:  # noqa: BLE001 - a lookup without a default, a wrong signature
+            raise CheckFailed(
+                f"{name}['p']({m}) raised {pristine.type(e).__name__}: p should give a number for every integer "
+                f"offset m (−np.inf where the layer must not look)"
+            ) from None
+        value = _number(value, f"{name}['p']({m})", "the bias p_m")
+        if math.isnan(value) or value == math.inf:
+            raise CheckFailed(f"{name}['p']({m}) is {value}: p_m should be a finite number or −inf")
+        bias[m] = value
+    return (bias, *weights)
+
+
+def _run_layer(parts, x):
+    """RelAttnLayer(x) = RelativeAttention(W_Q x, W_K x, W_V x, p), by the reference attention."""
+    bias, wq, wk, wv = parts
+    return _attend(wq * x, wk * x, wv * x, bias)
+
+
+def _conv_inputs():
+    """x ≥ 0 of lengths 12 and 9: uniform on [0, 1] and [0, 5], and one with zeros and a spike."""
+    return [
+        _rng(0).uniform(0.0, 1.0, size=12),
+        _rng(601).uniform(0.0, 5.0, size=9),
+        _np.asarray([0.0, 0.0, 3.0, 0.0, 1.0, 0.5, 0.0, 2.0, 0.0, 0.0, 4.0, 1.0]),
+    ]
+
+
+@check("conv1d_layer")
+def check_conv1d_layer(conv1d_layer) -> None:
+    """Through the reference relative attention, the layer equals y_i = 2x_{i−1} + x_{i+1} on the interior."""
+    for x in _conv_inputs():
+        n = pristine.len(x)
+        parts = _layer_parts(conv1d_layer, "conv1d_layer", n)
+        got = _run_layer(parts, x)
+        want = 2 * x[:-2] + x[2:]  # (n − 2,) for i = 1..n−2: a correlation with [2, 0, 1]
+        errors = _np3.abs(got[1:-1] - want)
+        if bool(_np3.isfinite(got).all()) and pristine.float(errors.max()) <= 1e-9 * (1 + pristine.float(want.max())):
+            continue
+        bias, wq, wk, wv = parts
+        what = f"conv1d_layer on x of length {n}"
+        if not bool(_np3.isfinite(got).all()):
+            raise CheckFailed(f"{what}: the layer gives nan or inf; p should be finite at the offsets ±1")
+        if wq * wk != 0:
+            raise CheckFailed(
+                f"{what}: largest error {pristine.float(errors.max()):.3g} on the interior: with W_Q·W_K = "
+                f"{wq * wk:.3g} the attention weights change with x, but a convolution's weights do not"
+            )
+        i = n // 2  # an interior position: the output is W_V Σ_j a_{i,j} x_j with fixed weights a
+        weights = [pristine.float(a) for a in _attend_rows(bias, n)[i]]
+        left, mid, right = (wv * weights[i - 1], wv * weights[i], wv * weights[i + 1])
+        rest = wv * (sum(weights) - weights[i - 1] - weights[i] - weights[i + 1])
+        hints = []
+        if _close(left, 1.0, rel=1e-6, abs_=1e-9) and _close(right, 2.0, rel=1e-6, abs_=1e-9):
+            hints.append("the offsets are flipped: m = i − j, so x_{i−1} (j = i − 1) has offset +1")
+        if abs(rest) > 1e-9:
+            hints.append("p should be −inf at every offset other than ±1, or the softmax spreads over other x_j")
+        big, small = max(abs(left), abs(right)), min(abs(left), abs(right))
+        if small > 1e-9 and _close(big / small, 4.0, rel=1e-6):
+            hints.append("softmax(ln 2, −ln 2) = (0.8, 0.2), not (⅔, ⅓): ⅔ is the logistic sigmoid of ln 2")
+        if not _close(wv, 3.0, rel=1e-9):
+            hints.append(f"the softmax weights sum to 1, so the coefficients sum to W_V = {wv:.4g}, not 2 + 0 + 1 = 3")
+        raise CheckFailed(
+            f"{what}: expected y_i = 2·x_(i−1) + 0·x_i + 1·x_(i+1) on the interior, the layer computes "
+            f"{left:.4g}·x_(i−1) + {mid:.4g}·x_i + {right:.4g}·x_(i+1)"
+            + (f" + {rest:.3g} spread over other positions" if abs(rest) > 1e-9 else "")
+            + "".join(f"; {h}" for h in hints)
+        )
+
+
+def _attend_rows(bias, n):
+    """The softmax weights a_{i,j} of the layer when W_Q·W_K = 0: softmax_j(p(i − j)), an (n, n) array."""
+    offsets = _np3.arange(n)[:, None] - _np3.arange(n)[None, :]
+    scores = _np3.vectorize(lambda m: bias[_np3.int_(m)], otypes=[float])(offsets)
+    scores = scores - scores.max(axis=1, keepdims=True)
+    weights = _np3.exp(scores)
+    return weights / weights.sum(axis=1, keepdims=True)
+
+
+def _pool_inputs():
+    """x in [0.5, 1] of length 16: uniform draws, one spike, alternating, near ties, a ramp."""
+    spike = _np.asarray([0.5] * 16)
+    spike[8] = 1.0
+    return [
+        ("uniform on [0.5, 1]", _rng(0).uniform(0.5, 1.0, size=16)),
+        ("uniform on [0.5, 1]", _rng(701).uniform(0.5, 1.0, size=16)),
+        ("a spike of 1 among 0.5", spike),
+        ("alternating 0.5 and 1", _np.asarray([0.5, 1.0] * 8)),
+        ("near ties", 0.97 + 0.03 * _rng(702).uniform(size=16)),
+        ("a ramp", _np3.linspace(0.5, 1.0, 16)),
+    ]
+
+
+def _pool(x, k, reduce):
+    n = pristine.len(x)
+    return _np.asarray([pristine.float(reduce(x[max(i - k, 0) : i + k + 1])) for i in range(n)])
+
+
+@check("maxpool_layer")
+def check_maxpool_layer(maxpool_layer) -> None:
+    """Through the reference relative attention, within 0.01 of max pooling of width 2k + 1 on the interior."""
+    require_notebook_defined(maxpool_layer, "maxpool_layer")
+    for k in (1, 2, 3):
+        layer = maxpool_layer(k)
+        for label, x in _pool_inputs():
+            n = pristine.len(x)
+            parts = _layer_parts(layer, f"maxpool_layer({k})", n)
+            got = _run_layer(parts, x)
+            want = _pool(x, k, lambda w: w.max())
+            inner = slice(k, n - k)
+            if not bool(_np3.isfinite(got[inner]).all()):
+                raise CheckFailed(
+                    f"maxpool_layer({k}) on x {label}: the layer gives nan or inf on the interior (scores too large "
+                    f"to be numbers, or p = −inf inside the window)"
+                )
+            errors = _np3.abs(got[inner] - want[inner])
+            worst = _np3.int_(errors.argmax())
+            if pristine.float(errors[worst]) <= 0.01:
+                continue
+
+            def near(values, tolerance=0.01):
+                return pristine.float(_np3.abs(got[inner] - values[inner]).max()) <= tolerance
+
+            bias, wq, wk, wv = parts
+            hints = [
+                (
+                    near(_pool(x, k, lambda w: w.mean()), 0.05),
+                    "that is close to the window's mean: W_Q·W_K must be "
+                    "large so the softmax puts nearly all weight on the largest x_j",
+                ),
+                (near(_pool(x, k, lambda w: w.min())), "that is min pooling: W_Q·W_K < 0 favours the smallest x_j"),
+                (
+                    near(_np.asarray([pristine.float(x.max())] * n)),
+                    "that is the maximum over the whole sequence: p should be −inf outside the window |m| ≤ k",
+                ),
+                (
+                    wv != 0 and near(got * 0 + _pool(x, k, lambda w: w.max()) * wv),
+                    "W_V scales the output: it should be 1",
+                ),
+            ]
+            for other in (k - 1, k + 1, 2 * k):
+                hints.append(
+                    (
+                        near(_pool(x, other, lambda w: w.max())),
+                        f"that is max pooling of width {2 * other + 1}: p_m = 0 exactly for |m| ≤ {k}",
+                    )
+                )
+            hints.append(
+                (
+                    wq * wk > 0
+                    and pristine.float(_np3.abs(_run_layer((bias, 1e3, 1e3, 1.0), x)[inner] - want[inner]).max())
+                    <= 0.01,
+                    "the softmax is not sharp enough: make W_Q·W_K larger",
+                )
+            )
+            hint = next((text for hit, text in hints if hit), "")
+            raise CheckFailed(
+                f"maxpool_layer({k}) on x {label}: expected the max of x over the window i−{k}..i+{k} within 0.01 "
+                f"on the interior, largest error {pristine.float(errors[worst]):.3g} at i = {worst + k} "
+                f"(expected {pristine.float(want[worst + k]):.4g}, got {pristine.float(got[worst + k]):.4g})"
+                + (f"; {hint}" if hint else "")
+            )

@@ -1020,3 +1020,466 @@ CATALOGUE = {  # grade id -> (correct alternatives, mutants)
     "regimes": (REGIMES_CORRECT, REGIMES_MUTANTS),
     "scaling_choice": (SCALING_CORRECT, SCALING_MUTANTS),
 }
+
+# ---------------------------------------------------------------- relu_chain_grad_bound
+RELU_CHAIN_CORRECT = [
+    (
+        "np.prod of np.abs",
+        """
+def relu_chain_grad_bound(ws):
+    return 0.0, float(np.prod(np.abs(ws)))
+""",
+    ),
+    (
+        "a loop",
+        """
+def relu_chain_grad_bound(ws):
+    upper = 1.0
+    for w in ws:
+        upper *= abs(w)
+    return (0, upper)
+""",
+    ),
+    (
+        "abs of the product, as a list",
+        """
+def relu_chain_grad_bound(ws):
+    return [0.0, abs(float(np.prod(ws)))]
+""",
+    ),
+    (
+        "math.prod",
+        """
+import math
+
+
+def relu_chain_grad_bound(ws):
+    return 0, math.prod(abs(float(w)) for w in ws)
+""",
+    ),
+]
+RELU_CHAIN_MUTANTS = [
+    # the product without absolute values: negative when w_1 < 0
+    (
+        "product without abs",
+        """
+def relu_chain_grad_bound(ws):
+    return 0.0, float(np.prod(ws))
+""",
+    ),
+    # the largest weight: as if the chain rule took the steepest layer
+    (
+        "max weight",
+        """
+def relu_chain_grad_bound(ws):
+    return 0.0, float(np.max(np.abs(ws)))
+""",
+    ),
+    # the w_i = 1 answer for every chain
+    (
+        "always 1",
+        """
+def relu_chain_grad_bound(ws):
+    return 0.0, 1.0
+""",
+    ),
+    # sums the slopes instead of multiplying them
+    (
+        "sum of abs",
+        """
+def relu_chain_grad_bound(ws):
+    return 0.0, float(np.sum(np.abs(ws)))
+""",
+    ),
+    # lower bound −∏|w_i|: a bound on f′, not on |f′|
+    (
+        "negative lower bound",
+        """
+def relu_chain_grad_bound(ws):
+    upper = float(np.prod(np.abs(ws)))
+    return -upper, upper
+""",
+    ),
+    # skips the first layer's slope
+    (
+        "first weight left out",
+        """
+def relu_chain_grad_bound(ws):
+    return 0.0, float(np.prod(np.abs(ws[1:])))
+""",
+    ),
+    # upper and lower swapped
+    (
+        "pair swapped",
+        """
+def relu_chain_grad_bound(ws):
+    return float(np.prod(np.abs(ws))), 0.0
+""",
+    ),
+    # returns the upper bound only
+    (
+        "upper only",
+        """
+def relu_chain_grad_bound(ws):
+    return float(np.prod(np.abs(ws)))
+""",
+    ),
+    # lower bound min|w_i|^n: as if every unit were always active
+    (
+        "lower bound from the smallest weight",
+        """
+def relu_chain_grad_bound(ws):
+    a = np.abs(ws)
+    return float(a.min() ** len(a)), float(np.prod(a))
+""",
+    ),
+]
+
+# ---------------------------------------------------------------- rnn_jacobian_bound
+RNN_CORRECT = [
+    ("closed form", "def rnn_jacobian_bound(sigma_max_w, n):\n    return (sigma_max_w / 4) ** (n - 1)\n"),
+    (
+        "a loop over the steps",
+        """
+def rnn_jacobian_bound(sigma_max_w, n):
+    bound = 1.0
+    for _ in range(n - 1):
+        bound *= 0.25 * sigma_max_w
+    return bound
+""",
+    ),
+    (
+        "np.power, as an array",
+        """
+def rnn_jacobian_bound(sigma_max_w, n):
+    return np.power(np.float64(sigma_max_w) / 4.0, n - 1) * np.ones(1)
+""",
+    ),
+    (
+        "in logs",
+        """
+def rnn_jacobian_bound(sigma_max_w, n):
+    return float(np.exp((n - 1) * (np.log(sigma_max_w) - np.log(4))))
+""",
+    ),
+]
+RNN_MUTANTS = [
+    # forgets that σ′ ≤ ¼
+    ("no quarter", "def rnn_jacobian_bound(sigma_max_w, n):\n    return sigma_max_w ** (n - 1)\n"),
+    # n factors instead of n − 1
+    ("n steps", "def rnn_jacobian_bound(sigma_max_w, n):\n    return (sigma_max_w / 4) ** n\n"),
+    # the sigmoid's slope taken as ½
+    ("slope one half", "def rnn_jacobian_bound(sigma_max_w, n):\n    return (sigma_max_w / 2) ** (n - 1)\n"),
+    # the quarter once, not per step
+    ("quarter once", "def rnn_jacobian_bound(sigma_max_w, n):\n    return sigma_max_w ** (n - 1) / 4\n"),
+    # the worked example's σ_max = ¼ hard-coded
+    ("example hard-coded", "def rnn_jacobian_bound(sigma_max_w, n):\n    return (1 / 16) ** (n - 1)\n"),
+    # operator precedence: (σ/4)**n − 1
+    ("precedence", "def rnn_jacobian_bound(sigma_max_w, n):\n    return (sigma_max_w / 4) ** n - 1\n"),
+    # a loop one step short
+    (
+        "loop one short",
+        """
+def rnn_jacobian_bound(sigma_max_w, n):
+    bound = 1.0
+    for _ in range(n - 2):
+        bound *= sigma_max_w / 4
+    return bound
+""",
+    ),
+    # adds the steps instead of multiplying them
+    ("linear in n", "def rnn_jacobian_bound(sigma_max_w, n):\n    return (n - 1) * sigma_max_w / 4\n"),
+]
+
+# ---------------------------------------------------------------- relative_attention
+ATTENTION_CORRECT = [
+    (
+        "double loop",
+        """
+def relative_attention(q, k, v, p):
+    n = len(q)
+    out = np.zeros(n)
+    for i in range(n):
+        scores = np.array([q[i] * k[j] + p(i - j) for j in range(n)])
+        weights = np.exp(scores - scores.max())
+        out[i] = weights @ v / weights.sum()
+    return out
+""",
+    ),
+    (
+        "torch softmax",
+        """
+def relative_attention(q, k, v, p):
+    n = len(q)
+    bias = torch.tensor([[float(p(i - j)) for j in range(n)] for i in range(n)], dtype=torch.float64)
+    scores = torch.outer(torch.as_tensor(q, dtype=torch.float64), torch.as_tensor(k, dtype=torch.float64)) + bias
+    return (torch.softmax(scores, dim=-1) @ torch.as_tensor(v, dtype=torch.float64)).numpy()
+""",
+    ),
+    (
+        "p on an array of offsets, -inf as -1e9",
+        """
+def relative_attention(q, k, v, p):
+    idx = np.arange(len(q))
+    offsets = idx[:, None] - idx[None, :]  # (n, n)
+    scores = np.outer(q, k) + np.nan_to_num(p(offsets), neginf=-1e9)
+    scores -= scores.max(axis=-1, keepdims=True)
+    weights = np.exp(scores)
+    weights /= weights.sum(axis=-1, keepdims=True)
+    return np.einsum("ij,j->i", weights, v)
+""",
+    ),
+    (
+        "logsumexp",
+        """
+def relative_attention(q, k, v, p):
+    n = len(q)
+    scores = np.array([[q[i] * k[j] + p(i - j) for j in range(n)] for i in range(n)])
+    top = scores.max(axis=1, keepdims=True)
+    log_weights = scores - top - np.log(np.exp(scores - top).sum(axis=1, keepdims=True))
+    return np.exp(log_weights) @ np.asarray(v)
+""",
+    ),
+]
+ATTENTION_MUTANTS = [
+    # softmax over the queries i instead of the keys j
+    (
+        "softmax over i",
+        """
+def relative_attention(q, k, v, p):
+    n = len(q)
+    scores = np.array([[q[i] * k[j] + p(i - j) for j in range(n)] for i in range(n)])
+    weights = np.exp(scores - scores.max(axis=0, keepdims=True))
+    weights /= weights.sum(axis=0, keepdims=True)
+    return weights @ v
+""",
+    ),
+    # offset j − i instead of i − j
+    (
+        "offset j minus i",
+        """
+def relative_attention(q, k, v, p):
+    n = len(q)
+    scores = np.array([[q[i] * k[j] + p(j - i) for j in range(n)] for i in range(n)])
+    weights = np.exp(scores - scores.max(axis=1, keepdims=True))
+    weights /= weights.sum(axis=1, keepdims=True)
+    return weights @ v
+""",
+    ),
+    # no max subtraction: exp overflows for large scores
+    (
+        "no max subtraction",
+        """
+def relative_attention(q, k, v, p):
+    n = len(q)
+    scores = np.array([[q[i] * k[j] + p(i - j) for j in range(n)] for i in range(n)])
+    weights = np.exp(scores)
+    weights /= weights.sum(axis=1, keepdims=True)
+    return weights @ v
+""",
+    ),
+    # the relative bias p left out
+    (
+        "p ignored",
+        """
+def relative_attention(q, k, v, p):
+    scores = np.outer(q, k)
+    weights = np.exp(scores - scores.max(axis=1, keepdims=True))
+    weights /= weights.sum(axis=1, keepdims=True)
+    return weights @ v
+""",
+    ),
+    # weights transposed before the values
+    (
+        "weights transposed",
+        """
+def relative_attention(q, k, v, p):
+    n = len(q)
+    scores = np.array([[q[i] * k[j] + p(i - j) for j in range(n)] for i in range(n)])
+    weights = np.exp(scores - scores.max(axis=1, keepdims=True))
+    weights /= weights.sum(axis=1, keepdims=True)
+    return weights.T @ v
+""",
+    ),
+    # p added after the softmax
+    (
+        "p after the softmax",
+        """
+def relative_attention(q, k, v, p):
+    n = len(q)
+    scores = np.outer(q, k)
+    weights = np.exp(scores - scores.max(axis=1, keepdims=True))
+    weights /= weights.sum(axis=1, keepdims=True)
+    bias = np.array([[p(i - j) for j in range(n)] for i in range(n)])
+    return (weights + np.nan_to_num(bias, neginf=0.0)) @ v
+""",
+    ),
+    # |i − j|: a symmetric bias
+    (
+        "absolute offset",
+        """
+def relative_attention(q, k, v, p):
+    n = len(q)
+    scores = np.array([[q[i] * k[j] + p(abs(i - j)) for j in range(n)] for i in range(n)])
+    weights = np.exp(scores - scores.max(axis=1, keepdims=True))
+    weights /= weights.sum(axis=1, keepdims=True)
+    return weights @ v
+""",
+    ),
+    # the weights, not the weighted values
+    (
+        "returns the weights",
+        """
+def relative_attention(q, k, v, p):
+    n = len(q)
+    scores = np.array([[q[i] * k[j] + p(i - j) for j in range(n)] for i in range(n)])
+    weights = np.exp(scores - scores.max(axis=1, keepdims=True))
+    return weights / weights.sum(axis=1, keepdims=True)
+""",
+    ),
+    # scaled by 1/√n as if d_k were the sequence length
+    (
+        "scaled by sqrt n",
+        """
+def relative_attention(q, k, v, p):
+    n = len(q)
+    scores = np.array([[q[i] * k[j] / np.sqrt(n) + p(i - j) for j in range(n)] for i in range(n)])
+    weights = np.exp(scores - scores.max(axis=1, keepdims=True))
+    weights /= weights.sum(axis=1, keepdims=True)
+    return weights @ v
+""",
+    ),
+    # normalises q in place
+    (
+        "changes q in place",
+        """
+def relative_attention(q, k, v, p):
+    n = len(q)
+    q -= 0.0 * q.mean()
+    q *= 1.0
+    q[:] = q - q.min() + q.min()
+    q += 1e-3
+    scores = np.array([[q[i] * k[j] + p(i - j) for j in range(n)] for i in range(n)])
+    weights = np.exp(scores - scores.max(axis=1, keepdims=True))
+    weights /= weights.sum(axis=1, keepdims=True)
+    return weights @ v
+""",
+    ),
+]
+
+# ---------------------------------------------------------------- conv1d_layer
+_CONV = '{{"p": {p}, "W_Q": {wq}, "W_K": {wk}, "W_V": {wv}}}'
+
+
+def _conv_cell(p, wq="0.0", wk="0.0", wv="3.0", before=""):
+    return before + "conv1d_layer = " + _CONV.format(p=p, wq=wq, wk=wk, wv=wv) + "\n"
+
+
+CONV_CORRECT = [
+    ("dict lookup", _conv_cell("lambda m: {1: np.log(2), -1: 0.0}.get(m, -np.inf)")),
+    (
+        "a function, shifted biases, W_Q = 1, W_K = 0",
+        _conv_cell(
+            "conv_p",
+            wq="1.0",
+            wk="0",
+            before="def conv_p(m):\n    return 5 + np.log(2) if m == 1 else (5.0 if m == -1 else -np.inf)\n\n\n",
+        ),
+    ),
+    ("-1e9 for -inf, integer W_V", _conv_cell("lambda m: np.log(2) if m == 1 else (0.0 if m == -1 else -1e9)", wv="3")),
+    ("log weights", _conv_cell("lambda m: np.log({1: 2.0, -1: 1.0}.get(m, 0.0))", wq="0", wk="2.5")),
+]
+CONV_MUTANTS = [
+    # the sibling write-up: offsets flipped and sigmoid taken for softmax
+    ("write-up answer", _conv_cell("lambda m: {-1: np.log(2), 1: -np.log(2)}.get(m, -np.inf)")),
+    # offsets flipped only
+    ("offsets flipped", _conv_cell("lambda m: {-1: np.log(2), 1: 0.0}.get(m, -np.inf)")),
+    # sigmoid for softmax only: ±ln 2 gives 0.8 and 0.2
+    ("sigmoid for softmax", _conv_cell("lambda m: {1: np.log(2), -1: -np.log(2)}.get(m, -np.inf)")),
+    # W_V = 1: the weights sum to 1
+    ("W_V = 1", _conv_cell("lambda m: {1: np.log(2), -1: 0.0}.get(m, -np.inf)", wv="1.0")),
+    # offsets outside ±1 left at 0
+    ("other offsets 0", _conv_cell("lambda m: {1: np.log(2), -1: 0.0}.get(m, 0.0)")),
+    # W_Q = W_K = 1: the scores depend on x
+    ("W_Q W_K = 1", _conv_cell("lambda m: {1: np.log(2), -1: 0.0}.get(m, -np.inf)", wq="1.0", wk="1.0")),
+    # p only defined on ±1: raises KeyError elsewhere
+    ("p without a default", _conv_cell("lambda m: {1: np.log(2), -1: 0.0}[m]")),
+    # the kernel weights as biases: softmax(2, 1) is not (⅔, ⅓)
+    ("kernel values as biases", _conv_cell("lambda m: {1: 2.0, -1: 1.0}.get(m, -np.inf)")),
+    # p_0 left finite: x_i gets weight too
+    ("offset 0 kept", _conv_cell("lambda m: {1: np.log(2), -1: 0.0, 0: 0.0}.get(m, -np.inf)")),
+    # a list of biases, not a function
+    ("p as a list", _conv_cell("[0.0, -np.inf, np.log(2)]")),
+]
+
+# ---------------------------------------------------------------- maxpool_layer
+_POOL = """
+def maxpool_layer(k):
+    return {{"p": lambda m: {p}, "W_Q": {wq}, "W_K": {wk}, "W_V": {wv}}}
+"""
+
+
+def _pool_cell(p="0.0 if abs(m) <= k else -np.inf", wq="30.0", wk="30.0", wv="1.0"):
+    return _POOL.format(p=p, wq=wq, wk=wk, wv=wv)
+
+
+MAXPOOL_CORRECT = [
+    ("C = 30", _pool_cell()),
+    ("C = 1000, -1e9 outside", _pool_cell(p="0.0 if -k <= m <= k else -1e9", wq="1000.0", wk="1000.0")),
+    ("W_Q = C squared, W_K = 1", _pool_cell(wq="400", wk="1")),
+    (
+        "a helper and a constant bias",
+        """
+C = 50.0
+
+
+def window(k):
+    def p(m):
+        return 3.0 if abs(m) <= k else -np.inf
+
+    return p
+
+
+def maxpool_layer(k):
+    return {"p": window(k), "W_Q": C, "W_K": C, "W_V": 1}
+""",
+    ),
+]
+MAXPOOL_MUTANTS = [
+    # the sibling write-up: W_Q = W_K = W_V = 1, nearly the window mean
+    ("write-up answer", _pool_cell(wq="1.0", wk="1.0")),
+    # W_Q·W_K < 0: min pooling
+    ("negative scale", _pool_cell(wk="-30.0")),
+    # p = 0 everywhere: pools over the whole sequence
+    ("no window", _pool_cell(p="0.0")),
+    # width ignores k
+    ("window fixed at 3", _pool_cell(p="0.0 if abs(m) <= 1 else -np.inf")),
+    # C too small to be sharp
+    ("C = 3", _pool_cell(wq="3.0", wk="3.0")),
+    # W_V = C as well
+    ("W_V = C", _pool_cell(wv="30.0")),
+    # a one-sided window
+    ("one-sided window", _pool_cell(p="0.0 if 0 <= m <= 2 * k else -np.inf")),
+    # the window off by one: |m| < k
+    ("window too narrow", _pool_cell(p="0.0 if abs(m) < k else -np.inf")),
+    # the window inverted: −inf inside
+    ("window inverted", _pool_cell(p="-np.inf if abs(m) <= k else 0.0")),
+    # returns a tuple instead of the dict
+    (
+        "tuple",
+        """
+def maxpool_layer(k):
+    return (lambda m: 0.0 if abs(m) <= k else -np.inf), 30.0, 30.0, 1.0
+""",
+    ),
+]
+
+CATALOGUE.update(
+    {
+        "relu_chain_grad_bound": (RELU_CHAIN_CORRECT, RELU_CHAIN_MUTANTS),
+        "rnn_jacobian_bound": (RNN_CORRECT, RNN_MUTANTS),
+        "relative_attention": (ATTENTION_CORRECT, ATTENTION_MUTANTS),
+        "conv1d_layer": (CONV_CORRECT, CONV_MUTANTS),
+        "maxpool_layer": (MAXPOOL_CORRECT, MAXPOOL_MUTANTS),
+    }
+)

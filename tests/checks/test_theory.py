@@ -116,6 +116,38 @@ def test_imported_reference_is_rejected(grade_id):
         ("most_efficient_batch", "text only", "should be the option's letter"),
         ("most_efficient_batch", "batch size", "should be one of 'A', 'B' or 'C', got '128'"),
         ("scaling_choice", "text only", "should be the option's letter"),
+        ("relu_chain_grad_bound", "product without abs", "∏w_i without absolute values"),
+        ("relu_chain_grad_bound", "max weight", "that is max|w_i|"),
+        ("relu_chain_grad_bound", "always 1", "1 holds only when every |w_i| = 1"),
+        ("relu_chain_grad_bound", "sum of abs", "your upper is above it"),
+        ("relu_chain_grad_bound", "negative lower bound", "expected lower = 0, got -1"),
+        ("relu_chain_grad_bound", "upper only", "should return a pair (lower, upper)"),
+        ("rnn_jacobian_bound", "no quarter", "σ′ ≤ ¼"),
+        ("rnn_jacobian_bound", "n steps", "the bound fails"),
+        ("rnn_jacobian_bound", "slope one half", "at most ¼, not ½"),
+        ("rnn_jacobian_bound", "quarter once", "once per step"),
+        ("rnn_jacobian_bound", "loop one short", "holds but is looser than"),
+        ("relative_attention", "softmax over i", "it should run over j"),
+        ("relative_attention", "offset j minus i", "the offsets are j − i"),
+        ("relative_attention", "no max subtraction", "subtract each row's largest score"),
+        ("relative_attention", "p ignored", "p was not added"),
+        ("relative_attention", "weights transposed", "the weights are transposed"),
+        ("relative_attention", "returns the weights", "should return shape (n,) = (7,), got (7, 7)"),
+        ("relative_attention", "changes q in place", "should leave q unchanged"),
+        ("conv1d_layer", "write-up answer", "0.6·x_(i−1) + 0·x_i + 2.4·x_(i+1)"),
+        ("conv1d_layer", "offsets flipped", "the offsets are flipped"),
+        ("conv1d_layer", "sigmoid for softmax", "the logistic sigmoid of ln 2"),
+        ("conv1d_layer", "W_V = 1", "coefficients sum to W_V = 1"),
+        ("conv1d_layer", "other offsets 0", "p should be −inf at every offset other than ±1"),
+        ("conv1d_layer", "W_Q W_K = 1", "a convolution's weights do not"),
+        ("conv1d_layer", "p without a default", "raised KeyError"),
+        ("maxpool_layer", "write-up answer", "close to the window's mean"),
+        ("maxpool_layer", "negative scale", "that is min pooling"),
+        ("maxpool_layer", "no window", "the maximum over the whole sequence"),
+        ("maxpool_layer", "window fixed at 3", "that is max pooling of width 3"),
+        ("maxpool_layer", "C = 3", "not sharp enough"),
+        ("maxpool_layer", "W_V = C", "W_V scales the output"),
+        ("maxpool_layer", "tuple", "should be a dict"),
     ],
 )
 def test_failure_message_names_the_mistake(grade_id, label, expected):
@@ -246,3 +278,88 @@ def test_steps_to_target_has_both_regimes():
     }
     assert curve[4] / curve[2] < 0.55  # noise dominated: doubling B almost halves the steps
     assert curve[8192] / curve[4096] > 0.9  # curvature dominated: more data per step no longer helps
+
+
+# ---------------------------------------------------------------- problem 3: the facts the checks rest on
+
+
+def test_relu_chain_bounds_are_reached_by_autograd():
+    """On every check chain, does autograd reach both 0 and ∏|w_i| (so a looser or tighter answer must fail)?"""
+    for ws in checks._relu_chain_cases():
+        _, slopes = checks._relu_chain_slopes(ws)
+        assert min(slopes) == 0.0
+        assert math.isclose(max(slopes), float(np.prod(np.abs(ws))), rel_tol=1e-12)
+
+
+def test_rnn_bound_is_reached_and_holds():
+    """Does the tight W reach (σ_max/4)^(n−1) exactly, and do random W stay below it (by autograd)?"""
+    for s, n in checks.RNN_CASES:
+        W, x1 = checks._tight_rnn(s)
+        assert np.isclose(np.linalg.svd(W, compute_uv=False)[0], s)
+        assert math.isclose(checks._rnn_jacobian_norm(W, x1, n), ref.rnn_jacobian_bound(s, n), rel_tol=1e-9)
+        for seed in range(3):
+            W, x1 = checks._random_rnn(s, seed)
+            assert np.allclose(W, W.T) is False  # the write-up's U Σ^(n−1) Vᵀ step would not apply
+            assert checks._rnn_jacobian_norm(W, x1, n) <= ref.rnn_jacobian_bound(s, n) * (1 + 1e-12)
+
+
+def test_svd_power_step_is_false_for_a_non_symmetric_w():
+    """Is the write-up's step W^(n−1) = UΣ^(n−1)Vᵀ false for a random W, while σ_max(W^(n−1)) ≤ σ_max(W)^(n−1)?"""
+    W = np.random.default_rng(4).normal(size=(4, 4))
+    U, S, Vt = np.linalg.svd(W)
+    assert np.abs(np.linalg.matrix_power(W, 3) - U @ np.diag(S**3) @ Vt).max() > 0.1
+    assert np.linalg.norm(np.linalg.matrix_power(W, 3), 2) <= S[0] ** 3
+
+
+def test_check_attention_is_the_reference():
+    """Is the checks' own relative attention (captured numpy) the reference relative_attention on every case?"""
+    for _, q, k, v, table, default in checks._attention_cases():
+        p = checks._offset_function(table, default)
+        bias = {m: table.get(m, default) for m in range(-(len(q) - 1), len(q))}
+        assert np.allclose(checks._attend(q, k, v, bias), ref.relative_attention(q, k, v, p), rtol=1e-12, atol=1e-12)
+
+
+def test_reference_layers_compute_convolution_and_max_pooling():
+    """Does the reference conv layer give 2x_(i−1) + x_(i+1) exactly, and the max-pooling one max pooling within
+    0.001 for k = 1, 2, 3 on every check input (SPEC: within 0.01)?"""
+    for x in checks._conv_inputs():
+        y = checks._run_layer(checks._layer_parts(reference_cell("conv1d_layer"), "conv1d_layer", len(x)), x)
+        assert np.abs(y[1:-1] - (2 * x[:-2] + x[2:])).max() < 1e-12
+    for k in (1, 2, 3):
+        for _, x in checks._pool_inputs():
+            y = checks._run_layer(checks._layer_parts(reference_cell("maxpool_layer")(k), "maxpool_layer", len(x)), x)
+            assert np.abs(y[k:-k] - checks._pool(x, k, np.max)[k:-k]).max() < 1e-3
+
+
+def test_write_up_answers_miss_by_the_documented_margins():
+    """Does the write-up's conv layer miss by 1.31 on x ~ U[0, 1]^12 and its max-pooling layer by about 0.2?"""
+    x = np.random.default_rng(0).uniform(0, 1, size=12)
+    conv = cell(dict(M.CONV_MUTANTS)["write-up answer"], "conv1d_layer")
+    y = checks._run_layer(checks._layer_parts(conv, "conv1d_layer", 12), x)
+    assert round(float(np.abs(y[1:-1] - (2 * x[:-2] + x[2:])).max()), 2) == 1.31
+    pool = cell(dict(M.MAXPOOL_MUTANTS)["write-up answer"], "maxpool_layer")
+    for k in (1, 2):
+        _, x = checks._pool_inputs()[0]
+        y = checks._run_layer(checks._layer_parts(pool(k), "maxpool_layer", len(x)), x)
+        assert 0.15 < np.abs(y[k:-k] - checks._pool(x, k, np.max)[k:-k]).max() < 0.3
+
+
+def test_layer_checks_do_not_use_the_notebooks_relative_attention():
+    """Are conv1d_layer and maxpool_layer judged by the reference attention, whatever the notebook's
+    relative_attention does (one cell, one grade)?"""
+    namespace = {"__name__": "__main__"}
+    exec(
+        M.PRELUDE
+        + dict(M.ATTENTION_MUTANTS)["offset j minus i"]
+        + dict(M.CONV_CORRECT)["dict lookup"]
+        + dict(M.MAXPOOL_CORRECT)["C = 30"],
+        namespace,
+    )
+    assert run(checks.check_conv1d_layer, namespace["conv1d_layer"]) == "PASSED conv1d_layer\n"
+    assert run(checks.check_maxpool_layer, namespace["maxpool_layer"]) == "PASSED maxpool_layer\n"
+
+
+def test_conv_layer_with_the_graders_offsets_is_rejected():
+    """Does the conv check refuse a layer whose p is imported from the autograder?"""
+    layer = {**ref.conv1d_layer}
+    assert "must be defined in this notebook" in failure(checks.check_conv1d_layer, layer)

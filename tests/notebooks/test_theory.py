@@ -13,9 +13,11 @@ from tests.notebooks import assert_checks_passed, cells_by_grade_id, execute, lo
 
 FUNCTIONS = sorted(g for g in GRADED["theory"] if callable(getattr(ref, g)))
 VALUES = sorted(set(GRADED["theory"]) - set(FUNCTIONS))
+# values that hold a function (a layer's bias p): judged by their check, not compared with the reference
+LAYERS = sorted(g for g in VALUES if isinstance(getattr(ref, g), dict) and any(map(callable, getattr(ref, g).values())))
 
 
-@pytest.mark.parametrize("grade_id", FUNCTIONS)
+@pytest.mark.parametrize("grade_id", FUNCTIONS + LAYERS)
 def test_solution_cell_passes_its_check(grade_id):
     """Does the notebook's solution pass the hidden check (which compares it with the reference)?"""
     namespace = {"__name__": "__main__", "np": np}
@@ -23,7 +25,7 @@ def test_solution_cell_passes_its_check(grade_id):
     getattr(checks, f"check_{grade_id}").unwrapped(namespace[grade_id])
 
 
-@pytest.mark.parametrize("grade_id", VALUES)
+@pytest.mark.parametrize("grade_id", sorted(set(VALUES) - set(LAYERS)))
 def test_value_solution_is_the_reference(grade_id):
     """Does the notebook's answer cell set the reference value?"""
     namespace = {"np": np}
@@ -41,6 +43,18 @@ def test_every_quoted_language_model_answer_has_a_cell_that_tests_it():
     assert "eps_wrong" in cells["eps_plot"].source and "(1 + 2 * 0.1)" in cells["eps_plot"].source
 
 
+def test_every_claim_of_the_sibling_write_up_has_a_cell_that_tests_it():
+    """Are the write-up's three wrong steps (W^(n−1) = UΣ^(n−1)Vᵀ, its convolution, its max pooling) each tested
+    by a provided cell, the layers through the student's relative_attention behind needs(...)?"""
+    cells = cells_by_grade_id(load("theory"))
+    assert "np.linalg.svd" in cells["svd_power_claim"].source and "matrix_power" in cells["svd_power_claim"].source
+    conv = cells["writeup_conv_claim"].source
+    assert "{-1: np.log(2), 0: -np.inf, 1: -np.log(2)}" in conv and '"W_V": 3.0' in conv
+    assert 'needs("relative_attention"' in conv
+    pool = cells["writeup_maxpool_claim"].source
+    assert '"W_Q": 1.0, "W_K": 1.0, "W_V": 1.0' in pool and 'needs("relative_attention"' in pool
+
+
 def test_numpy_first():
     """Is torch used only where autograd is the point (the attack checks)?"""
     users = [
@@ -54,7 +68,7 @@ def test_numpy_first():
 @pytest.mark.slow
 def test_executes_in_quick_mode():
     """Offline in quick mode, does the notebook run in seconds with every check PASSED, nothing on stderr,
-    the quoted answers refuted in its output, C found at the knee and its seven figures drawn?"""
+    the quoted answers refuted in its output, C found at the knee and its eight figures drawn?"""
     nb, seconds = execute("theory")
     print(f"theory.ipynb quick mode: {seconds:.1f} s", file=sys.stderr)
     assert_checks_passed(nb, "theory")
@@ -66,10 +80,15 @@ def test_executes_in_quick_mode():
     assert "FGSM: x − ε sgn(w): ε = 1.000 at λ = 0.001, 1.000 at λ = 1" in text
     assert "skipped" not in text, "a provided cell skipped although every graded cell works"
     pictures = sum("image/png" in o.get("data", {}) for c in nb.cells if c.cell_type == "code" for o in c.outputs)
-    assert pictures == 7, (
-        f"expected seven figures (attacks, toy picture, ridge path, ε against λ, FGM against FGSM, losses, steps), "
+    assert pictures == 8, (
+        f"expected eight figures (attacks, toy picture, ridge path, ε against λ, FGM against FGSM, losses, steps, "
+        f"attention maps), "
         f"saw {pictures}"
     )
+    assert "the write-up's layer computes y_i = 0.6·x_(i−1) + 2.4·x_(i+1)" in text and "U[0, 1]^12: 1.31" in text
+    assert "softmax(ln 2, −ln 2) = [0.8 0.2]" in text
+    assert "k = 1: largest error against max pooling 0.24" in text
+    assert "largest entry of |W³ − UΣ³Vᵀ| = " in text
 
 
 @pytest.mark.slow

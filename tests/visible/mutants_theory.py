@@ -163,3 +163,79 @@ RIGHT = [
     *[Right(grade_id, "reference") for grade_id in _CELLS],
     *[_right(grade_id, label) for grade_id, (correct, _) in _CELLS.items() for label, _ in correct],
 ]
+
+# Problem 3. The layers' checks run through the notebook's relative_attention (the reference here).
+WRONG += [
+    *[
+        _wrong("relu_chain_grad_bound", label, expect)
+        for label, expect in [
+            ("product without abs", "the bounds fail"),
+            ("max weight", "the bounds fail"),
+            ("always 1", "the bounds fail"),
+            ("sum of abs", "not tight"),
+            ("negative lower bound", "not tight"),
+            ("first weight left out", "the bounds fail"),
+            ("pair swapped", "the bounds fail"),
+            ("upper only", "a pair (lower, upper)"),
+            ("lower bound from the smallest weight", "the bounds fail"),
+        ]
+    ],
+    *[
+        _wrong("rnn_jacobian_bound", label, expect)
+        for label, expect in [
+            ("no quarter", "loose"),
+            ("n steps", "the bound fails"),
+            ("slope one half", "loose"),
+            ("quarter once", "loose"),
+            ("example hard-coded", "the bound fails"),
+            ("precedence", "the bound fails"),
+            ("loop one short", "loose"),
+            ("linear in n", "σ_max(∂x_n/∂x_1)"),
+        ]
+    ],
+    *[
+        _wrong("relative_attention", label, expect)
+        for label, expect in [
+            ("softmax over i", "expected"),
+            ("offset j minus i", "out_i averages v_i and v_(i−1)"),
+            ("no max subtraction", "subtract each row's largest score"),
+            ("p ignored", "out_i averages v_i and v_(i−1)"),
+            ("weights transposed", "expected"),
+            ("p after the softmax", "expected"),
+            ("absolute offset", "out_i averages v_i and v_(i−1)"),
+            ("returns the weights", "shape (n,)"),
+            ("scaled by sqrt n", "with p(m) = 0.5·m"),
+            ("changes q in place", "in place"),
+        ]
+    ],
+    *[
+        _wrong("conv1d_layer", label, expect)
+        for label, expect in [
+            ("write-up answer", "2·x_(i−1) + x_(i+1)"),
+            ("offsets flipped", "2·x_(i−1) + x_(i+1)"),
+            ("sigmoid for softmax", "2·x_(i−1) + x_(i+1)"),
+            ("W_V = 1", "2·x_(i−1) + x_(i+1)"),
+            ("other offsets 0", "2·x_(i−1) + x_(i+1)"),
+            ("W_Q W_K = 1", "2·x_(i−1) + x_(i+1)"),
+            ("p without a default", "for every integer offset"),
+            ("kernel values as biases", "2·x_(i−1) + x_(i+1)"),
+            ("offset 0 kept", "2·x_(i−1) + x_(i+1)"),
+            ("p as a list", "should be a function of the offset"),
+        ]
+    ],
+    *[
+        _wrong("maxpool_layer", label, expect)
+        for label, expect in [
+            ("write-up answer", "within 0.01 of max pooling"),
+            ("negative scale", "within 0.01 of max pooling"),
+            ("no window", "within 0.01 of max pooling"),
+            ("window fixed at 3", "within 0.01 of max pooling of width 5"),
+            ("C = 3", "within 0.01 of max pooling"),
+            ("W_V = C", "within 0.01 of max pooling"),
+            ("one-sided window", "within 0.01 of max pooling"),
+            ("window too narrow", "within 0.01 of max pooling"),
+            ("window inverted", "within 0.01 of max pooling"),
+            ("tuple", "should be a dict"),
+        ]
+    ],
+]

@@ -162,3 +162,78 @@ def steps_to_target(batch_size, lrs, curvatures, noise, w0, target, max_steps):
         if (0.5 * second @ curvatures).min() <= target:
             return step
     return max_steps + 1
+
+
+# ---------------------------------------------------------------- problem 3: RNN gradients, relative attention
+
+
+def relu_chain_grad_bound(ws):
+    """
+    Bounds on |f′(x)| for the scalar chain h_i = ReLU(w_i h_{i−1}), h_0 = x, f(x) = h_n.
+
+    Inputs:
+    - ws: the n weights w_1, …, w_n (a list or an (n,) array)
+
+    Returns:
+    - (lower, upper) = (0, ∏|w_i|): 0 when some unit is inactive, ∏|w_i| when all are active
+    """
+    return 0.0, float(np.prod(np.abs(np.asarray(ws, dtype=float))))
+
+
+def rnn_jacobian_bound(sigma_max_w, n):
+    """
+    Upper bound on σ_max(∂x_n/∂x_1) for x_{t+1} = sigmoid(W x_t).
+
+    Inputs:
+    - sigma_max_w: σ_max(W), the largest singular value of W
+    - n: index of the last state (n − 1 steps from x_1 to x_n)
+
+    Returns:
+    - (σ_max(W)/4)^(n−1) as a float: ∂x_n/∂x_1 = D_{n−1}W ⋯ D_1W with ‖D_t‖ ≤ ¼
+    """
+    return float((sigma_max_w / 4) ** (n - 1))
+
+
+def relative_attention(q, k, v, p):
+    """
+    Relative attention on a 1-D sequence with one scalar per position (d_k = 1).
+
+    Inputs:
+    - q, k, v: (n,) queries, keys, values
+    - p: function of an integer offset m = i − j returning the bias p_m (−inf allowed)
+
+    Returns:
+    - out: (n,) array, out_i = Σ_j softmax_j(q_i k_j + p(i − j)) v_j
+    """
+    q, k, v = (np.asarray(a, dtype=float) for a in (q, k, v))
+    n = len(q)
+    bias = {m: float(p(m)) for m in range(-(n - 1), n)}  # one call per offset
+    offsets = np.arange(n)[:, None] - np.arange(n)[None, :]  # (n, n), entry i − j
+    scores = np.outer(q, k) + np.vectorize(bias.get, otypes=[float])(offsets)  # (n, n)
+    scores = scores - scores.max(axis=1, keepdims=True)  # no overflow in exp
+    weights = np.exp(scores)  # (n, n)
+    weights = weights / weights.sum(axis=1, keepdims=True)  # softmax over j
+    return weights @ v  # (n,)
+
+
+def conv_offsets(m):
+    """p_m for Conv1D with kernel [2, 0, 1]: x_{i−1} (offset +1) gets twice the weight of x_{i+1} (offset −1)."""
+    return {1: float(np.log(2.0)), -1: 0.0}.get(int(m), -np.inf)
+
+
+# softmax(ln 2, 0) = (⅔, ⅓), times W_V = 3 gives 2 x_{i−1} + x_{i+1}; W_Q W_K = 0 keeps the weights fixed
+conv1d_layer = {"p": conv_offsets, "W_Q": 0.0, "W_K": 0.0, "W_V": 3.0}
+
+
+def maxpool_layer(k):
+    """
+    Relative attention layer that approximates max pooling of width 2k + 1.
+
+    Inputs:
+    - k: half-width of the window
+
+    Returns:
+    - {"p", "W_Q", "W_K", "W_V"}: p_m = 0 inside the window (|m| ≤ k), −inf outside; W_Q = W_K = 30 make the
+      scores 900 x_i x_j, so the softmax is nearly one-hot on the window's largest x_j (for x in [0.5, 1])
+    """
+    return {"p": lambda m: 0.0 if abs(m) <= k else -np.inf, "W_Q": 30.0, "W_K": 30.0, "W_V": 1.0}

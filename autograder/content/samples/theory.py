@@ -54,3 +54,30 @@ WRONG = {
     "scaling_choice": """scaling_choice = "A"
 """,
 }
+
+WRONG.update(
+    {
+        # Drops the absolute values: the product of the weights is negative when w_1 < 0.
+        "relu_chain_grad_bound": """def relu_chain_grad_bound(ws):
+    return 0.0, float(np.prod(ws))
+""",
+        # Forgets the sigmoid's slope: σ_max(W)^(n−1).
+        "rnn_jacobian_bound": """def rnn_jacobian_bound(sigma_max_w, n):
+    return float(sigma_max_w ** (n - 1))
+""",
+        # Offsets j − i instead of i − j.
+        "relative_attention": """def relative_attention(q, k, v, p):
+    n = len(q)
+    scores = np.array([[q[i] * k[j] + p(j - i) for j in range(n)] for i in range(n)])
+    weights = np.exp(scores - scores.max(axis=1, keepdims=True))
+    return weights @ v / weights.sum(axis=1)
+""",
+        # The sibling write-up's answer: offsets flipped, and the logistic sigmoid taken for the softmax.
+        "conv1d_layer": """conv1d_layer = {"p": lambda m: {-1: np.log(2), 1: -np.log(2)}.get(m, -np.inf), "W_Q": 0.0, "W_K": 0.0, "W_V": 3.0}
+""",
+        # The sibling write-up's answer W_Q = W_K = W_V = 1: nearly the window mean.
+        "maxpool_layer": """def maxpool_layer(k):
+    return {"p": lambda m: 0.0 if abs(m) <= k else -np.inf, "W_Q": 1.0, "W_K": 1.0, "W_V": 1.0}
+""",
+    }
+)
