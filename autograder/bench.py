@@ -33,10 +33,9 @@ from pathlib import Path
 
 import nbformat
 
-from autograder import contract, paths
+from autograder import contract, envvars, paths
 from autograder.content import build
 from autograder.demo import reference_submission, with_cell, wrong_samples
-from autograder.grading.scheduler import STATS_ENV
 
 KINDS = ("reference", "wrong", "damaged")
 
@@ -562,7 +561,7 @@ def grade_batch(submissions, out, workers, log, source=paths.SOURCE):
     cores of the whole machine meanwhile or None, CPU seconds of the grading process and all its
     descendants)."""
     stats_file = Path(out).with_suffix(".stats.json")
-    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", **{STATS_ENV: str(stats_file)})
+    env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", **{envvars.RUN_STATS: str(stats_file)})
     cmd = [
         sys.executable,
         "-m",

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from autograder import tokens
+from autograder import envvars, tokens
 from autograder.checks.devices import (
     FAKE_CUDA,
     MixedDevices,
@@ -125,7 +125,7 @@ def _runtime(
     return set_key, seal, signer, register
 
 
-set_key, seal, _signer, _register = _runtime(os.environ.pop("A3_CHECK_KEY", "").encode())
+set_key, seal, _signer, _register = _runtime(os.environ.pop(envvars.CHECK_KEY, "").encode())
 del _runtime
 
 
@@ -223,7 +223,8 @@ def _autograder_parts(obj):
 
 def require_notebook_defined(obj, name) -> None:
     """A graded object must be defined in the notebook itself, not imported, subclassed or copied from us."""
-    if os.environ.get("A3_ALLOW_NON_NOTEBOOK"):  # test suites only; the grading kernel never receives it
+    # test suites only; the grading kernel never receives it. A literal: notebook code could rebind envvars' names
+    if os.environ.get("A3_ALLOW_NON_NOTEBOOK"):
         return
     module = getattr(obj, "__module__", None)
     if module != "__main__":

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import nbformat
 
-from autograder import contract, paths
+from autograder import contract, envvars, paths
 
-REPO = os.environ.get("A3_REPO", "a3-course/a3")  # GitHub org/repo that hosts release/ for Colab
+REPO = envvars.get(envvars.REPO)  # GitHub org/repo that hosts release/ for Colab
 GENERATED = "do not edit; python -m autograder build"
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 CELL_METADATA_KEEP = ("nbgrader", "tags", "deletable", "editable")

@@ -23,6 +23,8 @@ import os
 import sys
 from pathlib import Path
 
+from autograder import envvars
+
 CLIP_MODEL = "ViT-B-32"
 CLIP_REPO = "timm/vit_base_patch32_clip_224.openai"
 CLIP_FILES = ("open_clip_model.safetensors", "open_clip_pytorch_model.bin")  # open_clip tries them in this order
@@ -32,7 +34,7 @@ HF_IGNORE = ["*.h5", "*.msgpack", "*.onnx", "*.ot", "tf_*", "flax_*", "rust_*", 
 
 def model_cache():
     """The model cache folder: $A3_MODEL_CACHE, or None for the Hugging Face default cache."""
-    return os.environ.get("A3_MODEL_CACHE") or None
+    return os.environ.get(envvars.MODEL_CACHE) or None
 
 
 def cached_file(repo, filename, cache_dir=None):

@@ -17,6 +17,7 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute
 from traitlets import DottedObjectName, Type
 
+from autograder import envvars
 from autograder.sandbox import zygote
 from autograder.sandbox.limits import limits, out_of_memory, timed_out
 
@@ -51,7 +52,7 @@ def ran_out_of_memory(cell: NotebookNode) -> bool:
 def _workspace() -> Path | None:
     """The student's workspace this nbgrader process grades (from the keys file runner.KeyedKernel reads)."""
     try:
-        return Path(json.loads(Path(os.environ["A3_KEYS_FILE"]).read_text())["workspace"])
+        return Path(json.loads(Path(os.environ[envvars.KEYS_FILE]).read_text())["workspace"])
     except (KeyError, OSError, ValueError):
         return None
 
@@ -132,7 +133,7 @@ class ResilientExecute(Execute):
         self._a3_index = None
         self._a3_workspace = _workspace()
         nb, resources = super().preprocess(nb, resources, km)
-        nb.metadata["a3_run"] = os.environ.get("A3_RUN_ID", "")  # the worker's proof that this run finished it
+        nb.metadata["a3_run"] = envvars.get(envvars.RUN_ID)  # the worker's proof that this run finished it
         nb.metadata["a3_incidents"] = self._a3_incidents
         return nb, resources
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import nbformat
 from nbgrader.preprocessors import NbGraderPreprocessor
 
-from autograder import contract
+from autograder import contract, envvars
 from autograder.content import build
 from autograder.sandbox import bwrap, launcher, zygote
 from autograder.text import one_line
@@ -61,13 +61,13 @@ class KeyedKernel(NbGraderPreprocessor):
     in the workspace's STAMPS file, where the kernel's start begins (runner.timing)."""
 
     def preprocess(self, nb: nbformat.NotebookNode, resources: dict) -> tuple[nbformat.NotebookNode, dict]:
-        info = json.loads(Path(os.environ["A3_KEYS_FILE"]).read_text())
+        info = json.loads(Path(os.environ[envvars.KEYS_FILE]).read_text())
         name = resources["nbgrader"]["notebook"]
         stamps_path = Path(info["workspace"]) / STAMPS
         stamps = json.loads(stamps_path.read_text()) if stamps_path.exists() else {}
         stamps[name] = time.time()
         stamps_path.write_text(json.dumps(stamps))
-        install_kernel(Path(info["workspace"]), dict(info["kernel_env"], A3_CHECK_KEY=info["keys"][name]))
+        install_kernel(Path(info["workspace"]), {**info["kernel_env"], envvars.CHECK_KEY: info["keys"][name]})
         return nb, resources
 
 
@@ -225,7 +225,9 @@ def run_autograde(
     - AutogradeRun.
     """
     ws, run_id = workspace, secrets.token_hex(8)
-    kernel_name, extra_env, config, sandboxed = install_kernel(ws, dict(kernel_env, A3_CHECK_KEY=keys[notebooks[0]]))
+    kernel_name, extra_env, config, sandboxed = install_kernel(
+        ws, {**kernel_env, envvars.CHECK_KEY: keys[notebooks[0]]}
+    )
     if not sandboxed:
         log_lines.append(
             f"WARNING {student}/{','.join(notebooks)}: graded UNSANDBOXED (bubblewrap sandbox unavailable)"
@@ -234,7 +236,7 @@ def run_autograde(
     settings.update(_flatten(config))
     settings["Execute.kernel_name"] = kernel_name
     settings["Execute.timeout"] = cell_timeout
-    env = dict(env, **extra_env, A3_RUN_ID=run_id)  # the key reaches the kernel through its kernelspec only
+    env = {**env, **extra_env, envvars.RUN_ID: run_id}  # the key reaches the kernel through its kernelspec only
     argv = ["autograde", contract.ASSIGNMENT, "--student", student, "--force", "--create"]
     if len(notebooks) == 1:
         argv += ["--notebook", notebooks[0]]
@@ -242,7 +244,7 @@ def run_autograde(
     fd = os.open(keyfile, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as f:
         json.dump({"workspace": str(ws), "kernel_env": kernel_env, "keys": keys}, f)
-    env["A3_KEYS_FILE"] = str(keyfile)
+    env[envvars.KEYS_FILE] = str(keyfile)
     (ws / STAMPS).unlink(missing_ok=True)
     (ws / "nbgrader_config.py").write_text(build.config_text(settings, KEYED_PREPROCESSORS))
     log_path = ws / ".nbgrader-output.log"

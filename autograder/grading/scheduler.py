@@ -28,13 +28,13 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
+from autograder import envvars
 from autograder.text import one_line
 
 log = logging.getLogger(__name__)
 
 RETRIES = 1  # extra attempts for a task whose fn raised (Dask `retries=`)
 ALLOWED_FAILURES = 2  # worker deaths a task may cause before it is given up (local clusters)
-STATS_ENV = "A3_RUN_STATS"  # when set, `run` also writes its RunStats as JSON to this path
 
 
 @dataclass
@@ -219,8 +219,8 @@ def run(
     finally:
         bar.close()
         stats.seconds = time.perf_counter() - start
-        if os.environ.get(STATS_ENV):  # set by `autograder bench` around a grading subprocess
-            Path(os.environ[STATS_ENV]).write_text(json.dumps(stats.as_dict(), indent=1))
+        if os.environ.get(envvars.RUN_STATS):  # set by `autograder bench` around a grading subprocess
+            Path(os.environ[envvars.RUN_STATS]).write_text(json.dumps(stats.as_dict(), indent=1))
     return results
 
 

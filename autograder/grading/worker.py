@@ -28,7 +28,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograder import contract, paths, tokens
+from autograder import contract, envvars, paths, tokens
 from autograder.content import build
 from autograder.grading import runner
 from autograder.grading.execute import LIMIT_ERROR
@@ -210,13 +210,13 @@ def kernel_environment(task: Task) -> dict[str, str]:
     """The grading kernels' environment for `task`: quick mode, offline hubs, no figures, the course's check
     modules, the task's threads and extra variables."""
     env = {
-        "A3_QUICK": "1",
+        envvars.QUICK: "1",
         "HF_HUB_OFFLINE": "1",
         "TRANSFORMERS_OFFLINE": "1",
         "TOKENIZERS_PARALLELISM": "false",
         "MPLBACKEND": "module://autograder.sandbox.nofigures",
         "PYTHONPATH": os.pathsep.join([str(paths.ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
-        "A3_CHECK_MODULES": ",".join(course_check_modules(task.template)),
+        envvars.CHECK_MODULES: ",".join(course_check_modules(task.template)),
         **task.env,
     }
     if task.threads:
@@ -226,7 +226,7 @@ def kernel_environment(task: Task) -> dict[str, str]:
 
 def zygotes_enabled() -> bool:
     """True when kernels come from a zygote: bubblewrap is available and A3_ZYGOTE is not 0."""
-    return bwrap.available() and os.environ.get("A3_ZYGOTE", "1") != "0"
+    return bwrap.available() and envvars.get(envvars.ZYGOTE) != "0"
 
 
 def warm_up(task: Task) -> None:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from autograder import envvars
 from autograder.contract import NOTEBOOKS
 from autograder.paths import ROOT
 from autograder.records import HAND_GRADED, WAITING, not_graded_yet
@@ -26,7 +27,6 @@ from autograder.term import TermError
 from autograder.text import one_line
 
 NOTEBOOK = ROOT / "notebooks" / "grade_report.ipynb"
-OUT_ENV = "A3_REPORT_OUT"
 MANUAL = "needs manual grading"  # status prefix of a graded submission with a cell a person must grade
 NOT_ATTEMPTED = "NotImplementedError"  # what a cell left as released raises
 COLUMNS = {
@@ -274,7 +274,7 @@ def render(out, dest=None, show_code=False, timeout=600):
         km = KernelManager(kernel_name="python3", transport="ipc", ip=os.path.join(sockets, "kernel"))
         try:
             NotebookClient(nb, km=km, timeout=timeout, resources={"metadata": {"path": str(NOTEBOOK.parent)}}).execute(
-                env={**os.environ, OUT_ENV: str(out)}
+                env={**os.environ, envvars.REPORT_OUT: str(out)}
             )
         finally:
             if km.has_kernel:  # nbclient leaves a kernel manager it was given running

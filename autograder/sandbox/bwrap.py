@@ -19,7 +19,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from autograder import paths
+from autograder import envvars, paths
 
 PACKAGE_MOUNT = "/opt/a3"  # where the bytecode copy of `autograder` appears inside the sandbox
 SANDBOX_HOME = "/tmp/home"
@@ -36,15 +36,15 @@ FORWARDED_ENV = (
     "LC_ALL",
     "TZ",
     "PYTHONHASHSEED",
-    "A3_MEM_LIMIT_MB",
-    "A3_CPU_LIMIT_S",
-    "A3_FSIZE_LIMIT_MB",
-    "A3_OUTPUT_LIMIT_CHARS",
-    "A3_PROC_LIMIT",
-    "A3_CHECK_MODULES",
+    envvars.MEM_LIMIT_MB,
+    envvars.CPU_LIMIT_S,
+    envvars.FSIZE_LIMIT_MB,
+    envvars.OUTPUT_LIMIT_CHARS,
+    envvars.PROC_LIMIT,
+    envvars.CHECK_MODULES,
 )
-NEVER_ENV = ("A3_CHECK_KEY", "A3_ALLOW_NON_NOTEBOOK", "A3_RUN_ID")  # the key goes by pipe; the others never
-FORCED_ENV = {"A3_QUICK": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+NEVER_ENV = (envvars.CHECK_KEY, envvars.ALLOW_NON_NOTEBOOK, envvars.RUN_ID)  # the key goes by pipe; the others never
+FORCED_ENV = {envvars.QUICK: "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONDONTWRITEBYTECODE": "1"}
 SYSTEM_RO = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/sys")
 ETC_RO = (
     "/etc/passwd",
@@ -188,11 +188,11 @@ def kernel_environment(workspace, visible, kernel_env, fds_env) -> dict[str, str
             "HOME": SANDBOX_HOME,
             "MPLCONFIGDIR": f"{SANDBOX_HOME}/.matplotlib",
             "PYTHONPATH": PACKAGE_MOUNT,
-            "A3_SANDBOX": "1",
-            "A3_SANDBOX_PROTECT": os.pathsep.join(
+            envvars.SANDBOX: "1",
+            envvars.SANDBOX_PROTECT: os.pathsep.join(
                 [str(paths.ROOT), str(Path(workspace).parent), os.path.expanduser("~")]
             ),
-            "A3_SANDBOX_VISIBLE": os.pathsep.join(python_roots + [sys.prefix] + [str(v) for v in visible]),
+            envvars.SANDBOX_VISIBLE: os.pathsep.join(python_roots + [sys.prefix] + [str(v) for v in visible]),
             "JPY_PARENT_PID": "1",  # our parent is the namespace's init: no parent poller (it would exit at once)
         }
     )
@@ -210,7 +210,7 @@ def _model_caches():
     ):
         if os.path.isdir(host):  # cached pretrained weights, read-only (online model source)
             found.append((name, (host, f"/opt/a3-cache/{name.lower()}")))
-    for name in ("A3_MODEL_CACHE", "HF_HUB_CACHE"):  # a model cache elsewhere: same path inside, read-only
+    for name in (envvars.MODEL_CACHE, "HF_HUB_CACHE"):  # a model cache elsewhere: same path inside, read-only
         host = os.environ.get(name)
         if host and os.path.isdir(host):
             host = os.path.realpath(host)

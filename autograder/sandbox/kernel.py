@@ -20,7 +20,7 @@ import signal
 import sys
 import types
 
-from autograder import contract
+from autograder import contract, envvars
 from autograder.sandbox import procs
 from autograder.sandbox.limits import limits
 
@@ -156,13 +156,13 @@ def _is_address(host):
 def watch_access() -> None:
     """Audit hook: log attempts to reach paths hidden by the sandbox or the network; refuse to set the
     check runtime's escape hatch (A3_ALLOW_NON_NOTEBOOK) or key from notebook code."""
-    protect = [p for p in os.environ.get("A3_SANDBOX_PROTECT", "").split(os.pathsep) if p]
-    visible = [p for p in os.environ.get("A3_SANDBOX_VISIBLE", "").split(os.pathsep) if p]
+    protect = [p for p in envvars.get(envvars.SANDBOX_PROTECT).split(os.pathsep) if p]
+    visible = [p for p in envvars.get(envvars.SANDBOX_VISIBLE).split(os.pathsep) if p]
 
     def under(path, roots):
         return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
 
-    def hook(event, args):
+    def hook(event, args):  # the names are literals: notebook code could rebind envvars' attributes
         if event == "os.putenv" and os.fsdecode(args[0]) in ("A3_ALLOW_NON_NOTEBOOK", "A3_CHECK_KEY"):
             log_event(f"blocked: notebook code tried to set {os.fsdecode(args[0])}")
             raise PermissionError(f"{os.fsdecode(args[0])} cannot be set while grading")
@@ -183,7 +183,7 @@ def watch_access() -> None:
 
 def read_key() -> bytes:
     """The pass-token key (bytes) from the inherited pipe named by A3_KEY_FD (b"" without one)."""
-    fd = os.environ.pop("A3_KEY_FD", None)
+    fd = os.environ.pop(envvars.KEY_FD, None)
     if fd is None:
         return b""
     chunks = []
@@ -196,7 +196,7 @@ def read_key() -> bytes:
 def check_modules() -> list[str]:
     """Modules holding the course's checks (A3_CHECK_MODULES, comma-separated; default: autograder.checks.<nb>)."""
 
-    names = os.environ.get("A3_CHECK_MODULES") or ",".join(f"autograder.checks.{nb}" for nb in contract.NOTEBOOKS)
+    names = os.environ.get(envvars.CHECK_MODULES) or ",".join(f"autograder.checks.{nb}" for nb in contract.NOTEBOOKS)
     return [n.strip() for n in names.split(",") if n.strip()]
 
 
@@ -221,7 +221,7 @@ def prepare() -> types.ModuleType:
     - the `autograder.checks` module
     """
     global _events_fd
-    fd = os.environ.pop("A3_EVENTS_FD", None)
+    fd = os.environ.pop(envvars.EVENTS_FD, None)
     if fd is not None:
         _events_fd = int(fd)
         os.set_inheritable(_events_fd, False)
@@ -229,7 +229,7 @@ def prepare() -> types.ModuleType:
     apply_limits(lim)
     import autograder.checks as checks  # snapshots the pristine functions
 
-    os.environ.pop("A3_CHECK_KEY", None)
+    os.environ.pop(envvars.CHECK_KEY, None)
     cap_output(lim["output_chars"])
     guard_exit()
     return checks

@@ -20,6 +20,7 @@ import shutil
 import sys
 from pathlib import Path
 
+from autograder import envvars
 from autograder.sandbox import zygote
 from autograder.sandbox.bwrap import (
     EVENTS_FILE,
@@ -139,7 +140,7 @@ def launch(argv=None) -> None:
             f"(install_kernel's config does), got ip={ip!r}"
         )
     sockets = Path(ip).parent
-    key = os.environ.pop("A3_CHECK_KEY", "")
+    key = os.environ.pop(envvars.CHECK_KEY, "")
     kernel_env = kernel_variables(os.environ, [n for n in args.pass_env.split(",") if n])
     kernel_args = ["-f", str(connection_file)] + extra
     if args.bwrap:
@@ -153,7 +154,7 @@ def launch(argv=None) -> None:
     events_path = workspace / ".sandbox" / EVENTS_FILE
     events = os.open(events_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     os.set_inheritable(events, True)
-    fds = {"A3_KEY_FD": str(r), "A3_EVENTS_FD": str(events)}
+    fds = {envvars.KEY_FD: str(r), envvars.EVENTS_FD: str(events)}
     if args.bwrap:
         env = kernel_environment(workspace, [cwd, sockets], kernel_env, fds)
         os.execvp("bwrap", bwrap_command(workspace, cwd, connection_file, sockets, env) + kernel_args)

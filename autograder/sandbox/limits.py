@@ -1,7 +1,7 @@
 """Resource limits of a grading kernel, overridable through the grading process's environment, and the words
 that say which one a cell ran into."""
 
-import os
+from autograder import envvars
 
 
 def limits() -> dict[str, int]:
@@ -12,13 +12,12 @@ def limits() -> dict[str, int]:
       fsize_mb (largest file the kernel may write), output_chars (stream output kept per cell),
       procs (processes a student's sandbox may run besides the grader's own; more are killed).
     """
-    env = os.environ
-    return {
-        "mem_mb": int(env.get("A3_MEM_LIMIT_MB", 6144)),
-        "cpu_s": int(env.get("A3_CPU_LIMIT_S", 1200)),
-        "fsize_mb": int(env.get("A3_FSIZE_LIMIT_MB", 512)),
-        "output_chars": int(env.get("A3_OUTPUT_LIMIT_CHARS", 200_000)),
-        "procs": int(env.get("A3_PROC_LIMIT", 256)),
+    return {  # defaults: 6144, 1200, 512, 200000 and 256 (autograder.envvars)
+        "mem_mb": envvars.get_int(envvars.MEM_LIMIT_MB),
+        "cpu_s": envvars.get_int(envvars.CPU_LIMIT_S),
+        "fsize_mb": envvars.get_int(envvars.FSIZE_LIMIT_MB),
+        "output_chars": envvars.get_int(envvars.OUTPUT_LIMIT_CHARS),
+        "procs": envvars.get_int(envvars.PROC_LIMIT),
     }
 
 

@@ -36,6 +36,7 @@ import threading
 import time
 from pathlib import Path
 
+from autograder import envvars
 from autograder.sandbox import bwrap, procs
 from autograder.sandbox.limits import limits
 
@@ -81,7 +82,7 @@ RESET_TIMEOUT = 30  # seconds the worker waits for a reset (after the preload) b
 CONTROL = "control.sock"  # the worker's socket beside the launchers' one
 READY_TIMEOUT = 60  # seconds a launcher waits for its kernel (the zygote may still be importing, ~6 s)
 CHECK_TIMEOUT = 10  # seconds the grader waits for the zygote's answer after a cell
-VARS = "A3_ZYGOTE_VARS"  # the kernel variables the zygote was started with (JSON), before the sandbox's own
+VARS = envvars.ZYGOTE_VARS  # the kernel variables the zygote was started with (JSON), before the sandbox's own
 
 
 _started_with = {}  # in the zygote: VARS, read at start
@@ -197,9 +198,9 @@ def start(workspace, source_env, pass_names) -> Zygote:
     log = os.open(state / "zygote.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     kernel_env = bwrap.kernel_variables(source_env, pass_names)
     fds = {
-        "A3_EVENTS_FD": str(events),
-        "A3_ZYGOTE_FD": str(listener.fileno()),
-        "A3_ZYGOTE_CONTROL_FD": str(control.fileno()),
+        envvars.EVENTS_FD: str(events),
+        envvars.ZYGOTE_FD: str(listener.fileno()),
+        envvars.ZYGOTE_CONTROL_FD: str(control.fileno()),
         VARS: json.dumps(kernel_env, sort_keys=True),
     }
     env = bwrap.kernel_environment(workspace, [root, runtime], kernel_env, fds)
@@ -460,8 +461,8 @@ def main() -> None:
     from autograder.sandbox import kernel
 
     global _started_with
-    listener = socket.socket(fileno=int(os.environ.pop("A3_ZYGOTE_FD")))
-    control = socket.socket(fileno=int(os.environ.pop("A3_ZYGOTE_CONTROL_FD")))
+    listener = socket.socket(fileno=int(os.environ.pop(envvars.ZYGOTE_FD)))
+    control = socket.socket(fileno=int(os.environ.pop(envvars.ZYGOTE_CONTROL_FD)))
     _started_with = json.loads(os.environ.pop(VARS, "{}"))
     real_exit = os._exit
     checks = kernel.prepare()
