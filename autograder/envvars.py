@@ -141,7 +141,7 @@ VARIABLES = (
         "which refuses to set it",
         None,
         (USER,),
-        (_CHECKS, _BWRAP, _KERNEL),
+        (_CHECKS, "autograder/checks/theory.py", _BWRAP, _KERNEL),
     ),
     Var(SKIP_CHROMIUM, "`1`: `setup.sh` does not install chromium (a smaller image)", "0", (USER,), ("setup.sh",)),
     Var(
