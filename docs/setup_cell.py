@@ -70,6 +70,23 @@ def ready(*names):
     return not missing
 
 
+def expect_shape(x, shape, what):
+    """Check that `x` (a tensor or array) has `shape`, naming it `what` if not; True (a `needs` probe) if so."""
+    assert tuple(x.shape) == tuple(shape), f"{what}: expected shape {tuple(shape)}, got {tuple(x.shape)}"
+    return True
+
+
+def attempt(fn, *args, what):
+    """fn(*args); any error but a TODO's NotImplementedError becomes one line saying `what` should work."""
+    try:
+        return fn(*args)
+    except NotImplementedError:  # a TODO still to do: its own message says so
+        raise
+    except Exception as e:  # noqa: BLE001 - the student's code may raise anything
+        reason = " ".join(f"{type(e).__name__}: {e}".split())
+        raise AssertionError(f"{what} should work, but raised {reason}") from e
+
+
 DEVICE = get_device()
 set_seed(0)
 print(f"device: {DEVICE}, quick mode: {QUICK}")
