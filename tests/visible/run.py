@@ -28,7 +28,7 @@ PROVIDED = {
     "nmt": ("setup", "imports", "data"),
     "bert": ("setup", "imports", "data", "models"),
     "clip": ("setup", "imports", "load_model", "images", "encode"),
-    "theory": ("setup", "imports", "llm_norms_claim"),
+    "theory": ("setup", "imports", "llm_norms_claim", "layer_checks"),
 }
 
 

@@ -22,6 +22,7 @@ LONGER = {
     ("clip", "test_rank_images"): 45,
     ("theory", "test_eps_to_zero_logit"): 28,
     ("theory", "test_eps_fgsm_to_zero_logit"): 34,
+    ("theory", "test_relative_attention"): 27,
 }
 
 
