@@ -16,6 +16,7 @@ import nbformat
 from autograder import contract, paths
 from autograder.content import build
 from autograder.grading import pipeline
+from autograder.records import Status
 from autograder.reports import report as report_mod
 
 SOLUTION_MARKERS = ("### BEGIN SOLUTION", "### END SOLUTION")
@@ -95,8 +96,8 @@ def score_table(out):
     table = {}
     for r in rows:
         cell = f"{r['score']}/{r['max_score']}"
-        if r["status"] != "graded":
-            cell = r["status"] if r["status"] == "missing" else f"{cell} ({r['status'][:40]})"
+        if r["status"] != Status.GRADED:
+            cell = r["status"] if r["status"] == Status.MISSING else f"{cell} ({r['status'][:40]})"
         table.setdefault(r["student"], {})[r["notebook"]] = cell
     width = max([len(s) for s in table] + [7])
     lines = [f"{'student':<{width}}  " + "  ".join(f"{n:<12}" for n in notebooks)]

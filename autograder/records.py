@@ -29,6 +29,7 @@ import time
 import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 
 from autograder import contract, term
@@ -77,6 +78,37 @@ def not_graded_yet(out: Path | str, name: str, command: str) -> str:
     return f"{command}: {path} not found: grade first (python -m autograder grade SUBMISSIONS --out OUT)"
 
 
+class Status(str, Enum):
+    """The fixed words of a status: a submission's (ingest) and a notebook's recorded one (grades.csv's column).
+
+    A recorded status is GRADED, MISSING (ingest may add " (found only: ...)"), NEEDS_MANUAL or FAILED followed by
+    ": <detail>" (`Status.X.detail(...)`), or a one-line reason the notebook could not be graded. A member is the
+    plain string OUT has always held: equal to it, hashed, printed, written to CSV and JSON as it.
+    """
+
+    OK = "ok"  # a submission ingest made ready to grade (never recorded)
+    MISSING = "missing"  # no file for the notebook
+    GRADED = "graded"
+    NEEDS_MANUAL = "needs manual grading"  # ": <grade ids>": a person scores those cells (also a cell's note)
+    FAILED = "grading failed"  # ": <reason>": the grader itself broke, the next run grades the student again
+
+    __str__ = str.__str__  # "graded", not "Status.GRADED", in f-strings and str() on every Python
+    __format__ = str.__format__
+
+    def detail(self, text: str) -> str:
+        """The status with its detail: 'needs manual grading: a, b'."""
+        return f"{self.value}: {text}"
+
+    def starts(self, status: str) -> bool:
+        """True when `status` is this one, with or without a detail."""
+        return str(status).startswith(self.value)
+
+
+def is_settled(status: str) -> bool:
+    """True when a notebook needs no one's attention for its status: graded, missing, or left for a person."""
+    return status in (Status.GRADED, Status.MISSING) or Status.NEEDS_MANUAL.starts(status)
+
+
 @dataclass
 class CellResult:
     """One autograded cell's verdict: its grade id, score (None: waiting for a person), points and a one-line
@@ -91,17 +123,22 @@ class CellResult:
         """The cell as recorded in OUT/.state and shown on feedback pages."""
         return {"grade_id": self.grade_id, "score": self.score, "max_score": self.max_score, "note": self.note}
 
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "CellResult":
+        """The cell as read back from OUT/.state (to_dict's inverse)."""
+        return cls(d["grade_id"], d["score"], d["max_score"], d.get("note", ""))
+
 
 @dataclass
 class NotebookResult:
     """One notebook's grading result (the summary recorded per student x notebook).
 
-    status: "graded", "missing", "needs manual grading: ..." or why it could not be graded. sandboxed is None
-    when no kernel ran for it (then left out of the recorded dict).
+    status: a Status (GRADED, MISSING, NEEDS_MANUAL: ...) or why it could not be graded. sandboxed is None when no
+    kernel ran for it (then left out of the recorded dict).
     """
 
     notebook: str
-    status: str
+    status: Status | str
     score: float
     max_score: float
     cells: list[CellResult]
@@ -132,14 +169,14 @@ class NotebookResult:
 
     @classmethod
     def graded(cls, notebook: str, cells: list[CellResult], max_score: float) -> "NotebookResult":
-        """A notebook whose cells were verified: "graded", or "needs manual grading: <ids>" when a cell's score
-        is None (a person decides)."""
+        """A notebook whose cells were verified: GRADED, or "needs manual grading: <ids>" when a cell's score is
+        None (a person decides)."""
         ungradable = [c.grade_id for c in cells if c.score is None]
         return cls(
             notebook=notebook,
             max_score=max_score,
             cells=cells,
-            status=("needs manual grading: " + ", ".join(ungradable)) if ungradable else "graded",
+            status=Status.NEEDS_MANUAL.detail(", ".join(ungradable)) if ungradable else Status.GRADED,
             score=sum(c.score or 0.0 for c in cells),
         )
 
@@ -147,7 +184,7 @@ class NotebookResult:
         """The plain dict recorded in OUT/.state, read by the CSVs and feedback pages."""
         d = {
             "notebook": self.notebook,
-            "status": self.status,
+            "status": str(self.status),
             "score": self.score,
             "max_score": self.max_score,
             "cells": [c.to_dict() for c in self.cells],
@@ -160,6 +197,96 @@ class NotebookResult:
         if self.sandboxed is not None:
             d["sandboxed"] = self.sandboxed
         return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "NotebookResult":
+        """The notebook as read back from OUT/.state (to_dict's inverse; a key older states lack takes its
+        default)."""
+        return cls(
+            notebook=d["notebook"],
+            status=d["status"],
+            score=d["score"],
+            max_score=d["max_score"],
+            cells=[CellResult.from_dict(c) for c in d.get("cells", [])],
+            notes=list(d.get("notes", [])),
+            timing=dict(d.get("timing") or {}),
+            repairs=list(d.get("repairs", [])),
+            manual=dict(d.get("manual") or {}),
+            sandboxed=d.get("sandboxed"),
+            blank=list(d.get("blank", [])),
+        )
+
+
+@dataclass
+class StudentResult:
+    """One student's grading result: what a worker returns (autograder.grading.worker.grade_student) and
+    Results.record stores. OUT/.state/<student>.json holds to_state(), every field but the bulky three.
+
+    complete is False only when grading itself broke (error says why: the next run grades the student again).
+    """
+
+    student: str
+    complete: bool = True
+    notebooks: dict[str, NotebookResult] = field(default_factory=dict)
+    log: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    shard: bytes | None = None  # the student's gradebook shard (None when nothing was autograded)
+    autograded: dict[str, str] = field(default_factory=dict)  # {notebook: reader-safe autograded notebook JSON}
+    feedback: dict[str, str] = field(default_factory=dict)  # {notebook: feedback page HTML}
+    error: str | None = None  # "grading failed: ..." when not complete
+    limits: list[str] | None = None  # ["<notebook>: cell N (grade id): <cause>"] for each cell a limit stopped
+    zygote: dict | None = None  # {"preload_seconds", "kernels", "resets"} when a zygote forked the kernels
+    submission: dict[str, str] | None = None  # {"submitted_as", "digest", "source"} (set by the pipeline)
+
+    @classmethod
+    def failed(cls, student: str, notebooks: Mapping[str, Mapping], reason: str) -> "StudentResult":
+        """The result of a student whose grading never produced one (e.g. the worker kept dying): every notebook
+        FAILED with `reason`.
+
+        Inputs:
+        - notebooks: the course layout, {notebook: {"tests": {test grade id: points}, ...}}.
+        """
+        why = Status.FAILED.detail(reason)
+        return cls(
+            student=student,
+            complete=False,
+            error=why,
+            log=[f"FAILED {student}: {why}"],
+            notebooks={nb: NotebookResult.failed(nb, cells["tests"], why) for nb, cells in notebooks.items()},
+        )
+
+    def to_state(self) -> dict:
+        """The dict recorded in OUT/.state/<student>.json: every field but the bulky ones, an optional one (error,
+        limits, zygote, submission) only when set. The keys and values are those OUT has always held."""
+        state = {
+            "student": self.student,
+            "complete": self.complete,
+            "notebooks": {nb: r.to_dict() for nb, r in self.notebooks.items()},
+            "log": list(self.log),
+            "seconds": self.seconds,
+        }
+        for key in ("error", "limits", "zygote", "submission"):
+            if getattr(self, key) is not None:
+                state[key] = getattr(self, key)
+        return state
+
+    @classmethod
+    def from_dict(cls, d: Mapping) -> "StudentResult":
+        """A result from its dict form: a recorded state (to_state), or one with the bulky fields as well."""
+        return cls(
+            student=d["student"],
+            complete=d.get("complete", False),
+            notebooks={nb: NotebookResult.from_dict(r) for nb, r in d.get("notebooks", {}).items()},
+            log=list(d.get("log", [])),
+            seconds=d.get("seconds", 0.0),
+            shard=d.get("shard"),
+            autograded=dict(d.get("autograded") or {}),
+            feedback=dict(d.get("feedback") or {}),
+            error=d.get("error"),
+            limits=d.get("limits"),
+            zygote=d.get("zygote"),
+            submission=d.get("submission"),
+        )
 
 
 def is_blank_answer(answer: str, stub: str) -> bool:
@@ -174,7 +301,7 @@ def is_blank_answer(answer: str, stub: str) -> bool:
 def was_graded(status: str) -> bool:
     """True when a notebook ran through the grader (a formgrader page exists for it): graded, or graded but for
     cells a person decides."""
-    return status == "graded" or status.startswith("needs manual grading")
+    return status == Status.GRADED or Status.NEEDS_MANUAL.starts(status)
 
 
 def final_scores(summary: Mapping, entered: Mapping[str, Mapping]) -> tuple[dict, dict[str, tuple[float | None, str]]]:
@@ -200,41 +327,21 @@ def final_scores(summary: Mapping, entered: Mapping[str, Mapping]) -> tuple[dict
         cells.append(c)
     summary["cells"] = cells
     summary["score"] = summary["score"] + by_hand
-    if summary["status"].startswith("needs manual grading") and all(c["score"] is not None for c in cells):
-        summary["status"] = "graded"
+    if Status.NEEDS_MANUAL.starts(summary["status"]) and all(c["score"] is not None for c in cells):
+        summary["status"] = str(Status.GRADED)
     written = {}
     blank = set(summary.get("blank") or ())
     for gid in summary.get("manual") or {}:
         score = (entered.get(gid) or {}).get("score")
         if score is not None and was_graded(summary["status"]):
             written[gid] = (float(score), HAND_GRADED)
-        elif not was_graded(summary["status"]) and not summary["status"].startswith("grading failed"):
+        elif not was_graded(summary["status"]) and not Status.FAILED.starts(summary["status"]):
             written[gid] = (0.0, f"not graded: {summary['status']}")
         elif gid in blank:
             written[gid] = (0.0, BLANK)
         else:
             written[gid] = (None, WAITING)
     return summary, written
-
-
-def failure_result(student: str, notebooks: Mapping[str, Mapping], reason: str) -> dict:
-    """A recorded result for a student whose grading never produced one (e.g. the worker kept dying).
-
-    Inputs:
-    - notebooks: the course layout, {notebook: {"tests": {test grade id: points}, ...}}.
-    """
-    why = f"grading failed: {reason}"
-    return {
-        "student": student,
-        "complete": False,
-        "error": why,
-        "seconds": 0.0,
-        "log": [f"FAILED {student}: {why}"],
-        "shard": None,
-        "autograded": {},
-        "feedback": {},
-        "notebooks": {nb: NotebookResult.failed(nb, cells["tests"], why).to_dict() for nb, cells in notebooks.items()},
-    }
 
 
 class Results:
@@ -303,24 +410,23 @@ class Results:
                 f.write(f"{stamp} {line}\n")
 
     # --- recording -----------------------------------------------------------------------------
-    def record(self, result: dict) -> list[str]:
+    def record(self, result: StudentResult) -> list[str]:
         """Store one student's result: notebooks, feedback, shard merge, state, CSVs, log.
 
         Returns:
         - the log lines saying which hand grades were kept ("HAND GRADE KEPT ...") and dropped ("... DROPPED").
         """
-        student = result["student"]
-        before = {nb: self.answers(student, nb) for nb in result["notebooks"]}  # the answers a TA may have graded
-        for notebook, text in result.get("autograded", {}).items():
+        student = result.student
+        before = {nb: self.answers(student, nb) for nb in result.notebooks}  # the answers a TA may have graded
+        for notebook, text in result.autograded.items():
             atomic_write(self.autograded_path(student, notebook), text)
-        for notebook, html in result.get("feedback", {}).items():
+        for notebook, html in result.feedback.items():
             self.write_feedback(student, notebook, html)
         kept = []
-        if result.get("shard"):
-            kept = self.merge_shard(student, result["shard"], before)
-        state = {k: v for k, v in result.items() if k not in ("shard", "autograded", "feedback")}
-        atomic_write(self.state_dir / f"{student}.json", json.dumps(state, indent=1, sort_keys=True))
-        self.log(result.get("log", []) + kept + [self._summary_line(result)])
+        if result.shard:
+            kept = self.merge_shard(student, result.shard, before)
+        atomic_write(self.state_dir / f"{student}.json", json.dumps(result.to_state(), indent=1, sort_keys=True))
+        self.log(result.log + kept + [self._summary_line(result)])
         self.write_csvs()
         return kept
 
@@ -343,10 +449,8 @@ class Results:
 
     @staticmethod
     def _summary_line(result):
-        parts = [
-            f"{nb} {_num(s['score'])}/{_num(s['max_score'])} {s['status']}" for nb, s in result["notebooks"].items()
-        ]
-        return f"DONE {result['student']} in {result.get('seconds', 0):.1f} s: " + "; ".join(parts)
+        parts = [f"{nb} {_num(s.score)}/{_num(s.max_score)} {s.status}" for nb, s in result.notebooks.items()]
+        return f"DONE {result.student} in {result.seconds:.1f} s: " + "; ".join(parts)
 
     def record_lms_ids(self, students: Mapping[str, Mapping]) -> None:
         """Add {student: {"lms", "user_id", "name"} or {}} to OUT/lms_ids.csv (students of earlier runs kept)."""

@@ -5,7 +5,7 @@ import os
 import sys
 
 from autograder import contract
-from autograder.records import Results, failure_result
+from autograder.records import Results, StudentResult
 
 LAYOUT = {
     "nmt": {"tests": {"test_a": 1.0, "test_b": 2.0}, "manual": {}},
@@ -18,33 +18,35 @@ def result(student, nmt_score=3.0, complete=True):
         {"grade_id": "a", "score": 1.0, "max_score": 1.0, "note": "passed"},
         {"grade_id": "b", "score": nmt_score - 1.0, "max_score": 2.0, "note": "x"},
     ]
-    return {
-        "student": student,
-        "complete": complete,
-        "seconds": 1.0,
-        "log": [f"hello {student}"],
-        "shard": None,
-        "autograded": {},
-        "feedback": {"nmt": "<html>nmt</html>"},
-        "notebooks": {
-            "nmt": {
-                "notebook": "nmt",
-                "status": "graded",
-                "score": nmt_score,
-                "max_score": 3.0,
-                "cells": cells,
-                "timing": {"seconds": 9.0, "overhead": 5.0, "setup": 1.0, "cells": 2.0, "tests": 1.0},
+    return StudentResult.from_dict(
+        {
+            "student": student,
+            "complete": complete,
+            "seconds": 1.0,
+            "log": [f"hello {student}"],
+            "shard": None,
+            "autograded": {},
+            "feedback": {"nmt": "<html>nmt</html>"},
+            "notebooks": {
+                "nmt": {
+                    "notebook": "nmt",
+                    "status": "graded",
+                    "score": nmt_score,
+                    "max_score": 3.0,
+                    "cells": cells,
+                    "timing": {"seconds": 9.0, "overhead": 5.0, "setup": 1.0, "cells": 2.0, "tests": 1.0},
+                },
+                "bert": {
+                    "notebook": "bert",
+                    "status": "missing",
+                    "score": 0.0,
+                    "max_score": 1.0,
+                    "timing": {},
+                    "cells": [{"grade_id": "c", "score": 0.0, "max_score": 1.0, "note": "missing"}],
+                },
             },
-            "bert": {
-                "notebook": "bert",
-                "status": "missing",
-                "score": 0.0,
-                "max_score": 1.0,
-                "timing": {},
-                "cells": [{"grade_id": "c", "score": 0.0, "max_score": 1.0, "note": "missing"}],
-            },
-        },
-    }
+        }
+    )
 
 
 def read(path):
@@ -77,7 +79,7 @@ def test_csv_columns_follow_the_spec(tmp_path):
 def test_written_answers_wait_for_a_person(tmp_path):
     """Before any hand grading, are the written answers listed as ungraded, with empty scores and their points?"""
     r = result("ann")
-    r["notebooks"]["nmt"]["manual"] = {"written_x": 2.0, "written_y": 1.0}
+    r.notebooks["nmt"].manual = {"written_x": 2.0, "written_y": 1.0}
     Results(tmp_path).record(r)
     row = read(tmp_path / "grades.csv")[0]
     assert (row["written_score"], row["written_max_score"], row["ungraded"]) == ("", "3", "written_x written_y")
@@ -89,7 +91,7 @@ def test_written_answers_wait_for_a_person(tmp_path):
 def test_manual_cell_score_is_empty(tmp_path):
     """Is a cell that needs manual grading written with an empty score, not 0?"""
     r = result("ann")
-    r["notebooks"]["nmt"]["cells"][1]["score"] = None
+    r.notebooks["nmt"].cells[1].score = None
     Results(tmp_path).record(r)
     row = [x for x in read(tmp_path / "grades_by_cell.csv") if x["grade_id"] == "b"][0]
     assert (row["score"], row["max_score"]) == ("", "2")
@@ -99,14 +101,14 @@ def test_finished_student_is_done_and_crashed_one_is_retried(tmp_path):
     """Is a completed student skipped on resume while one whose grading crashed is graded again?"""
     res = Results(tmp_path)
     res.record(result("ann"))
-    res.record(failure_result("bob", LAYOUT, "worker process died 3 times"))
+    res.record(StudentResult.failed("bob", LAYOUT, "worker process died 3 times"))
     assert res.is_done("ann") and not res.is_done("bob") and not res.is_done("cid")
 
 
-def test_failure_result_lists_every_notebook_with_the_reason(tmp_path):
+def test_failed_result_lists_every_notebook_with_the_reason(tmp_path):
     """Does a student whose worker kept dying still appear for every notebook with a one-line reason?"""
     res = Results(tmp_path)
-    res.record(failure_result("bob", LAYOUT, "worker process died 3 times"))
+    res.record(StudentResult.failed("bob", LAYOUT, "worker process died 3 times"))
     grades = read(tmp_path / "grades.csv")
     assert [(r["notebook"], r["score"], r["status"]) for r in grades] == [
         ("nmt", "0", "grading failed: worker process died 3 times"),

@@ -4,7 +4,7 @@ dicts they give are the ones OUT/.state has always held."""
 import json
 
 from autograder.grading import scheduler
-from autograder.records import CellResult, NotebookResult, Results, failure_result
+from autograder.records import CellResult, NotebookResult, Results, Status, StudentResult
 
 TESTS = {"test_add": 2.0, "test_mul": 1.0}
 LAYOUT = {"toy": {"tests": TESTS, "manual": {"written_why": 1.0}}, "other": {"tests": {"test_x": 1.0}, "manual": {}}}
@@ -56,7 +56,7 @@ def test_sandboxed_only_recorded_when_a_kernel_ran():
     assert result.to_dict()["sandboxed"] is False
 
 
-def test_failure_result_state_is_unchanged(tmp_path):
+def test_failed_result_state_is_unchanged(tmp_path):
     """Does a student whose grading never returned leave the same .state JSON as before the result types (with the
     list of blank written answers, empty)?"""
     why = "grading failed: worker process died 3 times"
@@ -85,7 +85,7 @@ def test_failure_result_state_is_unchanged(tmp_path):
         },
     }
     results = Results(tmp_path)
-    results.record(failure_result("bob", LAYOUT, "worker process died 3 times"))
+    results.record(StudentResult.failed("bob", LAYOUT, "worker process died 3 times"))
     assert (tmp_path / ".state" / "bob.json").read_text() == json.dumps(old, indent=1, sort_keys=True)
 
 
@@ -108,3 +108,76 @@ def test_task_failure_is_told_by_type_not_by_keys():
     assert failed[0] == {"task": "b", "status": "raised ValueError: bad notebook"}
     assert (failed[0].task, failed[0].status) == ("b", "raised ValueError: bad notebook")
     assert scheduler.last_stats.failures == 1
+
+
+def test_status_is_the_plain_string_everywhere(tmp_path):
+    """Does a Status print, format, compare, hash and JSON-encode as the plain string OUT has always held?"""
+    assert (str(Status.GRADED), f"{Status.MISSING}", "{}".format(Status.NEEDS_MANUAL)) == (
+        "graded",
+        "missing",
+        "needs manual grading",
+    )
+    assert Status.GRADED == "graded" and {"graded": 1}[Status.GRADED] == 1
+    assert json.dumps([Status.OK, Status.FAILED.detail("boom")]) == '["ok", "grading failed: boom"]'
+    assert Status.NEEDS_MANUAL.starts("needs manual grading: add") and not Status.GRADED.starts("missing")
+
+
+# What grade_student's dict put in OUT/.state/<student>.json before StudentResult (a graded student with a zygote)
+OLD_STATE = {
+    "student": "ann",
+    "complete": True,
+    "seconds": 4.5,
+    "log": ["REPAIR ann/toy: fixed JSON"],
+    "limits": ["toy: cell 3 (add): the cell ran out of time"],
+    "zygote": {"preload_seconds": 5.1, "kernels": 1, "resets": 0},
+    "submission": {"submitted_as": "Ann", "digest": "d", "source": "s"},
+    "notebooks": {
+        "toy": {
+            "notebook": "toy",
+            "status": "needs manual grading: mul",
+            "score": 2.0,
+            "max_score": 3.0,
+            "cells": [
+                {"grade_id": "add", "score": 2.0, "max_score": 2.0, "note": "passed"},
+                {"grade_id": "mul", "score": None, "max_score": 1.0, "note": "needs manual grading: no weights"},
+            ],
+            "notes": ["cell 3 (add): the cell ran out of time"],
+            "timing": {"seconds": 4.0, "shared_process": True},
+            "repairs": ["fixed JSON"],
+            "manual": {"written_why": 1.0},
+            "sandboxed": True,
+            "blank": [],
+        }
+    },
+}
+
+
+def test_old_state_file_reads_back_and_writes_the_same(tmp_path):
+    """Does a .state file written before StudentResult read back into one that records the very same JSON?"""
+    results = Results(tmp_path)
+    results.record(StudentResult.from_dict(OLD_STATE))
+    assert (tmp_path / ".state" / "ann.json").read_text() == json.dumps(OLD_STATE, indent=1, sort_keys=True)
+    assert results.state("ann") == OLD_STATE
+
+
+def test_student_result_round_trips_and_pickles():
+    """Does a StudentResult survive its JSON round trip (less the bulky parts) and pickling, as Dask sends it?"""
+    import pickle
+
+    result = StudentResult.from_dict(dict(OLD_STATE, shard=b"db", feedback={"toy": "<html>"}))
+    assert pickle.loads(pickle.dumps(result)) == result
+    back = StudentResult.from_dict(json.loads(json.dumps(result.to_state())))
+    assert back == StudentResult.from_dict(OLD_STATE) and back.shard is None and back.feedback == {}
+    assert back.notebooks["toy"].cells[1] == CellResult("mul", None, 1.0, "needs manual grading: no weights")
+
+
+def test_a_missing_notebook_is_spelled_once(tmp_path):
+    """Does collect fill a notebook an ingest left out with Submission.missing (status "missing", not ready),
+    keeping the student's own submission as the ingest gave it?"""
+    from autograder.grading import pipeline
+    from autograder.grading.ingest import Submission
+
+    got = Submission("ann", "toy", tmp_path / "toy.ipynb", Status.OK, submitted_as="Ann", digest="d")
+    students = pipeline.collect(tmp_path, tmp_path, ["toy", "other"], tmp_path, ingest_fn=lambda *_: [got])
+    assert students == {"ann": [got, Submission("ann", "other", None, "missing")]}
+    assert [s.ready for s in students["ann"]] == [True, False]

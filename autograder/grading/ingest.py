@@ -4,7 +4,8 @@ Real submissions come back from Colab and LMS downloads damaged. `ingest()` chai
 `discover` finds each student's files under Colab/LMS names and gives the student an id, `read` unpacks zips and
 parses each file as a notebook, `repair` repairs it against the release notebook. In between, this module picks
 one file per notebook when a student has several (most complete, then newest). Every repair is one line; every
-student x notebook gets a Submission, with status "ok", "missing" or a one-line reason, so nothing is lost.
+student x notebook gets a Submission, with status OK, MISSING or a one-line reason (records.Status), so nothing is
+lost.
 """
 
 from collections import defaultdict
@@ -16,21 +17,33 @@ from nbformat import NotebookNode
 
 from autograder import contract, paths
 from autograder.grading import discover, read, repair
+from autograder.records import Status
 from autograder.text import one_line
 
 
 @dataclass
 class Submission:
-    """One student x notebook: the repaired notebook (or None) and how it got there."""
+    """One student x notebook: the repaired notebook (or None) and how it got there. Ingest makes it, the
+    pipeline groups it by student, the worker grades it (autograder.grading.worker.Task.notebooks)."""
 
     student: str
     notebook: str
     path: Path | None
-    status: str  # "ok", "missing", or a one-line reason it cannot be graded
+    status: Status | str  # Status.OK, Status.MISSING (maybe with what was found instead), or why it cannot be graded
     repairs: list[str] = field(default_factory=list)
     lms: dict = field(default_factory=dict)  # {"lms": "canvas" or "moodle", "user_id", "name"} when an LMS named it
     submitted_as: str = ""  # the folder or LMS name exactly as submitted
     digest: str = ""  # hash of the student's submitted files (names and bytes): same bytes, same digest
+
+    @classmethod
+    def missing(cls, student: str, notebook: str, status: str = Status.MISSING, **more) -> "Submission":
+        """A notebook the student has no file for (the one spelling of it): no path, status MISSING."""
+        return cls(student, notebook, None, status, **more)
+
+    @property
+    def ready(self) -> bool:
+        """True when there is a notebook to grade (status OK and a path)."""
+        return self.status == Status.OK and self.path is not None
 
 
 def _prepare(candidate, releases, damaged):
@@ -80,7 +93,7 @@ def _missing_status(name, problems, others):
     """The status of a notebook the student has no file for: its problem, or 'missing' and what was found."""
     status = problems.get(name)
     if status is None:
-        status = "missing" + (f" (found only: {', '.join(others[:5])})" if others else "")
+        status = Status.MISSING + (f" (found only: {', '.join(others[:5])})" if others else "")
     return status
 
 
@@ -156,7 +169,7 @@ def ingest_student(
         dest = staging / student / f"{name}.ipynb"
         dest.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(nb, dest)
-        out.append(submission(name, dest, "ok", repairs))
+        out.append(submission(name, dest, Status.OK, repairs))
     return out
 
 

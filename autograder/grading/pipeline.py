@@ -17,10 +17,11 @@ from pathlib import Path
 from autograder import contract, paths, term
 from autograder.content import build
 from autograder.grading import discover, ingest, scheduler, times, worker
-from autograder.records import Results, failure_result
+from autograder.grading.ingest import Submission
+from autograder.records import Results, Status, StudentResult
 from autograder.reports import feedback, similarity
 
-IngestFn = Callable[[Path | str, Path | str, list[str]], list[dict]]  # (submissions, staging, notebooks) -> dicts
+IngestFn = Callable[[Path | str, Path | str, list[str]], list[Submission]]  # (submissions, staging, notebooks)
 
 
 def source_digest(source: Path | str) -> str:
@@ -45,54 +46,23 @@ def ensure_template(out: Path | str, source: Path | str = paths.SOURCE) -> Path:
     return cache
 
 
-def plain_ingest(submissions: Path | str, staging: Path | str, notebooks: Iterable[str]) -> list[dict]:
+def plain_ingest(submissions: Path | str, staging: Path | str, notebooks: Iterable[str]) -> list[Submission]:
     """Minimal ingest: SUBMISSIONS/<student>/<nb>.ipynb taken as they are (used without autograder.grading.ingest).
 
     Returns:
-    - list of dicts {"student", "notebook", "path", "status", "repairs"}, one per student x notebook.
+    - one Submission per student x notebook (no repairs, no LMS ids).
     """
     subs = []
     for folder in sorted(p for p in Path(submissions).iterdir() if p.is_dir() and not p.name.startswith(".")):
         digest = discover.submission_digest(folder.name, [(f.name, f) for f in folder.iterdir() if f.is_file()])
+        student = discover.student_id(folder.name)
         for nb in notebooks:
             path = folder / f"{nb}.ipynb"
-            ok = path.is_file()
-            subs.append(
-                {
-                    "student": discover.student_id(folder.name),
-                    "notebook": nb,
-                    "path": str(path) if ok else None,
-                    "status": "ok" if ok else "missing",
-                    "repairs": [],
-                    "submitted_as": folder.name,
-                    "digest": digest,
-                }
-            )
+            if path.is_file():
+                subs.append(Submission(student, nb, path, Status.OK, submitted_as=folder.name, digest=digest))
+            else:
+                subs.append(Submission.missing(student, nb, submitted_as=folder.name, digest=digest))
     return subs
-
-
-def real_ingest(
-    submissions: Path | str,
-    staging: Path | str,
-    notebooks: Iterable[str],
-    release: Path | str,
-    notes: list[str] | None = None,
-) -> list[dict]:
-    """autograder.grading.ingest (repairs Colab/LMS damage against `release`) as plain dicts; `notes` receives
-    the batch's own problems (a damaged LMS zip)."""
-    return [
-        {
-            "student": s.student,
-            "notebook": s.notebook,
-            "path": str(s.path) if s.path else None,
-            "status": s.status,
-            "repairs": list(s.repairs),
-            "lms": dict(s.lms),
-            "submitted_as": s.submitted_as,
-            "digest": s.digest,
-        }
-        for s in ingest.ingest(Path(submissions), Path(staging), release=Path(release), notes=notes)
-    ]
 
 
 def collect(
@@ -102,20 +72,24 @@ def collect(
     release: Path | str,
     ingest_fn: IngestFn | None = None,
     notes: list[str] | None = None,
-) -> dict[str, list[dict]]:
-    """{student: [submission dicts]} for every student, with every notebook of `notebooks` present."""
+) -> dict[str, list[Submission]]:
+    """{student: [Submission per notebook of `notebooks`, in that order]} for every student.
+
+    ingest_fn: default autograder.grading.ingest (repairs Colab/LMS damage against `release`; `notes` receives the
+    batch's own problems, such as a damaged LMS zip).
+    """
     if ingest_fn is None:
-        subs = real_ingest(submissions, staging, notebooks, release, notes)
+        subs = ingest.ingest(Path(submissions), Path(staging), release=Path(release), notes=notes)
     else:
         subs = ingest_fn(submissions, staging, notebooks)
     by_student = {}
     for s in subs:
-        if s["notebook"] in notebooks:
-            by_student.setdefault(s["student"], {})[s["notebook"]] = s
-    for student, got in by_student.items():
-        for nb in notebooks:
-            got.setdefault(nb, {"student": student, "notebook": nb, "path": None, "status": "missing", "repairs": []})
-    return {student: [got[nb] for nb in notebooks] for student, got in sorted(by_student.items())}
+        if s.notebook in notebooks:
+            by_student.setdefault(s.student, {})[s.notebook] = s
+    return {
+        student: [got.get(nb) or Submission.missing(student, nb) for nb in notebooks]
+        for student, got in sorted(by_student.items())
+    }
 
 
 def grade(
@@ -142,7 +116,7 @@ def grade(
     - out: output folder (created); students already graded there are skipped unless `force`.
     - workers / scheduler_address: Dask local workers (default: all cores) or an existing scheduler.
     - source: instructor source folder (default source/a3).
-    - ingest_fn: (submissions, staging, notebooks) -> submission dicts; default autograder.grading.ingest.
+    - ingest_fn: (submissions, staging, notebooks) -> [Submission]; default autograder.grading.ingest.
     - course / extensions / submitted / worksheet: the term's files (autograder/term.py), checked before anything is graded
       and kept in OUT/term (None: keep what OUT has). Raises term.TermError (one line) for a bad one.
     Returns:
@@ -174,9 +148,7 @@ def grade(
     notes = []
     students = collect(submissions, staging, notebooks, template / "release", ingest_fn, notes)
     results.log(f"SUBMISSIONS {note}" for note in notes)
-    results.record_lms_ids(
-        {student: next((s["lms"] for s in subs if s.get("lms")), {}) for student, subs in students.items()}
-    )
+    results.record_lms_ids({student: next((s.lms for s in subs if s.lms), {}) for student, subs in students.items()})
     # issue 24: when each student submitted
     found, stamp_log = times.evidence(submissions, students, submitted, worksheet, times.zone(out, course))
     everyone = set(students) | {st["student"] for st in results.states()}
@@ -208,21 +180,21 @@ def grade(
             )
         )
     # Heaviest students first, so that no worker is left alone with a full student at the end of the batch
-    tasks.sort(key=lambda t: -sum(1 for s in t.notebooks if s["status"] == "ok" and s.get("path")))
+    tasks.sort(key=lambda t: -sum(1 for s in t.notebooks if s.ready))
     if skipped:
         results.log([f"SKIP {len(skipped)} students already graded from the same files (use --force to regrade)"])
     results.log(regrade)
 
     failed, hand, stopped = {}, Counter(), {}
 
-    def on_result(result):
+    def on_result(result: StudentResult | scheduler.TaskFailure):
         if isinstance(result, scheduler.TaskFailure):  # the worker never returned a result
-            result = failure_result(result.task.student, layout, result.status)
-        if not result.get("complete"):
-            failed[result["student"]] = result.get("error", "grading failed")
-        if result.get("limits"):
-            stopped[result["student"]] = result["limits"]
-        result["submission"] = identity[result["student"]]
+            result = StudentResult.failed(result.task.student, layout, result.status)
+        if not result.complete:
+            failed[result.student] = result.error or Status.FAILED
+        if result.limits:
+            stopped[result.student] = result.limits
+        result.submission = identity[result.student]
         hand.update(line.split(" ")[2].lower() for line in results.record(result))  # HAND GRADE KEPT|DROPPED
 
     scheduler.run(
@@ -274,21 +246,21 @@ def late_students(out: Path, students: list[str]) -> list[str]:
     return [s for s in students if (late := recorded.late(s)) is not None and late.units > 0]
 
 
-def submission_identity(subs: list[dict], student: str, source_hash: str) -> dict[str, str]:
+def submission_identity(subs: list[Submission], student: str, source_hash: str) -> dict[str, str]:
     """What a recorded result must match to be reused: the name as submitted, the files' hash, the course source."""
-    first = next((s for s in subs if s.get("digest")), {})
+    first = next((s for s in subs if s.digest), None)
     return {
-        "submitted_as": first.get("submitted_as", student),
-        "digest": first.get("digest", ""),
+        "submitted_as": first.submitted_as if first else student,
+        "digest": first.digest if first else "",
         "source": source_hash,
     }
 
 
-def look_alikes(students: dict[str, list[dict]]) -> list[str]:
+def look_alikes(students: dict[str, list[Submission]]) -> list[str]:
     """Log lines naming the students whose names a reader could take for one another ('Anna Lee', 'Anna_Lee')."""
     groups = {}
     for student, subs in students.items():
-        shown = next((s["submitted_as"] for s in subs if s.get("submitted_as")), student)
+        shown = next((s.submitted_as for s in subs if s.submitted_as), student)
         groups.setdefault(discover.look_alike_key(shown), []).append(student)
     return [
         f"LOOK-ALIKE names, graded as different students: {', '.join(repr(s) for s in sorted(group))}"

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from autograder import term
 from autograder.grading import discover
+from autograder.grading.ingest import Submission
 
 
 def timestamp_files(submissions: Path | str) -> dict[str, Path]:
@@ -33,7 +34,7 @@ def zone(out: Path | str, course: Path | str | None) -> str:
 
 def evidence(
     submissions: Path | str,
-    students: Mapping[str, list[dict]],
+    students: Mapping[str, list[Submission]],
     submitted: Path | str | None = None,
     worksheet: Path | str | None = None,
     zone: str = "",
@@ -41,7 +42,7 @@ def evidence(
     """Each student's submission time and how we know it.
 
     Inputs:
-    - students: {student: [submission dicts]} (pipeline.collect; a dict's "lms" may say "late": True).
+    - students: {student: [Submission]} (pipeline.collect; a submission's lms may say "late": True).
     - submitted: a CSV student,submitted_at (grade --submitted), checked against `students`.
     - worksheet, zone: a Moodle grading worksheet (grade --worksheet) and the time zone its dates are in.
     Returns:
@@ -52,10 +53,10 @@ def evidence(
     found, log, sheet = {}, [], {}
     if worksheet:
         participants = {
-            (s.get("lms") or {}).get("user_id"): student
+            s.lms.get("user_id"): student
             for student, subs in students.items()
             for s in subs
-            if (s.get("lms") or {}).get("lms") == "moodle"
+            if s.lms.get("lms") == "moodle"
         }
         sheet, notes = term.read_worksheet(worksheet, participants, zone)
         log += [f"WORKSHEET {note}" for note in notes]
@@ -71,7 +72,7 @@ def evidence(
             found[student] = (sheet[student].isoformat(), "worksheet")
         elif student in given:
             found[student] = (given[student].isoformat(), "--submitted")
-        elif any((s.get("lms") or {}).get("late") for s in subs):
+        elif any(s.lms.get("late") for s in subs):
             found[student] = (term.UNKNOWN_TIME, "canvas _LATE")
     return found, log
 
@@ -79,7 +80,7 @@ def evidence(
 LMS_FILE_COLUMNS = ["student", "lms", "lms_user_id", "lms_file_id", "lms_name"]
 
 
-def record_lms_files(out: Path | str, students: Mapping[str, list[dict]]) -> None:
+def record_lms_files(out: Path | str, students: Mapping[str, list[Submission]]) -> None:
     """Add OUT/term/lms_files.csv rows (student, lms, user id, the id of one submitted file, name) for `students`:
     what `release` needs to name feedback files as Canvas's re-upload expects (students of earlier runs kept)."""
     import csv
@@ -93,7 +94,7 @@ def record_lms_files(out: Path | str, students: Mapping[str, list[dict]]) -> Non
         with open(path, newline="", encoding="utf-8") as f:
             rows = {r["student"]: [r[c] for c in LMS_FILE_COLUMNS] for r in csv.DictReader(f)}
     for student, subs in students.items():
-        lms = next((s["lms"] for s in subs if s.get("lms")), {})
+        lms = next((s.lms for s in subs if s.lms), {})
         if lms:
             rows[student] = [
                 student,

@@ -32,7 +32,8 @@ from autograder import contract, envvars, paths, tokens
 from autograder.content import build
 from autograder.grading import runner
 from autograder.grading.execute import LIMIT_ERROR
-from autograder.records import CellResult, NotebookResult, is_blank_answer
+from autograder.grading.ingest import Submission
+from autograder.records import CellResult, NotebookResult, Status, StudentResult, is_blank_answer, is_settled
 from autograder.reports import feedback, sanitize
 from autograder.sandbox import bwrap, launcher, procs, zygote
 from autograder.text import one_line
@@ -48,7 +49,7 @@ class Task:
     """One unit of grading work: a student and their (ingested) notebooks."""
 
     student: str
-    notebooks: list  # [{"notebook", "path" (str or None), "status", "repairs": [str]}]
+    notebooks: list[Submission]  # the student's ingested notebooks
     template: str  # course folder from build.template(): gradebook.db and release/a3
     work: str  # workspace folder for this student (emptied first)
     cell_timeout: int = CELL_TIMEOUT
@@ -132,14 +133,14 @@ def verify_cell(
     - nbgrader_score: float or None, what nbgrader awarded.
     - points: the cell's maximum.
     Returns:
-    - (score or None for "needs manual grading", one-line note for the student and the log).
+    - (score or None for Status.NEEDS_MANUAL, one-line note for the student and the log).
     """
     if cell is None:
         return 0.0, "test cell missing from the graded notebook"
     text = _stdout_text(cell)
     reason = tokens.ungradable_reason(text, grade_id, key)
     if reason is not None:
-        return None, f"needs manual grading: {reason or 'the check could not decide'}"
+        return None, Status.NEEDS_MANUAL.detail(reason or "the check could not decide")
     error = _error_line(cell)
     if error:
         return 0.0, error
@@ -169,10 +170,10 @@ def _prepare(task, ws):
     submitted.mkdir(parents=True)
     todo = {}
     for sub in task.notebooks:
-        if sub["status"] == "ok" and sub.get("path"):
-            dest = submitted / f"{sub['notebook']}.ipynb"
-            shutil.copyfile(sub["path"], dest)
-            todo[sub["notebook"]] = dest
+        if sub.ready:
+            dest = submitted / f"{sub.notebook}.ipynb"
+            shutil.copyfile(sub.path, dest)
+            todo[sub.notebook] = dest
     return todo
 
 
@@ -490,96 +491,80 @@ def _graded_or_not(task, ws, todo, layout, kernel_env, log_lines):
 
 def _record_notebook(result, task, notebook, sub, layout, graded):
     """Put one notebook's summary, reader-safe autograded copy and feedback page into `result`."""
-    for line in sub.get("repairs", []):
-        result["log"].append(f"REPAIR {task.student}/{notebook}: {line}")
+    for line in sub.repairs:
+        result.log.append(f"REPAIR {task.student}/{notebook}: {line}")
     if notebook in graded:
         summary, nb = graded[notebook]
     else:
-        status = sub["status"] if sub["status"] != "ok" else "missing"
-        if status != "missing":
-            result["log"].append(f"NOT GRADED {task.student}/{notebook}: {status}")
+        status = sub.status if sub.status != Status.OK else Status.MISSING
+        if status != Status.MISSING:
+            result.log.append(f"NOT GRADED {task.student}/{notebook}: {status}")
         summary, nb = NotebookResult.failed(notebook, layout[notebook]["tests"], status), None
-    summary.repairs = list(sub.get("repairs", []))
+    summary.repairs = list(sub.repairs)
     summary.manual = dict(layout[notebook]["manual"])
-    summary = result["notebooks"][notebook] = summary.to_dict()
-    if nb is not None and sub.get("path"):
+    result.notebooks[notebook] = summary
+    if nb is not None and sub.path:
         try:  # the TA reads written answers beside the student's own full-run outputs
-            nb = feedback.with_submitted_outputs(nb, nbformat.read(sub["path"], as_version=4))
+            nb = feedback.with_submitted_outputs(nb, nbformat.read(sub.path, as_version=4))
         except (OSError, ValueError) as exc:
-            result["log"].append(f"NOTE {task.student}/{notebook}: submitted outputs not shown ({exc})")
+            result.log.append(f"NOTE {task.student}/{notebook}: submitted outputs not shown ({exc})")
     if nb is not None:
-        result["autograded"][notebook] = nbformat.writes(sanitize.safe_for_readers(nb))  # formgrader shows it
-    result["feedback"][notebook] = feedback.render(nb, summary, task.student)
+        result.autograded[notebook] = nbformat.writes(sanitize.safe_for_readers(nb))  # formgrader shows it
+    result.feedback[notebook] = feedback.render(nb, summary.to_dict(), task.student)
 
 
-def _is_clean(result: dict) -> bool:
+def _is_clean(result: StudentResult) -> bool:
     """True when grading completed and every notebook was graded, missing or left for manual grading."""
-    return result["complete"] and all(
-        n["status"] in ("graded", "missing") or n["status"].startswith("needs manual")
-        for n in result["notebooks"].values()
-    )
+    return result.complete and all(is_settled(n.status) for n in result.notebooks.values())
 
 
-def grade_student(task: Task) -> dict:
+def grade_student(task: Task) -> StudentResult:
     """Grade every notebook of one student (see module docstring).
 
     Inputs:
     - task: a Task.
     Returns:
-    - dict with "student", "complete" (False only when grading itself broke), "notebooks"
-      ({nb: {"status", "score", "max_score", "cells", "repairs", "notes", "timing"}}), "log" (lines),
-      "seconds", "shard" (gradebook bytes or None), "autograded" ({nb: notebook JSON}),
-      "feedback" ({nb: HTML}), and "zygote" ({"preload_seconds", "kernels" it forked for this student,
-      "resets": students the zygote served before this one}) when one ran, "limits" (["<notebook>: cell N
-      (grade id): <cause>"] for each cell that a limit stopped).
+    - a StudentResult (autograder.records): complete is False only when grading itself broke; shard, autograded
+      and feedback carry the gradebook bytes, notebooks and pages; zygote is set when a zygote forked the
+      kernels; limits lists each cell that a limit stopped.
     """
     start = time.perf_counter()
     ws = Path(task.work)
     layout = course_layout(Path(task.template) / "release")
-    result = {
-        "student": task.student,
-        "complete": True,
-        "notebooks": {},
-        "log": [],
-        "seconds": 0.0,
-        "shard": None,
-        "autograded": {},
-        "feedback": {},
-    }
-    subs = {s["notebook"]: s for s in task.notebooks}
+    result = StudentResult(student=task.student)
+    subs = {s.notebook: s for s in task.notebooks}
     zyg = None
     try:
         kernel_env = kernel_environment(task)
-        if any(s["status"] == "ok" and s.get("path") for s in task.notebooks) and zygotes_enabled():
+        if any(s.ready for s in task.notebooks) and zygotes_enabled():
             if ws.exists():
                 shutil.rmtree(ws)  # a workspace kept by an earlier run
             ws, zyg = _claim_slot(task, kernel_env)
             if procs.cgroup_base() is None:  # a weaker bound on a student's processes: say so, once
-                _say_once(result["log"], f"WARNING process limit: {procs.bound()}")
+                _say_once(result.log, f"WARNING process limit: {procs.bound()}")
         todo = _prepare(task, ws)
-        graded = _graded_or_not(task, ws, todo, layout, kernel_env, result["log"])
+        graded = _graded_or_not(task, ws, todo, layout, kernel_env, result.log)
         for notebook in layout:
-            sub = subs.get(notebook, {"notebook": notebook, "status": "missing", "repairs": []})
+            sub = subs.get(notebook) or Submission.missing(task.student, notebook)
             _record_notebook(result, task, notebook, sub, layout, graded)
         if todo and (ws / "gradebook.db").exists():
-            result["shard"] = (ws / "gradebook.db").read_bytes()
+            result.shard = (ws / "gradebook.db").read_bytes()
     except Exception as exc:  # the workspace itself broke: report, let the caller retry on a later run
-        result["complete"] = False
-        result["error"] = why = f"grading failed: {type(exc).__name__}: {one_line(str(exc), 200)}"
-        result["log"].append(f"FAILED {task.student}: {why}\n{traceback.format_exc()}")
+        result.complete = False
+        result.error = why = Status.FAILED.detail(f"{type(exc).__name__}: {one_line(str(exc), 200)}")
+        result.log.append(f"FAILED {task.student}: {why}\n{traceback.format_exc()}")
         for notebook in layout:
-            if notebook not in result["notebooks"]:
-                result["notebooks"][notebook] = NotebookResult.failed(
-                    notebook, layout[notebook]["tests"], why, subs.get(notebook, {}).get("repairs", [])
-                ).to_dict()
+            if notebook not in result.notebooks:
+                repairs = subs[notebook].repairs if notebook in subs else []
+                result.notebooks[notebook] = NotebookResult.failed(notebook, layout[notebook]["tests"], why, repairs)
     finally:
         if zyg is not None:
-            result["zygote"] = zyg.report()
+            result.zygote = zyg.report()
         else:
             launcher.uninstall_kernel(ws)
-    result["seconds"] = round(time.perf_counter() - start, 3)
+    result.seconds = round(time.perf_counter() - start, 3)
     prefix = f"LIMIT {task.student}/"
-    result["limits"] = [line[len(prefix) :] for line in result["log"] if line.startswith(prefix)]
+    result.limits = [line[len(prefix) :] for line in result.log if line.startswith(prefix)]
     clean = _is_clean(result)
     if zyg is not None and (task.keep_work or not clean):
         shutil.copytree(ws, task.work, symlinks=True)  # the slot goes on to the next student

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from autograder import term
 from autograder.contract import ASSIGNMENT, NOTEBOOKS, max_score, written_max_score
-from autograder.records import Results
+from autograder.records import Results, Status, was_graded
 
 NBGRADER_COLUMNS = [
     "assignment",
@@ -118,7 +118,7 @@ def student_totals(notebooks):
             notes.append(f"{nb}: score pending ({row['status']})")
         else:
             score += row["score"] + (row.get("written_score") or 0.0)
-        if row["status"] != "graded":
+        if row["status"] != Status.GRADED:
             notes.append(f"{nb}: {row['status']}")
         waiting += [f"{nb}/{gid}" for gid in row.get("ungraded", [])]
     if waiting:
@@ -284,9 +284,9 @@ def student_comment(notebooks):
         points = _notebook_points(row)
         top = (row["max_score"] if row and row["max_score"] is not None else max_score(nb)) + written_max_score(nb)
         part = f"{nb}: {0 if points is None else points:g} / {top:g}"
-        if row is None or row["status"] == "missing":
+        if row is None or row["status"] == Status.MISSING:
             part += " (not submitted)"
-        elif row["status"] != "graded" and not row["status"].startswith("needs manual grading"):
+        elif not was_graded(row["status"]):
             part += " (could not be graded: see your feedback page)"
         parts.append(part)
     return "Autograded and hand-graded points: " + "; ".join(parts) + ". Your feedback pages explain each score."

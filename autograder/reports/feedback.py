@@ -22,6 +22,7 @@ from pathlib import Path
 import nbformat
 
 from autograder import contract, paths
+from autograder.records import Status, is_settled
 from autograder.reports import nbhtml
 from autograder.reports.sanitize import ANCHOR, sanitize
 from autograder.text import one_line
@@ -68,7 +69,7 @@ def with_submitted_outputs(graded, submitted):
 # What a student's page says instead of the grader's own words: a check that could not decide tells the TA
 # why (a model cache to fetch, an environment variable to set); the student only needs to know a person grades
 # it. The full reason stays in grading.log, grades_by_cell.csv and the TA's index.
-FOR_STUDENT_MANUAL = "needs manual grading: a TA grades this cell by hand"
+FOR_STUDENT_MANUAL = Status.NEEDS_MANUAL.detail("a TA grades this cell by hand")
 _UNGRADABLE_LINE = re.compile(r"^UNGRADABLE (\S+?):? .*$", re.M)
 
 
@@ -112,7 +113,7 @@ def for_students(text):
 
 def student_note(note):
     """A cell's one-line note as a student reads it: a cell a person grades says only that."""
-    if str(note).startswith("needs manual grading"):
+    if Status.NEEDS_MANUAL.starts(note):
         return FOR_STUDENT_MANUAL
     return for_students(note)
 
@@ -200,13 +201,13 @@ def summary_markdown(summary, student):
         f"# Feedback: {_esc(summary['notebook'])}.ipynb, {_esc(student)}",
         "",
         f"**Autograded score: {_fmt(summary['score'])} / {_fmt(summary['max_score'])}**"
-        + ("" if summary["status"] == "graded" else f" (status: {_esc(for_students(summary['status']))})"),
+        + ("" if summary["status"] == Status.GRADED else f" (status: {_esc(for_students(summary['status']))})"),
         "",
     ]
     if summary.get("cells"):
         lines += ["| graded cell | score | message |", "|---|---|---|"]
         for c in summary["cells"]:
-            score = "needs manual grading" if c["score"] is None else f"{_fmt(c['score'])} / {_fmt(c['max_score'])}"
+            score = Status.NEEDS_MANUAL if c["score"] is None else f"{_fmt(c['score'])} / {_fmt(c['max_score'])}"
             note = "" if c["note"] == "passed" else _esc(student_note(c["note"]))
             lines.append(f"| `{c['grade_id']}` | {score} | {note} |")
         lines.append("")
@@ -287,7 +288,7 @@ def annotate(nb, summary, student):
             c = verdicts.pop(gid)
             anchor = f'<a id="{ANCHOR}{c["grade_id"]}"></a>'
             if c["score"] is None:
-                text = f"**{c['grade_id']}: needs manual grading** — a TA grades this cell by hand"
+                text = f"**{c['grade_id']}: {Status.NEEDS_MANUAL}** — a TA grades this cell by hand"
             elif c["note"] == "passed":
                 text = f"**{c['grade_id']}: {_fmt(c['score'])} / {_fmt(c['max_score'])}** — passed"
             else:
@@ -379,9 +380,9 @@ def rerender(out, students=None):
 def attention(row, repairs):
     """Why a TA should look at one grades.csv row (a list of short reasons; empty when nothing stands out)."""
     why = []
-    if row["status"] not in ("graded", "missing") and not row["status"].startswith("needs manual grading"):
+    if not is_settled(row["status"]):
         why.append(row["status"])
-    if row["status"] == "graded" and row["score"] in ("0", ""):
+    if row["status"] == Status.GRADED and row["score"] in ("0", ""):
         why.append("no autograded points")
     if row.get("ungraded"):
         why.append(f"to grade by hand: {row['ungraded']}")

@@ -21,13 +21,13 @@ import pandas as pd
 from autograder import envvars
 from autograder.contract import NOTEBOOKS
 from autograder.paths import ROOT
-from autograder.records import HAND_GRADED, WAITING, not_graded_yet
+from autograder.records import HAND_GRADED, WAITING, Status, not_graded_yet, was_graded
 from autograder.reports.export import export, natural_key, use_term_files
 from autograder.term import TermError
 from autograder.text import one_line
 
 NOTEBOOK = ROOT / "notebooks" / "grade_report.ipynb"
-MANUAL = "needs manual grading"  # status prefix of a graded submission with a cell a person must grade
+MANUAL = Status.NEEDS_MANUAL.value  # status prefix of a graded submission with a cell a person must grade
 NOT_ATTEMPTED = "NotImplementedError"  # what a cell left as released raises
 COLUMNS = {
     "grades.csv": ["student", "notebook", "score", "max_score", "status"],
@@ -213,12 +213,12 @@ def _count_kinds(texts, label, count):
 
 def is_graded(status):
     """True for a submission that was graded, including one with a cell left to a person."""
-    return status == "graded" or status.startswith(MANUAL)
+    return was_graded(status)
 
 
 def failures_by_kind(grades):
     """Submissions not graded, or graded with a cell left to a person, counted by kind of status."""
-    return _count_kinds(grades.loc[grades["status"] != "graded", "status"], "reason", "submissions")
+    return _count_kinds(grades.loc[grades["status"] != Status.GRADED, "status"], "reason", "submissions")
 
 
 def repairs_by_kind(repairs):
@@ -253,7 +253,7 @@ def student_table(grades):
     table["total"] = grades.groupby("student")["score"].sum()
     table["max_total"] = grades.groupby("student")["max_score"].sum()
     table["percent"] = (100 * table["total"] / table["max_total"]).round(1)
-    failed = grades[grades["status"] != "graded"]
+    failed = grades[grades["status"] != Status.GRADED]
     notes = (failed["notebook"] + ": " + failed["status"]).groupby(failed["student"]).agg("; ".join)
     table["notes"] = notes.reindex(table.index).fillna("")
     order = sorted(table.index, key=natural_key)

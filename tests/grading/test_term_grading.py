@@ -8,6 +8,7 @@ import pytest
 
 from autograder import contract, records, term
 from autograder.grading import discover, pipeline, times
+from autograder.grading.ingest import Submission
 from tests.fixtures import term as term_fixture
 
 COURSE = term_fixture.COURSE
@@ -120,7 +121,8 @@ def test_canvas_late_marker_is_kept(tmp_path):
 
 def test_canvas_late_without_time_is_recorded(tmp_path):
     """Is a Canvas-late submission without any time recorded as 'late (time unknown)'?"""
-    students = {"leeanna~canvas1234": [{"lms": {"lms": "canvas", "user_id": "1234", "late": True}}]}
+    lms = {"lms": "canvas", "user_id": "1234", "late": True}
+    students = {"leeanna~canvas1234": [Submission.missing("leeanna~canvas1234", "toy", lms=lms)]}
     found, _ = times.evidence(tmp_path, students)
     assert found == {"leeanna~canvas1234": (term.UNKNOWN_TIME, "canvas _LATE")}
 
@@ -130,7 +132,7 @@ def test_timestamp_wins_over_submitted_csv(tmp_path):
     (tmp_path / "subs" / "李明").mkdir(parents=True)
     (tmp_path / "subs" / "李明" / "timestamp.txt").write_text("2023-04-01 00:00:00.000000 UTC")
     (tmp_path / "s.csv").write_text("student,submitted_at\n李明,2023-05-01T00:00:00Z\n", encoding="utf-8")
-    found, _ = times.evidence(tmp_path / "subs", {"李明": [{}]}, tmp_path / "s.csv")
+    found, _ = times.evidence(tmp_path / "subs", {"李明": [Submission.missing("李明", "toy")]}, tmp_path / "s.csv")
     assert found["李明"] == ("2023-04-01T00:00:00+00:00", "timestamp.txt")
 
 
@@ -138,7 +140,7 @@ def test_bad_timestamp_is_logged_not_guessed(tmp_path):
     """Is a timestamp.txt that does not parse ignored with a log line naming the file, and no time guessed?"""
     (tmp_path / "李明").mkdir()
     (tmp_path / "李明" / "timestamp.txt").write_text("last tuesday")
-    found, log = times.evidence(tmp_path, {"李明": [{}]})
+    found, log = times.evidence(tmp_path, {"李明": [Submission.missing("李明", "toy")]})
     assert (found, len(log), "timestamp.txt:1" in log[0]) == ({}, 1, True)
 
 
@@ -150,7 +152,8 @@ def test_worksheet_time_used_for_moodle_students(tmp_path):
         'Participant 123,Jane Doe,"Saturday, 1 April 2023, 12:05 AM",\n'
     )
     (tmp_path / "s.csv").write_text("student,submitted_at\nJane Doe~moodle123,2023-05-01T00:00:00Z\n")
-    students = {"Jane Doe~moodle123": [{"lms": {"lms": "moodle", "user_id": "123"}}]}
+    lms = {"lms": "moodle", "user_id": "123"}
+    students = {"Jane Doe~moodle123": [Submission.missing("Jane Doe~moodle123", "toy", lms=lms)]}
     found, _ = times.evidence(tmp_path, students, tmp_path / "s.csv", ws, "America/Toronto")
     assert found == {"Jane Doe~moodle123": ("2023-04-01T00:05:00-04:00", "worksheet")}
 
