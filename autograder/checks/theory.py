@@ -267,19 +267,25 @@ def _eps_cases():
     return out
 
 
+def _eps_answers(fn, name):
+    """Per case of _eps_cases: (x, X, t, lam, call, the student's ε, the ridge w), inputs checked unchanged;
+    the reference ridge_closed_form is lent to the student's code."""
+    require_notebook_defined(fn, name)
+    for x, X, t, lam in _eps_cases():
+        X_in, t_in = X.copy(), t.copy()
+        call = f"{name}(x={x}, X, t, lam={lam}) with n = {len(X)}"
+        with substituted(fn, ridge_closed_form=ref.ridge_closed_form):
+            got = _number(fn(x, X_in, t_in, lam), call, "the step size ε")
+        _expect_unchanged(X, X_in, "X", call)
+        _expect_unchanged(t, t_in, "t", call)
+        yield x, X, t, lam, call, got, pristine.float(_ridge(X[:, None], t, lam)[0])
+
+
 @check("eps_to_zero_logit")
 def check_eps_to_zero_logit(eps_to_zero_logit) -> None:
     """ε = x / w for the 1-D ridge w, checked with the reference ridge_closed_form lent to the student's code."""
-    require_notebook_defined(eps_to_zero_logit, "eps_to_zero_logit")
-    for x, X, t, lam in _eps_cases():
+    for x, X, t, lam, call, got, w in _eps_answers(eps_to_zero_logit, "eps_to_zero_logit"):
         n = len(X)
-        X_in, t_in = X.copy(), t.copy()
-        call = f"eps_to_zero_logit(x={x}, X, t, lam={lam}) with n = {n}"
-        with substituted(eps_to_zero_logit, ridge_closed_form=ref.ridge_closed_form):
-            got = _number(eps_to_zero_logit(x, X_in, t_in, lam), call, "the step size ε")
-        _expect_unchanged(X, X_in, "X", call)
-        _expect_unchanged(t, t_in, "t", call)
-        w = pristine.float(_ridge(X[:, None], t, lam)[0])
         want = x / w
         if _close(got, want):
             continue
@@ -309,16 +315,7 @@ def check_eps_to_zero_logit(eps_to_zero_logit) -> None:
 @check("eps_fgsm_to_zero_logit")
 def check_eps_fgsm_to_zero_logit(eps_fgsm_to_zero_logit) -> None:
     """ε = x·sgn(w) = |x| for the 1-D ridge w, whatever λ; the reference ridge_closed_form is lent."""
-    require_notebook_defined(eps_fgsm_to_zero_logit, "eps_fgsm_to_zero_logit")
-    for x, X, t, lam in _eps_cases():
-        n = len(X)
-        X_in, t_in = X.copy(), t.copy()
-        call = f"eps_fgsm_to_zero_logit(x={x}, X, t, lam={lam}) with n = {n}"
-        with substituted(eps_fgsm_to_zero_logit, ridge_closed_form=ref.ridge_closed_form):
-            got = _number(eps_fgsm_to_zero_logit(x, X_in, t_in, lam), call, "the step size ε")
-        _expect_unchanged(X, X_in, "X", call)
-        _expect_unchanged(t, t_in, "t", call)
-        w = pristine.float(_ridge(X[:, None], t, lam)[0])
+    for x, _X, _t, lam, call, got, w in _eps_answers(eps_fgsm_to_zero_logit, "eps_fgsm_to_zero_logit"):
         sign = 1.0 if w > 0 else -1.0
         want = x * sign  # w (x − ε sgn w) = 0
         if _close(got, want):
