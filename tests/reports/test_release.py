@@ -14,6 +14,7 @@ from tests.fixtures import term as term_fixture
 from tests.fixtures.lms_rules import canvas_accepts, moodle_accepts, names
 
 DUE = "2023-03-31T23:59:00-04:00"
+TOTAL = sum(contract.max_score(nb) for nb in contract.NOTEBOOKS)  # every autograded point of the course
 # student id: (shown name, moodle participant id, canvas login, canvas user id, canvas file id, days late)
 STUDENTS = {
     "李明": ("李明", "101", "liming", "201", "301", 2),
@@ -104,11 +105,11 @@ def test_moodle_worksheet_has_the_columns_the_importer_needs(moodle):
 
 
 def test_moodle_worksheet_carries_penalty_and_late_note(moodle):
-    """Does 李明's worksheet row give 'Participant 101', the penalised grade (31 - 20 %) and the late note?"""
+    """Does 李明's worksheet row give 'Participant 101', the penalised grade (the total − 20 %) and the late note?"""
     out, _ = moodle
     with open(out / "release" / "moodle_worksheet.csv", encoding="utf-8") as f:
         row = next(r for r in csv.DictReader(f) if r["Identifier"] == "Participant 101")
-    assert (row["Grade"], "late" in row["Feedback comments"]) == ("24.8", True)
+    assert (row["Grade"], "late" in row["Feedback comments"]) == (str(round(TOTAL * 0.8, 2)), True)
 
 
 def test_canvas_zip_names_carry_user_and_file_ids(canvas):
@@ -183,11 +184,11 @@ def test_student_without_lms_id_is_held_back(tmp_path):
 
 
 def test_lms_applies_late_policy_releases_raw(tmp_path):
-    """With --lms-applies-late-policy, does the worksheet carry 李明's raw 31?"""
+    """With --lms-applies-late-policy, does the worksheet carry 李明's raw total?"""
     out = write_out(tmp_path / "out", "moodle", pending=False)
     release.release(out, "moodle", lms_applies_late_policy=True)
     text = (out / "release" / "moodle_worksheet.csv").read_text(encoding="utf-8")
-    assert next(csv.DictReader(io.StringIO(text)))["Grade"] == "31"
+    assert next(csv.DictReader(io.StringIO(text)))["Grade"] == str(TOTAL)
 
 
 def test_real_feedback_pages_pass_the_leak_check(tmp_path_factory):

@@ -12,11 +12,13 @@ from tests.fixtures import term as term_fixture
 GRADES = ["student", "notebook", "score", "max_score", "status", "written_score", "written_max_score", "ungraded"]
 LATE = ["submitted_as", "submitted_at", "due", "late_units", "late_penalty"]
 DUE = "2023-03-31T23:59:00-04:00"
+TOTAL = sum(contract.max_score(nb) for nb in contract.NOTEBOOKS)  # every autograded point of the course
+PENALTY, PENALISED = round(TOTAL * 0.2, 2), round(TOTAL * 0.8, 2)  # 李明: 2 days late, 20 %
 
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
-    """grades.csv of two students with every autograded point (31) and no written answers: 李明 2 days late (20 %
+    """grades.csv of two students with every autograded point (TOTAL) and no written answers: 李明 2 days late (20 %
     of each notebook's raw score in late_penalty), Zoë Ñúñez on time; exported penalised and with
     lms_applies_late_policy."""
     out = tmp_path_factory.mktemp("term_exports")
@@ -49,34 +51,35 @@ def read(path):
 
 
 def test_nbgrader_csv_fills_nbgrader_late_columns(exported):
-    """Does nbgrader_grades.csv give 李明's due date and time in nbgrader's UTC form, raw 31, penalty 6.2, score 24.8?"""
+    """Does nbgrader_grades.csv give 李明's due date and time in nbgrader's UTC form, the raw total, a 20 % penalty
+    and the penalised score?"""
     row = next(r for r in read(exported / "export" / "nbgrader_grades.csv") if r["student_id"] == "李明")
     got = [row[k] for k in ("duedate", "timestamp", "raw_score", "late_submission_penalty", "score")]
-    assert got == ["2023-04-01 03:59:00", "2023-04-02 06:59:00", "31.0", "6.2", "24.8"]
+    assert got == ["2023-04-01 03:59:00", "2023-04-02 06:59:00", str(float(TOTAL)), str(PENALTY), str(PENALISED)]
 
 
 def test_nbgrader_csv_on_time_has_no_penalty(exported):
     """Is an on-time student's late_submission_penalty 0 and score the raw score?"""
     row = next(r for r in read(exported / "export" / "nbgrader_grades.csv") if r["student_id"] == "Zoë Ñúñez")
-    assert (row["late_submission_penalty"], row["score"]) == ("0.0", "31.0")
+    assert (row["late_submission_penalty"], row["score"]) == ("0.0", str(float(TOTAL)))
 
 
 def test_moodle_worksheet_carries_penalised_grade(exported):
-    """Does the Moodle worksheet give 李明 (2 days late, 20 %) 24.8 instead of 31?"""
+    """Does the Moodle worksheet give 李明 (2 days late, 20 %) the penalised total instead of the raw one?"""
     row = next(r for r in read(exported / "export" / "moodle_grades.csv") if r["Full name"] == "李明")
-    assert row["Grade"] == "24.8"
+    assert row["Grade"] == str(PENALISED)
 
 
 def test_canvas_carries_penalised_score(exported):
-    """Does the Canvas import carry 李明's penalised score 24.8?"""
+    """Does the Canvas import carry 李明's penalised score?"""
     row = next(r for r in read(exported / "export" / "canvas_grades.csv") if r["Student"] == "李明")
-    assert row["a3 (autograder)"] == "24.8"
+    assert row["a3 (autograder)"] == str(PENALISED)
 
 
 def test_lms_applies_late_policy_keeps_raw(exported):
-    """With --lms-applies-late-policy, does the Canvas import carry 李明's raw score 31 (Canvas deducts itself)?"""
+    """With --lms-applies-late-policy, does the Canvas import carry 李明's raw score (Canvas deducts itself)?"""
     row = next(r for r in read(exported / "lms_applies" / "canvas_grades.csv") if r["Student"] == "李明")
-    assert row["a3 (autograder)"] == "31"
+    assert row["a3 (autograder)"] == str(TOTAL)
 
 
 def test_feedback_page_says_late_and_cost(fed_back):
