@@ -64,7 +64,9 @@ _LIMITS = "autograder/sandbox/limits.py"
 _BWRAP = "autograder/sandbox/bwrap.py"
 _KERNEL = "autograder/sandbox/kernel.py"
 _LAUNCHER = "autograder/sandbox/launcher.py"
-_ZYGOTE = "autograder/sandbox/zygote.py"
+_ZYGOTE_CLIENT = "autograder/sandbox/zygote/client.py"
+_ZYGOTE_SERVER = "autograder/sandbox/zygote/server.py"
+_SLOT = "autograder/sandbox/slot.py"
 _RUNNER = "autograder/grading/runner.py"
 _WORKER = "autograder/grading/worker.py"
 _EXECUTE = "autograder/grading/execute.py"
@@ -108,7 +110,7 @@ VARIABLES = (
         "`0`: no zygotes, every kernel starts in a bubblewrap sandbox of its own",
         "1",
         (USER,),
-        (_WORKER,),
+        (_SLOT,),
     ),
     Var(
         MEM_LIMIT_MB, "a kernel's data segment cap (RLIMIT_DATA), MiB; 0: none", "6144", _LIMIT_WRITERS, _LIMIT_READERS
@@ -200,29 +202,29 @@ VARIABLES = (
         EVENTS_FD,
         "an inherited fd of the sandbox event log (`.sandbox/sandbox-events.log`), where SANDBOX lines go",
         None,
-        (_LAUNCHER, _ZYGOTE),
+        (_LAUNCHER, _ZYGOTE_CLIENT),
         (_KERNEL,),
     ),
     Var(
         ZYGOTE_FD,
         "the zygote's inherited listening socket (kernel requests from launchers)",
         None,
-        (_ZYGOTE,),
-        (_ZYGOTE,),
+        (_ZYGOTE_CLIENT,),
+        (_ZYGOTE_SERVER,),
     ),
     Var(
         ZYGOTE_CONTROL_FD,
         "the zygote's inherited control socket (`reset`, `check` from the grading side)",
         None,
-        (_ZYGOTE,),
-        (_ZYGOTE,),
+        (_ZYGOTE_CLIENT,),
+        (_ZYGOTE_SERVER,),
     ),
     Var(
         ZYGOTE_VARS,
         "JSON of the kernel variables the zygote started with; a request with others is declined",
         "{}",
-        (_ZYGOTE,),
-        (_ZYGOTE,),
+        (_ZYGOTE_CLIENT,),
+        (_ZYGOTE_SERVER,),
     ),
     Var(SANDBOX, "`1` in every sandboxed process (nothing in the kit reads it)", None, (_BWRAP,), ()),
     Var(

@@ -18,8 +18,8 @@ from nbgrader.preprocessors import Execute
 from traitlets import DottedObjectName, Type
 
 from autograder import envvars
-from autograder.sandbox import zygote
 from autograder.sandbox.limits import limits, out_of_memory, timed_out
+from autograder.sandbox.zygote import client as zygote
 
 LIMIT_ERROR = "StoppedByGrader"  # ename of the error output that says which limit stopped a cell
 MEMORY_SIGNS = ("DefaultCPUAllocator: can't allocate memory", "Cannot allocate memory")  # torch, errno 12

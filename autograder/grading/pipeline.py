@@ -20,6 +20,7 @@ from autograder.grading import discover, ingest, scheduler, times, worker
 from autograder.grading.ingest import Submission
 from autograder.records import Results, Status, StudentResult
 from autograder.reports import feedback, similarity
+from autograder.sandbox import slot
 
 IngestFn = Callable[[Path | str, Path | str, list[str]], list[Submission]]  # (submissions, staging, notebooks)
 
@@ -202,8 +203,8 @@ def grade(
     )
     worker.release_slot()  # this process's zygote, when it graded in-process
     if not scheduler_address:  # a local cluster's workers have exited: their slots are free
-        for slot in (out / ".work").glob(worker.SLOT_PREFIX + "*"):
-            shutil.rmtree(slot, ignore_errors=True)
+        for left in slot.leftovers(out / ".work"):
+            shutil.rmtree(left, ignore_errors=True)
     late = late_students(out, [t.student for t in tasks])
     if late:  # issue 24: their pages say what being late cost (computed on the final scores, as `feedback` does)
         feedback.rerender(out, students=late)

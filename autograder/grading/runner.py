@@ -26,7 +26,7 @@ from nbgrader.preprocessors import NbGraderPreprocessor
 
 from autograder import contract, envvars
 from autograder.content import build
-from autograder.sandbox import bwrap, launcher, zygote
+from autograder.sandbox import bwrap, launcher, linux
 from autograder.text import one_line
 
 
@@ -129,7 +129,7 @@ def _autograde_child(argv, cwd, env, log_path):
     os.setsid()  # its own process group, killed as a whole on time-out
     # SIGKILL when the fork server (its parent) exits with the grading worker: no orphan writes to a
     # workspace that a retry is about to reuse
-    zygote.die_with_parent()
+    linux.die_with_parent()
     fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(fd, 1)
     os.dup2(fd, 2)

@@ -5,7 +5,7 @@ The workspace is a tiny nbgrader course (`<work>/`): a copy of the template grad
 `submitted/<student>/a3/<nb>.ipynb`. One `nbgrader autograde` process (autograder.grading.runner) grades
 all of the student's notebooks, each in a fresh sandbox kernel under its own random check key (a notebook
 that run did not finish is graded again on its own). The kernels are forked
-from the worker's zygote, which has the libraries imported (autograder.sandbox.zygote). A test cell's points
+from the zygote of the worker's slot, which has the libraries imported (autograder.sandbox.slot). A test cell's points
 are kept only when its output carries the matching pass token. The result (scores, timings, log lines,
 the shard, the autograded notebooks and feedback HTML) goes back to the caller, which writes OUT.
 Kernels draw no figures (autograder.sandbox.nofigures): quick-mode plots mean nothing and cost seconds.
@@ -13,7 +13,6 @@ Kernels draw no figures (autograder.sandbox.nofigures): quick-mode plots mean no
 
 import atexit
 import functools
-import json
 import logging
 import os
 import re
@@ -35,7 +34,8 @@ from autograder.grading.execute import LIMIT_ERROR
 from autograder.grading.ingest import Submission
 from autograder.records import CellResult, NotebookResult, Status, StudentResult, is_blank_answer, is_settled
 from autograder.reports import feedback, sanitize
-from autograder.sandbox import bwrap, launcher, procs, zygote
+from autograder.sandbox import launcher, procs, slot
+from autograder.sandbox.slot import Slot
 from autograder.text import one_line
 
 log = logging.getLogger(__name__)
@@ -151,11 +151,11 @@ def verify_cell(
     return min(float(nbgrader_score), points), "passed"
 
 
-def _prepare(task, ws):
-    """Create the workspace course for `task` in `ws` (a slot is emptied but for what its zygote has
-    mounted); returns {notebook: submitted path} to grade."""
-    if ws.name.startswith(SLOT_PREFIX):
-        _empty_slot(ws)
+def _prepare(task, ws, claimed=None):
+    """Create the workspace course for `task` in `ws` (the claimed slot's workspace is emptied but for what
+    its zygote has mounted); returns {notebook: submitted path} to grade."""
+    if claimed is not None:
+        claimed.empty()
     elif ws.exists():
         shutil.rmtree(ws)
     template = Path(task.template)
@@ -187,24 +187,7 @@ def _say_once(log_lines, line):
         log_lines.append(line)
 
 
-SLOT_PREFIX = ".slot-"
-_slots = {}  # {thread: its slot workspace and zygote}, reused from student to student
-
-
-def _empty_slot(ws):
-    """Empty a slot workspace for the next student, keeping the folders its zygote has mounted (the
-    autograded folder, emptied; the bytecode package; the event and zygote logs; the kernels' runtime folder,
-    emptied)."""
-    for entry in ws.iterdir():
-        if entry.name == zygote.ROOT:
-            zygote.empty(entry)
-        elif entry.name == ".sandbox":
-            shutil.rmtree(entry / "kernels", ignore_errors=True)
-        elif entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry)
-        else:
-            entry.unlink()
-    zygote.empty(bwrap.runtime_dir(ws))
+_slots: dict[int, Slot] = {}  # {thread: its slot}, reused from student to student
 
 
 def kernel_environment(task: Task) -> dict[str, str]:
@@ -225,59 +208,50 @@ def kernel_environment(task: Task) -> dict[str, str]:
     return env
 
 
-def zygotes_enabled() -> bool:
-    """True when kernels come from a zygote: bubblewrap is available and A3_ZYGOTE is not 0."""
-    return bwrap.available() and envvars.get(envvars.ZYGOTE) != "0"
-
-
 def warm_up(task: Task) -> None:
     """Start, in this thread, what every student's grading waits for the first time: the slot's zygote (it
     imports the libraries, about 5 s) and nbgrader's fork server (it imports nbgrader, about 3 s). Both start
     in the background, so a caller can ingest meanwhile; the first task like `task` (same template, threads
     and environment) then finds them started. Without zygotes only the fork server starts."""
-    if zygotes_enabled():
-        _claim_slot(task, kernel_environment(task))
-        _slots[threading.get_ident()]["unused"] = True
+    if slot.available():
+        _slot_for(task, kernel_environment(task))
     runner.start_fork_server()
 
 
-def _claim_slot(task, kernel_env):
-    """This thread's slot workspace next to task.work, and its zygote, ready for the task's student.
-
-    The zygote of the previous student is reset (every process of its sandbox but itself killed, its
-    /tmp and home emptied) and reused when it was started with the same kernel environment; otherwise,
-    or when it does not confirm the reset, a fresh slot and zygote replace it. One that warm_up started and
-    no student has used is taken as it is.
-
-    Returns:
-    - (slot workspace Path, Zygote)
-    """
+def _slot_for(task, kernel_env):
+    """This thread's slot for the task's kernel environment, next to task.work: the one it had when that
+    still serves, else a fresh one (the old one stopped)."""
     parent = Path(task.work).parent.resolve()
     source_env = dict(build.nbgrader_env(parent), NBGRADER_EXECUTION="autograde")
     source_env.update(kernel_env)
-    signature = json.dumps(bwrap.kernel_variables(source_env, list(kernel_env)), sort_keys=True)
     thread = threading.get_ident()  # a worker with several threads grades several students at once
     old = _slots.get(thread)
-    if old and old["parent"] == parent and old["signature"] == signature:
-        if old.pop("unused", False) or old["zygote"].reset():  # a zygote no student has used needs no reset
-            return old["ws"], old["zygote"]
+    if old and old.serves(parent, source_env, list(kernel_env)):
+        return old
     release_slot(thread)
-    ws = parent / f"{SLOT_PREFIX}{os.getpid()}-{secrets.token_hex(3)}"
-    ws.mkdir(parents=True)
-    zyg = zygote.start(ws, source_env, list(kernel_env))
-    _slots[thread] = {"parent": parent, "signature": signature, "ws": ws, "zygote": zyg}
-    return ws, zyg
+    _slots[thread] = Slot.start(parent, source_env, list(kernel_env))
+    return _slots[thread]
+
+
+def _claim_slot(task, kernel_env) -> Slot:
+    """This thread's slot, ready for the task's student (see `Slot.claim`): one that warm_up started and no
+    student has used is taken as it is, any other is reset, and one that does not confirm its reset is
+    replaced by a fresh slot."""
+    claimed = _slot_for(task, kernel_env)
+    if not claimed.claim():
+        release_slot(threading.get_ident())
+        claimed = _slot_for(task, kernel_env)
+        claimed.claim()
+    return claimed
 
 
 def release_slot(thread: int | None = None) -> None:
-    """Stop a thread's zygote (every thread's by default) and remove its slot workspace: at exit, at the
-    end of an in-process run, or when a fresh one replaces it."""
+    """Stop a thread's slot (every thread's by default): at exit, at the end of an in-process run, or when a
+    fresh one replaces it."""
     for key in [thread] if thread is not None else list(_slots):
         old = _slots.pop(key, None)
         if old:
-            old["zygote"].stop()
-            launcher.uninstall_kernel(old["ws"])
-            shutil.rmtree(old["ws"], ignore_errors=True)
+            old.stop()
 
 
 atexit.register(release_slot)
@@ -533,16 +507,17 @@ def grade_student(task: Task) -> StudentResult:
     layout = course_layout(Path(task.template) / "release")
     result = StudentResult(student=task.student)
     subs = {s.notebook: s for s in task.notebooks}
-    zyg = None
+    claimed = None
     try:
         kernel_env = kernel_environment(task)
-        if any(s.ready for s in task.notebooks) and zygotes_enabled():
+        if any(s.ready for s in task.notebooks) and slot.available():
             if ws.exists():
                 shutil.rmtree(ws)  # a workspace kept by an earlier run
-            ws, zyg = _claim_slot(task, kernel_env)
+            claimed = _claim_slot(task, kernel_env)
+            ws = claimed.workspace
             if procs.cgroup_base() is None:  # a weaker bound on a student's processes: say so, once
                 _say_once(result.log, f"WARNING process limit: {procs.bound()}")
-        todo = _prepare(task, ws)
+        todo = _prepare(task, ws, claimed)
         graded = _graded_or_not(task, ws, todo, layout, kernel_env, result.log)
         for notebook in layout:
             sub = subs.get(notebook) or Submission.missing(task.student, notebook)
@@ -558,16 +533,16 @@ def grade_student(task: Task) -> StudentResult:
                 repairs = subs[notebook].repairs if notebook in subs else []
                 result.notebooks[notebook] = NotebookResult.failed(notebook, layout[notebook]["tests"], why, repairs)
     finally:
-        if zyg is not None:
-            result.zygote = zyg.report()
+        if claimed is not None:
+            result.zygote = claimed.report()
         else:
             launcher.uninstall_kernel(ws)
     result.seconds = round(time.perf_counter() - start, 3)
     prefix = f"LIMIT {task.student}/"
     result.limits = [line[len(prefix) :] for line in result.log if line.startswith(prefix)]
     clean = _is_clean(result)
-    if zyg is not None and (task.keep_work or not clean):
+    if claimed is not None and (task.keep_work or not clean):
         shutil.copytree(ws, task.work, symlinks=True)  # the slot goes on to the next student
-    elif clean and not task.keep_work and ws.exists() and zyg is None:
+    elif clean and not task.keep_work and ws.exists() and claimed is None:
         shutil.rmtree(ws, ignore_errors=True)
     return result

@@ -514,10 +514,27 @@ _OUTPUT_MIN_CHARS = 40
 _REPAIR_ID = re.compile(r"^s\d+$")  # ids ingest gives cells that had none: equal by position, not by copying
 
 
+def _coalesced(outputs: list) -> list[dict]:
+    """The outputs with each run of stream outputs of one name joined: how a kernel cuts a stream into chunks
+    depends on its timing, so two runs of one cell may differ there and nowhere else."""
+    joined = []
+    for o in outputs:
+        last = joined[-1] if joined else {}
+        if (
+            o.get("output_type") == "stream"
+            and last.get("output_type") == "stream"
+            and last.get("name") == o.get("name")
+        ):
+            last["text"] = _source({"source": last.get("text", "")}) + _source({"source": o.get("text", "")})
+        else:
+            joined.append(dict(o))
+    return joined
+
+
 def _output_texts(cell: dict) -> list[str]:
     """The text of a code cell's outputs (streams, results, errors), each long enough to mean something."""
     texts = []
-    for o in cell.get("outputs", []) or []:
+    for o in _coalesced(cell.get("outputs", []) or []):
         if o.get("output_type") == "stream":
             text = _source({"source": o.get("text", "")})
         elif o.get("output_type") == "error":

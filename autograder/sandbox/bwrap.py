@@ -23,6 +23,7 @@ from autograder import envvars, paths
 
 PACKAGE_MOUNT = "/opt/a3"  # where the bytecode copy of `autograder` appears inside the sandbox
 SANDBOX_HOME = "/tmp/home"
+STATE = ".sandbox"  # the workspace's sandbox state: the bytecode package, kernelspecs, event and zygote logs
 EVENTS_FILE = "sandbox-events.log"
 FORWARDED_ENV = (
     "NBGRADER_EXECUTION",
@@ -130,7 +131,7 @@ def prepare_workspace(workspace) -> tuple[Path, Path]:
     - (state folder Path, runtime folder Path)
     """
     workspace = Path(workspace).resolve()
-    state = workspace / ".sandbox"
+    state = workspace / STATE
     state.mkdir(parents=True, exist_ok=True)
     if not (state / "lib" / "autograder" / "sandbox" / "kernel.pyc").exists():
         build_package_copy(state / "lib")
@@ -151,7 +152,7 @@ def read_events(workspace, clear=True) -> list[str]:
 
     With clear=True the log is emptied, so calling this after each notebook attributes lines to it.
     """
-    path = Path(workspace) / ".sandbox" / EVENTS_FILE
+    path = Path(workspace) / STATE / EVENTS_FILE
     if not path.exists():
         return []
     lines = [line for line in path.read_text(errors="replace").splitlines() if line.strip()]
@@ -247,7 +248,7 @@ def bwrap_command(workspace, cwd, connection_file, sockets, env, module="autogra
         cmd += ["--dev-bind-try", str(dev), str(dev)]
     for p in python_roots + [sys.prefix]:
         cmd += ["--ro-bind", p, p]
-    cmd += ["--ro-bind", str(Path(workspace) / ".sandbox" / "lib"), PACKAGE_MOUNT]
+    cmd += ["--ro-bind", str(Path(workspace) / STATE / "lib"), PACKAGE_MOUNT]
     for _, (host, inside) in _model_caches():
         cmd += ["--ro-bind", host, inside]
     cmd += ["--bind", str(cwd), str(cwd), "--chdir", str(cwd), "--bind", str(sockets), str(sockets)]

@@ -3,7 +3,7 @@
 `install_kernel(workspace, env)` writes a private kernelspec for one student's workspace and returns
 what the nbgrader subprocess needs (kernel name, extra environment, traitlets config). The kernelspec's
 argv runs this module (`python -m autograder.sandbox.launcher launch ...`) on the host: it asks the
-workspace's zygote (`autograder.sandbox.zygote`) for the kernel, or wraps
+workspace's zygote (`autograder.sandbox.zygote.client.request`) for the kernel, or wraps
 `python -m autograder.sandbox.kernel -f {connection_file}` in `bwrap` itself (`autograder.sandbox.bwrap`).
 
 The pass-token key travels from the kernelspec to the kernel through a pipe, never through the
@@ -21,11 +21,12 @@ import sys
 from pathlib import Path
 
 from autograder import envvars
-from autograder.sandbox import zygote
+from autograder.sandbox import linux
 from autograder.sandbox.bwrap import (
     EVENTS_FILE,
     FORCED_ENV,
     NEVER_ENV,
+    STATE,
     available,
     bwrap_command,
     kernel_environment,
@@ -34,8 +35,10 @@ from autograder.sandbox.bwrap import (
     runtime_dir,
 )
 from autograder.sandbox.limits import limits
+from autograder.sandbox.zygote import client
 
 KERNEL_NAME = "python3"  # shadows the stock kernel in this workspace, so no kernel escapes the sandbox
+KERNELS = "kernels"  # the kernelspecs' folder in the workspace's sandbox state (JUPYTER_PATH)
 
 
 def install_kernel(workspace, env, sandbox=None) -> dict:
@@ -58,7 +61,7 @@ def install_kernel(workspace, env, sandbox=None) -> dict:
         raise RuntimeError("bubblewrap (bwrap) is not usable on this machine; install the Debian package 'bubblewrap'")
     lim = limits()
     state, runtime = prepare_workspace(workspace)
-    kernel_dir = state / "kernels" / KERNEL_NAME
+    kernel_dir = state / KERNELS / KERNEL_NAME
     kernel_dir.mkdir(parents=True, exist_ok=True)
     passed = sorted(k for k in env if k not in NEVER_ENV)
     argv = [
@@ -113,6 +116,13 @@ def uninstall_kernel(workspace) -> None:
     shutil.rmtree(runtime_dir(workspace), ignore_errors=True)
 
 
+def clear_kernel(workspace) -> None:
+    """Remove the workspace's kernelspec and empty its runtime folder, which stays: a running zygote has it
+    mounted, and a folder made again would not show through that mount."""
+    shutil.rmtree(Path(workspace) / STATE / KERNELS, ignore_errors=True)
+    linux.empty(runtime_dir(workspace))
+
+
 def _inside(path, root):
     """True when path is root or lies below it (both resolved)."""
     path, root = Path(path).resolve(), Path(root).resolve()
@@ -144,14 +154,14 @@ def launch(argv=None) -> None:
     kernel_env = kernel_variables(os.environ, [n for n in args.pass_env.split(",") if n])
     kernel_args = ["-f", str(connection_file)] + extra
     if args.bwrap:
-        code = zygote.request(workspace, cwd, connection_file, extra, key, kernel_env)
+        code = client.request(workspace, cwd, connection_file, extra, key, kernel_env)
         if code is not None:  # the student's zygote ran this kernel
             sys.exit(code)
     r, w = os.pipe()
     os.write(w, key.encode())
     os.close(w)
     os.set_inheritable(r, True)
-    events_path = workspace / ".sandbox" / EVENTS_FILE
+    events_path = workspace / STATE / EVENTS_FILE
     events = os.open(events_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     os.set_inheritable(events, True)
     fds = {envvars.KEY_FD: str(r), envvars.EVENTS_FD: str(events)}
@@ -161,7 +171,7 @@ def launch(argv=None) -> None:
     env = {k: v for k, v in os.environ.items() if k not in NEVER_ENV}
     env.update(FORCED_ENV)
     env.update(fds)
-    env["PYTHONPATH"] = str(workspace / ".sandbox" / "lib")
+    env["PYTHONPATH"] = str(workspace / STATE / "lib")
     os.execve(sys.executable, [sys.executable, "-m", "autograder.sandbox.kernel"] + kernel_args, env)
 
 

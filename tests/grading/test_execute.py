@@ -10,7 +10,8 @@ from nbclient import NotebookClient
 from traitlets.config import Config
 
 from autograder.grading.execute import GradingKernelClient, GradingKernelManager, ResilientExecute
-from autograder.sandbox import bwrap, launcher, zygote
+from autograder.sandbox import bwrap, launcher
+from autograder.sandbox.zygote import client
 from tests.sandbox.kernels import KERNEL_ENV
 
 
@@ -89,7 +90,7 @@ def test_sandboxed_kernels_run_back_to_back(tmp_path):
     ws = tmp_path / "ws"
     cwd = ws / "autograded" / "s" / "a3"
     cwd.mkdir(parents=True)
-    zyg = zygote.start(ws, dict(os.environ, **KERNEL_ENV), list(KERNEL_ENV))
+    zyg = client.start(ws, dict(os.environ, **KERNEL_ENV), list(KERNEL_ENV))
     try:
         info = launcher.install_kernel(ws, dict(KERNEL_ENV, A3_CHECK_KEY="k"))
         with pytest.MonkeyPatch.context() as mp:

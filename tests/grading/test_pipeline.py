@@ -10,6 +10,7 @@ import pytest
 from autograder import contract, paths
 from autograder.checks import pass_token
 from autograder.grading import pipeline, worker
+from autograder.sandbox import slot
 from tests.fixtures import toy
 
 
@@ -342,7 +343,7 @@ def test_students_share_the_workers_zygote(toy_graded):
     states = [json.loads(p.read_text()) for p in sorted((Path(out) / ".state").glob("*.json"))]
     resets = sorted(s["zygote"]["resets"] for s in states if "zygote" in s)
     assert resets == list(range(len(resets))) and len(resets) >= 3, resets
-    assert not list((Path(out) / ".work").glob(worker.SLOT_PREFIX + "*")), "expected the slot removed at the end"
+    assert not list((Path(out) / ".work").glob(slot.PREFIX + "*")), "expected the slot removed at the end"
 
 
 def test_each_notebook_records_its_kernel_start_within_its_overhead(toy_graded):

@@ -92,6 +92,22 @@ def test_shared_cell_ids_and_outputs_are_shown_beside_a_pair(graded):
     assert row(out, "nmt", "positional_encodings", "Anna Lee (2)", "Ömer Çelik")["signals"] == ""
 
 
+def test_an_output_cut_into_chunks_is_the_same_output():
+    """Is a cell's printout the same evidence whether the kernel sent it as one stream output or as several (the
+    cut depends on timing), while stdout and stderr stay apart?"""
+    text = "visible checks passed\nPASSED scaled_dot_attention with all the shapes right\n"
+    whole = {"outputs": [{"output_type": "stream", "name": "stdout", "text": text}]}
+    cut = {
+        "outputs": [
+            {"output_type": "stream", "name": "stdout", "text": text[:22]},
+            {"output_type": "stream", "name": "stdout", "text": [text[22:40], text[40:]]},
+        ]
+    }
+    apart = {"outputs": [dict(o, name=n) for o, n in zip(cut["outputs"], ("stdout", "stderr"))]}
+    assert similarity._output_texts(cut) == similarity._output_texts(whole) == [text]
+    assert similarity._output_texts(apart) != [text]
+
+
 def test_the_class_natural_answer_is_not_flagged_but_copies_are(tmp_path):
     """In a class of 40 where every student hands in the reference answer with a line or two of their own, are
     exactly the students who copied a notebook flagged (the shared reference is class-common)?"""

@@ -2,13 +2,16 @@
 its zygote, and notebooks of probe cells run with install_kernel's kernelspec. Not a test module."""
 
 import os
+import time
+from pathlib import Path
 
 import nbformat
 import pytest
 from nbclient import NotebookClient
 from traitlets.config import Config
 
-from autograder.sandbox import launcher, zygote
+from autograder.sandbox import launcher
+from autograder.sandbox.zygote import client
 
 KEY = "sandbox-test-key"
 KERNEL_ENV = {"NBGRADER_EXECUTION": "autograde"}  # the kernelspec's variables (the key is added per kernel)
@@ -24,7 +27,7 @@ def errors(cell):
 
 def start_zygote(ws):
     """The zygote of workspace ws, started with the environment execute() gives its kernels."""
-    return zygote.start(ws, dict(os.environ, **KERNEL_ENV), list(KERNEL_ENV))
+    return client.start(ws, dict(os.environ, **KERNEL_ENV), list(KERNEL_ENV))
 
 
 def execute(ws, cwd, sources, timeout=60, client_class=NotebookClient, key=KEY, uninstall=True):
@@ -63,3 +66,30 @@ def workspace(root, student):
     cwd.mkdir(parents=True)
     (ws / "gradebook.db").write_text("grades")
     return ws, cwd
+
+
+def descendants(pid):
+    """Host pids of every process below pid."""
+    children = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+            children.setdefault(ppid, []).append(int(entry.name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def wait_preloaded(ws):
+    """Wait until the zygote of ws has imported its libraries."""
+    deadline = time.monotonic() + 60
+    while "preloaded" not in (ws / ".sandbox" / "zygote.log").read_text():
+        assert time.monotonic() < deadline, "the zygote did not finish preloading in 60 s"
+        time.sleep(0.2)

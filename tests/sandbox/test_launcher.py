@@ -11,7 +11,8 @@ from traitlets.config import Config
 from autograder.checks import pass_token
 from autograder.grading.execute import ResilientExecute
 from autograder.paths import ROOT, SOURCE
-from autograder.sandbox import bwrap, launcher, limits, zygote
+from autograder.sandbox import bwrap, launcher, limits
+from autograder.sandbox.zygote import protocol
 from tests.sandbox.kernels import KEY, errors, execute, start_zygote, stdout, workspace
 
 PROBES = {  # name -> cell source; each test below reads one cell's output
@@ -61,7 +62,7 @@ def probed(request, tmp_path_factory):
         str(SOURCE / "nmt.ipynb"),
         str(ROOT / "autograder" / "content" / "reference" / "nmt.py"),
         os.path.expanduser("~/.bashrc"),
-        str(zygote.socket_path(ws)),
+        str(protocol.socket_folder(ws) / protocol.LAUNCH),
     ]
     sources = dict(PROBES, hidden=PROBES["hidden"].format(paths=hidden))
     with pytest.MonkeyPatch.context() as mp:

@@ -13,8 +13,18 @@ from jupyter_client.manager import KernelManager
 from traitlets.config import Config
 
 from autograder.checks import pass_token
-from autograder.sandbox import bwrap, launcher, zygote
-from tests.sandbox.kernels import KERNEL_ENV, errors, execute, start_zygote, stdout, workspace
+from autograder.sandbox import bwrap, launcher
+from autograder.sandbox.zygote import client, protocol
+from tests.sandbox.kernels import (
+    KERNEL_ENV,
+    descendants,
+    errors,
+    execute,
+    start_zygote,
+    stdout,
+    wait_preloaded,
+    workspace,
+)
 
 GENUINE_CHECK = (
     "import numpy as np\nfrom autograder.checks.nmt import check_fit_linear_log\n"
@@ -24,25 +34,6 @@ GENUINE_CHECK = (
 PARENT = "import os\nprint(os.getppid())"
 
 pytestmark = pytest.mark.skipif(not bwrap.available(), reason="the zygote runs in bubblewrap")
-
-
-def descendants(pid):
-    """Host pids of every process below pid."""
-    children = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            ppid = int(stat.rsplit(")", 1)[1].split()[1])
-            children.setdefault(ppid, []).append(int(entry.name))
-    found, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
 
 
 @pytest.fixture
@@ -105,7 +96,7 @@ def test_dead_zygote_falls_back_to_a_kernel_of_its_own(running):
 def test_other_environment_falls_back_and_says_so(tmp_path):
     """Is a zygote started with another environment left unused, with a line in the event log?"""
     ws, cwd = workspace(tmp_path, "bob")
-    zyg = zygote.start(ws, dict(os.environ, NBGRADER_EXECUTION="validate"), list(KERNEL_ENV))
+    zyg = client.start(ws, dict(os.environ, NBGRADER_EXECUTION="validate"), list(KERNEL_ENV))
     try:
         (cell,) = execute(ws, cwd, [PARENT])
     finally:
@@ -124,14 +115,6 @@ def test_remade_runtime_folder_falls_back_and_says_so(running):
     assert stdout(cell) == "1", f"expected a kernel of its own, saw parent {stdout(cell)!r} {errors(cell)}"
     events = bwrap.read_events(ws)
     assert any("zygote not used" in e and "does not show" in e for e in events), events
-
-
-def wait_preloaded(ws):
-    """Wait until the zygote of ws has imported its libraries."""
-    deadline = time.monotonic() + 60
-    while "preloaded" not in (ws / ".sandbox" / "zygote.log").read_text():
-        assert time.monotonic() < deadline, "the zygote did not finish preloading in 60 s"
-        time.sleep(0.2)
 
 
 def test_killed_launcher_ends_its_kernel(running):
@@ -164,7 +147,7 @@ def test_stop_ends_the_sandbox(running):
     execute(ws, cwd, [PARENT])
     zyg.stop()
     assert zyg.proc.poll() is not None and not descendants(zyg.proc.pid)
-    assert not zygote.socket_path(ws).exists()
+    assert not protocol.socket_folder(ws).exists()
 
 
 LEAVE_BEHIND = (
@@ -208,59 +191,6 @@ def test_zygote_memory_is_not_readable_from_a_kernel(running):
     assert stdout(cell) == "PermissionError", f"saw {stdout(cell)!r} {errors(cell)}"
 
 
-def test_unresponsive_zygote_is_replaced(tmp_path, monkeypatch):
-    """When a worker's zygote does not confirm a reset (here: stopped), does the next student get a fresh
-    slot and zygote instead of waiting on it?"""
-    import signal
-
-    from autograder.grading import worker
-
-    monkeypatch.setattr(zygote, "RESET_TIMEOUT", 2)
-    kernel_env = {"A3_QUICK": "1"}
-    first = worker.Task(student="s1", notebooks=[], template="", work=str(tmp_path / ".work" / "s1"))
-    second = worker.Task(student="s2", notebooks=[], template="", work=str(tmp_path / ".work" / "s2"))
-    try:
-        ws1, zyg1 = worker._claim_slot(first, kernel_env)
-        wait_preloaded(ws1)
-        assert worker._claim_slot(second, kernel_env) == (ws1, zyg1), "expected a healthy zygote to be reused"
-        (pid,) = [
-            p
-            for p in descendants(zyg1.proc.pid)  # the zygote itself, not the bwrap processes above it
-            if Path(f"/proc/{p}/cmdline").read_bytes().split(b"\0")[:3]
-            == [sys.executable.encode(), b"-m", b"autograder.sandbox.zygote"]
-        ]
-        os.kill(pid, signal.SIGSTOP)
-        ws2, zyg2 = worker._claim_slot(first, kernel_env)
-        assert zyg2 is not zyg1 and ws2 != ws1, "expected a fresh slot and zygote"
-        assert zyg1.proc.poll() is not None and not ws1.exists(), "expected the stopped one gone"
-    finally:
-        worker.release_slot()
-
-
-def test_first_student_gets_the_warmed_up_zygote_without_a_reset(tmp_path, monkeypatch):
-    """After warm_up, does the first student get the zygote it started (same slot, no reset asked of a zygote
-    nobody has used) and the fork server started, while the next student's claim resets it as before?"""
-    from autograder.grading import runner, worker
-
-    asked = []
-    real_reset = zygote.Zygote.reset
-    monkeypatch.setattr(zygote.Zygote, "reset", lambda self, timeout=None: asked.append(self) or real_reset(self))
-    monkeypatch.setattr(runner, "start_fork_server", lambda: asked.append("fork server"))
-
-    def task(student):
-        return worker.Task(student=student, notebooks=[], template="", work=str(tmp_path / ".work" / student))
-
-    try:
-        worker.warm_up(task("-"))
-        ((warm_ws, warm_zygote),) = [(slot["ws"], slot["zygote"]) for slot in worker._slots.values()]
-        assert worker._claim_slot(task("s1"), worker.kernel_environment(task("s1"))) == (warm_ws, warm_zygote)
-        assert asked == ["fork server"]
-        assert worker._claim_slot(task("s2"), worker.kernel_environment(task("s2"))) == (warm_ws, warm_zygote)
-        assert asked == ["fork server", warm_zygote]
-    finally:
-        worker.release_slot()
-
-
 def test_kernel_ends_when_nbgrader_dies(running):
     """When the process that started the kernel (nbgrader) is killed, as at the notebook time limit, does the
     forked kernel end too, instead of running on in the zygote's sandbox?"""
@@ -289,8 +219,8 @@ def test_kernel_ends_when_nbgrader_dies(running):
 
 PRELOAD_PROBE = """
 import importlib, json, os, sys, tempfile
-from autograder.sandbox import zygote
-for name in zygote.PRELOAD:
+from autograder.sandbox.zygote import server
+for name in server.PRELOAD:
     importlib.import_module(name)
 from jupyter_client.connect import write_connection_file
 from ipykernel.kernelapp import IPKernelApp

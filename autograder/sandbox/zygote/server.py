@@ -1,0 +1,250 @@
+"""The zygote's sandbox side: import the heavy libraries once, then fork one kernel per launcher's request.
+
+A fresh grading kernel spends seconds importing torch, transformers and open_clip before its first cell,
+and ipykernel's own start-up imports (its debugger, debugpy) before it answers. The zygote does them once,
+in the same bubblewrap sandbox a kernel gets (`autograder.sandbox.zygote.client.start`), then serves its two
+sockets (`autograder.sandbox.zygote.protocol`). For each kernel it forks; the child takes the launcher's
+stdin/stdout/stderr, its own per-notebook check key and the connection file, then runs ipykernel. The
+launcher stays as the kernel's stand-in for nbgrader: it exits when the kernel does, and the kernel exits
+when the launcher is killed.
+
+What stays as it was without a zygote:
+- every kernel starts from the same pristine state (the fork happens before any student code), under
+  the sandbox, limits, sealed checks, output cap, exit guard and audit hook of `autograder.sandbox.kernel`;
+- the zygote never holds a key: each child gets its own over the request, after the fork;
+- the listening sockets are in a host folder the sandbox does not show, so notebook code can neither ask
+  for kernels nor stand in for the zygote.
+A zygote that is missing, dead, stuck or started with another environment costs nothing but time: the
+launcher then starts the kernel in a sandbox of its own, as before.
+"""
+
+import importlib
+import json
+import os
+import select
+import signal
+import socket
+import sys
+import threading
+import time
+
+from autograder import envvars
+from autograder.sandbox import linux, procs
+from autograder.sandbox.limits import limits
+from autograder.sandbox.zygote import protocol
+
+PRELOAD = (  # what the notebooks and their checks import; a module missing here is skipped
+    "numpy",
+    "torch",
+    "torch.nn",
+    "torch.optim",
+    "torch._dynamo",
+    "matplotlib",
+    "matplotlib.pyplot",
+    "autograder.sandbox.nofigures",
+    "tqdm.auto",
+    "PIL.Image",
+    "torchvision",
+    "transformers",
+    "transformers.models.bert.modeling_bert",
+    "transformers.models.bert.tokenization_bert",
+    "transformers.models.roberta.modeling_roberta",
+    "transformers.modeling_utils",
+    "safetensors.torch",
+    "open_clip",
+    "ipykernel.kernelapp",
+    "ipykernel.ipkernel",
+    # what IPKernelApp.initialize imports on first use: its debugger (debugpy, pydevd) alone is ~0.3 s a kernel
+    "ipykernel.debugger",
+    "debugpy",
+    "debugpy.server",
+    "pdb",
+    "sqlite3",
+    "tornado.gen",
+    "tornado.locks",
+    "tornado.queues",
+    "tornado.platform.asyncio",
+    "IPython.core.completerlib",
+    "IPython.core.debugger",
+    "IPython.core.oinspect",
+    "IPython.extensions.storemagic",
+    "IPython.utils.wildcard",
+)
+
+
+_started_with = {}  # the kernel variables the zygote started with (A3_ZYGOTE_VARS)
+
+
+def _say(line):
+    """A line in the zygote's log (its stdout), which `client.Zygote.report` reads."""
+    print(f"zygote: {time.strftime('%H:%M:%S')} {line}", flush=True)
+
+
+def _same_folder(path, inode):
+    """True when this sandbox shows the host's folder `path` (same inode), not a stale or missing one."""
+    try:
+        return os.stat(path).st_ino == inode
+    except OSError:
+        return False
+
+
+def _declined_because(req):
+    """Why this zygote cannot run the request's kernel ('' when it can)."""
+    differs = sorted(n for n in set(req.env) | set(_started_with) if req.env.get(n) != _started_with.get(n))
+    if differs:
+        return f"the kernel's environment differs in {', '.join(differs)}"
+    unseen = [p for p, inode in req.folders.items() if not _same_folder(p, inode)]
+    if unseen:
+        return f"its sandbox does not show {', '.join(unseen)} (made again since it started?)"
+    return ""
+
+
+def _watch(conn, real_exit):
+    """Child thread: end the kernel when its launcher goes away (nbgrader killed or shut it down)."""
+    protocol.wait_closed(conn)
+    real_exit(0)
+
+
+def _child(conn, checks, real_exit):
+    """Forked child: take the launcher's streams, key and connection file, then become the kernel."""
+    from autograder.sandbox import kernel
+
+    try:
+        os.setsid()  # the kernel leads a session of its own: what it starts is known by that (procs.Guard)
+        kernel.mark_kernel()
+        req, fds = protocol.receive_request(conn)
+        why = _declined_because(req)
+        if why:  # the launcher starts its own kernel instead
+            kernel.log_event(f"zygote not used: {why}")
+            conn.sendall(protocol.DECLINED + b"\n")
+            return
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+            os.close(fd)
+        os.chdir(req.cwd)
+        sys.path.insert(0, "")  # as `python -m` in the notebook's folder: check modules may live there
+        kernel.arm(checks, req.key.encode())
+        kernel.watch_access()  # here, not in the zygote: its own work between students is no student's doing
+        connection_file = f"/tmp/kernel-{os.getpid()}.json"
+        fd = os.open(connection_file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as f:
+            f.write(req.connection)
+        argv = ["-f", connection_file] + [str(a) for a in req.argv]
+        del req
+        conn.sendall(protocol.OK + b"\n")
+        threading.Thread(target=_watch, args=(conn, real_exit), daemon=True).start()
+        from ipykernel import kernelapp
+
+        kernelapp.launch_new_instance(argv=argv)
+    except BaseException:  # noqa: BLE001  (whatever happens, this process must not return to the zygote loop)
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except (OSError, ValueError):
+                pass
+        real_exit(0)
+
+
+def _reset(home, guard):
+    """Between students: kill every process of the sandbox but init and this one (the kernels and whatever
+    they started), then empty /tmp and /dev/shm and make the home again."""
+    try:
+        os.kill(-1, signal.SIGKILL)  # in this pid namespace: everyone but init (pid 1) and the caller
+    except ProcessLookupError:
+        pass
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        guard.watch()
+        others = [p for p in os.listdir("/proc") if p.isdigit() and int(p) not in (1, os.getpid())]
+        if not others:
+            break
+        time.sleep(0.02)
+    else:
+        raise RuntimeError(f"processes left after the reset: {others}")
+    guard.take()
+    mounts = linux.mount_points()  # the student's folders are mounted below /tmp when OUT is there
+    for folder in ("/tmp", "/dev/shm"):
+        linux.empty(folder, keep=mounts)
+    os.makedirs(home, exist_ok=True)
+
+
+def _control(conn, guard, home):
+    """Answer one command on the control socket: RESET (next student) or CHECK (what the process guard
+    stopped since the last check, as a JSON list)."""
+    conn.settimeout(protocol.CHECK_TIMEOUT)
+    try:
+        command = protocol.read_line(conn)
+    except (OSError, ValueError):
+        return
+    if command == protocol.CHECK:
+        guard.watch()
+        reply = json.dumps(guard.take()).encode()
+    elif command == protocol.RESET:
+        try:
+            _reset(home, guard)
+            reply = protocol.CLEAN
+        except Exception as exc:  # noqa: BLE001  (the worker then starts a fresh zygote)
+            reply = f"failed: {exc}".encode()
+        _say(f"reset: {reply.decode()}")
+    else:
+        reply = f"failed: unknown command {command[:40]!r}".encode()
+    try:
+        conn.sendall(reply + b"\n")
+    except OSError:
+        pass
+
+
+def _preload():
+    """Import PRELOAD (a module that fails is skipped: the kernel imports it itself if needed)."""
+    start = time.perf_counter()
+    sys.path[:] = [p for p in sys.path if p not in ("", os.getcwd())]  # imports must not pick up student files
+    os.chdir("/tmp")
+    for name in PRELOAD:
+        try:
+            importlib.import_module(name)
+        except Exception as exc:  # noqa: BLE001  (an optional library)
+            print(f"zygote: not preloaded: {name}: {type(exc).__name__}: {exc}", flush=True)
+    threads = len(os.listdir("/proc/self/task"))  # besides this one: OpenBLAS pools, which survive a fork
+    _say(f"preloaded in {time.perf_counter() - start:.1f} s; {threads} thread(s)")
+
+
+def main() -> None:
+    """Set up as a kernel would, import PRELOAD, then serve: fork one kernel per launcher's connection and
+    answer each control command."""
+    from autograder.sandbox import kernel
+
+    global _started_with
+    launch = socket.socket(fileno=int(os.environ.pop(envvars.ZYGOTE_FD)))
+    control = socket.socket(fileno=int(os.environ.pop(envvars.ZYGOTE_CONTROL_FD)))
+    _started_with = json.loads(os.environ.pop(envvars.ZYGOTE_VARS, "{}"))
+    real_exit = os._exit
+    checks = kernel.prepare()
+    _preload()
+    kernel.load_checks(quiet=True)
+    linux.set_dumpable(False)
+    home = os.environ.get("HOME", "/tmp/home")
+    guard = procs.Guard(limits()["procs"], log=lambda line: print(f"zygote: {line}", flush=True))
+    while True:
+        ready, _, _ = select.select([launch, control], [], [], procs.GUARD_INTERVAL)
+        guard.watch()
+        if control in ready:  # the worker (another student is next) or the grader (a cell has run)
+            conn, _ = control.accept()
+            with conn:
+                _control(conn, guard, home)
+            continue
+        if launch not in ready:
+            continue
+        conn, _ = launch.accept()
+        pid = os.fork()
+        if pid == 0:
+            launch.close()
+            control.close()
+            linux.set_dumpable(True)
+            _child(conn, checks, real_exit)
+        guard.kernels.add(pid)
+        conn.close()
+        _say(f"forked kernel {pid}")
