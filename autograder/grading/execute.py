@@ -19,7 +19,7 @@ from traitlets import DottedObjectName, Type
 
 from autograder import envvars
 from autograder.sandbox.limits import limits, out_of_memory, timed_out
-from autograder.sandbox.zygote import client as zygote
+from autograder.sandbox.zygote import client as zygote_client
 
 LIMIT_ERROR = "StoppedByGrader"  # ename of the error output that says which limit stopped a cell
 MEMORY_SIGNS = ("DefaultCPUAllocator: can't allocate memory", "Cannot allocate memory")  # torch, errno 12
@@ -161,7 +161,7 @@ class ResilientExecute(Execute):
         if ran_out_of_memory(cell):
             self._a3_incident(index, out_of_memory(limits()["mem_mb"]))
         if self._a3_workspace is not None:
-            for cause in zygote.incidents(self._a3_workspace):  # the process guard's, since the last cell
+            for cause in zygote_client.incidents(self._a3_workspace):  # the process guard's, since the last cell
                 self._a3_incident(index, cause)
         return self._a3_causes(index)
 
