@@ -17,8 +17,6 @@ LONGER = {
     ("nmt", "test_scaled_dot_attention"): 31,
     ("nmt", "test_causal_scaled_dot_attention"): 39,
     ("nmt", "test_decoder_only_transformer"): 46,
-    ("bert", "test_encode_sentences"): 32,
-    ("bert", "test_sentence_classifier"): 76,
     ("clip", "test_rank_images"): 45,
     ("theory", "test_eps_to_zero_logit"): 28,
     ("theory", "test_eps_fgsm_to_zero_logit"): 34,
