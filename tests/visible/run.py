@@ -28,7 +28,7 @@ PROVIDED = {
     "nmt": ("setup", "imports", "data"),
     "bert": ("setup", "imports", "data", "models", "classifier_checks"),
     "clip": ("setup", "imports", "load_model", "images", "encode"),
-    "theory": ("setup", "imports", "llm_norms_claim", "layer_checks"),
+    "theory": ("setup", "imports", "llm_norms_claim", "ridge_checks", "layer_checks"),
 }
 
 

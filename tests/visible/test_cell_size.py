@@ -18,9 +18,6 @@ LONGER = {
     ("nmt", "test_causal_scaled_dot_attention"): 39,
     ("nmt", "test_decoder_only_transformer"): 46,
     ("clip", "test_rank_images"): 45,
-    ("theory", "test_eps_to_zero_logit"): 28,
-    ("theory", "test_eps_fgsm_to_zero_logit"): 34,
-    ("theory", "test_relative_attention"): 27,
 }
 
 
