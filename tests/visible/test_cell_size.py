@@ -14,9 +14,6 @@ from tests.notebooks import cells_by_grade_id, load
 LINES = 25
 COLUMNS = 100  # Colab wraps code wider than about 100 columns
 LONGER = {
-    ("nmt", "test_scaled_dot_attention"): 31,
-    ("nmt", "test_causal_scaled_dot_attention"): 39,
-    ("nmt", "test_decoder_only_transformer"): 46,
     ("clip", "test_rank_images"): 45,
 }
 
