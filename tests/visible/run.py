@@ -27,7 +27,7 @@ PASSED = "visible checks passed"
 PROVIDED = {
     "nmt": ("setup", "imports", "data", "attention_checks", "decoder_checks"),
     "bert": ("setup", "imports", "data", "models", "classifier_checks"),
-    "clip": ("setup", "imports", "load_model", "images", "encode"),
+    "clip": ("setup", "imports", "load_model", "images", "encode", "ranking_checks"),
     "theory": ("setup", "imports", "llm_norms_claim", "ridge_checks", "layer_checks"),
 }
 
