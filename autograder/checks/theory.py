@@ -21,6 +21,7 @@ _np = types.SimpleNamespace(
     solve=np.linalg.solve,
     eye=np.eye,
     isfinite=np.isfinite,
+    isnan=np.isnan,
     sign=np.sign,
     array_equal=np.array_equal,
     default_rng=np.random.default_rng,
@@ -28,6 +29,15 @@ _np = types.SimpleNamespace(
     integer=np.integer,
     floating=np.floating,
     bool_=np.bool_,
+    exp=np.exp,
+    log=np.log,
+    outer=np.outer,
+    arange=np.arange,
+    abs=np.abs,
+    prod=np.prod,
+    vectorize=np.vectorize,
+    linspace=np.linspace,
+    int_=int,  # the builtin, captured before student code runs like the numpy functions
 )
 
 # ------------------------------------------------------------------------------------------ helpers
@@ -544,22 +554,6 @@ def check_scaling_choice(choice) -> None:
 
 # ------------------------------------------------------------------------------------------ 3.1 ReLU chain
 
-_np3 = types.SimpleNamespace(
-    exp=np.exp,
-    log=np.log,
-    outer=np.outer,
-    arange=np.arange,
-    abs=np.abs,
-    prod=np.prod,
-    vectorize=np.vectorize,
-    linspace=np.linspace,
-    asarray=np.asarray,
-    isnan=np.isnan,
-    isfinite=np.isfinite,
-    eye=np.eye,
-    int_=int,
-)
-
 
 def _pair_of_numbers(got, call, what):
     """`got` as two Python floats (a tuple, list, array or tensor of two real numbers), else CheckFailed."""
@@ -585,7 +579,7 @@ def _relu_chain_cases():
 
 def _relu_chain_slopes(ws):
     """|f′(x)| by autograd at x in [−3, 3] (never 0, where f has a kink), float64: (xs, slopes) as lists."""
-    xs = [pristine.float(x) for x in _np3.linspace(-3.0, 3.0, 40)]  # an even count skips x = 0
+    xs = [pristine.float(x) for x in _np.linspace(-3.0, 3.0, 40)]  # an even count skips x = 0
     slopes = []
     for x in xs:
         xt = torch.tensor(x, dtype=torch.float64, requires_grad=True)
@@ -718,12 +712,12 @@ def _attend(q, k, v, bias):
 def _attend_variant(q, k, v, bias, axis=1, sign=1, use_bias=True, transpose=False):
     """_attend with one common mistake: softmax over `axis` 0, offsets j − i (`sign` −1), no bias, weightsᵀ."""
     n = pristine.len(q)
-    offsets = sign * (_np3.arange(n)[:, None] - _np3.arange(n)[None, :])  # (n, n)
-    scores = _np3.outer(q, k)  # (n, n)
+    offsets = sign * (_np.arange(n)[:, None] - _np.arange(n)[None, :])  # (n, n)
+    scores = _np.outer(q, k)  # (n, n)
     if use_bias:
-        scores = scores + _np3.vectorize(lambda m: bias[_np3.int_(m)], otypes=[float])(offsets)
+        scores = scores + _np.vectorize(lambda m: bias[_np.int_(m)], otypes=[float])(offsets)
     scores = scores - scores.max(axis=axis, keepdims=True)
-    weights = _np3.exp(scores)
+    weights = _np.exp(scores)
     weights = weights / weights.sum(axis=axis, keepdims=True)  # (n, n)
     return (weights.T if transpose else weights) @ v  # (n,)
 
@@ -732,10 +726,10 @@ def _offset_function(table, default):
     """p(m) = table.get(m, default), taking an int, a numpy integer or an array of offsets."""
 
     def p(m):
-        arr = _np3.asarray(m)
+        arr = _np.asarray(m)
         if arr.ndim == 0:
-            return table.get(_np3.int_(arr), default)
-        return _np3.vectorize(lambda x: table.get(_np3.int_(x), default), otypes=[float])(arr)
+            return table.get(_np.int_(arr), default)
+        return _np.vectorize(lambda x: table.get(_np.int_(x), default), otypes=[float])(arr)
 
     return p
 
@@ -808,10 +802,10 @@ def check_relative_attention(relative_attention) -> None:
         for name, before, after in zip("qkv", (q, k, v), ins):
             _expect_unchanged(before, after, name, call)
         want = _attend(q, k, v, bias)
-        scale = 1 + pristine.float(_np3.abs(want).max())
-        if pristine.float(_np3.abs(got - want).max()) <= 1e-8 * scale:
+        scale = 1 + pristine.float(_np.abs(want).max())
+        if pristine.float(_np.abs(got - want).max()) <= 1e-8 * scale:
             continue
-        if not bool(_np3.isfinite(got).all()):
+        if not bool(_np.isfinite(got).all()):
             raise CheckFailed(
                 f"{call}: expected {_fmt(want)}, got {_fmt(got)}: exp of large scores overflows; subtract each "
                 f"row's largest score before exp (softmax does not change)"
@@ -825,7 +819,7 @@ def check_relative_attention(relative_attention) -> None:
         hint = ""
         for keywords, text in variants:
             other = _attend_variant(q, k, v, bias, **keywords)
-            if bool(_np3.isfinite(other).all()) and pristine.float(_np3.abs(got - other).max()) <= 1e-8 * scale:
+            if bool(_np.isfinite(other).all()) and pristine.float(_np.abs(got - other).max()) <= 1e-8 * scale:
                 hint = f"; {text}"
                 break
         raise CheckFailed(f"{call}: expected {_fmt(want)}, got {_fmt(got)}{hint}")
@@ -892,12 +886,12 @@ def check_conv1d_layer(conv1d_layer) -> None:
         parts = _layer_parts(conv1d_layer, "conv1d_layer", n)
         got = _run_layer(parts, x)
         want = 2 * x[:-2] + x[2:]  # (n − 2,) for i = 1..n−2: a correlation with [2, 0, 1]
-        errors = _np3.abs(got[1:-1] - want)
-        if bool(_np3.isfinite(got).all()) and pristine.float(errors.max()) <= 1e-9 * (1 + pristine.float(want.max())):
+        errors = _np.abs(got[1:-1] - want)
+        if bool(_np.isfinite(got).all()) and pristine.float(errors.max()) <= 1e-9 * (1 + pristine.float(want.max())):
             continue
         bias, wq, wk, wv = parts
         what = f"conv1d_layer on x of length {n}"
-        if not bool(_np3.isfinite(got).all()):
+        if not bool(_np.isfinite(got).all()):
             raise CheckFailed(f"{what}: the layer gives nan or inf; p should be finite at the offsets ±1")
         if wq * wk != 0:
             raise CheckFailed(
@@ -928,10 +922,10 @@ def check_conv1d_layer(conv1d_layer) -> None:
 
 def _attend_rows(bias, n):
     """The softmax weights a_{i,j} of the layer when W_Q·W_K = 0: softmax_j(p(i − j)), an (n, n) array."""
-    offsets = _np3.arange(n)[:, None] - _np3.arange(n)[None, :]
-    scores = _np3.vectorize(lambda m: bias[_np3.int_(m)], otypes=[float])(offsets)
+    offsets = _np.arange(n)[:, None] - _np.arange(n)[None, :]
+    scores = _np.vectorize(lambda m: bias[_np.int_(m)], otypes=[float])(offsets)
     scores = scores - scores.max(axis=1, keepdims=True)
-    weights = _np3.exp(scores)
+    weights = _np.exp(scores)
     return weights / weights.sum(axis=1, keepdims=True)
 
 
@@ -945,7 +939,7 @@ def _pool_inputs():
         ("a spike of 1 among 0.5", spike),
         ("alternating 0.5 and 1", _np.asarray([0.5, 1.0] * 8)),
         ("near ties", 0.97 + 0.03 * _rng(702).uniform(size=16)),
-        ("a ramp", _np3.linspace(0.5, 1.0, 16)),
+        ("a ramp", _np.linspace(0.5, 1.0, 16)),
     ]
 
 
@@ -966,18 +960,18 @@ def check_maxpool_layer(maxpool_layer) -> None:
             got = _run_layer(parts, x)
             want = _pool(x, k, lambda w: w.max())
             inner = slice(k, n - k)
-            if not bool(_np3.isfinite(got[inner]).all()):
+            if not bool(_np.isfinite(got[inner]).all()):
                 raise CheckFailed(
                     f"maxpool_layer({k}) on x {label}: the layer gives nan or inf on the interior (scores too large "
                     f"to be numbers, or p = −inf inside the window)"
                 )
-            errors = _np3.abs(got[inner] - want[inner])
-            worst = _np3.int_(errors.argmax())
+            errors = _np.abs(got[inner] - want[inner])
+            worst = _np.int_(errors.argmax())
             if pristine.float(errors[worst]) <= 0.01:
                 continue
 
             def near(values, tolerance=0.01):
-                return pristine.float(_np3.abs(got[inner] - values[inner]).max()) <= tolerance
+                return pristine.float(_np.abs(got[inner] - values[inner]).max()) <= tolerance
 
             bias, wq, wk, wv = parts
             hints = [
@@ -1006,7 +1000,7 @@ def check_maxpool_layer(maxpool_layer) -> None:
             hints.append(
                 (
                     wq * wk > 0
-                    and pristine.float(_np3.abs(_run_layer((bias, 1e3, 1e3, 1.0), x)[inner] - want[inner]).max())
+                    and pristine.float(_np.abs(_run_layer((bias, 1e3, 1e3, 1.0), x)[inner] - want[inner]).max())
                     <= 0.01,
                     "the softmax is not sharp enough: make W_Q·W_K larger",
                 )

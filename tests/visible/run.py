@@ -25,10 +25,10 @@ PASSED = "visible checks passed"
 
 # Provided cells (by grade id) that test cells read: setup, imports, the vocabulary, the models and features.
 PROVIDED = {
-    "nmt": ("setup", "imports", "data"),
-    "bert": ("setup", "imports", "data", "models"),
-    "clip": ("setup", "imports", "load_model", "images", "encode"),
-    "theory": ("setup", "imports", "llm_norms_claim", "layer_checks"),
+    "nmt": ("setup", "imports", "data", "attention_checks", "decoder_checks"),
+    "bert": ("setup", "imports", "data", "models", "classifier_checks"),
+    "clip": ("setup", "imports", "load_model", "images", "encode", "ranking_checks"),
+    "theory": ("setup", "imports", "llm_norms_claim", "ridge_checks", "layer_checks"),
 }
 
 

@@ -1,8 +1,8 @@
 """Visible test cells a student can read on Colab: short, and no wider than Colab shows without wrapping.
 
 The visible part of a test cell is its source above `### BEGIN HIDDEN TESTS`. The setup cell's helpers
-(`expect_shape`, `attempt`, `needs`) keep most of them within LINES lines; the few that hold many checks
-(a stand-in model, several calls) are capped at their size today, so they can shrink but not grow.
+(`expect_shape`, `attempt`, `needs`) and a notebook's provided helper cells (a stand-in model, checks two
+test cells share: `layer_checks`, `ridge_checks`, `attention_checks`, ...) keep every one within LINES lines.
 """
 
 import pytest
@@ -13,17 +13,6 @@ from tests.notebooks import cells_by_grade_id, load
 
 LINES = 25
 COLUMNS = 100  # Colab wraps code wider than about 100 columns
-LONGER = {
-    ("nmt", "test_scaled_dot_attention"): 31,
-    ("nmt", "test_causal_scaled_dot_attention"): 39,
-    ("nmt", "test_decoder_only_transformer"): 46,
-    ("bert", "test_encode_sentences"): 32,
-    ("bert", "test_sentence_classifier"): 76,
-    ("clip", "test_rank_images"): 45,
-    ("theory", "test_eps_to_zero_logit"): 28,
-    ("theory", "test_eps_fgsm_to_zero_logit"): 34,
-    ("theory", "test_relative_attention"): 27,
-}
 
 
 def visible_lines(cell):
@@ -33,22 +22,13 @@ def visible_lines(cell):
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS)
 def test_visible_test_cells_fit_a_colab_screen(notebook):
-    """Is every visible test cell at most COLUMNS wide and LINES long (or its LONGER cap)?"""
+    """Is every visible test cell at most COLUMNS wide and LINES long?"""
     cells = cells_by_grade_id(load(notebook))
     too_big = []
     for grade_id in GRADED[notebook]:
         tid = contract.test_cell_id(grade_id)
         lines = visible_lines(cells[tid])
-        cap = LONGER.get((notebook, tid), LINES)
         width = max(map(len, lines), default=0)
-        if len(lines) > cap or width > COLUMNS:
-            too_big.append(f"{tid}: {len(lines)} lines (at most {cap}), {width} columns (at most {COLUMNS})")
+        if len(lines) > LINES or width > COLUMNS:
+            too_big.append(f"{tid}: {len(lines)} lines (at most {LINES}), {width} columns (at most {COLUMNS})")
     assert not too_big, f"visible test cells too big: {'; '.join(too_big)}"
-
-
-def test_longer_caps_name_real_cells():
-    """Does every LONGER entry name an existing test cell that still needs more than LINES lines?"""
-    for (notebook, tid), cap in LONGER.items():
-        cells = cells_by_grade_id(load(notebook))
-        assert tid in cells, f"{notebook}: no cell {tid}"
-        assert len(visible_lines(cells[tid])) > LINES, f"{notebook} {tid} fits in {LINES} lines: drop its cap"
