@@ -164,6 +164,7 @@ def graded_once(tmp_path, name):
     return nb, subs, tmp_path / "out"
 
 
+@pytest.mark.slow
 def test_changed_files_are_graded_again_without_force(tmp_path):
     """Is a saved result reused only for the same bytes: a resubmission is graded again, and the log says why?"""
     nb, subs, out = graded_once(tmp_path, "Zoë Ñúñez")
@@ -174,6 +175,7 @@ def test_changed_files_are_graded_again_without_force(tmp_path):
     assert "REGRADE Zoë Ñúñez: the submitted files changed" in (out / "grading.log").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_a_renamed_folder_does_not_inherit_a_grade(tmp_path):
     """When the folder of a graded student is replaced by another student's under another name, is nothing reused?"""
     nb, subs, out = graded_once(tmp_path, "李明")

@@ -117,6 +117,7 @@ def test_rerun_skips_graded_students_without_duplicates(toy_graded, tmp_path):
     assert (out / "grades.csv").read_text() == before
 
 
+@pytest.mark.slow
 def test_force_regrades(tmp_path):
     """Does --force regrade a student already graded in OUT from the same files (and still keep one row)?"""
     rel = toy.release(tmp_path.parent)
@@ -131,6 +132,7 @@ def test_force_regrades(tmp_path):
     assert len(rows(out / "grades.csv")) == 1 and scores(out)[("alice", "toy")]["score"] == "3"
 
 
+@pytest.mark.slow
 def test_students_with_most_notebooks_are_started_first(tmp_path, monkeypatch):
     """Are the heaviest students handed out first, so no worker is left alone with a full one at the end?"""
     rel = toy.release(tmp_path.parent)
@@ -149,6 +151,7 @@ def test_students_with_most_notebooks_are_started_first(tmp_path, monkeypatch):
     assert summary["graded"] == ["anna", "bob", "zoe"]
 
 
+@pytest.mark.slow
 def test_run_past_the_notebook_time_limit_is_stopped_with_a_reason(tmp_path):
     """Is an nbgrader run that outlasts the notebook time limit killed, and recorded with a reason?"""
     rel = toy.release(tmp_path.parent)
@@ -161,6 +164,7 @@ def test_run_past_the_notebook_time_limit_is_stopped_with_a_reason(tmp_path):
     assert row["status"] == "notebook ran past 8 s and was stopped" and row["score"] == "0", f"saw {row}"
 
 
+@pytest.mark.slow
 def test_cli_grades_into_out(tmp_path):
     """Does `python -m autograder grade SUBMISSIONS --out OUT` exit 0 and write both CSVs?"""
     from autograder.cli import main
@@ -304,6 +308,7 @@ def test_nmt_one_mutant_loses_exactly_that_cell(nmt_graded):
     assert got[wrong_id] == "0"
 
 
+@pytest.mark.slow
 def test_one_process_grades_several_notebooks_each_under_its_own_key(tmp_path):
     """Do two notebooks graded by one nbgrader process both earn their points (each verified with its own key)?"""
     source = tmp_path / "source"
@@ -381,6 +386,7 @@ def test_a_copy_of_the_course_source_gets_the_repairing_ingest(tmp_path, monkeyp
     assert not pipeline.is_course_source(tmp_path / "empty")
 
 
+@pytest.mark.slow
 def test_one_worker_warms_up_before_ingest_and_grades_the_same(tmp_path, monkeypatch):
     """With one worker (grading in this process), does grade start the zygote and fork server before the
     ingest, for the students' template and threads, and still give the reference full points?"""

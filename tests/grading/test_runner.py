@@ -5,6 +5,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from autograder import paths
 
 # nbgrader metadata of one cell each: valid ones, and ones that nbgrader's own validators reject
@@ -103,6 +105,7 @@ def test_quickened_metadata_checks_give_nbgrader_verdicts_and_messages():
     assert len(rejected) >= 8, got["stock"]  # the catalogue really exercises the error paths
 
 
+@pytest.mark.slow
 def test_quickened_gradebook_does_not_wait_for_the_disk_and_still_journals():
     """Does a gradebook opened in the nbgrader process commit without fsync (synchronous=OFF) but keep its
     rollback journal, so a process killed mid-commit leaves the shard as it was?"""

@@ -270,6 +270,7 @@ def test_formgrader_removes_solutions_an_older_kit_copied_and_says_so(tmp_path):
     assert any("no solutions or hidden tests" in line and "submitted/ (1 student(s)" in line for line in notes)
 
 
+@pytest.mark.slow
 def test_formgrader_links_survive_grade_force(tmp_path_factory):
     """After `grade --force`, does formgrader's link to a student's notebook (/formgrader/submissions/<id>/) still
     open that student's notebook, for students named 李明 and Zoë Ñúñez?"""

@@ -191,6 +191,7 @@ def test_lms_applies_late_policy_releases_raw(tmp_path):
     assert next(csv.DictReader(io.StringIO(text)))["Grade"] == str(TOTAL)
 
 
+@pytest.mark.slow
 def test_real_feedback_pages_pass_the_leak_check(tmp_path_factory):
     """Are the feedback pages grading really writes (toy course) free of hidden tests, solutions and tokens?"""
     _, _, out, _ = term_fixture.graded(tmp_path_factory.getbasetemp())

@@ -93,6 +93,7 @@ def test_dead_zygote_falls_back_to_a_kernel_of_its_own(running):
     assert stdout(cell) == "1", f"expected bwrap's init as the parent, saw {stdout(cell)!r} {errors(cell)}"
 
 
+@pytest.mark.slow
 def test_other_environment_falls_back_and_says_so(tmp_path):
     """Is a zygote started with another environment left unused, with a line in the event log?"""
     ws, cwd = workspace(tmp_path, "bob")
@@ -106,6 +107,7 @@ def test_other_environment_falls_back_and_says_so(tmp_path):
     assert any("zygote not used" in e and "NBGRADER_EXECUTION" in e for e in events), events
 
 
+@pytest.mark.slow
 def test_remade_runtime_folder_falls_back_and_says_so(running):
     """When the kernels' runtime folder is removed and made again after the zygote started (its sandbox
     then shows a stale one), does the kernel start on its own, with a line in the event log?"""
@@ -117,6 +119,7 @@ def test_remade_runtime_folder_falls_back_and_says_so(running):
     assert any("zygote not used" in e and "does not show" in e for e in events), events
 
 
+@pytest.mark.slow
 def test_killed_launcher_ends_its_kernel(running):
     """When nbgrader kills a kernel (its launcher), does the forked kernel exit too?"""
     ws, cwd, zyg = running
