@@ -29,6 +29,7 @@ def toy_release(tmp_path_factory):
     return toy.release(tmp_path_factory.getbasetemp())
 
 
+@pytest.mark.slow
 def test_build_is_deterministic(toy_release, tmp_path):
     """Does building the same source twice give byte-identical files?"""
     again = tmp_path / "a3"
@@ -57,6 +58,7 @@ def test_check_detects_changed_missing_and_extra_files(toy_release, tmp_path):
     ]
 
 
+@pytest.mark.slow
 def test_check_cli_exits_nonzero_when_stale(toy_release, tmp_path, capsys):
     """Does `build --check` exit non-zero and name the stale file?"""
     rel = tmp_path / "a3"

@@ -241,6 +241,7 @@ def test_formgrader_on_an_ungraded_folder_fails_clearly(tmp_path, capsys):
     assert "gradebook.db not found: grade first" in err and len(err.splitlines()) == 1
 
 
+@pytest.mark.slow
 def test_formgrader_serves_no_lab_or_terminals(server):
     """Does the server the kit starts serve formgrader only: no JupyterLab, no notebook UI, no terminal?"""
     base, _ = server
@@ -251,6 +252,7 @@ def test_formgrader_serves_no_lab_or_terminals(server):
     assert status_of(base, "/tree") == 404
 
 
+@pytest.mark.slow
 def test_formgrader_course_folder_holds_no_solutions(server):
     """Is the course folder formgrader reads free of the instructor notebooks (solutions, hidden tests)?"""
     _, out = server

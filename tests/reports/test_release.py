@@ -199,6 +199,7 @@ def test_real_feedback_pages_pass_the_leak_check(tmp_path_factory):
     assert pages and not [p for p in pages if release.leaks(p.read_text(encoding="utf-8"))]
 
 
+@pytest.mark.slow
 def test_graded_toy_course_released_after_hand_grading(tmp_path_factory, capsys):
     """On a really graded OUT (toy course), is release refused while Anna Lee's written answer waits, and once a TA
     has graded it, does the Moodle zip hold each student's real page and 李明's summary the late note?"""
