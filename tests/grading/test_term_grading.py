@@ -96,6 +96,7 @@ def test_extension_earlier_than_submission_still_late(term_out, tmp_path):
     assert rows(copy)["Anna Lee"]["late_units"] == "1"
 
 
+@pytest.mark.slow
 def test_extension_for_unknown_student_grades_nothing(term_out, tmp_path):
     """Is an extension for a student not in the batch nor in OUT refused before anything is graded?"""
     root, subs, _, _ = term_out

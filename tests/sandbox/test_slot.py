@@ -106,6 +106,7 @@ def test_leftovers_are_the_slot_workspaces(tmp_path):
 
 
 @needs_bwrap
+@pytest.mark.slow
 def test_a_started_slot_runs_its_zygote_in_its_own_workspace(tmp_path):
     """Does Slot.start make a slot workspace in the parent with a zygote that preloads, resets on request,
     and is gone with the workspace after stop()?"""

@@ -36,6 +36,17 @@ PARENT = "import os\nprint(os.getppid())"
 pytestmark = pytest.mark.skipif(not bwrap.available(), reason="the zygote runs in bubblewrap")
 
 
+@pytest.fixture(scope="module")
+def shared(tmp_path_factory):
+    """One workspace and running zygote for the tests that only run kernels in it (none stops, resets or
+    uninstalls it: each kernel is a fresh fork all the same)."""
+    ws, cwd = workspace(tmp_path_factory.mktemp("shared"), "carol")
+    zyg = start_zygote(ws)
+    yield ws, cwd, zyg
+    zyg.stop()
+    launcher.uninstall_kernel(ws)
+
+
 @pytest.fixture
 def running(tmp_path):
     """A workspace, its notebook folder and its running zygote (stopped afterwards)."""
@@ -46,9 +57,9 @@ def running(tmp_path):
     launcher.uninstall_kernel(ws)
 
 
-def test_each_kernel_signs_with_its_own_key(running):
+def test_each_kernel_signs_with_its_own_key(shared):
     """Do two kernels forked from one zygote each print pass tokens for the key their own kernelspec gave?"""
-    ws, cwd, _ = running
+    ws, cwd, _ = shared
     for key in ("first-notebook-key", "second-notebook-key"):
         parent, cell = execute(ws, cwd, [PARENT, GENUINE_CHECK], key=key, uninstall=False)
         assert stdout(parent) not in ("", "1"), f"expected a kernel forked by the zygote, saw {parent.outputs}"
@@ -56,27 +67,27 @@ def test_each_kernel_signs_with_its_own_key(running):
         assert stdout(cell) == want, f"expected {want!r}, saw {stdout(cell)!r} {errors(cell)}"
 
 
-def test_kernel_gets_the_launchers_options(running):
+def test_kernel_gets_the_launchers_options(shared):
     """Does a forked kernel get the options nbclient passes its launcher (an in-memory IPython history)?"""
-    ws, cwd, _ = running
+    ws, cwd, _ = shared
     parent, cell = execute(ws, cwd, [PARENT, "print(get_ipython().history_manager.hist_file)"], uninstall=False)
     assert stdout(parent) not in ("", "1"), f"expected a kernel forked by the zygote, saw {parent.outputs}"
     assert stdout(cell) == ":memory:", f"saw {stdout(cell)!r} {errors(cell)}"
 
 
-def test_kernels_start_from_a_clean_state(running):
+def test_kernels_start_from_a_clean_state(shared):
     """Does a second kernel start without the first kernel's variables (each is forked from the zygote)?"""
-    ws, cwd, _ = running
+    ws, cwd, _ = shared
     execute(ws, cwd, ["leftover = 42"], uninstall=False)
     parent, cell = execute(ws, cwd, [PARENT, "print('leftover' in globals())"], uninstall=False)
     assert stdout(parent) not in ("", "1"), f"expected a kernel forked by the zygote, saw {parent.outputs}"
     assert stdout(cell) == "False", f"expected a fresh namespace, saw {stdout(cell)!r}"
 
 
-def test_zygote_never_holds_a_key(running):
+def test_zygote_never_holds_a_key(shared):
     """Is no check key in the environment of the zygote or any process of its sandbox?"""
-    ws, cwd, zyg = running
-    execute(ws, cwd, [PARENT], key="a-key-that-must-stay-in-its-kernel")
+    ws, cwd, zyg = shared
+    execute(ws, cwd, [PARENT], key="a-key-that-must-stay-in-its-kernel", uninstall=False)
     for pid in descendants(zyg.proc.pid):
         try:
             environ = Path(f"/proc/{pid}/environ").read_bytes()
@@ -186,10 +197,10 @@ def test_reset_leaves_nothing_for_the_next_student(running):
     assert (cwd).is_dir(), "expected the reset to leave the mounted notebook folder alone"
 
 
-def test_zygote_memory_is_not_readable_from_a_kernel(running):
+def test_zygote_memory_is_not_readable_from_a_kernel(shared):
     """Can a kernel read its zygote's memory (through /proc/PID/mem), which would let one student's code
     change what the next student's kernels start from? It must fail."""
-    ws, cwd, _ = running
+    ws, cwd, _ = shared
     (cell,) = execute(ws, cwd, [READ_PARENT], uninstall=False)
     assert stdout(cell) == "PermissionError", f"saw {stdout(cell)!r} {errors(cell)}"
 
