@@ -3,5 +3,5 @@
 Three modules, one per side: `protocol` (where the sockets are, the lines that cross them), `client` (the host:
 start a zygote, ask it for a kernel, reset it, ask what it stopped) and `server` (the sandbox: preload, fork,
 reset); `python -m autograder.sandbox.zygote` runs the server. The worker sees none of them directly: it holds
-a `autograder.sandbox.slot.Slot`.
+an `autograder.sandbox.slot.Slot`.
 """
