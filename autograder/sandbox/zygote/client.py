@@ -140,12 +140,12 @@ def request(workspace, cwd: Path, connection_file, extra: list[str], key: str, k
     connection = Path(connection_file).read_text()
     sockets = Path(json.loads(connection)["ip"]).parent
     folders = {str(p): os.stat(p).st_ino for p in (cwd, sockets)}  # the child must see these very folders
-    ask = protocol.KernelRequest(str(cwd), connection, list(extra), key, kernel_env, folders)
+    wanted = protocol.KernelRequest(str(cwd), connection, list(extra), key, kernel_env, folders)
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     try:
         conn.settimeout(READY_TIMEOUT)
         conn.connect(str(path))
-        protocol.send_request(conn, ask, [0, 1, 2])
+        protocol.send_request(conn, wanted, [0, 1, 2])
         reply = protocol.read_line(conn)
     except (OSError, ValueError):  # refused (no zygote), timed out (stuck), reset
         reply = b""
