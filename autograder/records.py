@@ -2,7 +2,8 @@
 
 OUT/
   grades.csv            student,notebook,score,max_score,status (every student x notebook; score and
-                        max_score are the autograded points), then written_score,written_max_score (hand
+                        max_score are the autograded points; no score for a "damaged download", which waits
+                        for a good one), then written_score,written_max_score (hand
                         grades entered so far, out of the written answers' points) and ungraded (the cells a
                         person still has to grade: the total is provisional while it is not empty),
                         submitted_as, then submitted_at,due,late_units,late_penalty (the student's lateness and
@@ -50,6 +51,7 @@ GRADES_COLUMNS = [
 CELL_COLUMNS = ["student", "notebook", "grade_id", "score", "max_score", "message", "submitted_as"]
 HAND_GRADED = "graded by hand"
 WAITING = "waiting for a person"
+REDOWNLOAD = "waiting for a good download: download the submissions again and grade"
 BLANK = "blank answer: 0 (no response)"
 TIMING_COLUMNS = ["student", "notebook", "seconds", "overhead", "setup", "cells", "tests"]
 LMS_COLUMNS = ["student", "lms", "lms_user_id", "lms_name"]
@@ -81,8 +83,8 @@ def not_graded_yet(out: Path | str, name: str, command: str) -> str:
 class Status(str, Enum):
     """The fixed words of a status: a submission's (ingest) and a notebook's recorded one (grades.csv's column).
 
-    A recorded status is GRADED, MISSING (ingest may add " (found only: ...)"), NEEDS_MANUAL or FAILED followed by
-    ": <detail>" (`Status.X.detail(...)`), or a one-line reason the notebook could not be graded. A member is the
+    A recorded status is GRADED, MISSING (ingest may add " (found only: ...)"), NEEDS_MANUAL, FAILED or DAMAGED
+    followed by ": <detail>" (`Status.X.detail(...)`), or a one-line reason the notebook could not be graded. A member is the
     plain string OUT has always held: equal to it, hashed, printed, written to CSV and JSON as it.
     """
 
@@ -91,6 +93,9 @@ class Status(str, Enum):
     GRADED = "graded"
     NEEDS_MANUAL = "needs manual grading"  # ": <grade ids>": a person scores those cells (also a cell's note)
     FAILED = "grading failed"  # ": <reason>": the grader itself broke, the next run grades the student again
+    # ": <file and why>": the TA's own LMS download is damaged there: never scored, never final, graded again from
+    # a good download (its bytes differ, so the next run does not reuse this result)
+    DAMAGED = "damaged download"
 
     __str__ = str.__str__  # "graded", not "Status.GRADED", in f-strings and str() on every Python
     __format__ = str.__format__
@@ -315,7 +320,7 @@ def final_scores(summary: Mapping, entered: Mapping[str, Mapping]) -> tuple[dict
        {written grade id: (score or None while waiting for a person, one-line note)}).
       A blank written answer scores 0 by itself, and so does every written answer of a notebook that was not
       graded at all (missing, not a notebook, ...: it has no formgrader page); a failure of the grader itself
-      leaves them waiting, since the next run grades them.
+      leaves them waiting, since the next run grades them, and a damaged download leaves them waiting for a good one.
     """
     summary = dict(summary)
     cells, by_hand = [], 0.0
@@ -335,6 +340,8 @@ def final_scores(summary: Mapping, entered: Mapping[str, Mapping]) -> tuple[dict
         score = (entered.get(gid) or {}).get("score")
         if score is not None and was_graded(summary["status"]):
             written[gid] = (float(score), HAND_GRADED)
+        elif Status.DAMAGED.starts(summary["status"]):
+            written[gid] = (None, REDOWNLOAD)
         elif not was_graded(summary["status"]) and not Status.FAILED.starts(summary["status"]):
             written[gid] = (0.0, f"not graded: {summary['status']}")
         elif gid in blank:
@@ -494,13 +501,14 @@ class Results:
                 s, written = final_scores(s, hand.get((student, nb), {}))
                 entered = [score for score, _ in written.values() if score is not None]
                 points = s.get("manual") or {}
+                damaged = Status.DAMAGED.starts(s["status"])  # no score at all until a good download is graded
                 ungraded = [c["grade_id"] for c in s["cells"] if c["score"] is None]
-                ungraded += [gid for gid, (score, _) in written.items() if score is None]
+                ungraded += [gid for gid, (score, note) in written.items() if score is None and note == WAITING]
                 grades.append(
                     [
                         student,
                         nb,
-                        _num(s["score"]),
+                        "" if damaged else _num(s["score"]),
                         _num(s["max_score"]),
                         s["status"],
                         _num(sum(entered)) if entered else "",
@@ -511,8 +519,9 @@ class Results:
                     ]
                 )
                 for c in s["cells"]:
+                    score = None if damaged else c["score"]
                     cells.append(
-                        [student, nb, c["grade_id"], _num(c["score"]), _num(c["max_score"]), c.get("note", ""), shown]
+                        [student, nb, c["grade_id"], _num(score), _num(c["max_score"]), c.get("note", ""), shown]
                     )
                 for gid, (score, note) in written.items():
                     cells.append([student, nb, gid, _num(score), _num(points[gid]), note, shown])

@@ -31,6 +31,7 @@ POLICIES = ("none", "zero", "per_day", "per_hour")
 SCHEMA = {
     "assignment": ("due", "grace_minutes", "timezone"),
     "late": ("policy", "percent", "max_days"),
+    "lms": ("moodle_max", "canvas_assignment_id"),
 }
 TERM_DIR = "term"
 UNKNOWN_TIME = "late (time unknown)"
@@ -55,6 +56,8 @@ class Course:
     percent: float = 0.0
     max_days: float | None = None
     timezone: str = ""  # IANA name ("America/Toronto"): how to read LMS times given without an offset (worksheet)
+    moodle_max: float | None = None  # the Moodle assignment's "Maximum grade": grades are scaled to it
+    canvas_assignment_id: int | None = None  # the Canvas assignment's id: its gradebook column is "Title (id)"
 
     @property
     def unit(self) -> timedelta:
@@ -129,7 +132,7 @@ def parse_course(text: str, name: str = "course.toml") -> Course:
         for key in table:
             if key not in SCHEMA[section]:
                 fail(section, key, f"unknown key (known in [{section}]: {', '.join(SCHEMA[section])})")
-    assignment, late = data.get("assignment", {}), data.get("late", {})
+    assignment, late, lms = data.get("assignment", {}), data.get("late", {}), data.get("lms", {})
     due = assignment.get("due")
     if due is None:
         fail("assignment", None, "missing key 'due' (a TOML date-time with a UTC offset)")
@@ -157,7 +160,15 @@ def parse_course(text: str, name: str = "course.toml") -> Course:
             ZoneInfo(zone)
         except (ValueError, ZoneInfoNotFoundError):
             fail("assignment", "timezone", f"{zone!r} is not a time zone name (e.g. 'America/Toronto')")
+    moodle_max = lms.get("moodle_max")
+    if moodle_max is not None and (not _is_number(moodle_max) or moodle_max <= 0):
+        fail("lms", "moodle_max", f"must be the Moodle assignment's maximum grade (a number > 0), not {moodle_max!r}")
+    canvas_id = lms.get("canvas_assignment_id")
+    if canvas_id is not None and (not isinstance(canvas_id, int) or isinstance(canvas_id, bool) or canvas_id <= 0):
+        fail("lms", "canvas_assignment_id", f"must be the Canvas assignment's numeric id, not {canvas_id!r}")
     return Course(
+        moodle_max=None if moodle_max is None else float(moodle_max),
+        canvas_assignment_id=canvas_id,
         timezone=zone,
         due=due,
         grace_minutes=float(grace),

@@ -5,7 +5,7 @@ import os
 import sys
 
 from autograder import contract
-from autograder.records import Results, StudentResult
+from autograder.records import REDOWNLOAD, NotebookResult, Results, Status, StudentResult
 
 LAYOUT = {
     "nmt": {"tests": {"test_a": 1.0, "test_b": 2.0}, "manual": {}},
@@ -95,6 +95,20 @@ def test_manual_cell_score_is_empty(tmp_path):
     Results(tmp_path).record(r)
     row = [x for x in read(tmp_path / "grades_by_cell.csv") if x["grade_id"] == "b"][0]
     assert (row["score"], row["max_score"]) == ("", "2")
+
+
+def test_damaged_download_has_no_score_and_no_cell_to_grade_by_hand(tmp_path):
+    """Is a notebook the TA's LMS download damaged written with no score (not 0) in grades.csv and
+    grades_by_cell.csv, its written answers waiting for a good download rather than for a person?"""
+    r = result("Zoë Ñúñez")
+    why = Status.DAMAGED.detail("'bert.ipynb' could not be read from the LMS download: damaged in the zip (truncated)")
+    r.notebooks["bert"] = NotebookResult.failed("bert", {"test_c": 1.0}, why)
+    r.notebooks["bert"].manual = {"written_z": 2.0}
+    Results(tmp_path).record(r)
+    row = next(x for x in read(tmp_path / "grades.csv") if x["notebook"] == "bert")
+    cells = {c["grade_id"]: c for c in read(tmp_path / "grades_by_cell.csv") if c["notebook"] == "bert"}
+    assert (row["score"], row["ungraded"], row["status"]) == ("", "", why)
+    assert (cells["c"]["score"], cells["written_z"]["score"], cells["written_z"]["message"]) == ("", "", REDOWNLOAD)
 
 
 def test_finished_student_is_done_and_crashed_one_is_retried(tmp_path):

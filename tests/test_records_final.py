@@ -1,6 +1,16 @@
 """Every total can become final: records.final_scores completes what grading decided with what people entered."""
 
-from autograder.records import BLANK, HAND_GRADED, WAITING, CellResult, NotebookResult, final_scores, is_blank_answer
+from autograder.records import (
+    BLANK,
+    HAND_GRADED,
+    REDOWNLOAD,
+    WAITING,
+    CellResult,
+    NotebookResult,
+    Status,
+    final_scores,
+    is_blank_answer,
+)
 
 TESTS = {"test_add": 2.0, "test_caption": 1.0}
 WRITTEN = {"written_why": 1.0, "written_how": 2.0}
@@ -53,6 +63,15 @@ def test_a_grader_failure_leaves_written_answers_waiting():
     failed.manual = dict(WRITTEN)
     _, written = final_scores(failed.to_dict(), {})
     assert all(score is None for score, _ in written.values()), written
+
+
+def test_a_damaged_download_leaves_written_answers_waiting_for_a_good_one():
+    """Are the written answers of a notebook the TA's LMS download damaged left waiting (not 0) for a good
+    download?"""
+    damaged = NotebookResult.failed("clip", TESTS, Status.DAMAGED.detail("'clip.ipynb' could not be read"))
+    damaged.manual = dict(WRITTEN)
+    _, written = final_scores(damaged.to_dict(), {})
+    assert written == {"written_why": (None, REDOWNLOAD), "written_how": (None, REDOWNLOAD)}
 
 
 def test_a_hand_score_completes_a_cell_left_to_a_person():

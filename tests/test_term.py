@@ -134,6 +134,19 @@ def test_unknown_section_is_an_error():
         term.parse_course(COURSE + "\n[extra]\nx = 1\n", "c.toml")
 
 
+def test_lms_section_gives_the_moodle_maximum_and_the_canvas_assignment_id():
+    """Does an [lms] section give the Moodle assignment's maximum grade and the Canvas assignment id?"""
+    got = term.parse_course(COURSE + "\n[lms]\nmoodle_max = 100\ncanvas_assignment_id = 48213\n")
+    assert (got.moodle_max, got.canvas_assignment_id) == (100.0, 48213)
+
+
+@pytest.mark.parametrize("bad", ['"48213"', "-3", "4.5"])
+def test_canvas_assignment_id_must_be_a_number(bad):
+    """Is a Canvas assignment id that is not a positive whole number refused, naming the key and line?"""
+    with pytest.raises(term.TermError, match=r"c\.toml:11: lms\.canvas_assignment_id: must be the Canvas"):
+        term.parse_course(COURSE + f"\n[lms]\ncanvas_assignment_id = {bad}\n", "c.toml")
+
+
 def test_due_without_offset_is_an_error():
     """Is a due date without a UTC offset refused (no penalty from a guessed time zone)?"""
     with pytest.raises(term.TermError, match=r"c\.toml:2: assignment\.due: .* has no UTC offset"):

@@ -20,6 +20,7 @@ NOTEBOOK_NAMES = contract.NOTEBOOKS
 JUNK_DIRS = {"__MACOSX", ".ipynb_checkpoints", "__pycache__", ".git"}
 CANVAS = re.compile(r"^(?P<login>[^_\s/]+)(?P<late>_LATE)?_(?P<uid>\d+)_(?P<sid>\d+)_(?P<file>.+)$")
 MOODLE = re.compile(r"^(?P<name>.+?)_(?P<uid>\d+)_assignsubmission_[a-z]+_?$")
+TIMESTAMP_FILE = "timestamp.txt"  # nbgrader's record of when the student submitted: evidence, not a submitted file
 ID_CHARS = 64  # longest student id kept as it is (a file name holds 255 bytes: 64 CJK characters are 192)
 
 

@@ -47,9 +47,15 @@ class Submission:
 
 
 def _prepare(candidate, releases, damaged):
-    """Read and identify one candidate: (notebook name or None, nb or None, problem or None, repairs)."""
-    if candidate.path in damaged:
-        return candidate.name_says, None, f"{candidate.shown!r} could not be read: {damaged[candidate.path]}", []
+    """Read and identify one candidate: (notebook name or None, nb or None, problem or None, repairs).
+
+    damaged: {path: why} of the entries that could not be read, "download" for the LMS download's (the TA's copy:
+    the student is not to blame) and "own" for a zip the student submitted.
+    """
+    if candidate.path in damaged["download"]:
+        return candidate.name_says, None, _redownload(candidate, damaged["download"]), []
+    if candidate.path in damaged["own"]:
+        return candidate.name_says, None, f"{candidate.shown!r} could not be read: {damaged['own'][candidate.path]}", []
     nb, problem, repairs = read.read_notebook(candidate.path)
     if nb is None:
         return candidate.name_says, None, problem, repairs
@@ -64,16 +70,26 @@ def _prepare(candidate, releases, damaged):
     return name, nb, None, repairs
 
 
+def _redownload(candidate, download):
+    """The status of a file the TA's LMS download damaged: it waits for a good download."""
+    why = download[candidate.path]
+    return Status.DAMAGED.detail(
+        f"{candidate.shown!r} could not be read from the LMS download: {why}; download it again"
+    )
+
+
 def _sort_candidates(candidates, releases, damaged):
     """Read and identify each of a student's files.
 
     Returns:
     - by_nb: {notebook name: [(candidate, nb or None, problem or None, repairs)]}
     - problems: {notebook name: one-line status} for files named after a notebook that are no .ipynb
-    - others: the names (as shown) of files that are none of the notebooks
+    - others: the names (as shown) of files that are none of the notebooks (nbgrader's timestamp.txt left out)
     """
     by_nb, problems, others = defaultdict(list), {}, []
     for cand in candidates:
+        if cand.path.name == discover.TIMESTAMP_FILE:
+            continue
         is_ipynb = cand.path.suffix.lower() == ".ipynb"
         if not is_ipynb and not cand.name_says:
             others.append(cand.shown)
@@ -89,9 +105,12 @@ def _sort_candidates(candidates, releases, damaged):
     return by_nb, problems, others
 
 
-def _missing_status(name, problems, others):
-    """The status of a notebook the student has no file for: its problem, or 'missing' and what was found."""
+def _missing_status(name, problems, others, lost):
+    """The status of a notebook the student has no file for: its problem, a damaged download when a file the
+    download damaged may be it (`lost`: their statuses), or 'missing' and what was found."""
     status = problems.get(name)
+    if status is None and lost:
+        status = lost[0]
     if status is None:
         status = Status.MISSING + (f" (found only: {', '.join(others[:5])})" if others else "")
     return status
@@ -131,17 +150,21 @@ def ingest_student(
     - candidates: the student's files (from discover.discover).
     - releases: {name: release notebook} (from read.load_releases).
     - staging: repaired notebooks are written to staging/<student>/<notebook>.ipynb.
-    - damaged: {path: why} of the files that could not be read from a zip (receives those of the student's zips).
+    - damaged: {path: why} of the entries of the LMS download that could not be read: such a notebook waits for a
+      good download (Status.DAMAGED), as does every notebook missing beside a damaged file whose name names none.
     Returns:
     - one Submission per notebook of contract.NOTEBOOKS, in that order.
     """
-    damaged = {} if damaged is None else damaged
+    damaged = {"download": damaged or {}, "own": {}}
     header = [] if raw == student else [f"student {raw!r} is graded as {student!r}"]
     lms = next((c.lms for c in candidates if c.lms), {})
     if any(c.lms.get("late") for c in candidates):  # issue 24: a file Canvas marked late makes the submission late
         lms = dict(lms, late=True)
     digest = discover.submission_digest(raw, [(c.shown, c.path) for c in candidates])
-    candidates, unpacked = read.expand_zips(student, candidates, staging, damaged)
+    lost = [
+        _redownload(c, damaged["download"]) for c in candidates if c.path in damaged["download"] and not c.name_says
+    ]
+    candidates, unpacked = read.expand_zips(student, candidates, staging, damaged["own"])
     header += unpacked
     by_nb, problems, others = _sort_candidates(candidates, releases, damaged)
     out = []
@@ -151,7 +174,7 @@ def ingest_student(
 
     for name in contract.NOTEBOOKS:
         if not by_nb.get(name):
-            out.append(submission(name, None, _missing_status(name, problems, others), header))
+            out.append(submission(name, None, _missing_status(name, problems, others, lost), header))
             continue
         rel = releases.get(name)
         (cand, nb, problem, repairs), took = _pick(name, by_nb[name], rel)

@@ -20,7 +20,9 @@ def timestamp_files(submissions: Path | str) -> dict[str, Path]:
         return {}
     found = {}
     for student, (_, candidates) in discover.discover(root).items():
-        stamps = sorted((c.path for c in candidates if c.path.name == "timestamp.txt"), key=lambda p: len(p.parts))
+        stamps = sorted(
+            (c.path for c in candidates if c.path.name == discover.TIMESTAMP_FILE), key=lambda p: len(p.parts)
+        )
         if stamps:
             found[student] = stamps[0]
     return found

@@ -21,7 +21,7 @@ import shutil
 import threading
 import time
 import traceback
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -487,9 +487,10 @@ def _record_notebook(result, task, notebook, sub, layout, graded):
     result.feedback[notebook] = feedback.render(nb, summary.to_dict(), task.student)
 
 
-def _is_clean(result: StudentResult) -> bool:
-    """True when grading completed and every notebook was graded, missing or left for manual grading."""
-    return result.complete and all(is_settled(n.status) for n in result.notebooks.values())
+def _is_clean(result: StudentResult, ran: Iterable[str]) -> bool:
+    """True when grading completed and every notebook that ran was graded or left for manual grading. A notebook
+    that never ran (missing, damaged, not a notebook) left nothing in the workspace worth keeping."""
+    return result.complete and all(is_settled(result.notebooks[nb].status) for nb in ran if nb in result.notebooks)
 
 
 def grade_student(task: Task) -> StudentResult:
@@ -507,7 +508,7 @@ def grade_student(task: Task) -> StudentResult:
     layout = course_layout(Path(task.template) / "release")
     result = StudentResult(student=task.student)
     subs = {s.notebook: s for s in task.notebooks}
-    claimed = None
+    claimed, todo = None, {}
     try:
         kernel_env = kernel_environment(task)
         if any(s.ready for s in task.notebooks) and slot.available():
@@ -540,7 +541,7 @@ def grade_student(task: Task) -> StudentResult:
     result.seconds = round(time.perf_counter() - start, 3)
     prefix = f"LIMIT {task.student}/"
     result.limits = [line[len(prefix) :] for line in result.log if line.startswith(prefix)]
-    clean = _is_clean(result)
+    clean = _is_clean(result, todo)
     if claimed is not None and (task.keep_work or not clean):
         shutil.copytree(ws, task.work, symlinks=True)  # the slot goes on to the next student
     elif clean and not task.keep_work and ws.exists() and claimed is None:

@@ -123,12 +123,21 @@ def student_totals(notebooks):
         waiting += [f"{nb}/{gid}" for gid in row.get("ungraded", [])]
     if waiting:
         notes.insert(0, f"provisional: {len(waiting)} cell(s) still to grade by hand ({', '.join(waiting)})")
+    damaged = damaged_downloads(notebooks)
+    if damaged:
+        notes.insert(0, f"provisional: {', '.join(damaged)} damaged in the LMS download (download it again and grade)")
     return score, total, notes
 
 
+def damaged_downloads(notebooks):
+    """The student's notebooks that the TA's LMS download damaged (they wait for a good download)."""
+    return [nb for nb, row in notebooks.items() if Status.DAMAGED.starts(row["status"])]
+
+
 def is_provisional(notebooks):
-    """True while any of the student's grades.csv rows names a cell still to grade by hand (`ungraded`)."""
-    return any(row.get("ungraded") for row in notebooks.values())
+    """True while the student's total is not final: a grades.csv row names a cell still to grade by hand
+    (`ungraded`), or a notebook waits for a good download."""
+    return any(row.get("ungraded") for row in notebooks.values()) or bool(damaged_downloads(notebooks))
 
 
 def submitted_as(state):
@@ -327,7 +336,8 @@ def lms_warnings(out, first=5):
     if waiting:
         lines.append(
             f"export: {len(waiting)} provisional total(s) left out of canvas_grades.csv and moodle_grades.csv "
-            f"(cells still to grade by hand; lms_grades.csv marks them): {some(waiting)}"
+            f"(cells still to grade by hand, or a notebook damaged in the LMS download; lms_grades.csv marks them): "
+            f"{some(waiting)}"
         )
     final = [s for s in grades if s not in waiting]
     used = sorted({ids[s].get("lms") for s in final if ids.get(s, {}).get("lms") in LMS_NAMES})

@@ -74,6 +74,19 @@ def summary_text(student: str, score: float, raw: float, total: float, late_line
     return "\n".join(lines) + "\n"
 
 
+def not_final(notebooks: dict) -> str:
+    """Why a student's grade is not final yet, in one line ('' when it is): notebooks the TA's LMS download damaged
+    (never the student's fault: they wait for a good download), cells to grade by hand."""
+    parts = []
+    damaged = export.damaged_downloads(notebooks)
+    if damaged:
+        parts.append(f"{', '.join(damaged)} damaged in the LMS download: download the submissions again and grade")
+    hand = [f"{nb}/{gid}" for nb, row in notebooks.items() for gid in row.get("ungraded") or []]
+    if hand:
+        parts.append(f"cells to grade by hand ({', '.join(hand)})")
+    return "; ".join(parts)
+
+
 def leaks(text: str) -> bool:
     """True when a page holds what students must never see: hidden-test or solution markers, or a pass token."""
     return any(m in text for m in FORBIDDEN) or bool(tokens.TOKEN.search(text))
@@ -96,9 +109,9 @@ def release(out: Path | str, lms: str, *, partial: bool = False, lms_applies_lat
     if (out / ".state").is_dir():  # grades.csv from the hand grades and term files as they are now, never stale
         Results(out).write_csvs()
     grades = export.read_grades(out)
-    waiting = [s for s, nbs in grades.items() if any(row.get("ungraded") for row in nbs.values())]
+    waiting = {s: why for s, nbs in grades.items() if (why := not_final(nbs))}
     if waiting and not partial:
-        return {"released": [], "held": {}, "refused": waiting, "files": []}
+        return {"released": [], "held": {}, "refused": list(waiting), "why": waiting, "files": []}
     ids, late = _lms_ids(out, lms), term.Term.load(out)
     dest = out / "release"
     dest.mkdir(parents=True, exist_ok=True)
@@ -112,11 +125,7 @@ def release(out: Path | str, lms: str, *, partial: bool = False, lms_applies_lat
         score = raw if lms_applies_late_policy else max(0.0, raw - penalty)
         why = ""
         if student in waiting:
-            why = (
-                "not released: cells to grade by hand ("
-                + ", ".join(f"{nb}/{gid}" for nb, row in notebooks.items() for gid in row.get("ungraded") or [])
-                + ")"
-            )
+            why = f"not released: {waiting[student]}"
         elif not lms_id.get("lms_user_id"):
             why = f"not released: no {lms} id (the submission did not come from {lms})"
         elif lms == "canvas" and not lms_id.get("lms_file_id"):
@@ -223,11 +232,13 @@ def main(
     if got["refused"]:
         first = ", ".join(got["refused"][:5])
         print(
-            f"release: {len(got['refused'])} students still have cells to grade by hand ({first}"
-            f"{', ...' if len(got['refused']) > 5 else ''}): grade them in formgrader, or release the others with "
-            "--partial",
+            f"release: {len(got['refused'])} students are not final ({first}"
+            f"{', ...' if len(got['refused']) > 5 else ''}): grade their cells in formgrader or download a damaged "
+            "submission again, or release the others with --partial",
             file=sys.stderr,
         )
+        for student, why in list(got["why"].items())[:5]:
+            print(f"  {student}: {why}", file=sys.stderr)
         return 1
     print(f"released {len(got['released'])} students to {lms}; held back {len(got['held'])}")
     if got["stale"]:

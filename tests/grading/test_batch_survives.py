@@ -11,7 +11,7 @@ import zipfile
 import nbformat
 import pytest
 
-from autograder import paths
+from autograder import contract, paths
 from autograder.grading import ingest
 from tests.fixtures import toy
 
@@ -44,12 +44,16 @@ def test_a_truncated_lms_zip_keeps_every_entry_before_the_cut(tmp_path, theory):
     notes = []
     got = statuses(ingest.ingest(archive, tmp_path / "staging", notes=notes))
     assert got["李明"] == "ok" and got["Zoë Ñúñez"] == "ok", got
-    assert got["Anna Lee"] == "'theory.ipynb' could not be read: damaged in the zip (truncated)", got
+    assert got["Anna Lee"] == (
+        "damaged download: 'theory.ipynb' could not be read from the LMS download: damaged in the zip (truncated); "
+        "download it again"
+    ), got
     assert notes and "salvaged 2 entries, 1 damaged" in notes[-1], notes
 
 
 def test_a_zip_damaged_in_the_middle_loses_only_the_damaged_entry(tmp_path, theory):
-    """Does a zip with one entry's bytes corrupted (index intact) record that entry and read the others?"""
+    """Does a zip with one entry's bytes corrupted (index intact) record that entry as a damaged download, waiting
+    for a good one, and read the others?"""
     archive = moodle_zip(tmp_path / "moodle.zip", theory)
     with zipfile.ZipFile(archive) as zf:
         second = zf.infolist()[1]
@@ -59,7 +63,36 @@ def test_a_zip_damaged_in_the_middle_loses_only_the_damaged_entry(tmp_path, theo
     archive.write_bytes(bytes(data))
     got = statuses(ingest.ingest(archive, tmp_path / "staging"))
     assert got["李明"] == "ok" and got["Anna Lee"] == "ok", got
-    assert got["Zoë Ñúñez"].startswith("'theory.ipynb' could not be read: damaged in the zip ("), got
+    assert got["Zoë Ñúñez"].startswith(
+        "damaged download: 'theory.ipynb' could not be read from the LMS download: damaged in the zip ("
+    ), got
+
+
+def test_a_damaged_entry_named_after_no_notebook_holds_the_missing_ones(tmp_path, theory):
+    """When the download damaged a file whose name names no notebook ('A3 final.ipynb'), do the notebooks the
+    student seems not to have wait for a good download instead of counting as missing?"""
+    archive = tmp_path / "moodle.zip"
+    with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_STORED) as zf:
+        zf.writestr("李明_101_assignsubmission_file_/A3 final.ipynb", theory)
+        zf.writestr("Anna Lee_102_assignsubmission_file_/theory.ipynb", theory)
+    data = bytearray(archive.read_bytes())
+    start = data.find(b'"cells"')
+    data[start : start + 32] = b"#" * 32  # the stored bytes no longer match the entry's CRC
+    archive.write_bytes(bytes(data))
+    subs = [s for s in ingest.ingest(archive, tmp_path / "staging") if s.submitted_as == "李明"]
+    assert {s.notebook: s.status.split(":")[0] for s in subs} == dict.fromkeys(contract.NOTEBOOKS, "damaged download")
+
+
+def test_found_only_leaves_out_nbgraders_timestamp(tmp_path, theory):
+    """Does a missing notebook's status name the files the student left instead, but not nbgrader's
+    timestamp.txt (which records when they submitted)?"""
+    folder = tmp_path / "subs" / "Anna Lee"
+    folder.mkdir(parents=True)
+    (folder / "theory.ipynb").write_bytes(theory)
+    (folder / "timestamp.txt").write_text("2023-03-31 20:00:00.000000 UTC")
+    (folder / "notes.md").write_text("my notes")
+    got = {s.notebook: s.status for s in ingest.ingest(tmp_path / "subs", tmp_path / "staging")}
+    assert got["nmt"] == "missing (found only: notes.md)", got
 
 
 def test_a_file_that_is_no_zip_gives_no_student_and_a_note(tmp_path):
@@ -127,3 +160,26 @@ def test_ctrl_c_prints_one_line_and_the_rerun_resumes(tmp_path, workers):
     assert lines[0].endswith("students graded, rerun the same command to resume"), lines
     again = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert again.returncode == 0 and "skipped" in again.stdout, again.stdout + again.stderr
+
+
+@pytest.mark.slow
+def test_a_damaged_download_waits_and_a_good_download_grades_it(tmp_path, theory):
+    """Is a notebook whose entry the TA's Moodle download damaged (CRC error) recorded with no score and not final,
+    its work folder gone, and graded when the good download is graded into the same OUT?"""
+    from autograder.grading import pipeline
+    from autograder.reports import export, release
+
+    good = moodle_zip(tmp_path / "good.zip", theory, ["Zoë Ñúñez"])
+    data = bytearray(good.read_bytes())
+    data[200:264] = b"\xff" * 64  # inside the one entry's compressed bytes
+    bad = tmp_path / "bad.zip"
+    bad.write_bytes(bytes(data))
+    out, student = tmp_path / "out", "Zoë Ñúñez~moodle101"
+    pipeline.grade(bad, out, workers=1)
+    before = export.read_grades(out)[student]
+    assert (before["theory"]["status"].startswith("damaged download:"), before["theory"]["score"]) == (True, None)
+    assert release.not_final(before).startswith("theory damaged in the LMS download")
+    assert not (out / ".work" / student).exists()
+    pipeline.grade(good, out, workers=1)
+    after = export.read_grades(out)[student]["theory"]
+    assert (after["status"], after["score"]) == ("graded", 0.0)

@@ -393,3 +393,20 @@ def test_exports_name_students_as_submitted(tmp_path):
     assert summary[ZOE]["submitted_as"] == "Zoë Ñúñez (late)" and summary[LI]["submitted_as"] == LI
     canvas = [r[0] for r in csv.reader(open(out / "export" / "canvas_grades.csv", encoding="utf-8"))]
     assert "Zoë Ñúñez (late)" in canvas
+
+
+def test_a_damaged_download_stays_out_of_the_lms_imports(tmp_path):
+    """Is a student whose notebook the TA's LMS download damaged (no score yet) left out of the Canvas and Moodle
+    imports, and marked provisional in lms_grades.csv with the reason, rather than exported at 0?"""
+    out = write_course(tmp_path, lms={s: ("moodle", str(i), s) for i, s in enumerate((LI, ZOE, OLGA))})
+    text = (out / "grades.csv").read_text(encoding="utf-8").splitlines()
+    damaged = "damaged download: 'theory.ipynb' could not be read from the LMS download"
+    text = [
+        f'{ZOE},theory,,{max_score("theory")},"{damaged}",,,' if ln.startswith(f"{ZOE},theory,") else ln for ln in text
+    ]
+    (out / "grades.csv").write_text("\n".join(text) + "\n", encoding="utf-8")
+    export.export(out)
+    moodle = [r["Full name"] for r in csv.DictReader(open(out / "export" / "moodle_grades.csv", encoding="utf-8"))]
+    summary = {r["student_id"]: r for r in csv.DictReader(open(out / "export" / "lms_grades.csv", encoding="utf-8"))}
+    assert sorted(moodle) == sorted([LI, OLGA])
+    assert summary[ZOE]["provisional"] == "yes" and "theory damaged in the LMS download" in summary[ZOE]["notes"]

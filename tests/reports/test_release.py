@@ -135,8 +135,10 @@ def test_refuses_while_hand_grading_is_open(tmp_path, capsys):
     write nothing?"""
     out = write_out(tmp_path / "out", "moodle")
     code = release.main(out=out, lms="moodle")
-    assert (code, "1 students still have cells to grade by hand (Pending Person)" in capsys.readouterr().err) == (
+    err = capsys.readouterr().err
+    assert (code, "1 students are not final (Pending Person)" in err, "cells to grade by hand" in err) == (
         1,
+        True,
         True,
     )
     assert not (out / "release").exists()
@@ -149,6 +151,37 @@ def test_partial_lists_who_was_held_back(tmp_path):
     with open(out / "release" / "MANIFEST.csv", encoding="utf-8") as f:
         row = next(r for r in csv.DictReader(f) if r["student"] == PENDING)
     assert row["status"] == "not released: cells to grade by hand (nmt/written_scaling)"
+
+
+def damage(out, student, notebook):
+    """Mark `student`'s `notebook` in OUT/grades.csv as grading records a notebook the TA's LMS download damaged."""
+    with open(out / "grades.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.reader(f))
+    for row in rows:
+        if row[:2] == [student, notebook]:
+            row[2], row[4] = "", f"damaged download: '{notebook}.ipynb' could not be read from the LMS download"
+    with open(out / "grades.csv", "w", newline="", encoding="utf-8") as f:
+        csv.writer(f).writerows(rows)
+
+
+def test_partial_holds_back_a_damaged_download(tmp_path):
+    """With --partial, is a student whose notebook the LMS download damaged held back (not released at 0), the
+    manifest saying to download it again?"""
+    out = write_out(tmp_path / "out", "moodle", pending=False)
+    damage(out, "Zoë Ñúñez", "theory")
+    got = release.release(out, "moodle", partial=True)
+    assert got["held"]["Zoë Ñúñez"] == (
+        "not released: theory damaged in the LMS download: download the submissions again and grade"
+    )
+    assert not [m for m in names(out / "release" / "moodle_feedback.zip") if m.startswith("Zoë")]
+
+
+def test_refuses_while_a_download_is_damaged(tmp_path, capsys):
+    """Without --partial, does release refuse while a notebook waits for a good download, saying so?"""
+    out = write_out(tmp_path / "out", "moodle", pending=False)
+    damage(out, "Zoë Ñúñez", "theory")
+    code = release.main(out=out, lms="moodle")
+    assert (code, "Zoë Ñúñez: theory damaged in the LMS download" in capsys.readouterr().err) == (1, True)
 
 
 def test_manifest_lists_every_released_file(moodle):
