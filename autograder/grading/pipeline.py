@@ -283,6 +283,12 @@ def print_summary(summary: dict, out: Path) -> None:
         print(f"  {n:4d} notebooks: {status}")
     for student, why in summary["failed"].items():
         print(f"  FAILED {student}: {why}")
+    damaged = sum(n for status, n in summary["statuses"].items() if Status.DAMAGED.starts(status))
+    if damaged:
+        print(
+            f"  {damaged} notebooks could not be read from the LMS download: download the submissions again and grade "
+            "them into the same OUT (until then they have no score and are not released)"
+        )
     hand = summary.get("hand_grades") or {}
     if hand:
         print(

@@ -183,3 +183,17 @@ def test_a_damaged_download_waits_and_a_good_download_grades_it(tmp_path, theory
     pipeline.grade(good, out, workers=1)
     after = export.read_grades(out)[student]["theory"]
     assert (after["status"], after["score"]) == ("graded", 0.0)
+
+
+def test_summary_says_to_download_damaged_notebooks_again(tmp_path, capsys):
+    """Does the console summary count the notebooks the LMS download damaged and say to download them again?"""
+    from collections import Counter
+
+    from autograder.grading import pipeline
+
+    damaged = "damaged download: 'theory.ipynb' could not be read from the LMS download: damaged in the zip (truncated)"
+    summary = {"graded": ["李明"], "skipped": [], "failed": {}, "seconds": 1.0}
+    pipeline.print_summary(dict(summary, statuses=Counter({damaged: 2, "graded": 6})), tmp_path)
+    assert "2 notebooks could not be read from the LMS download: download the submissions again" in (
+        capsys.readouterr().out
+    )
