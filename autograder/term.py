@@ -16,6 +16,7 @@ import csv
 import io
 import math
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -232,22 +233,56 @@ def _read_csv(path: Path | str, columns: list[str], what: str) -> list[tuple[int
     return rows
 
 
-def read_times(
-    path: Path | str, columns: list[str], students: Iterable[str] | None = None, what: str = "extensions"
-) -> dict[str, datetime]:
-    """{student: time} from a CSV `student,<time column>` (extensions: student,due; --submitted: student,submitted_at).
+def _name_key(name: str) -> str:
+    """How a TA's spelling of a name is compared: NFC, spaces collapsed, case folded."""
+    return " ".join(unicodedata.normalize("NFC", name).split()).casefold()
+
+
+def resolve_student(name: str, students: Mapping[str, Iterable[str]]) -> str:
+    """The id of the student a TA means by `name`: a student id as it is, else the one student who submitted under
+    that name (their folder name or their name in the LMS).
 
     Inputs:
-    - students: the students of OUT; a row naming anyone else is an error (None: not checked).
-    Raises TermError naming the file and line of the first bad row (unknown student, twice the same student,
-    a time that does not parse or has no offset).
+    - students: {student id: the names they submitted under}.
+    Raises LookupError with a one-line reason: no such student, or several of that name (naming the ids to use).
     """
-    known = None if students is None else set(students)
+    if name in students:
+        return name
+    hits = sorted(sid for sid, names in students.items() if _name_key(name) in {_name_key(n) for n in names if n})
+    if len(hits) == 1:
+        return hits[0]
+    if not hits:
+        raise LookupError(f"unknown student {name!r} (not graded in this OUT)")
+    count = {2: "two", 3: "three", 4: "four"}.get(len(hits), str(len(hits)))
+    raise LookupError(f"{count} students called {name}: use {', '.join(hits[:-1])} or {hits[-1]}")
+
+
+def read_times(
+    path: Path | str,
+    columns: list[str],
+    students: Mapping[str, Iterable[str]] | Iterable[str] | None = None,
+    what: str = "extensions",
+) -> dict[str, datetime]:
+    """{student id: time} from a CSV `student,<time column>` (extensions: student,due; --submitted:
+    student,submitted_at).
+
+    Inputs:
+    - students: the students of OUT, {id: names they submitted under} (or their ids alone): a row may name a student
+      by id or, when only one student has it, by folder or LMS name; a row naming anyone else is an error (None:
+      names taken as ids, not checked).
+    Raises TermError naming the file and line of the first bad row (unknown student, a name several students share,
+    twice the same student, a time that does not parse or has no offset).
+    """
+    if students is not None and not isinstance(students, Mapping):
+        students = {sid: () for sid in students}
     found = {}
     for line, row in _read_csv(path, columns, what):
         student, when = row["student"], row[columns[1]]
-        if known is not None and student not in known:
-            raise TermError(f"{path}:{line}: unknown student {student!r} (not graded in this OUT)")
+        if students is not None:
+            try:
+                student = resolve_student(student, students)
+            except LookupError as exc:
+                raise TermError(f"{path}:{line}: {exc}") from None
         if student in found:
             raise TermError(f"{path}:{line}: student {student!r} is listed twice")
         try:
@@ -369,7 +404,8 @@ def write_term(
     Inputs:
     - course / extensions: files that replace what OUT holds (None: keep it).
     - evidence: {student: (ISO time or UNKNOWN_TIME, how we know)} found by this run; replaces those students' rows.
-    - students: every student of OUT (extensions for anyone else are refused).
+    - students: every student of OUT, {id: names they submitted under} or ids (extensions for anyone else are
+      refused; extensions are kept by student id).
     Raises TermError before writing anything when a file is bad.
     """
     from autograder.records import atomic_write
@@ -381,11 +417,15 @@ def write_term(
             raise TermError(f"{course}: course file not found")
         parse_course(text, str(course))
     if extensions is not None:
-        read_times(extensions, EXTENSION_COLUMNS, students)
+        due = read_times(extensions, EXTENSION_COLUMNS, students)
     if course is not None:
         atomic_write(folder / "course.toml", text)
     if extensions is not None:
-        atomic_write(folder / "extensions.csv", Path(extensions).read_text(encoding="utf-8-sig"))
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(EXTENSION_COLUMNS)
+        writer.writerows([student, when.isoformat()] for student, when in sorted(due.items()))
+        atomic_write(folder / "extensions.csv", buf.getvalue())
     if evidence:
         rows = {}
         if (folder / "submitted.csv").exists():
@@ -507,8 +547,27 @@ def replace_files(out: Path | str, course: Path | str | None = None, extensions:
     in place of what grading recorded (the penalty is re-computed wherever it is shown next). Raises TermError."""
     if course is None and extensions is None:
         return
-    students = [p.stem for p in (Path(out) / ".state").glob("*.json")]
-    write_term(out, course=course, extensions=extensions, students=students)
+    write_term(out, course=course, extensions=extensions, students=recorded_names(out))
+
+
+def recorded_names(out: Path | str) -> dict[str, set[str]]:
+    """{student id: the names they submitted under (folder, LMS name)} of the students recorded in OUT."""
+    import json
+
+    names = {}
+    for path in (Path(out) / ".state").glob("*.json"):
+        try:
+            state = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError:
+            state = {}
+        names[path.stem] = {(state.get("submission") or {}).get("submitted_as") or path.stem}
+    lms = Path(out) / "lms_ids.csv"
+    if lms.exists():
+        with open(lms, newline="", encoding="utf-8") as f:
+            for row in csv.DictReader(f):
+                if row.get("student") in names and row.get("lms_name"):
+                    names[row["student"]].add(row["lms_name"])
+    return names
 
 
 def late_counts(rows: Iterable[Mapping[str, str]]) -> dict[str, object]:

@@ -238,6 +238,40 @@ def test_extensions_of_two_anna_lees_are_kept_apart(tmp_path):
     assert got["Anna Lee~canvas12"] - got["Anna Lee~canvas11"] == timedelta(days=4)
 
 
+# Students as grading names them, with the names they submitted under (folder name, LMS name)
+KNOWN = {
+    "李明": {"李明"},
+    "Zoë Ñúñez~9f0c3e2a1b": {"Zoë Ñúñez"},  # a folder name in NFD, as a macOS zip spells it
+    "Anna Lee~moodle1001": {"Anna Lee"},
+    "Anna Lee~moodle1017": {"Anna Lee"},
+    "olan~canvas77": {"olan", "Ola Nordmann"},
+}
+
+
+def test_extension_names_a_student_by_folder_or_lms_name(tmp_path):
+    """May an extension name a student as the TA knows them: the folder name ('Zoë Ñúñez', even when the id has a
+    hash) or the LMS name ('Ola Nordmann'), when only one student has it?"""
+    path = tmp_path / "ext.csv"
+    path.write_text("student,due\nZoë Ñúñez,2023-04-03T12:00:00Z\nOla Nordmann,2023-04-03T12:00:00Z\n")
+    assert sorted(term.read_times(path, term.EXTENSION_COLUMNS, KNOWN)) == ["Zoë Ñúñez~9f0c3e2a1b", "olan~canvas77"]
+
+
+def test_extension_for_a_shared_name_names_the_ids_to_use(tmp_path):
+    """Is an extension for 'Anna Lee', whom two Moodle students are called, refused with the ids to use instead?"""
+    path = tmp_path / "ext.csv"
+    path.write_text("student,due\nAnna Lee,2023-04-03T12:00:00Z\n")
+    with pytest.raises(term.TermError) as err:
+        term.read_times(path, term.EXTENSION_COLUMNS, KNOWN)
+    assert str(err.value) == (f"{path}:2: two students called Anna Lee: use Anna Lee~moodle1001 or Anna Lee~moodle1017")
+
+
+def test_out_keeps_an_extension_under_the_student_id(tmp_path):
+    """Is an extension given by folder name kept in OUT under the student's id, so every later command finds it?"""
+    (tmp_path / "ext.csv").write_text("student,due\nOla Nordmann,2023-04-01T23:59:00-04:00\n", encoding="utf-8")
+    term.write_term(tmp_path / "out", extensions=tmp_path / "ext.csv", students=KNOWN)
+    assert list(term.Term.load(tmp_path / "out").extensions) == ["olan~canvas77"]
+
+
 # --- what OUT keeps ----------------------------------------------------------------------------
 def test_out_keeps_course_extension_and_evidence(tmp_path):
     """After write_term, does Term.load(OUT) give the student's extended due date and penalty from what was kept?"""

@@ -152,7 +152,7 @@ def grade(
     results.record_lms_ids({student: next((s.lms for s in subs if s.lms), {}) for student, subs in students.items()})
     # issue 24: when each student submitted
     found, stamp_log = times.evidence(submissions, students, submitted, worksheet, times.zone(out, course))
-    everyone = set(students) | {st["student"] for st in results.states()}
+    everyone = {**term.recorded_names(out), **times.names(students)}  # a TA names students as they know them
     term.write_term(out, course=course, extensions=extensions, evidence=found, students=everyone)
     times.record_lms_files(out, students)
     results.log([f"RUN grade {submissions} -> {out} ({len(students)} students, force={force})"] + stamp_log)

@@ -28,6 +28,14 @@ def timestamp_files(submissions: Path | str) -> dict[str, Path]:
     return found
 
 
+def names(students: Mapping[str, list[Submission]]) -> dict[str, set[str]]:
+    """{student id: the names they submitted under (folder name, LMS name)}: how a TA may name them in a term file."""
+    return {
+        student: {s.submitted_as for s in subs if s.submitted_as} | {s.lms["name"] for s in subs if s.lms.get("name")}
+        for student, subs in students.items()
+    }
+
+
 def zone(out: Path | str, course: Path | str | None) -> str:
     """The course's time zone name: from `course` when given, else from the course file OUT keeps ('' if none)."""
     settings = term.read_course(course) if course else term.Term.load(out).course
@@ -51,7 +59,7 @@ def evidence(
     - ({student: (ISO time or term.UNKNOWN_TIME, evidence)}, log lines: each timestamp.txt that did not parse).
     Raises term.TermError for a bad --submitted file (nothing is graded then).
     """
-    given = term.read_times(submitted, term.SUBMITTED_COLUMNS, students, "submitted") if submitted else {}
+    given = term.read_times(submitted, term.SUBMITTED_COLUMNS, names(students), "submitted") if submitted else {}
     found, log, sheet = {}, [], {}
     if worksheet:
         participants = {
