@@ -28,7 +28,8 @@ COMMANDS = {
     "export": ("autograder.reports.export", "write the nbgrader and LMS grade exports of OUT"),
     "release": (
         "autograder.reports.release",
-        "release OUT --lms canvas|moodle [--partial]: feedback and grades as the LMS imports them (OUT/release)",
+        "release OUT --lms canvas|moodle [--partial] [--moodle-max N | --canvas-assignment-id N] [--roster FILE]: "
+        "feedback and grades as the LMS imports them (OUT/release)",
     ),
     "similarity": (
         "autograder.reports.similarity",
@@ -91,6 +92,9 @@ def _options(name, parser):
         add("--lms", required=True, choices=["canvas", "moodle"], help="the LMS to upload to")
         add("--partial", action="store_true", help="release the students whose grading is complete, list the rest")
         add("--lms-applies-late-policy", action="store_true", help="raw scores: the LMS deducts its own penalty")
+        add("--moodle-max", type=float, help="the Moodle assignment's maximum grade: grades are scaled to it")
+        add("--canvas-assignment-id", type=int, help="the Canvas assignment's id: the gradebook column 'a3 (id)'")
+        add("--roster", type=Path, help="CSV student,lms_id or the LMS's worksheet/gradebook export: LMS ids")
         _term_options(add)
     elif name == "similarity":
         add("out", type=Path, help="a graded OUT folder (holds autograded/)")
