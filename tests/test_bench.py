@@ -249,7 +249,7 @@ def test_term_bench_class_is_released_whole(tmp_path):
     from autograder.reports import release
 
     bench.term_class(tmp_path, 30)
-    got = release.release(tmp_path, "moodle")
+    got = release.release(tmp_path, "moodle", moodle_max=100)
     with open(tmp_path / "grades.csv", newline="") as f:
         penalised = {r["student"] for r in csv.DictReader(f) if float(r["late_penalty"] or 0) > 0}
     assert (len(got["released"]), got["held"], bool(penalised)) == (30, {}, True)
