@@ -284,9 +284,9 @@ def write_canvas_csv(out, dest, title=f"{ASSIGNMENT} (autograder)", lms_applies_
     return len(final)
 
 
-def student_comment(notebooks):
-    """The Moodle feedback comment a student reads: points per notebook and what became of a notebook that
-    was not graded, in the student's terms (no internal statuses, cell ids or instructions for staff)."""
+def notebook_parts(notebooks):
+    """Points per notebook in the student's terms ('bert: 0 / 7 (not submitted)'): no internal statuses, cell ids
+    or instructions for staff."""
     parts = []
     for nb in NOTEBOOKS:
         row = notebooks.get(nb)
@@ -298,7 +298,17 @@ def student_comment(notebooks):
         elif not was_graded(row["status"]):
             part += " (could not be graded: see your feedback page)"
         parts.append(part)
-    return "Autograded and hand-graded points: " + "; ".join(parts) + ". Your feedback pages explain each score."
+    return parts
+
+
+def student_comment(notebooks, late=0.0):
+    """The Moodle feedback comment a student reads: points per notebook (notebook_parts) and, when the grade carries
+    a late penalty of `late` points, that penalty and the grade it leaves, so the points add up to the grade."""
+    text = "Autograded and hand-graded points: " + "; ".join(notebook_parts(notebooks)) + "."
+    if late:
+        raw, total, _ = student_totals(notebooks)
+        text += f" Late penalty: -{late:g} points, so {max(0.0, raw - late):g} / {total:g}."
+    return text + " Your feedback pages explain each score."
 
 
 def write_moodle_csv(out, dest, now=None, lms_applies_late_policy=False):
@@ -314,7 +324,8 @@ def write_moodle_csv(out, dest, now=None, lms_applies_late_policy=False):
         lms = ids.get(student, {})
         ident = f"Participant {lms['lms_user_id']}" if lms.get("lms") == "moodle" else student
         name = lms.get("lms_name") or names.get(student, student)
-        rows.append([ident, name, f"{score:g}", f"{total:g}", stamp, student_comment(notebooks)])
+        late = 0.0 if lms_applies_late_policy else term.student_late(notebooks.values())[0]
+        rows.append([ident, name, f"{score:g}", f"{total:g}", stamp, student_comment(notebooks, late)])
     _write_csv(dest, MOODLE_COLUMNS, rows)
     return len(final)
 

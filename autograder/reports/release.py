@@ -12,6 +12,20 @@ What students may read only: their feedback pages (hidden tests and solutions al
 checked again here) and a score summary with the late note. Never the similarity report, the TA index, grading.log,
 the gradebook, autograded notebooks or anything else in OUT.
 
+Upload order for Moodle (from its code): the worksheet first, then the feedback zip. The zip importer
+(feedback/file/importziplib.php, import_zip_files) creates or touches each participant's grade row, so its time
+becomes "now"; the worksheet importer (feedback/offline/locallib.php, process_import_grades) then skips every grade
+and comment whose row was modified more than 60 s after the worksheet's "Last modified (grade)", unless "Allow
+updating records that have been modified more recently in Moodle than in the spreadsheet" is ticked. It also
+ignores "Maximum Grade" and skips a grade above the assignment's maximum grade (100 by default), so a grade is
+scaled to that maximum (`--moodle-max N` or [lms] moodle_max in course.toml) and release refuses without it.
+Canvas's gradebook importer (GradebookImporter#parse_assignments, Assignment.title_and_id) finds the assignment by
+the id in a column header "Title (id)", else by an exact title, else creates a new assignment: the column is
+"a3 (<id>)" (`--canvas-assignment-id N` or [lms] canvas_assignment_id), and release refuses without it.
+Students graded from plain folders reach the LMS through a roster (`--roster FILE`, kept in OUT/term/roster.csv):
+a CSV student,lms_id,... (Moodle participant id or Canvas user id), Moodle's grading worksheet or Canvas's
+gradebook export, each matched to the folder or LMS name a student submitted under.
+
 Moodle's rules (mod/assign/feedback/file/importziplib.php): a path part split on '_' into at most 5 pieces needs
 4 or more, the second a participant id of the assignment, the third and fourth a plugin type and name; files and
 folders starting with '.' or '~' are ignored. So a full name with '_' in it would hide the participant id: like
@@ -31,24 +45,166 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from autograder import term, tokens
-from autograder.contract import ASSIGNMENT
+from autograder.contract import ASSIGNMENT, NOTEBOOKS, max_score, written_max_score
 from autograder.records import Results, atomic_write
 from autograder.reports import export
 
 MANIFEST_COLUMNS = ["student", "lms_id", "file", "score", "status"]
 LMS_FILES = Path(term.TERM_DIR) / "lms_files.csv"
+ROSTER = Path(term.TERM_DIR) / "roster.csv"
+ROSTER_COLUMNS = ["student", "lms", "lms_user_id", "lms_name"]
+MOODLE_MAX_NEEDED = (
+    "Moodle ignores the worksheet's Maximum Grade and skips a grade above the assignment's maximum grade (100 unless "
+    "changed), so scores out of {total:g} would import as points out of that maximum: pass --moodle-max N (the "
+    "assignment's Maximum grade in Moodle) or set moodle_max under [lms] in course.toml"
+)
+CANVAS_ID_NEEDED = (
+    "Canvas matches a gradebook column to its assignment by the id in 'Title (id)' and creates a new assignment "
+    "otherwise: pass --canvas-assignment-id N (the number in the assignment's URL, .../assignments/N) or set "
+    "canvas_assignment_id under [lms] in course.toml"
+)
+MOODLE_STEPS = """\
+Upload to Moodle in this order (the assignment > View all submissions > Grading action):
+  1. "Upload grading worksheet": {sheet} (leave "Allow updating records that have been modified more recently in
+     Moodle than in the spreadsheet" unticked), then "Import grades".
+  2. "Upload multiple feedback files in a zip": {zip}. Not before the worksheet: the zip import stamps every grade
+     it touches as modified now, and the worksheet's grades and comments are then skipped as stale.
+  The assignment needs Feedback types "Feedback comments", "Offline grading worksheet" and "Feedback files", and
+  Maximum grade {max:g} (as --moodle-max)."""
+CANVAS_STEPS = """\
+Upload to Canvas (either order):
+  - Grades > Import: {grades} (its column "{column}" is the assignment with that id).
+  - The assignment > Download submissions' page > "Re-upload submissions": {zip} (attached as comments)."""
+
+
+class ReleaseError(ValueError):
+    """A release that cannot be made as asked: its message is one line saying what to pass."""
+
+
 # What a page a student reads must never hold (feedback pages are cleaned of them; checked again before release)
 FORBIDDEN = ("BEGIN HIDDEN TESTS", "END HIDDEN TESTS", "BEGIN SOLUTION", "END SOLUTION")
 WORKSHEET_COLUMNS = ["Identifier", "Full name", "Grade", "Maximum Grade", "Last modified (grade)", "Feedback comments"]
 
 
 def _lms_ids(out: Path, lms: str) -> dict[str, dict]:
-    """{student: {"lms_user_id", "lms_file_id", "lms_name"}} of the students `lms` named at grading time."""
-    path = out / LMS_FILES
-    if not path.exists():
-        return {}
-    with open(path, newline="", encoding="utf-8") as f:
-        return {r["student"]: r for r in csv.DictReader(f) if r["lms"] == lms}
+    """{student: {"lms_user_id", "lms_file_id", "lms_name"}} of the students `lms` named at grading time, and of
+    those the roster OUT keeps maps to `lms` (no file id: a plain folder has no LMS file)."""
+    ids = {}
+    for path in (out / ROSTER, out / LMS_FILES):  # what the LMS itself named wins over the roster
+        if path.exists():
+            with open(path, newline="", encoding="utf-8") as f:
+                ids.update({r["student"]: r for r in csv.DictReader(f) if r["lms"] == lms})
+    return ids
+
+
+def _roster_rows(path: Path) -> tuple[str, list[tuple[int, dict]]]:
+    """(kind, [(line, row)]) of a roster file: 'csv' (student,lms_id,...), 'moodle' (Moodle's grading worksheet) or
+    'canvas' (Canvas's gradebook export). Raises ReleaseError for anything else."""
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ReleaseError(f"{path}: cannot read the roster: {exc}") from None
+    reader = csv.DictReader(io.StringIO(text))
+    header = [h.strip() for h in reader.fieldnames or []]
+    reader.fieldnames = header
+    if header[:2] == ["student", "lms_id"]:
+        kind = "csv"
+    elif {"Identifier", "Full name"} <= set(header):
+        kind = "moodle"
+    elif header[:2] == ["Student", "ID"]:
+        kind = "canvas"
+    else:
+        raise ReleaseError(
+            f"{path}:1: a roster is a CSV student,lms_id,..., Moodle's grading worksheet or Canvas's gradebook "
+            f"export, not a file with the columns {','.join(header)}"
+        )
+    rows = [(reader.line_num, row) for row in reader if any((v or "").strip() for v in row.values())]
+    return kind, rows
+
+
+def _roster_names(kind: str, row: dict) -> tuple[str, list[str]]:
+    """(LMS id, the names the row's student may have submitted under) of one row of an LMS's own export."""
+    if kind == "moodle":
+        email = (row.get("Email address") or "").strip()
+        return re.sub(r"^\D*", "", row["Identifier"] or ""), [row["Full name"], email, email.split("@")[0]]
+    student = (row.get("Student") or "").strip()
+    last, _, first = student.partition(", ")  # Canvas's sortable name: 'Lee, Anna'
+    return (row.get("ID") or "").strip(), [
+        student,
+        f"{first} {last}" if first else student,
+        row.get("SIS Login ID") or "",
+        row.get("SIS User ID") or "",
+    ]
+
+
+def read_roster(path: Path | str, lms: str, students: dict[str, set[str]]) -> tuple[dict[str, dict], list[str]]:
+    """Map students to their LMS ids from a roster.
+
+    Inputs:
+    - path: a CSV student,lms_id,... (student: id, folder or LMS name, see term.resolve_student; lms_id: the Moodle
+      participant id, "Participant 1001" or 1001, or the Canvas user id), Moodle's grading worksheet, or Canvas's
+      gradebook export (a student matched by full name, sortable name, email or login).
+    - students: {student id: the names they submitted under} (term.recorded_names).
+    Returns:
+    - ({student: {"student", "lms", "lms_user_id", "lms_name"}}, notes: one line per row that maps no one, and per
+       name several students or rows share).
+    Raises ReleaseError (file and line) for a row of a CSV roster that names no student or no id.
+    """
+    path = Path(path)
+    kind, rows = _roster_rows(path)
+    found, notes = {}, []
+    if kind == "csv":
+        for line, row in rows:
+            uid = re.sub(r"^\D*", "", (row["lms_id"] or "").strip())
+            if not uid.isdigit():
+                raise ReleaseError(f"{path}:{line}: lms_id {row['lms_id']!r} is not an LMS id (a number)")
+            try:
+                student = term.resolve_student(row["student"].strip(), students)
+            except LookupError as exc:
+                raise ReleaseError(f"{path}:{line}: {exc}") from None
+            name = (row.get("lms_name") or row.get("name") or "").strip() or row["student"].strip()
+            found[student] = {"student": student, "lms": lms, "lms_user_id": uid, "lms_name": name}
+        return found, notes
+    keys = {sid: {term._name_key(n) for n in names if n} | {term._name_key(sid)} for sid, names in students.items()}
+    matches: dict[str, list[tuple[str, str]]] = {}
+    for line, row in rows:
+        uid, names = _roster_names(kind, row)
+        if not uid.isdigit():
+            continue  # Canvas's "Points Possible" row, or a row without an id
+        wanted = {term._name_key(n) for n in names if n and n.strip()}
+        hits = [sid for sid, k in keys.items() if k & wanted]
+        for sid in hits:
+            matches.setdefault(sid, []).append((uid, names[0]))
+        if not hits:
+            notes.append(f"{path}:{line}: {names[0]!r} matches no student graded here")
+    for sid, got in matches.items():
+        if len({uid for uid, _ in got}) > 1:
+            ids = " and ".join(sorted({uid for uid, _ in got}))
+            notes.append(
+                f"{path}: {sid!r} matches {len(got)} {lms} students ({ids}): give their id in a CSV student,lms_id"
+            )
+            continue
+        uid, name = got[0]
+        found[sid] = {"student": sid, "lms": lms, "lms_user_id": uid, "lms_name": name}
+    return found, notes
+
+
+def keep_roster(out: Path, roster: Path | str, lms: str) -> list[str]:
+    """Read `roster` against the students recorded in OUT and keep what it maps in OUT/term/roster.csv (rows of
+    earlier rosters for other students kept); returns the notes of read_roster."""
+    found, notes = read_roster(roster, lms, term.recorded_names(out))
+    rows = {}
+    if (out / ROSTER).exists():
+        with open(out / ROSTER, newline="", encoding="utf-8") as f:
+            rows = {(r["student"], r["lms"]): r for r in csv.DictReader(f)}
+    rows.update({(s, lms): r for s, r in found.items()})
+    _write(out / ROSTER, ROSTER_COLUMNS, [[r[c] for c in ROSTER_COLUMNS] for _, r in sorted(rows.items())])
+    return notes
+
+
+def _points(x: float) -> str:
+    """A grade as Moodle's and Canvas's importers read it: at most 2 decimals, a '.' decimal point."""
+    return f"{round(x, 2):g}"
 
 
 def moodle_folder(name: str, participant: str) -> str:
@@ -65,12 +221,15 @@ def canvas_prefix(login: str, user_id: str, file_id: str) -> str:
     return f"{login}_{user_id}_{file_id}_"
 
 
-def summary_text(student: str, score: float, raw: float, total: float, late_line: str, notes: list[str]) -> str:
-    """What the student reads beside their pages: the score out of the total, and the late note."""
-    lines = [f"{ASSIGNMENT}: {score:g} / {total:g}"]
+def summary_text(notebooks: dict, score: float, raw: float, total: float, late_line: str, scaled: str = "") -> str:
+    """What the student reads beside their pages (and in Moodle's comment): the grade out of the total, the LMS's
+    scaled grade, the late note, and the points per notebook that add up to the raw score."""
+    lines = [f"{ASSIGNMENT}: {_points(score)} / {total:g} points"]
+    if scaled:
+        lines.append(scaled)
     if late_line:
-        lines.append(f"{late_line} (raw score {raw:g})")
-    lines += [n for n in notes if not n.startswith("late penalty")]
+        lines.append(f"{late_line}; {_points(raw)} points before the penalty")
+    lines += export.notebook_parts(notebooks)
     return "\n".join(lines) + "\n"
 
 
@@ -98,20 +257,55 @@ def _pages(out: Path, student: str) -> list[Path]:
     return sorted(p for p in folder.glob("*.html") if p.is_file()) if folder.is_dir() else []
 
 
-def release(out: Path | str, lms: str, *, partial: bool = False, lms_applies_late_policy: bool = False) -> dict:
+def lms_settings(out: Path, lms: str, moodle_max: float | None, canvas_assignment_id: int | None) -> float | int:
+    """The Moodle assignment's maximum grade or the Canvas assignment's id: as given, else from OUT's course file;
+    raises ReleaseError (one line) when neither says."""
+    try:
+        course = term.Term.load(out).course
+    except term.TermError:  # a damaged course file only costs its [lms] settings here
+        course = None
+    if lms == "moodle":
+        value = moodle_max if moodle_max is not None else course and course.moodle_max
+        if not value or value <= 0:
+            total = sum(max_score(nb) + written_max_score(nb) for nb in NOTEBOOKS)
+            raise ReleaseError(MOODLE_MAX_NEEDED.format(total=total))
+        return float(value)
+    value = canvas_assignment_id if canvas_assignment_id is not None else course and course.canvas_assignment_id
+    if not value or value <= 0:
+        raise ReleaseError(CANVAS_ID_NEEDED)
+    return int(value)
+
+
+def release(
+    out: Path | str,
+    lms: str,
+    *,
+    partial: bool = False,
+    lms_applies_late_policy: bool = False,
+    moodle_max: float | None = None,
+    canvas_assignment_id: int | None = None,
+    roster: Path | str | None = None,
+) -> dict:
     """Build OUT/release for `lms` ("canvas" or "moodle").
 
+    Inputs:
+    - moodle_max / canvas_assignment_id: the Moodle assignment's maximum grade (grades are scaled to it) or the
+      Canvas assignment's id (None: OUT's course file, [lms]); ReleaseError when neither gives it.
+    - roster: a roster mapping students of plain folders to LMS ids (read_roster), kept in OUT for later runs.
     Returns:
-    - {"released": [students], "held": {student: why}, "refused": [students with cells to grade by hand] (set only
-       when nothing was written because of them), "files": [paths written]}
+    - {"released": [students], "held": {student: why}, "refused": [students not final] (set only when nothing was
+       written because of them), "why": {student: why not final}, "files": [paths written], "notes": [roster notes],
+       "setting": the maximum or the id used}
     """
     out = Path(out)
+    setting = lms_settings(out, lms, moodle_max, canvas_assignment_id)
+    notes = keep_roster(out, roster, lms) if roster is not None else []
     if (out / ".state").is_dir():  # grades.csv from the hand grades and term files as they are now, never stale
         Results(out).write_csvs()
     grades = export.read_grades(out)
     waiting = {s: why for s, nbs in grades.items() if (why := not_final(nbs))}
     if waiting and not partial:
-        return {"released": [], "held": {}, "refused": list(waiting), "why": waiting, "files": []}
+        return {"released": [], "held": {}, "refused": list(waiting), "why": waiting, "files": [], "notes": notes}
     ids, late = _lms_ids(out, lms), term.Term.load(out)
     dest = out / "release"
     dest.mkdir(parents=True, exist_ok=True)
@@ -120,16 +314,14 @@ def release(out: Path | str, lms: str, *, partial: bool = False, lms_applies_lat
     sheet, stamp = [], datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S +0000")
     for student, notebooks in grades.items():
         lms_id = ids.get(student, {})
-        raw, total, notes = export.student_totals(notebooks)
+        raw, total, _ = export.student_totals(notebooks)
         penalty, _, _ = term.student_late(notebooks.values())
         score = raw if lms_applies_late_policy else max(0.0, raw - penalty)
         why = ""
         if student in waiting:
             why = f"not released: {waiting[student]}"
         elif not lms_id.get("lms_user_id"):
-            why = f"not released: no {lms} id (the submission did not come from {lms})"
-        elif lms == "canvas" and not lms_id.get("lms_file_id"):
-            why = "not released: no Canvas file id to attach the feedback to"
+            why = f"not released: no {lms} id (the submission did not come from {lms}; map it with --roster)"
         pages = _pages(out, student)
         if not why:
             bad = [p.name for p in pages if leaks(p.read_text(encoding="utf-8"))]
@@ -137,51 +329,66 @@ def release(out: Path | str, lms: str, *, partial: bool = False, lms_applies_lat
                 why = f"not released: {', '.join(bad)} shows hidden tests, solution markers or pass tokens"
         if why:
             held[student] = why
-            manifest.append([student, lms_id.get("lms_user_id", ""), "", f"{score:g}", why])
+            manifest.append([student, lms_id.get("lms_user_id", ""), "", _points(score), why])
             continue
         st = late.late(student)
-        line = term.describe(st, raw) if st is not None else ""
-        summary = summary_text(student, score, raw, total, line, notes).encode()
+        line = term.describe(st, raw) if st is not None and not lms_applies_late_policy else ""
+        status = "released"
         if lms == "moodle":
+            grade = score * setting / total if total else 0.0
+            scaled = f"Moodle grade: {_points(grade)} / {setting:g}" if setting != total else ""
+            summary = summary_text(notebooks, score, raw, total, line, scaled).encode()
             folder = moodle_folder(lms_id.get("lms_name") or student, lms_id["lms_user_id"])
             files = {f"{folder}/{p.name}": p.read_bytes() for p in pages}
             files[f"{folder}/summary.txt"] = summary
             comment = " ".join(summary.decode().split("\n")).strip()
-            sheet.append(
-                [
-                    f"Participant {lms_id['lms_user_id']}",
-                    lms_id.get("lms_name") or student,
-                    f"{score:g}",
-                    f"{total:g}",
-                    stamp,
-                    comment,
-                ]
-            )
-        else:
+            name = lms_id.get("lms_name") or student
+            sheet.append([f"Participant {lms_id['lms_user_id']}", name, _points(grade), f"{setting:g}", stamp, comment])
+        elif lms_id.get("lms_file_id"):
+            summary = summary_text(notebooks, score, raw, total, line).encode()
             prefix = canvas_prefix(lms_id.get("lms_name") or student, lms_id["lms_user_id"], lms_id["lms_file_id"])
             files = {f"{prefix}feedback-{p.name}": p.read_bytes() for p in pages}
             files[f"{prefix}summary.txt"] = summary
+        else:  # from the roster: Canvas attaches feedback files only to a file the student submitted through it
+            files = {}
+            status = "released: grade only (no Canvas submission file to attach the feedback pages to)"
+            manifest.append([student, lms_id["lms_user_id"], "", _points(score), status])
+        if lms == "canvas":  # the gradebook import matches the row by its ID, the Canvas user id
+            sheet.append([lms_id.get("lms_name") or student, lms_id["lms_user_id"], "", "", "", _points(score)])
         members.update(files)
         released.append(student)
-        manifest += [[student, lms_id["lms_user_id"], name, f"{score:g}", "released"] for name in files]
+        manifest += [[student, lms_id["lms_user_id"], name, _points(score), status] for name in files]
     written = []
-    zip_path = dest / f"{lms}_feedback.zip"
-    buf = io.BytesIO()
-    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
-        for name in sorted(members):
-            z.writestr(name, members[name])
-    atomic_write(zip_path, buf.getvalue())
-    written.append(zip_path)
-    if lms == "moodle":
-        written.append(_write(dest / "moodle_worksheet.csv", WORKSHEET_COLUMNS, sheet))
-    else:
-        written.append(
-            _canvas_grades(
-                out, dest / "canvas_grades.csv", {ids[s]["lms_user_id"] for s in released}, lms_applies_late_policy
-            )
-        )
+    if released:
+        zip_path = dest / f"{lms}_feedback.zip"
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+            for name in sorted(members):
+                z.writestr(name, members[name])
+        atomic_write(zip_path, buf.getvalue())
+        written.append(zip_path)
+        if lms == "moodle":
+            written.append(_write(dest / "moodle_worksheet.csv", WORKSHEET_COLUMNS, sheet))
+        else:
+            possible = max(export.student_totals(grades[s])[1] for s in released)
+            rows = [["Points Possible", "", "", "", "", f"{possible:g}"], *sheet]
+            written.append(_write(dest / "canvas_grades.csv", canvas_columns(setting), rows))
     written.append(_write(dest / "MANIFEST.csv", MANIFEST_COLUMNS, manifest))
-    return {"released": released, "held": held, "refused": [], "files": written, "stale": stale_pages(out, released)}
+    return {
+        "released": released,
+        "held": held,
+        "refused": [],
+        "why": waiting,
+        "files": written,
+        "stale": stale_pages(out, released),
+        "notes": notes,
+        "setting": setting,
+    }
+
+
+def canvas_columns(assignment_id: int) -> list[str]:
+    """The gradebook import's header: Canvas's student columns, then the assignment as 'a3 (<id>)'."""
+    return [*export.CANVAS_COLUMNS, f"{ASSIGNMENT} ({assignment_id})"]
 
 
 def stale_pages(out: Path, students: list[str]) -> int:
@@ -201,17 +408,6 @@ def _write(path: Path, columns: list[str], rows: list[list[str]]) -> Path:
     return path
 
 
-def _canvas_grades(out: Path, path: Path, user_ids: set[str], lms_applies_late_policy: bool) -> Path:
-    """reports.export's Canvas gradebook import, with only the released students' rows (and Points Possible)."""
-    tmp = path.with_name(".canvas_grades.all.csv")
-    export.write_canvas_csv(out, tmp, lms_applies_late_policy=lms_applies_late_policy)
-    with open(tmp, newline="", encoding="utf-8") as f:
-        rows = list(csv.reader(f))
-    tmp.unlink()
-    keep = [r for r in rows[1:] if r[0] == "Points Possible" or r[1] in user_ids]
-    return _write(path, rows[0], keep)
-
-
 def main(
     *,
     out: Path,
@@ -220,15 +416,29 @@ def main(
     lms_applies_late_policy: bool = False,
     course: Path | None = None,
     extensions: Path | None = None,
+    moodle_max: float | None = None,
+    canvas_assignment_id: int | None = None,
+    roster: Path | None = None,
 ) -> int:
-    """`release`: write OUT/release for the LMS; refuses while a student has cells to grade by hand (see --partial)."""
+    """`release`: write OUT/release for the LMS and say how to upload it. Returns 1 when it refuses (a student not
+    final without --partial, no Moodle maximum or Canvas id, a bad roster) or releases no one."""
     out = Path(out)
     try:
         export.use_term_files(out, course, extensions)  # grades.csv re-computed with them
-        got = release(out, lms, partial=partial, lms_applies_late_policy=lms_applies_late_policy)
-    except (FileNotFoundError, term.TermError) as exc:
+        got = release(
+            out,
+            lms,
+            partial=partial,
+            lms_applies_late_policy=lms_applies_late_policy,
+            moodle_max=moodle_max,
+            canvas_assignment_id=canvas_assignment_id,
+            roster=roster,
+        )
+    except (FileNotFoundError, term.TermError, ReleaseError) as exc:
         print(f"release: {exc}", file=sys.stderr)
         return 1
+    for note in got["notes"]:
+        print(f"roster: {note}")
     if got["refused"]:
         first = ", ".join(got["refused"][:5])
         print(
@@ -250,4 +460,17 @@ def main(
         print(f"  {student}: {why}")
     for path in got["files"]:
         print(f"wrote {path}")
+    if not got["released"]:
+        print(f"release: nothing released to {lms}: MANIFEST.csv says why for each student", file=sys.stderr)
+        return 1
+    dest = out / "release"
+    if lms == "moodle":
+        print(
+            MOODLE_STEPS.format(
+                sheet=dest / "moodle_worksheet.csv", zip=dest / "moodle_feedback.zip", max=got["setting"]
+            )
+        )
+    else:
+        column = canvas_columns(got["setting"])[-1]
+        print(CANVAS_STEPS.format(grades=dest / "canvas_grades.csv", zip=dest / "canvas_feedback.zip", column=column))
     return 0

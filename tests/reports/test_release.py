@@ -11,10 +11,18 @@ import pytest
 from autograder import contract
 from autograder.reports import release
 from tests.fixtures import term as term_fixture
-from tests.fixtures.lms_rules import canvas_accepts, moodle_accepts, names
+from tests.fixtures.lms_rules import (
+    canvas_accepts,
+    canvas_import_assignment,
+    moodle_accepts,
+    moodle_import_worksheet,
+    names,
+)
 
 DUE = "2023-03-31T23:59:00-04:00"
 TOTAL = sum(contract.max_score(nb) for nb in contract.NOTEBOOKS)  # every autograded point of the course
+MAXIMUM = TOTAL + sum(contract.written_max_score(nb) for nb in contract.NOTEBOOKS)  # and the written ones
+CANVAS_ID = 48213
 # student id: (shown name, moodle participant id, canvas login, canvas user id, canvas file id, days late)
 STUDENTS = {
     "李明": ("李明", "101", "liming", "201", "301", 2),
@@ -68,13 +76,13 @@ def write_out(out, lms, pending=True):
 @pytest.fixture
 def moodle(tmp_path):
     out = write_out(tmp_path / "out", "moodle", pending=False)
-    return out, release.release(out, "moodle")
+    return out, release.release(out, "moodle", moodle_max=MAXIMUM)
 
 
 @pytest.fixture
 def canvas(tmp_path):
     out = write_out(tmp_path / "out", "canvas", pending=False)
-    return out, release.release(out, "canvas")
+    return out, release.release(out, "canvas", canvas_assignment_id=CANVAS_ID)
 
 
 def test_moodle_zip_files_every_member_under_its_participant(moodle):
@@ -124,7 +132,7 @@ def test_canvas_grades_released_students_only(tmp_path):
     """With --partial, does canvas_grades.csv hold the released students (and Points Possible) but not the one
     still waiting for a hand grade?"""
     out = write_out(tmp_path / "out", "canvas")
-    release.release(out, "canvas", partial=True)
+    release.release(out, "canvas", canvas_assignment_id=CANVAS_ID, partial=True)
     with open(out / "release" / "canvas_grades.csv", encoding="utf-8") as f:
         ids = [r[1] for r in list(csv.reader(f))[1:]]
     assert sorted(ids) == ["", "201", "202", "203", "204", "205"]
@@ -134,7 +142,7 @@ def test_refuses_while_hand_grading_is_open(tmp_path, capsys):
     """Does release exit non-zero, naming the count and the student, while a cell waits for a hand grade, and
     write nothing?"""
     out = write_out(tmp_path / "out", "moodle")
-    code = release.main(out=out, lms="moodle")
+    code = release.main(out=out, lms="moodle", moodle_max=MAXIMUM)
     err = capsys.readouterr().err
     assert (code, "1 students are not final (Pending Person)" in err, "cells to grade by hand" in err) == (
         1,
@@ -147,7 +155,7 @@ def test_refuses_while_hand_grading_is_open(tmp_path, capsys):
 def test_partial_lists_who_was_held_back(tmp_path):
     """With --partial, does MANIFEST.csv say the waiting student was not released and why?"""
     out = write_out(tmp_path / "out", "moodle")
-    release.release(out, "moodle", partial=True)
+    release.release(out, "moodle", moodle_max=MAXIMUM, partial=True)
     with open(out / "release" / "MANIFEST.csv", encoding="utf-8") as f:
         row = next(r for r in csv.DictReader(f) if r["student"] == PENDING)
     assert row["status"] == "not released: cells to grade by hand (nmt/written_scaling)"
@@ -169,7 +177,7 @@ def test_partial_holds_back_a_damaged_download(tmp_path):
     manifest saying to download it again?"""
     out = write_out(tmp_path / "out", "moodle", pending=False)
     damage(out, "Zoë Ñúñez", "theory")
-    got = release.release(out, "moodle", partial=True)
+    got = release.release(out, "moodle", moodle_max=MAXIMUM, partial=True)
     assert got["held"]["Zoë Ñúñez"] == (
         "not released: theory damaged in the LMS download: download the submissions again and grade"
     )
@@ -180,7 +188,7 @@ def test_refuses_while_a_download_is_damaged(tmp_path, capsys):
     """Without --partial, does release refuse while a notebook waits for a good download, saying so?"""
     out = write_out(tmp_path / "out", "moodle", pending=False)
     damage(out, "Zoë Ñúñez", "theory")
-    code = release.main(out=out, lms="moodle")
+    code = release.main(out=out, lms="moodle", moodle_max=MAXIMUM)
     assert (code, "Zoë Ñúñez: theory damaged in the LMS download" in capsys.readouterr().err) == (1, True)
 
 
@@ -203,7 +211,7 @@ def test_page_with_hidden_tests_is_held_back(tmp_path):
     """Is a student whose page shows a hidden-test region held back instead of released?"""
     out = write_out(tmp_path / "out", "moodle", pending=False)
     (out / "feedback" / "李明" / "nmt.html").write_text("### BEGIN HIDDEN TESTS\ncheck()", encoding="utf-8")
-    got = release.release(out, "moodle")
+    got = release.release(out, "moodle", moodle_max=MAXIMUM)
     assert "hidden tests" in got["held"]["李明"] and "李明" not in got["released"]
 
 
@@ -213,13 +221,15 @@ def test_student_without_lms_id_is_held_back(tmp_path):
     shutil.copy(out / "term" / "lms_files.csv", tmp_path / "ids.csv")
     text = (tmp_path / "ids.csv").read_text(encoding="utf-8")
     (out / "term" / "lms_files.csv").write_text("\n".join(ln for ln in text.splitlines() if not ln.startswith("李明")))
-    assert release.release(out, "canvas")["held"]["李明"].startswith("not released: no canvas id")
+    assert release.release(out, "canvas", canvas_assignment_id=CANVAS_ID)["held"]["李明"].startswith(
+        "not released: no canvas id"
+    )
 
 
 def test_lms_applies_late_policy_releases_raw(tmp_path):
     """With --lms-applies-late-policy, does the worksheet carry 李明's raw total?"""
     out = write_out(tmp_path / "out", "moodle", pending=False)
-    release.release(out, "moodle", lms_applies_late_policy=True)
+    release.release(out, "moodle", moodle_max=MAXIMUM, lms_applies_late_policy=True)
     text = (out / "release" / "moodle_worksheet.csv").read_text(encoding="utf-8")
     assert next(csv.DictReader(io.StringIO(text)))["Grade"] == str(TOTAL)
 
@@ -246,11 +256,11 @@ def test_graded_toy_course_released_after_hand_grading(tmp_path_factory, capsys)
         f"{s},moodle,{500 + i},,{s}\n" for i, s in enumerate(students)
     )
     (out / "term" / "lms_files.csv").write_text(ids, encoding="utf-8")
-    refused = release.main(out=out, lms="moodle")
+    refused = release.main(out=out, lms="moodle", moodle_max=MAXIMUM)
     with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:
         gb.find_grade("written_toy", "toy", contract.ASSIGNMENT, "Anna Lee").manual_score = 1.0
         gb.db.commit()
-    assert (refused, release.main(out=out, lms="moodle")) == (1, 0)
+    assert (refused, release.main(out=out, lms="moodle", moodle_max=MAXIMUM)) == (1, 0)
     with zipfile.ZipFile(out / "release" / "moodle_feedback.zip") as z:
         pages = [n for n in z.namelist() if n.endswith("/toy.html")]
         summary = z.read(f"李明_{500 + students.index('李明')}_assignsubmission_file_/summary.txt").decode()
@@ -264,7 +274,7 @@ def test_pages_older_than_term_files_are_reported(tmp_path):
     out = write_out(tmp_path / "out", "moodle", pending=False)
     for page in (out / "feedback").glob("*/*.html"):
         os.utime(page, (1_000_000, 1_000_000))
-    got = release.release(out, "moodle")
+    got = release.release(out, "moodle", moodle_max=MAXIMUM)
     assert got["stale"] == len(STUDENTS) * len(contract.NOTEBOOKS)
 
 
@@ -275,4 +285,80 @@ def test_fresh_pages_are_not_reported(tmp_path):
     out = write_out(tmp_path / "out", "moodle", pending=False)
     for page in (out / "feedback").glob("*/*.html"):
         os.utime(page, (4_000_000_000, 4_000_000_000))
-    assert release.release(out, "moodle")["stale"] == 0
+    assert release.release(out, "moodle", moodle_max=MAXIMUM)["stale"] == 0
+
+
+# --- what Moodle and Canvas do with the files, by their import code ---------------------------------------------
+def test_moodle_grades_are_scaled_to_the_assignments_maximum(tmp_path):
+    """With --moodle-max 100, is 李明's grade his penalised points scaled to 100, the worksheet's Maximum Grade 100,
+    and does Moodle's importer (maximum 100) take every row?"""
+    out = write_out(tmp_path / "out", "moodle", pending=False)
+    release.release(out, "moodle", moodle_max=100)
+    text = (out / "release" / "moodle_worksheet.csv").read_text(encoding="utf-8")
+    row = next(r for r in csv.DictReader(io.StringIO(text)) if r["Identifier"] == "Participant 101")
+    assert (row["Grade"], row["Maximum Grade"]) == (f"{round(TOTAL * 0.8 / MAXIMUM * 100, 2):g}", "100")
+    stored = moodle_import_worksheet(text, {v[1] for v in STUDENTS.values()}, max_grade=100)
+    assert all(grade is not None for grade, _ in stored.values()), stored
+
+
+def test_moodle_release_without_a_maximum_is_refused(tmp_path, capsys):
+    """Without --moodle-max (nor [lms] moodle_max), does release refuse in one line saying what to pass, writing
+    nothing (Moodle would read points out of 59 as out of its own maximum)?"""
+    out = write_out(tmp_path / "out", "moodle", pending=False)
+    code = release.main(out=out, lms="moodle")
+    err = capsys.readouterr().err.strip()
+    assert (code, len(err.splitlines()), "--moodle-max N" in err, (out / "release").exists()) == (1, 1, True, False)
+
+
+def test_moodle_maximum_may_come_from_the_course_file(tmp_path):
+    """Is the maximum grade in course.toml ([lms] moodle_max) used when --moodle-max is not given?"""
+    out = write_out(tmp_path / "out", "moodle", pending=False)
+    with open(out / "term" / "course.toml", "a") as f:
+        f.write("\n[lms]\nmoodle_max = 10\n")
+    release.release(out, "moodle")
+    text = (out / "release" / "moodle_worksheet.csv").read_text(encoding="utf-8")
+    assert {r["Maximum Grade"] for r in csv.DictReader(io.StringIO(text))} == {"10"}
+
+
+def test_moodle_upload_order_imports_every_grade_and_comment(tmp_path):
+    """Uploaded in the order release prints (worksheet first), does Moodle's importer store every grade and
+    comment, where after the feedback zip (which stamps each grade row as modified then) it would skip them all?"""
+    import time
+
+    out = write_out(tmp_path / "out", "moodle", pending=False)
+    release.release(out, "moodle", moodle_max=MAXIMUM)
+    text = (out / "release" / "moodle_worksheet.csv").read_text(encoding="utf-8")
+    pids = {v[1] for v in STUDENTS.values()}
+    first = moodle_import_worksheet(text, pids, max_grade=MAXIMUM)
+    after_zip = moodle_import_worksheet(text, pids, max_grade=MAXIMUM, stamped=dict.fromkeys(pids, time.time() + 120))
+    assert all(g is not None and c for g, c in first.values()), first
+    assert all(g is None and c is None for g, c in after_zip.values()), after_zip
+
+
+def test_release_prints_the_moodle_steps_in_the_order_that_works(tmp_path, capsys):
+    """Does release tell the TA to upload the worksheet first and the feedback zip second, with the option to
+    leave unticked and the feedback types to enable?"""
+    out = write_out(tmp_path / "out", "moodle", pending=False)
+    assert release.main(out=out, lms="moodle", moodle_max=MAXIMUM) == 0
+    printed = capsys.readouterr().out
+    sheet, zip_ = printed.find('1. "Upload grading worksheet"'), printed.find('2. "Upload multiple feedback files')
+    assert 0 < sheet < zip_ and "unticked" in printed and "Offline grading worksheet" in printed
+
+
+def test_canvas_column_names_the_assignment_by_its_id(tmp_path):
+    """Is canvas_grades.csv's column 'a3 (48213)', which Canvas's importer maps to assignment 48213 whatever its
+    title, instead of creating a new assignment?"""
+    out = write_out(tmp_path / "out", "canvas", pending=False)
+    release.release(out, "canvas", canvas_assignment_id=CANVAS_ID)
+    with open(out / "release" / "canvas_grades.csv", encoding="utf-8") as f:
+        header = next(csv.reader(f))
+    assignments = {CANVAS_ID: "Assignment 3: attention and CLIP", 7: "a3"}
+    assert (header[-1], canvas_import_assignment(header, assignments)) == ("a3 (48213)", CANVAS_ID)
+
+
+def test_canvas_release_without_the_assignment_id_is_refused(tmp_path, capsys):
+    """Without --canvas-assignment-id (nor [lms] canvas_assignment_id), does release refuse in one line?"""
+    out = write_out(tmp_path / "out", "canvas", pending=False)
+    code = release.main(out=out, lms="canvas")
+    err = capsys.readouterr().err.strip()
+    assert (code, len(err.splitlines()), "--canvas-assignment-id N" in err) == (1, 1, True)
