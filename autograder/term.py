@@ -551,16 +551,22 @@ def replace_files(out: Path | str, course: Path | str | None = None, extensions:
 
 
 def recorded_names(out: Path | str) -> dict[str, set[str]]:
-    """{student id: the names they submitted under (folder, LMS name)} of the students recorded in OUT."""
+    """{student id: the names they submitted under (folder, LMS name)} of the students recorded in OUT (its
+    .state, grades.csv and lms_ids.csv)."""
     import json
 
     names = {}
+    grades = Path(out) / "grades.csv"
+    if grades.exists():
+        with open(grades, newline="", encoding="utf-8") as f:
+            for row in csv.DictReader(f):
+                names.setdefault(row["student"], {row["student"]}).add(row.get("submitted_as") or row["student"])
     for path in (Path(out) / ".state").glob("*.json"):
         try:
             state = json.loads(path.read_text(encoding="utf-8"))
         except ValueError:
             state = {}
-        names[path.stem] = {(state.get("submission") or {}).get("submitted_as") or path.stem}
+        names.setdefault(path.stem, {path.stem}).add((state.get("submission") or {}).get("submitted_as") or path.stem)
     lms = Path(out) / "lms_ids.csv"
     if lms.exists():
         with open(lms, newline="", encoding="utf-8") as f:

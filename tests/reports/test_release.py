@@ -34,13 +34,15 @@ STUDENTS = {
 PENDING = "Pending Person"  # a written answer still to grade
 
 
-def write_out(out, lms, pending=True):
+def write_out(out, lms, pending=True, students=None):
     """A graded OUT as grade leaves it: grades.csv (every autograded point, lateness columns), OUT/term/lms_files.csv
     and OUT/course files, one feedback page per notebook, and the staff-only files release must never ship."""
     head = [*"student notebook score max_score status written_score written_max_score ungraded".split()]
     rows = [head + ["submitted_as", "submitted_at", "due", "late_units", "late_penalty"]]
     lms_rows = [["student", "lms", "lms_user_id", "lms_file_id", "lms_name"]]
-    everyone = dict(STUDENTS, **({PENDING: ("Pending Person", "106", "pendp", "206", "306", 0)} if pending else {}))
+    everyone = dict(
+        students or STUDENTS, **({PENDING: ("Pending Person", "106", "pendp", "206", "306", 0)} if pending else {})
+    )
     for student, (name, pid, login, uid, fid, days) in everyone.items():
         for nb in contract.NOTEBOOKS:
             pts = contract.max_score(nb)
@@ -56,7 +58,7 @@ def write_out(out, lms, pending=True):
     (out / "term").mkdir(parents=True, exist_ok=True)
     (out / "term" / "course.toml").write_text(term_fixture.COURSE)
     late = ["student,submitted_at,evidence"] + [
-        f"{s},2023-04-02T23:00:00-04:00,--submitted" for s, v in STUDENTS.items() if v[5] == 2
+        f"{s},2023-04-02T23:00:00-04:00,--submitted" for s, v in everyone.items() if v[5] == 2
     ]
     (out / "term" / "submitted.csv").write_text("\n".join(late) + "\n", encoding="utf-8")
     lms_ids = [["student", "lms", "lms_user_id", "lms_name"]] + [[r[0], r[1], r[2], r[4]] for r in lms_rows[1:]]
@@ -362,3 +364,88 @@ def test_canvas_release_without_the_assignment_id_is_refused(tmp_path, capsys):
     code = release.main(out=out, lms="canvas")
     err = capsys.readouterr().err.strip()
     assert (code, len(err.splitlines()), "--canvas-assignment-id N" in err) == (1, 1, True)
+
+
+# --- plain folders into an LMS: a roster ------------------------------------------------------------------------
+# Plain student folders: (folder, moodle participant id, canvas login, canvas user id, canvas file id, days late)
+PLAIN = {
+    "李明": ("李明", "101", "liming", "201", "", 2),
+    "Zoë Ñúñez": ("Zoë Ñúñez", "102", "nunezz", "202", "", 0),
+    "Anna Lee": ("Anna Lee", "103", "leea", "203", "", 0),
+    "Anna_Lee": ("Anna_Lee", "104", "leeann", "204", "", 0),
+}
+
+
+def plain_out(tmp_path):
+    """A graded OUT of plain student folders: no LMS named anyone."""
+    out = write_out(tmp_path / "out", "moodle", pending=False, students=PLAIN)
+    (out / "term" / "lms_files.csv").unlink()
+    (out / "lms_ids.csv").unlink()
+    return out
+
+
+def test_nothing_released_is_an_error(tmp_path, capsys):
+    """Does release of plain folders without a roster exit non-zero, saying nothing was released, and write no
+    empty zip?"""
+    out = plain_out(tmp_path)
+    code = release.main(out=out, lms="moodle", moodle_max=MAXIMUM)
+    assert (code, "nothing released" in capsys.readouterr().err) == (1, True)
+    assert not (out / "release" / "moodle_feedback.zip").exists()
+
+
+def test_csv_roster_releases_plain_folders_to_moodle(tmp_path):
+    """With a roster student,lms_id (ids as 'Participant N' or N), are plain folders released, every zip member
+    filed by Moodle's rule under its own participant?"""
+    out = plain_out(tmp_path)
+    roster = tmp_path / "roster.csv"
+    roster.write_text(
+        "student,lms_id,email\n李明,Participant 101,li@x\nZoë Ñúñez,102,z@x\nAnna Lee,103,a@x\nAnna_Lee,104,b@x\n"
+    )
+    got = release.release(out, "moodle", moodle_max=MAXIMUM, roster=roster)
+    filed = {moodle_accepts(m, {"101", "102", "103", "104"}) for m in names(out / "release" / "moodle_feedback.zip")}
+    assert (sorted(got["released"]), filed) == (sorted(PLAIN), {"101", "102", "103", "104"})
+
+
+def test_roster_is_kept_for_the_next_release(tmp_path):
+    """Once given, is the roster kept in OUT, so the next release (say, after hand grading) needs it no more?"""
+    out = plain_out(tmp_path)
+    roster = tmp_path / "roster.csv"
+    roster.write_text("student,lms_id\n李明,101\n")
+    release.release(out, "moodle", moodle_max=MAXIMUM, roster=roster)
+    assert release.release(out, "moodle", moodle_max=MAXIMUM)["released"] == ["李明"]
+
+
+def test_moodle_worksheet_as_roster_matches_names_and_refuses_a_shared_one(tmp_path):
+    """Read as a roster, does Moodle's own grading worksheet map each folder named after a participant's full name
+    or email, and leave 'Anna Lee' (two participants of that name) unmapped with a note naming both ids?"""
+    out = plain_out(tmp_path)
+    sheet = tmp_path / "Grades-A3.csv"
+    sheet.write_text(
+        "Identifier,Full name,Email address,Status,Grade,Maximum Grade\n"
+        "Participant 101,李明,li@uni.edu,Submitted,,100\n"
+        "Participant 102,Zoe Nunez,Zoë Ñúñez@uni.edu,Submitted,,100\n"
+        "Participant 1001,Anna Lee,anna.lee@uni.edu,Submitted,,100\n"
+        "Participant 1017,Anna Lee,alee2@uni.edu,Submitted,,100\n",
+        encoding="utf-8",
+    )
+    got = release.release(out, "moodle", moodle_max=MAXIMUM, roster=sheet, partial=True)
+    assert sorted(got["released"]) == ["Zoë Ñúñez", "李明"]
+    assert any("'Anna Lee' matches 2 moodle students (1001 and 1017)" in n for n in got["notes"]), got["notes"]
+
+
+def test_canvas_gradebook_export_as_roster_releases_grades(tmp_path):
+    """Read as a roster, does Canvas's gradebook export map folders by sortable name or login, releasing their
+    grades by Canvas user id (the pages cannot be attached without a submitted file)?"""
+    out = plain_out(tmp_path)
+    export = tmp_path / "gradebook.csv"
+    export.write_text(
+        "Student,ID,SIS User ID,SIS Login ID,Section,A3 (48213)\n"
+        "    Points Possible,,,,,59\n"
+        '"Ñúñez, Zoë",202,,nunezz,S1,\n'
+        "李明,201,,liming,S1,\n",
+        encoding="utf-8",
+    )
+    got = release.release(out, "canvas", canvas_assignment_id=CANVAS_ID, roster=export, partial=True)
+    with open(out / "release" / "canvas_grades.csv", encoding="utf-8") as f:
+        ids = sorted(r[1] for r in list(csv.reader(f))[2:])
+    assert (sorted(got["released"]), ids) == (["Zoë Ñúñez", "李明"], ["201", "202"])
