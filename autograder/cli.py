@@ -8,6 +8,7 @@ from pathlib import Path
 
 from autograder import paths
 
+DESCRIPTION = "The A3 course kit: build, grade, give feedback, release. `python -m autograder <command> --help` gives a command's options."
 # command -> (module whose main(**options) runs it, one-line help)
 COMMANDS = {
     "data": ("autograder.content.data", "regenerate source/a3/data and images (byte-for-byte reproducible)"),
@@ -122,7 +123,7 @@ def _term_options(add):
 
 def parser():
     """The whole command line: one sub-command per entry of COMMANDS."""
-    top = argparse.ArgumentParser(prog="python -m autograder", description=__doc__.splitlines()[0])
+    top = argparse.ArgumentParser(prog="python -m autograder", description=DESCRIPTION)
     subs = top.add_subparsers(dest="command", metavar="<command>", title="commands")
     for name, (_, help_) in COMMANDS.items():
         _options(name, subs.add_parser(name, help=help_, description=help_))

@@ -67,3 +67,11 @@ def test_the_cli_is_the_only_entry_point():
     allowed = {"__main__.py", "sandbox/launcher.py", "sandbox/kernel.py", "sandbox/zygote/__main__.py"}
     found = {p.relative_to(root).as_posix() for p in root.rglob("*.py") if '__name__ == "__main__"' in p.read_text()}
     assert found == allowed, f"entry points besides the CLI: {sorted(found - allowed)}"
+
+
+def test_help_says_whole_sentences(capsys):
+    """Does the top-level --help describe the tool in whole sentences (none cut off mid-way)?"""
+    cli.main(["--help"])
+    text = capsys.readouterr().out
+    description = " ".join(text.split("\n\n")[1].split())
+    assert description.endswith("."), description
