@@ -1,0 +1,368 @@
+"""python -m autograder mark without the browser: marks by rubric item in OUT/marks.jsonl, derived into the
+gradebook (so grades.csv, feedback and the exports see them), CSV export and import, groups, retroactive
+rubric edits."""
+
+import csv
+import io
+import json
+import shutil
+import tempfile
+import warnings
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from autograder import contract, rubrics
+from autograder.content import build
+from autograder.records import CellResult, NotebookResult, Results, StudentResult, read_hand_grades
+from autograder.reports import feedback, mark
+from tests.fixtures import toy
+
+RIGHT = "Adding counts the objects, and counting does not depend on order."
+STUDENTS = {  # names students really have: Unicode, and two Moodle students called Anna Lee
+    "Zoë Ñúñez": RIGHT,
+    "李明": RIGHT,
+    "Anna Lee~moodle11": "Because a + b = b + a.",
+    "Anna Lee~moodle12": "YOUR ANSWER HERE",
+}
+
+
+def shard(template, student, blank):
+    """The student's gradebook shard as the worker leaves it: tests passed, the written answer to grade (or
+    blank: 0, nobody needs to grade it)."""
+    from nbgrader.api import Gradebook
+
+    with tempfile.TemporaryDirectory() as tmp, warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # nbgrader's own SQLAlchemy warnings on add_submission
+        db = Path(tmp) / "gradebook.db"
+        shutil.copy2(template / "gradebook.db", db)
+        with Gradebook(f"sqlite:///{db}") as gb:
+            gb.update_or_create_student(student)
+            gb.add_submission(contract.ASSIGNMENT, student)
+            for test, points in (("test_add", 1.0), ("test_mul", 2.0)):
+                gb.find_grade(test, "toy", contract.ASSIGNMENT, student).auto_score = points
+            written = gb.find_grade("written_toy", "toy", contract.ASSIGNMENT, student)
+            written.needs_manual_grade = not blank
+            written.auto_score = 0.0 if blank else None
+            gb.db.commit()
+        return db.read_bytes()
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """An OUT with the toy course graded for STUDENTS, recorded as the pipeline records a student."""
+    root = tmp_path_factory.mktemp("mark")
+    template = build.template(root / "template", toy.TOY_SOURCE)
+    release = nbformat.read(template / "release" / "toy.ipynb", as_version=4)
+    results = Results(root / "out", template)
+    for student, answer in STUDENTS.items():
+        blank = answer == mark.STUB
+        summary = NotebookResult.graded(
+            "toy", [CellResult("add", 1.0, 1, "passed"), CellResult("mul", 2.0, 2, "passed")], 3
+        )
+        summary.manual, summary.blank = {"written_toy": 1.0}, ["written_toy"] if blank else []
+        notebook = nbformat.writes(toy.fill(release, dict(toy.RIGHT, written_toy=answer)))
+        results.record(
+            StudentResult(
+                student,
+                notebooks={"toy": summary},
+                shard=shard(template, student, blank),
+                autograded={"toy": notebook},
+                feedback={"toy": "<html></html>"},
+                submission={"submitted_as": student, "digest": "d", "source": "s"},
+            )
+        )
+    return root / "out"
+
+
+@pytest.fixture
+def out(graded, tmp_path):
+    """A fresh copy of the graded OUT and of the toy rubric (tests change both)."""
+    copy = tmp_path / "out"
+    shutil.copytree(graded, copy)
+    (tmp_path / "source").mkdir()
+    shutil.copy2(toy.TOY_SOURCE / rubrics.FILENAME, tmp_path / "source" / rubrics.FILENAME)
+    return copy
+
+
+def source(out):
+    return out.parent / "source"
+
+
+def run(out, **options):
+    return mark.main(out=out, source=source(out), **options)
+
+
+def write_csv(path, rows):
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f)
+        writer.writerow(mark.COLUMNS)
+        writer.writerows(rows)
+    return path
+
+
+def read_csv(path):
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def hand(out, student):
+    return read_hand_grades(out / "gradebook.db")[(student, "toy")]["written_toy"]
+
+
+def test_export_lists_every_answer_to_grade(out, tmp_path):
+    """Does --export write one row per student x written cell, with empty items and adjustment before grading?"""
+    assert run(out, export=tmp_path / "marks.csv") == 0
+    rows = read_csv(tmp_path / "marks.csv")
+    assert [r["student"] for r in rows] == sorted(STUDENTS)
+    assert all(
+        (r["notebook"], r["grade_id"], r["items"], r["adjustment"]) == ("toy", "written_toy", "", "") for r in rows
+    )
+
+
+def test_import_writes_score_and_comment_into_the_gradebook(out, tmp_path):
+    """After --import, does the gradebook hold each answer's clamped score and the comment the student reads?"""
+    write_csv(
+        tmp_path / "in.csv",
+        [
+            ["Zoë Ñúñez", "toy", "written_toy", "counting;order", "", "Clear."],
+            ["Anna Lee~moodle11", "toy", "written_toy", "circular", "", ""],
+        ],
+    )
+    assert run(out, import_csv=tmp_path / "in.csv", grader="ta-ana") == 0
+    assert hand(out, "Zoë Ñúñez") == {
+        "score": 1.0,
+        "comment": "+0.5 Relates addition to counting.\n+0.5 Says the count does not depend on the order.\nClear.",
+    }
+    assert hand(out, "Anna Lee~moodle11") == {
+        "score": 0.0,
+        "comment": "-0.5 Restates the question (a + b = b + a) instead of explaining it.",
+    }
+    assert hand(out, "李明")["score"] is None
+
+
+def test_export_and_import_round_trip(out, tmp_path):
+    """Does an exported file, imported again, change nothing, and give back the same rows?"""
+    rows = [
+        ["李明", "toy", "written_toy", "counting", "0.25", 'Say "why", with sets; or an example.'],
+        ["Anna Lee~moodle12", "toy", "written_toy", "", "0", ""],
+    ]
+    assert run(out, import_csv=write_csv(tmp_path / "in.csv", rows), grader="ta-ana") == 0
+    assert run(out, export=tmp_path / "first.csv") == 0
+    log = (out / mark.LOG).read_text()
+    assert run(out, import_csv=tmp_path / "first.csv", grader="ta-ana") == 0
+    assert (out / mark.LOG).read_text() == log
+    assert run(out, export=tmp_path / "second.csv") == 0
+    assert (tmp_path / "second.csv").read_text() == (tmp_path / "first.csv").read_text()
+    got = {r["student"]: [r["items"], r["adjustment"], r["comment"]] for r in read_csv(tmp_path / "second.csv")}
+    assert got["李明"] == ["counting", "0.25", 'Say "why", with sets; or an example.']
+    assert got["Anna Lee~moodle12"] == ["", "0", ""]  # graded 0 on purpose, not left to grade
+    assert got["Zoë Ñúñez"] == ["", "", ""]
+    assert hand(out, "李明")["score"] == 0.75
+
+
+@pytest.mark.parametrize(
+    "row, error",
+    [
+        (["Anna Lee", "toy", "written_toy", "counting", "", ""], "in.csv:3: unknown student 'Anna Lee'"),
+        (["李明", "toy", "written_tyo", "counting", "", ""], "in.csv:3: unknown written cell toy/written_tyo"),
+        (["李明", "toy", "written_toy", "counting;sets", "", ""], "in.csv:3: unknown item(s) sets for toy/written_toy"),
+        (["李明", "toy", "written_toy", "counting", "half", ""], "in.csv:3: adjustment should be a number of points"),
+        (["李明", "toy", "written_toy", "counting", "nan", ""], "in.csv:3: adjustment should be a number of points"),
+        (
+            ["Zoë Ñúñez", "toy", "written_toy", "order", "", ""],
+            "in.csv:3: Zoë Ñúñez toy/written_toy again (first on line 2)",
+        ),
+    ],
+)
+def test_import_checks_every_row_first_and_writes_nothing_on_an_error(out, tmp_path, capsys, row, error):
+    """Does a bad row (unknown student, cell or item, an adjustment that is no number, a row twice) stop the
+    import with one line naming the row, leaving the log and the gradebook as they were?"""
+    path = write_csv(tmp_path / "in.csv", [["Zoë Ñúñez", "toy", "written_toy", "counting", "", ""], row])
+    before = (out / "gradebook.db").read_bytes()
+    assert run(out, import_csv=path) == 1
+    err = capsys.readouterr().err
+    assert "nothing imported, 1 row(s) to fix" in err and error in err
+    assert not (out / mark.LOG).exists()
+    assert (out / "gradebook.db").read_bytes() == before
+
+
+def test_import_needs_the_columns(out, tmp_path, capsys):
+    """Is a file without the expected columns refused in one line?"""
+    (tmp_path / "in.csv").write_text("student,score\nZoë Ñúñez,1\n")
+    assert run(out, import_csv=tmp_path / "in.csv") == 1
+    assert "missing column(s) notebook, grade_id, items, adjustment, comment" in capsys.readouterr().err
+
+
+def test_two_tas_files_merge(out, tmp_path, capsys):
+    """Do two TAs' spreadsheets, each exported before the other's import, merge: each keeps the rows its TA
+    filled in, and the log says who marked what?"""
+    run(out, export=tmp_path / "blank.csv")
+    rows = read_csv(tmp_path / "blank.csv")
+    for name, student, items in (("a.csv", "Zoë Ñúñez", "counting;order"), ("b.csv", "李明", "counting")):
+        filled = [[r[c] for c in mark.COLUMNS] for r in rows]
+        for r in filled:
+            if r[0] == student:
+                r[3] = items
+        write_csv(tmp_path / name, filled)
+    assert run(out, import_csv=tmp_path / "a.csv", grader="ta-ana") == 0
+    assert run(out, import_csv=tmp_path / "b.csv", grader="ta-ben") == 0
+    assert (hand(out, "Zoë Ñúñez")["score"], hand(out, "李明")["score"]) == (1.0, 0.5)
+    log = [json.loads(line) for line in (out / mark.LOG).read_text().splitlines()]
+    assert [(m["student"], m["grader"]) for m in log] == [("Zoë Ñúñez", "ta-ana"), ("李明", "ta-ben")]
+
+
+def test_a_changed_item_changes_every_answer_that_has_it(out, tmp_path, capsys):
+    """After an item's points and text change in rubrics.toml, does the next `mark` run re-score every answer
+    that has it, and the comment the students read, with nothing to reopen?"""
+    rows = [[s, "toy", "written_toy", "counting", "", ""] for s in ("Zoë Ñúñez", "李明")]
+    run(out, import_csv=write_csv(tmp_path / "in.csv", rows), grader="ta-ana")
+    path = source(out) / rubrics.FILENAME
+    text = path.read_text().replace(
+        'points = 0.5\ntext = "Relates addition to counting."', 'points = 0.75\ntext = "Relates adding to counting."'
+    )
+    path.write_text(text)
+    capsys.readouterr()
+    assert run(out) == 0
+    assert "gradebook: 2 answer(s) updated" in capsys.readouterr().out
+    for student in ("Zoë Ñúñez", "李明"):
+        assert hand(out, student) == {"score": 0.75, "comment": "+0.75 Relates adding to counting."}
+    rows = {r["student"]: r for r in read_csv(out / "grades.csv")}
+    assert rows["李明"]["written_score"] == "0.75"
+
+
+def test_a_removed_item_sends_its_answers_back_to_grade(out, tmp_path, capsys):
+    """When an applied item leaves the rubric, is each answer that had it named on the console and to grade
+    again (no score in the gradebook), never silently 0, while the others keep their marks?"""
+    rows = [
+        ["Zoë Ñúñez", "toy", "written_toy", "counting;order", "", ""],
+        ["李明", "toy", "written_toy", "order", "", ""],
+    ]
+    run(out, import_csv=write_csv(tmp_path / "in.csv", rows), grader="ta-ana")
+    path = source(out) / rubrics.FILENAME
+    path.write_text(path.read_text().replace('id = "counting"', 'id = "counts"'))
+    capsys.readouterr()
+    assert run(out) == 0
+    said = capsys.readouterr().out
+    assert (
+        "to grade again: Zoë Ñúñez toy/written_toy: item(s) 'counting' no longer in the rubric (was marked by ta-ana)"
+        in said
+    )
+    assert hand(out, "Zoë Ñúñez") == {"score": None, "comment": ""}
+    assert hand(out, "李明")["score"] == 0.5
+    assert "written_toy" in {r["student"]: r for r in read_csv(out / "grades.csv")}["Zoë Ñúñez"]["ungraded"]
+    run(out, export=tmp_path / "now.csv")
+    assert {r["student"]: r["items"] for r in read_csv(tmp_path / "now.csv")}["Zoë Ñúñez"] == ""
+    capsys.readouterr()
+    run(out)
+    assert "to grade again" not in capsys.readouterr().out  # named once; a TA may grade it anywhere since
+
+
+def test_an_answer_that_changed_since_it_was_marked_is_to_grade(out, tmp_path, capsys):
+    """When a re-grade brings a different answer, is its old mark cleared and named instead of applied to the
+    new text?"""
+    run(out, import_csv=write_csv(tmp_path / "in.csv", [["李明", "toy", "written_toy", "counting;order", "", ""]]))
+    path = Results(out).autograded_path("李明", "toy")
+    path.write_text(path.read_text().replace("counting does not depend", "counting never depends"))
+    capsys.readouterr()
+    run(out)
+    assert "to grade again: 李明 toy/written_toy: the answer changed since it was marked" in capsys.readouterr().out
+    assert hand(out, "李明")["score"] is None
+
+
+def test_marks_reach_grades_csv_and_the_feedback_page(out, tmp_path):
+    """After `mark --import` and `feedback`, do grades.csv and the student's page show the rubric score, the
+    items' texts and the TA's comment, with the total no longer provisional?"""
+    rows = [["Zoë Ñúñez", "toy", "written_toy", "counting;order", "-0.25", "Name the sets."]]
+    run(out, import_csv=write_csv(tmp_path / "in.csv", rows), grader="ta-ana")
+    assert feedback.main(out=out) == 0
+    row = {r["student"]: r for r in read_csv(out / "grades.csv")}["Zoë Ñúñez"]
+    assert (row["written_score"], row["written_max_score"], row["ungraded"]) == ("0.75", "1", "")
+    page = (out / "feedback" / "Zoë Ñúñez" / "toy.html").read_text()
+    assert "0.75 / 1" in page and "Relates addition to counting." in page and "Name the sets." in page
+    assert "Also accept" not in page  # the TA-only note
+
+
+def test_rubric_prints_the_items(out, capsys):
+    """Does --rubric print the question's items as CSV item,points,text?"""
+    assert run(out, rubric="toy/written_toy") == 0
+    rows = list(csv.reader(io.StringIO(capsys.readouterr().out)))
+    assert rows[0] == ["item", "points", "text"]
+    assert rows[1:] == [
+        ["counting", "0.5", "Relates addition to counting."],
+        ["order", "0.5", "Says the count does not depend on the order."],
+        ["circular", "-0.5", "Restates the question (a + b = b + a) instead of explaining it."],
+    ]
+
+
+def test_groups_writes_who_goes_with_whom(out, tmp_path):
+    """Does --groups -o FILE write student,group,size with identical answers in one group and blank ones in
+    another?"""
+    assert run(out, groups="toy/written_toy", output=tmp_path / "g.csv", encoder="tfidf") == 0
+    rows = {r["student"]: (r["group"], r["size"]) for r in read_csv(tmp_path / "g.csv")}
+    assert rows["Zoë Ñúñez"] == rows["李明"] == ("g1-identical", "2")
+    assert rows["Anna Lee~moodle12"] == ("blank", "1")
+    assert rows["Anna Lee~moodle11"][1] == "1"
+
+
+@pytest.mark.parametrize("option", ["groups", "rubric"])
+def test_an_unknown_question_is_one_line(out, capsys, option):
+    """Does --groups or --rubric with a cell that has no rubric say so in one line, naming the known ones?"""
+    assert run(out, **{option: "toy/written_tyo"}) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unknown written cell 'toy/written_tyo'" in err and "toy/written_toy" in err
+
+
+def test_a_log_line_cut_short_is_skipped(out, tmp_path, capsys):
+    """When a killed process left half a line at the end of the log, are the marks before it kept and the
+    line named?"""
+    run(out, import_csv=write_csv(tmp_path / "in.csv", [["李明", "toy", "written_toy", "order", "", ""]]))
+    with open(out / mark.LOG, "a") as f:
+        f.write('{"student": "Zoë Ñúñez", "items": ["cou')
+    capsys.readouterr()
+    assert run(out) == 0
+    assert f"{out / mark.LOG}:2: skipped, not a mark" in capsys.readouterr().out
+    assert hand(out, "李明")["score"] == 0.5
+
+
+def test_the_summary_counts_what_is_left(out, tmp_path, capsys):
+    """Does `mark OUT` alone say, per question, how many answers are graded, blank and still to grade?"""
+    run(out, import_csv=write_csv(tmp_path / "in.csv", [["李明", "toy", "written_toy", "order", "", ""]]))
+    capsys.readouterr()
+    assert run(out) == 0
+    assert "toy/written_toy: 1 of 4 graded, 1 blank (0), 2 to grade" in capsys.readouterr().out
+
+
+def test_mark_needs_a_graded_out(tmp_path, capsys):
+    """Is `mark` on a folder that was never graded one line saying to grade first?"""
+    assert mark.main(out=tmp_path) == 1
+    assert "gradebook.db not found: grade first" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_marks_on_a_real_grading_run_reach_grades_csv(tmp_path_factory, capsys):
+    """Through the real pipeline: students graded, marked by CSV, then `feedback`: does grades.csv carry the
+    rubric scores, and does the mark survive a grade --force of the unchanged answers?"""
+    from autograder.grading import pipeline
+
+    root = tmp_path_factory.mktemp("mark-real")
+    rel = toy.release(tmp_path_factory.getbasetemp())
+    nb = nbformat.read(rel / "toy.ipynb", as_version=4)
+    students = {name: toy.fill(nb, dict(toy.RIGHT, written_toy=text)) for name, text in STUDENTS.items()}
+    subs = toy.write_students(root / "subs", rel, {"Zoë Ñúñez": students["Zoë Ñúñez"], "李明": students["李明"]})
+    out = root / "out"
+    kwargs = dict(workers=1, source=toy.TOY_SOURCE, ingest_fn=pipeline.plain_ingest)
+    pipeline.grade(subs, out, **kwargs)
+    rows = [
+        ["Zoë Ñúñez", "toy", "written_toy", "counting;order", "", ""],
+        ["李明", "toy", "written_toy", "order", "", ""],
+    ]
+    assert mark.main(out=out, import_csv=write_csv(root / "in.csv", rows), grader="ta-ana", source=toy.TOY_SOURCE) == 0
+    pipeline.grade(subs, out, force=True, **kwargs)
+    assert feedback.main(out=out) == 0
+    got = {r["student"]: (r["written_score"], r["ungraded"]) for r in read_csv(out / "grades.csv")}
+    assert got == {"Zoë Ñúñez": ("1", ""), "李明": ("0.5", "")}
+    capsys.readouterr()
+    assert mark.main(out=out, source=toy.TOY_SOURCE) == 0
+    assert "to grade again" not in capsys.readouterr().out
