@@ -410,3 +410,24 @@ def test_a_damaged_download_stays_out_of_the_lms_imports(tmp_path):
     summary = {r["student_id"]: r for r in csv.DictReader(open(out / "export" / "lms_grades.csv", encoding="utf-8"))}
     assert sorted(moodle) == sorted([LI, OLGA])
     assert summary[ZOE]["provisional"] == "yes" and "theory damaged in the LMS download" in summary[ZOE]["notes"]
+
+
+def test_moodle_comment_of_a_late_student_adds_up_to_the_grade(tmp_path):
+    """Does a late student's Moodle comment say the late penalty and the grade it leaves, so the points per notebook
+    (which add up to the raw score) and the Grade column agree?"""
+    out = write_course(tmp_path, lms={LI: ("moodle", "31", LI)})
+    rows = list(csv.reader(open(out / "grades.csv", encoding="utf-8")))
+    rows[0] += ["late_penalty"]
+    for row in rows[1:]:
+        row.append("2" if row[0] == LI else "0")
+    write_csv(out / "grades.csv", rows)
+    export.write_moodle_csv(out, tmp_path / "m.csv")
+    row = next(r for r in csv.DictReader(open(tmp_path / "m.csv", encoding="utf-8")) if r["Full name"] == LI)
+    grade = TOTAL - 2 * len(GRADED)
+    assert (
+        row["Grade"],
+        f"Late penalty: -{2 * len(GRADED)} points, so {grade} / {TOTAL}." in row["Feedback comments"],
+    ) == (
+        str(grade),
+        True,
+    )
