@@ -1,0 +1,107 @@
+"""Answer groups for grading one written question (autograder/reports/groups.py): blank and identical answers
+together, near-duplicates, clusters by meaning, different answers apart."""
+
+import time
+
+import pytest
+
+from autograder.reports.groups import group_answers
+
+# Answers to theory's written_maxpool_limits, as students write them
+MEAN = "As x_i goes to 0, all the scores W_Q W_K x_i x_j go to 0, so the softmax becomes uniform and the output is the mean of the window, not the max."
+MEAN_PARAPHRASES = [
+    "When x_i tends to 0 the scores vanish, the softmax over the window is uniform and we get the average of the window instead of the maximum.",
+    "If x_i is small, the scores are all near zero: softmax is flat, so the layer outputs the window average rather than the max.",
+]
+MIN_POOL = [
+    "Negative x_i flips the sign of the scores so the layer computes min pooling instead.",
+    "A negative x_i reverses the sign of every score and the softmax picks the smallest value: min pooling.",
+]
+UNSURE = "I don't know."
+
+
+def by_student(groups):
+    return {s: g for g in groups for s in g.students}
+
+
+def test_blank_answers_form_one_group_first():
+    """Are empty, whitespace-only and untouched ("YOUR ANSWER HERE") answers one blank group, listed first?"""
+    groups = group_answers({"Zoë Ñúñez": "", "李明": "  \n", "Anna Lee~moodle11": "YOUR ANSWER HERE", "bob": MEAN})
+    assert groups[0].kind == "blank" and groups[0].name == "blank"
+    assert groups[0].students == ("Anna Lee~moodle11", "Zoë Ñúñez", "李明")
+    assert [g.students for g in groups[1:]] == [("bob",)]
+
+
+def test_identical_answers_are_one_group():
+    """Are answers that differ only in case, punctuation, spacing or markdown emphasis one identical group?"""
+    answers = {
+        "Zoë Ñúñez": MEAN,
+        "李明": MEAN.upper(),
+        "Anna Lee~moodle11": "**" + MEAN.replace(",", "").replace(" ", "  ") + "**",
+        "Anna Lee~moodle12": UNSURE,
+    }
+    groups = by_student(group_answers(answers))
+    assert groups["Zoë Ñúñez"] is groups["李明"] is groups["Anna Lee~moodle11"]
+    assert groups["Zoë Ñúñez"].kind == "identical" and groups["Zoë Ñúñez"].name == "g1-identical"
+    assert groups["Anna Lee~moodle12"].students == ("Anna Lee~moodle12",)
+
+
+def test_near_duplicates_are_one_group():
+    """Are an answer with a typo and one with a word changed grouped with the answer they copy?"""
+    answers = {
+        "a": MEAN,
+        "b": MEAN.replace("softmax", "sofmax"),
+        "c": MEAN.replace("goes to 0", "goes to zero"),
+        "d": MIN_POOL[0],
+    }
+    groups = by_student(group_answers(answers))
+    assert groups["a"].students == ("a", "b", "c") and groups["a"].kind == "near-duplicate"
+    assert groups["d"].students == ("d",)
+
+
+def test_tfidf_keeps_different_answers_apart():
+    """With TF-IDF, are answers that say different things (the mean, min pooling, not knowing) kept apart?"""
+    answers = {
+        "a": MEAN,
+        "b": MIN_POOL[0],
+        "c": UNSURE,
+        "d": "x_i near 0: the scores x_i x_j go to 0 and the softmax gives the mean of the window.",
+    }
+    groups = by_student(group_answers(answers, encoder="tfidf"))
+    assert groups["a"] is groups["d"]
+    assert len({groups["a"].name, groups["b"].name, groups["c"].name}) == 3
+
+
+def test_the_groups_do_not_depend_on_the_order_of_the_answers():
+    """Does the same class, listed in another order, give the same groups?"""
+    answers = {f"s{i}": text for i, text in enumerate([MEAN, *MEAN_PARAPHRASES, *MIN_POOL, UNSURE, MEAN, ""])}
+    again = dict(reversed(list(answers.items())))
+    assert group_answers(answers) == group_answers(again)
+
+
+def test_a_huge_paste_is_grouped_quickly():
+    """Does a 5 MB pasted answer among ordinary ones neither break grouping nor take long?"""
+    answers = {"paste": "loss 0.123 " * 500_000, "a": MEAN, "b": MEAN}
+    start = time.perf_counter()
+    groups = by_student(group_answers(answers))
+    assert time.perf_counter() - start < 5
+    assert groups["paste"].students == ("paste",) and groups["a"].students == ("a", "b")
+
+
+def test_an_unknown_encoder_is_refused():
+    """Is an encoder the module does not know refused in one line?"""
+    with pytest.raises(ValueError, match="unknown encoder 'bert': use one of minilm, tfidf"):
+        group_answers({"a": MEAN}, encoder="bert")
+
+
+@pytest.mark.slow
+def test_paraphrases_go_together_and_different_answers_apart():
+    """With MiniLM sentence embeddings, are paraphrases of one answer (other words, same meaning) one group,
+    and the answers that say something else (min pooling, not knowing) in groups of their own?"""
+    texts = [MEAN, *MEAN_PARAPHRASES, *MIN_POOL, UNSURE]
+    answers = dict(zip(["Zoë Ñúñez", "李明", "Anna Lee~moodle11", "Anna Lee~moodle12", "bob", "eve"], texts))
+    groups = by_student(group_answers(answers, encoder="minilm"))
+    assert groups["Zoë Ñúñez"].students == ("Anna Lee~moodle11", "Zoë Ñúñez", "李明")
+    assert groups["Zoë Ñúñez"].kind == "similar"
+    assert groups["Anna Lee~moodle12"].students == ("Anna Lee~moodle12", "bob")
+    assert groups["eve"].students == ("eve",)
