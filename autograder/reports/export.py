@@ -311,11 +311,12 @@ def student_comment(notebooks, late=0.0):
     return text + " Your feedback pages explain each score."
 
 
-def write_moodle_csv(out, dest, now=None, lms_applies_late_policy=False):
+def write_moodle_csv(out, dest, now=None, lms_applies_late_policy=False, maximum=None):
     """Moodle offline grading worksheet: Identifier "Participant <id>", grade, maximum, the time of this export
     as "Last modified (grade)" and a comment for the student; returns the row count. Provisional totals are
     left out (Moodle would release them as the grade). Grades carry the late penalty unless
-    `lms_applies_late_policy`."""
+    `lms_applies_late_policy`, and are scaled to `maximum`, the Moodle assignment's maximum grade, when given
+    (Moodle reads a grade as out of its own maximum)."""
     grades, ids, names = read_grades(out), read_lms_ids(out), submitted_names(out)
     stamp = (now or datetime.datetime.now(datetime.timezone.utc)).strftime("%Y-%m-%d %H:%M:%S UTC")
     final, rows = _final(grades), []
@@ -325,7 +326,8 @@ def write_moodle_csv(out, dest, now=None, lms_applies_late_policy=False):
         ident = f"Participant {lms['lms_user_id']}" if lms.get("lms") == "moodle" else student
         name = lms.get("lms_name") or names.get(student, student)
         late = 0.0 if lms_applies_late_policy else term.student_late(notebooks.values())[0]
-        rows.append([ident, name, f"{score:g}", f"{total:g}", stamp, student_comment(notebooks, late)])
+        grade, top = (round(score * maximum / total, 2), maximum) if maximum and total else (score, total)
+        rows.append([ident, name, f"{grade:g}", f"{top:g}", stamp, student_comment(notebooks, late)])
     _write_csv(dest, MOODLE_COLUMNS, rows)
     return len(final)
 
@@ -378,20 +380,39 @@ def _after_late(notebooks, totals, lms_applies_late_policy):
 
 
 def export(out, *, lms_applies_late_policy=False):
-    """Write OUT/export/{nbgrader,lms,canvas,moodle}_grades.csv; returns their paths."""
+    """Write OUT/export/{nbgrader,lms,canvas,moodle}_grades.csv; returns their paths. The Canvas column names the
+    assignment id and the Moodle grades are scaled to its maximum grade when OUT's course file gives them ([lms])."""
     folder = Path(out) / "export"
     folder.mkdir(parents=True, exist_ok=True)
     lms = {"lms_applies_late_policy": lms_applies_late_policy}
+    try:
+        course = term.Term.load(out).course
+    except term.TermError:  # a damaged course file only costs its [lms] settings here
+        course = None
+    canvas_id, moodle_max = (course.canvas_assignment_id, course.moodle_max) if course else (None, None)
+    title = f"{ASSIGNMENT} ({canvas_id})" if canvas_id else f"{ASSIGNMENT} (autograder)"
     writers = {
         "nbgrader_grades.csv": write_nbgrader_csv,
         "lms_grades.csv": write_lms_csv,
-        "canvas_grades.csv": lambda out, dest: write_canvas_csv(out, dest, **lms),
-        "moodle_grades.csv": lambda out, dest: write_moodle_csv(out, dest, **lms),
+        "canvas_grades.csv": lambda out, dest: write_canvas_csv(out, dest, title=title, **lms),
+        "moodle_grades.csv": lambda out, dest: write_moodle_csv(out, dest, maximum=moodle_max, **lms),
     }
     for name, write in writers.items():
         write(out, folder / name)
     for line in lms_warnings(out):
         print(line)
+    if not canvas_id:
+        print(
+            f"export: canvas_grades.csv's column {title!r} names no assignment id, so Canvas would create a new "
+            "assignment: set canvas_assignment_id under [lms] in the course file, or use release --lms canvas "
+            "--canvas-assignment-id N"
+        )
+    if not moodle_max:
+        print(
+            "export: moodle_grades.csv gives points out of the course total, which Moodle reads as out of the "
+            "assignment's maximum grade: set moodle_max under [lms] in the course file, or use release --lms moodle "
+            "--moodle-max N"
+        )
     return tuple(folder / name for name in writers)
 
 

@@ -431,3 +431,29 @@ def test_moodle_comment_of_a_late_student_adds_up_to_the_grade(tmp_path):
         str(grade),
         True,
     )
+
+
+def test_lms_settings_of_the_course_file_reach_the_imports(tmp_path):
+    """With [lms] canvas_assignment_id and moodle_max in OUT's course file, is the Canvas column 'a3 (48213)' and
+    every Moodle grade scaled to the Moodle maximum?"""
+    from tests.fixtures import term as term_fixture
+
+    out = write_course(tmp_path, lms={LI: ("moodle", "31", LI)})
+    (out / "term").mkdir()
+    (out / "term" / "course.toml").write_text(
+        term_fixture.COURSE + "\n[lms]\ncanvas_assignment_id = 48213\nmoodle_max = 100\n"
+    )
+    export.export(out)
+    header = next(csv.reader(open(out / "export" / "canvas_grades.csv", encoding="utf-8")))
+    row = next(
+        r for r in csv.DictReader(open(out / "export" / "moodle_grades.csv", encoding="utf-8")) if r["Full name"] == LI
+    )
+    assert (header[-1], row["Grade"], row["Maximum Grade"]) == ("a3 (48213)", "100", "100")
+
+
+def test_export_says_what_the_lms_imports_lack(tmp_path, capsys):
+    """Without a course file's [lms] settings, does export say that Canvas would create a new assignment and that
+    Moodle would read the points as out of its own maximum?"""
+    export.export(write_course(tmp_path))
+    printed = capsys.readouterr().out
+    assert "Canvas would create a new assignment" in printed and "Moodle reads as out of" in printed
