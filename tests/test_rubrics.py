@@ -164,3 +164,17 @@ def test_build_check_cli_fails_on_a_rubric_problem(tmp_path, tmp_path_factory, c
     err = capsys.readouterr().err
     assert "rubrics do not fit the written cells (1 problems)" in err
     assert "toy/written_toy: item 'all' is worth +3, more than the cell's 1 points" in err
+
+
+def test_editing_the_rubrics_does_not_change_the_graded_source(tmp_path):
+    """Does a rubric edit leave the course source's digest as it was (so `grade` reuses every recorded grade),
+    while a notebook edit changes it?"""
+    from autograder.grading.pipeline import source_digest
+
+    source = tmp_path / "a3"
+    shutil.copytree(toy.TOY_SOURCE, source)
+    before = source_digest(source)
+    (source / rubrics.FILENAME).write_text(toy_rubric(['id = "all"\npoints = 1\ntext = "Right."']))
+    assert source_digest(source) == before
+    (source / "toy.ipynb").write_text((source / "toy.ipynb").read_text().replace("commutative", "commutative, really"))
+    assert source_digest(source) != before

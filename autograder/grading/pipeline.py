@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from autograder import contract, paths, term
+from autograder import contract, paths, rubrics, term
 from autograder.content import build
 from autograder.grading import discover, ingest, scheduler, times, worker
 from autograder.grading.ingest import Submission
@@ -26,9 +26,13 @@ IngestFn = Callable[[Path | str, Path | str, list[str]], list[Submission]]  # (s
 
 
 def source_digest(source: Path | str) -> str:
-    """Hash of every file under `source` (names and bytes), to reuse a template built from the same source."""
+    """Hash of every file under `source` (names and bytes), to reuse a template built from the same source.
+
+    The rubrics are left out: grading never reads them, and a TA editing one must not re-grade the class."""
     h = hashlib.sha256()
     for p in sorted(Path(source).rglob("*")):
+        if p == Path(source) / rubrics.FILENAME:
+            continue
         if p.is_file() and ".ipynb_checkpoints" not in p.parts and "__pycache__" not in p.parts:
             h.update(str(p.relative_to(source)).encode() + b"\0" + p.read_bytes() + b"\0")
     return h.hexdigest()
