@@ -67,10 +67,14 @@ def with_submitted_outputs(graded, submitted):
 
 
 # What a student's page says instead of the grader's own words: a check that could not decide tells the TA
-# why (a model cache to fetch, an environment variable to set); the student only needs to know a person grades
-# it. The full reason stays in grading.log, grades_by_cell.csv and the TA's index.
+# why and what to do (a model cache to fetch, an environment variable to set, what to look for when grading by
+# hand); the student only needs to know a person grades it, and the verdict under the test cell says whether one
+# has. The full reason stays in grading.log, grades_by_cell.csv and the TA's index.
 FOR_STUDENT_MANUAL = Status.NEEDS_MANUAL.detail("a TA grades this cell by hand")
-_UNGRADABLE_LINE = re.compile(r"^UNGRADABLE (\S+?):? .*$", re.M)
+_UNGRADABLE_LINE = re.compile(r"^UNGRADABLE \S.*(?:\n|$)", re.M)  # what the check printed for the grader
+_UNDECIDED = re.compile(r"^\S+: not graded automatically\b")  # the error a check that could not decide raised
+# Ingest's line naming the id a student is graded under ('Anna Lee~moodle1017'): an internal id, for TAs only.
+_ID_REPAIR = re.compile(r"^student .* is graded as .*$")
 
 
 @functools.lru_cache(maxsize=1)
@@ -128,9 +132,12 @@ def _for_student_outputs(nb):
         for out in cell.get("outputs", []):
             kind = out.get("output_type")
             if kind == "stream":
-                out["text"] = _UNGRADABLE_LINE.sub(lambda m: f"{m.group(1)}: {FOR_STUDENT_MANUAL}", out["text"])
-                out["text"] = for_students(out["text"])
+                out["text"] = for_students(_UNGRADABLE_LINE.sub("", out["text"]))
+                if not out["text"]:
+                    continue
                 out = _folded(out, out["text"])
+            elif kind == "error" and contract.is_test_cell(cell) and _UNDECIDED.match(out.get("evalue", "")):
+                continue
             elif kind == "error":
                 out["evalue"] = for_students(out.get("evalue", ""))
                 out["traceback"] = [for_students(t) for t in out.get("traceback", [])]
@@ -178,7 +185,14 @@ def _without_colab_badge(nb):
     return nb
 
 
-INDEX_LINK = "[← all feedback pages](../index.html)"  # every page sits in feedback/<student>/
+# The part of a student id that is the grader's, never the student's: the LMS user id or the hash ingest adds
+# ('Anna Lee~moodle1017' names Anna Lee on her page).
+_ID_SUFFIX = re.compile(r"~(?:moodle|canvas)\d+$|~[0-9a-f]{10}$")
+
+
+def shown_name(student):
+    """How a page names the student: their id without the suffix ingest adds to it."""
+    return _ID_SUFFIX.sub("", student)
 
 
 def _fmt(x):
@@ -190,18 +204,17 @@ def _esc(text):
 
 
 def summary_markdown(summary, student):
-    """The header of a feedback page: score, per-cell table, repairs and notes (scores as they stand: what grading
-    decided, completed by the hand grades entered so far, records.final_scores)."""
+    """The header of a feedback page: score, per-cell table, written answers, total, late penalty, repairs and
+    notes (scores as they stand: what grading decided, completed by the hand grades entered so far,
+    records.final_scores). A student reads it: what they did and earned, nothing meant for staff."""
     from autograder.records import final_scores
 
     summary, written = final_scores(summary, summary.get("hand") or {})
     lines = [
-        INDEX_LINK,
-        "",
-        f"# Feedback: {_esc(summary['notebook'])}.ipynb, {_esc(student)}",
+        f"# Feedback: {_esc(summary['notebook'])}.ipynb, {_esc(shown_name(student))}",
         "",
         f"**Autograded score: {_fmt(summary['score'])} / {_fmt(summary['max_score'])}**"
-        + ("" if summary["status"] == Status.GRADED else f" (status: {_esc(for_students(summary['status']))})"),
+        + ("" if summary["status"] == Status.GRADED else f" (status: {_esc(student_status(summary['status']))})"),
         "",
     ]
     if summary.get("cells"):
@@ -212,20 +225,27 @@ def summary_markdown(summary, student):
             lines.append(f"| `{c['grade_id']}` | {score} | {note} |")
         lines.append("")
     if summary.get("manual"):
-        lines += written_markdown(summary["manual"], written, summary.get("hand") or {}, summary["score"])
-    if summary.get("late"):  # issue 24: the late note (reports.feedback.rerender, from autograder.term)
+        lines += written_markdown(summary["manual"], written, summary.get("hand") or {})
+    lines += total_markdown(summary, written, summary.get("late_penalty"))
+    if summary.get("late"):  # the late note (reports.feedback.rerender, from autograder.term)
         lines += [f"**{_esc(summary['late'])}**", ""]
-    if summary.get("repairs"):
+    repairs = [r for r in summary.get("repairs") or [] if not _ID_REPAIR.match(r)]
+    if repairs:
         lines += ["**Repairs made to your submission before grading:**", ""]
-        lines += [f"- {_esc(for_students(r))}" for r in summary["repairs"]] + [""]
+        lines += [f"- {_esc(for_students(r))}" for r in repairs] + [""]
     for note in summary.get("notes", []):
         lines.append(f"- {_esc(for_students(note))}")
     return "\n".join(lines)
 
 
-def written_markdown(points, written, hand, autograded):
-    """Lines on the written answers: each one's score so far (a blank answer scores 0 by itself), the TA's
-    comment, and the total (provisional while an answer waits for a TA).
+def student_status(status):
+    """A notebook's status as a student reads it: a notebook waiting for a person says only that."""
+    return Status.NEEDS_MANUAL.value if Status.NEEDS_MANUAL.starts(status) else for_students(status)
+
+
+def written_markdown(points, written, hand):
+    """Lines on the written answers: each one's score so far (a blank answer scores 0 by itself) and the TA's
+    comment.
 
     Inputs:
     - points: {grade id: points}; written: {grade id: (score or None, note)} (records.final_scores);
@@ -239,16 +259,32 @@ def written_markdown(points, written, hand, autograded):
             shown += " (no answer)" if summary_blank(written, gid) else ""
         comment = (hand.get(gid) or {}).get("comment") or ""
         lines.append(f"| `{gid}` | {shown} | {_esc(one_line(comment))} |")
-    graded = [score for score, _ in written.values() if score is not None]
-    waiting = len(points) - len(graded)
-    total = (autograded or 0.0) + sum(graded)
-    lines += [
-        "",
-        f"**Total so far: {_fmt(total)}** (autograded and written)"
-        + (f", provisional: {waiting} written answer(s) still to be graded by a TA" if waiting else ""),
-        "",
-    ]
-    return lines
+    return lines + [""]
+
+
+def total_markdown(summary, written, late_penalty=None):
+    """The total line: autograded and written points, less the late penalty when there is one, marked provisional
+    while anything waits for a person; none when the autograded score alone is the whole total.
+
+    Inputs:
+    - summary: the notebook's scores as they stand (records.final_scores); written: {grade id: (score or None,
+      note)}; late_penalty: points the late policy takes off (term.penalty), None or 0 when on time.
+    """
+    points = summary.get("manual") or {}
+    if not points and not late_penalty:
+        return []
+    cells_waiting = sum(c["score"] is None for c in summary.get("cells", []))
+    waiting = sum(score is None for score, _ in written.values())
+    raw = (summary["score"] or 0.0) + sum(score for score, _ in written.values() if score is not None)
+    most = (summary["max_score"] or 0.0) + sum(points.values())
+    total = f"{_fmt(raw)} / {_fmt(most)}"
+    if late_penalty:
+        total = f"{_fmt(raw)} − {_fmt(late_penalty)} late penalty = {_fmt(max(0.0, raw - late_penalty))} / {_fmt(most)}"
+    line = f"**{'Total so far' if waiting or cells_waiting else 'Total'}: {total}** (autograded{' and written' * bool(points)})"
+    if waiting or cells_waiting:
+        todo = [f"{n} {what}" for n, what in ((cells_waiting, "graded cell(s)"), (waiting, "written answer(s)")) if n]
+        line += f", provisional: {' and '.join(todo)} still to be graded by a TA"
+    return [line, ""]
 
 
 def summary_blank(written, gid):
@@ -272,10 +308,14 @@ def contents_markdown(summary, nb):
 
 
 def annotate(nb, summary, student):
-    """Sanitized notebook with the summary on top and each test cell's verdict right after it."""
+    """Sanitized notebook with the summary on top and each test cell's verdict (hand grades included) right after
+    it."""
+    from autograder.records import final_scores
+
     nb = _for_student_outputs(_without_colab_badge(sanitize(nb))) if nb is not None else nbformat.v4.new_notebook()
-    nb.metadata["title"] = f"{summary['notebook']}.ipynb feedback: {student}"
-    verdicts = {contract.test_cell_id(c["grade_id"]): c for c in summary.get("cells", [])}
+    nb.metadata["title"] = f"{summary['notebook']}.ipynb feedback: {shown_name(student)}"
+    scored = final_scores(summary, summary.get("hand") or {})[0]["cells"] if summary.get("cells") else []
+    verdicts = {contract.test_cell_id(c["grade_id"]): c for c in scored}
     cells = [
         nbformat.v4.new_markdown_cell(summary_markdown(summary, student) + "\n\n" + contents_markdown(summary, nb))
     ]
@@ -307,8 +347,9 @@ def render(nb, summary, student):
     - nb: the autograded notebook (NotebookNode), or None when there is nothing graded to show.
     - summary: the worker's summary of this notebook ("notebook", "score", "max_score", "status",
       "cells" [{"grade_id", "score", "max_score", "note"}], "repairs", "notes", "manual" {grade_id: points}
-      and, when re-rendered after hand grading, "hand" {grade_id: {"score", "comment"}}).
-    - student: student id.
+      and, when re-rendered after hand grading, "hand" {grade_id: {"score", "comment"}}, and for a late student
+      "late" (term.describe) and "late_penalty" (points taken off)).
+    - student: the student's id or the name they submitted under (shown_name() is what the page says).
     Returns:
     - a standalone HTML page (str).
     """
@@ -320,24 +361,34 @@ def render(nb, summary, student):
 # OUT/feedback/.mathjax, next to every student's folder (a dot folder: never a student id). The "Safe" extension
 # keeps TeX a student wrote from making links or styles that run code.
 MATHJAX = ".mathjax"
-MATHJAX_URL = f"../{MATHJAX}/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full,Safe"
+# The package ships only the STIX-Web web fonts, while MathJax's HTML-CSS output asks for its TeX fonts first: a
+# formula needing a glyph looked up there (a prime, x') then fails with "[Math Processing Error]". This
+# configuration file, put next to Safe.js, names the fonts that are there.
+MATHJAX_FONTS = "a3-offline"
+MATHJAX_FONTS_JS = (
+    'MathJax.Hub.Config({"HTML-CSS": {availableFonts: [], preferredFont: null, webFont: "STIX-Web", '
+    "imageFont: null}});\n"
+    f'MathJax.Ajax.loadComplete("[MathJax]/config/{MATHJAX_FONTS}.js");\n'
+)
+MATHJAX_URL = f"../{MATHJAX}/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full,Safe,{MATHJAX_FONTS}"
 _MATHJAX_SKIP = ("a11y", "localization", "*.md")  # accessibility explorer and translations: unused, 6 MB
 
 
 def install_mathjax(feedback_dir):
-    """Copy MathJax from the jupyter-server-mathjax package into feedback_dir/.mathjax (once per package version);
-    returns that folder."""
+    """Copy MathJax from the jupyter-server-mathjax package into feedback_dir/.mathjax with the fonts' configuration
+    (once per package version and configuration); returns that folder."""
     import jupyter_server_mathjax
 
     static = Path(jupyter_server_mathjax.__file__).parent / "static"
     dest = Path(feedback_dir) / MATHJAX
-    version = importlib.metadata.version("jupyter-server-mathjax")
+    version = importlib.metadata.version("jupyter-server-mathjax") + "\n" + MATHJAX_FONTS_JS
     stamp = dest / ".version"
     if stamp.exists() and stamp.read_text() == version:
         return dest
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=".mathjax-"))
     shutil.copytree(static, tmp / "m", ignore=shutil.ignore_patterns(*_MATHJAX_SKIP))
+    (tmp / "m" / "config" / f"{MATHJAX_FONTS}.js").write_text(MATHJAX_FONTS_JS)
     (tmp / "m" / ".version").write_text(version)
     shutil.rmtree(dest, ignore_errors=True)
     (tmp / "m").rename(dest)
@@ -351,7 +402,8 @@ def rerender(out, students=None):
 
     students: re-render only these students' pages (None: every student's)."""
     from autograder.records import Results, final_scores
-    from autograder.term import Term, describe
+    from autograder.reports.export import submitted_as
+    from autograder.term import Term, describe, penalty
 
     results = Results(out)
     hand = results.hand_grades()
@@ -366,33 +418,43 @@ def rerender(out, students=None):
             graded = results.autograded_path(student, name)
             nb = nbformat.read(graded, as_version=4) if graded.exists() else None
             summary = dict(summary, hand=hand.get((student, name), {}))
-            if late is not None:  # issue 24: the late note, on this notebook's final raw score
+            if late is not None:  # the late note and penalty, on this notebook's final raw score
                 final, written = final_scores(summary, summary["hand"])
                 raw = final["score"] + sum(score or 0.0 for score, _ in written.values())
-                summary["late"] = describe(late, raw)
-            results.write_feedback(student, name, render(nb, summary, student))
+                summary["late"], summary["late_penalty"] = describe(late, raw), penalty(raw, late.fraction)
+            results.write_feedback(student, name, render(nb, summary, submitted_as(state)))
             count += 1
     results.write_csvs(hand)  # hand grades entered since grading reach grades.csv too
     write_index(out)
     return count
 
 
-def attention(row, repairs):
-    """Why a TA should look at one grades.csv row (a list of short reasons; empty when nothing stands out)."""
+def pending(row, reasons):
+    """What a TA still has to do for one grades.csv row (short reasons; empty when nothing is left): a notebook
+    that did not grade, and each cell or written answer still waiting for a person.
+
+    reasons: {grade id: why the checks left that cell to a person} (the grader's words, for the TA).
+    """
+    why = [] if is_settled(row["status"]) else [row["status"]]
+    waiting = (row.get("ungraded") or "").split()
+    if waiting:
+        why.append(f"to grade by hand: {' '.join(waiting)}")
+    why += [f"{gid}: {reasons[gid]}" for gid in waiting if gid in reasons]
+    return why
+
+
+def remarks(row, repairs):
+    """What is worth knowing about a settled grades.csv row, with nothing left to do: no points, repairs."""
     why = []
-    if not is_settled(row["status"]):
-        why.append(row["status"])
     if row["status"] == Status.GRADED and row["score"] in ("0", ""):
         why.append("no autograded points")
-    if row.get("ungraded"):
-        why.append(f"to grade by hand: {row['ungraded']}")
     if repairs:
         why.append(f"{len(repairs)} repair(s)")
     return why
 
 
 def index_html(out):
-    """OUT/feedback/index.html: every student's pages with scores, the ones needing attention first."""
+    """OUT/feedback/index.html (for TAs): every student's pages with scores, those with work still pending first."""
     import csv
 
     from autograder.records import Results
@@ -403,7 +465,7 @@ def index_html(out):
     repairs = {(st["student"], nb): s.get("repairs", []) for st in states for nb, s in st["notebooks"].items()}
     # the reason a cell waits for a person is for the TA (it may say what to fetch or set), never the student
     manual = {
-        (st["student"], nb): [f"{c['grade_id']}: {c['note']}" for c in s.get("cells", []) if c.get("score") is None]
+        (st["student"], nb): {c["grade_id"]: c["note"] for c in s.get("cells", []) if c.get("score") is None}
         for st in states
         for nb, s in st["notebooks"].items()
     }
@@ -427,16 +489,9 @@ def index_html(out):
         )
 
     head = "<tr><th>student</th><th>notebook</th><th>autograded</th><th>written</th><th>status</th><th>why</th></tr>"
-    flagged = [
-        (
-            r,
-            attention(r, repairs.get((r["student"], r["notebook"]), []))
-            + manual.get((r["student"], r["notebook"]), []),
-        )
-        for r in rows
-    ]
-    needs = [line(r, why) for r, why in flagged if why]
-    every = [line(r, why) for r, why in flagged]
+    todo = [(r, pending(r, manual.get((r["student"], r["notebook"]), {}))) for r in rows]
+    needs = [line(r, why) for r, why in todo if why]
+    every = [line(r, why + remarks(r, repairs.get((r["student"], r["notebook"]), []))) for r, why in todo]
     similar = (  # the similarity report is for TAs: linked from this index only, never from a student's page
         "<p>Cells that look alike between students: <a href='../similarity.html'>similarity report</a>.</p>"
         if (Path(out) / "similarity.html").exists()
@@ -446,8 +501,9 @@ def index_html(out):
         "<!DOCTYPE html><html><head><meta charset='utf-8'><title>A3 feedback: all students</title>"
         "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
         "padding:3px 8px;text-align:left}</style></head><body><h1>A3 feedback: all students</h1>"
-        f"<p>{len(rows)} submissions; <a href='#attention'>{len(needs)} need attention</a> (not graded, no "
-        f"autograded points, written answers to grade, repairs); <a href='#all'>all submissions</a>.</p>"
+        f"<p>{len(rows)} submissions; <a href='#attention'>{len(needs)} need attention</a> (not graded, or cells "
+        f"and written answers still to grade by hand); <a href='#all'>all submissions</a> (with repairs and "
+        f"notebooks without autograded points).</p>"
         f"{similar}"
         f"<h2 id='attention'>Needs attention ({len(needs)})</h2><table>{head}{''.join(needs)}</table>"
         f"<h2 id='all'>All submissions</h2><table>{head}{''.join(every)}</table></body></html>"

@@ -24,8 +24,9 @@ class _Text(HTMLParser):
             self.parts.append(data)
 
 
-def rendered_text(html_path, tmp_path):
-    """The page's visible text after headless Chromium loaded it (its DOM, scripts run)."""
+def rendered_text(html_path, tmp_path, budget_ms=3000):
+    """The page's visible text after headless Chromium loaded it (its DOM, scripts run for `budget_ms` of virtual
+    time)."""
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     assert chromium, "expected Debian's chromium (./setup.sh installs it)"
     proc = subprocess.run(
@@ -36,7 +37,7 @@ def rendered_text(html_path, tmp_path):
             "--disable-gpu",
             "--no-first-run",
             f"--user-data-dir={tmp_path / 'profile'}",
-            "--virtual-time-budget=3000",
+            f"--virtual-time-budget={budget_ms}",
             "--dump-dom",
             html_path.as_uri(),
         ],

@@ -1,11 +1,12 @@
 """A feedback page rendered by headless Chromium shows the score and the check's message, never hidden tests."""
 
 import copy
+import re
 
 import nbformat
 import pytest
 
-from autograder import paths
+from autograder import contract, paths
 from autograder.reports import feedback
 from tests.reports.browser import rendered_text
 
@@ -103,3 +104,51 @@ def test_math_renders_offline(tmp_path):
     assert dom.count('class="MathJax"') + dom.count('class="MathJax_Display"') >= 2, "MathJax did not typeset"
     assert "\\mathcal" not in text and "\\lambda" not in text, f"raw TeX on the page: {text[:300]!r}"
     assert 'class="MathJax_Error"' not in dom and "Math input error" not in text
+
+
+def typeset(dom):
+    """(formulas MathJax found, formulas it typeset, error marks) in a page's DOM after MathJax ran."""
+    found = len(re.findall(r'<script type="math/tex', dom))
+    frames = len(re.findall(r'<span class="MathJax" id="MathJax-Element-', dom))
+    marks = ('class="MathJax_Error"', "Math Processing Error", 'class="merror"', "Math input error")
+    errors = [e for e in marks if e in dom]
+    return found, frames, errors
+
+
+def test_primes_render_offline(tmp_path):
+    """Does Chromium typeset the theory page's primes (`x' = x - \\epsilon\\,\\operatorname{sgn}(w)`, `f(x')`), which
+    need a glyph outside the TeX fonts, with the MathJax the feedback folder ships?"""
+    md = r"The attack moves $x' = x - \epsilon\,\operatorname{sgn}(w)$, so $f(x') \le f(x)$: $$w^\top x' < 0.$$"
+    summary = {"notebook": "theory", "score": 0.0, "max_score": 1.0, "status": "graded", "cells": []}
+    folder = tmp_path / "feedback"
+    feedback.install_mathjax(folder)
+    page = folder / "李明" / "theory.html"
+    page.parent.mkdir(parents=True)
+    page.write_text(
+        feedback.render(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(md)]), summary, "李明")
+    )
+    _, dom = rendered_text(page, tmp_path, budget_ms=10000)
+    assert typeset(dom) == (3, 3, [])
+
+
+def formulas(nb):
+    """How many $...$ and $$...$$ formulas the markdown of nb holds (code spans and escaped dollars left out)."""
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    text = re.sub(r"`[^`]*`", "", text.replace(r"\$", ""))
+    return len(re.findall(r"\$\$.+?\$\$|\$[^$]+?\$", text, re.S))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", contract.NOTEBOOKS)
+def test_every_formula_of_every_notebook_renders_offline(tmp_path, name):
+    """Does Chromium typeset every formula of the released notebook as a feedback page shows it, offline, with no
+    MathJax or TeX error?"""
+    nb = nbformat.read(paths.RELEASE / f"{name}.ipynb", as_version=4)
+    summary = {"notebook": name, "score": 0.0, "max_score": 1.0, "status": "graded", "cells": []}
+    folder = tmp_path / "feedback"
+    feedback.install_mathjax(folder)
+    page = folder / "Zoë Ñúñez" / f"{name}.html"
+    page.parent.mkdir(parents=True)
+    page.write_text(feedback.render(nb, summary, "Zoë Ñúñez"))
+    _, dom = rendered_text(page, tmp_path, budget_ms=60000)
+    assert typeset(dom) == (formulas(nb), formulas(nb), [])
