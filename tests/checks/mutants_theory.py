@@ -1057,6 +1057,28 @@ def relu_chain_grad_bound(ws):
     return 0, math.prod(abs(float(w)) for w in ws)
 """,
     ),
+    (
+        "float32 tensor product",
+        """
+def relu_chain_grad_bound(ws):
+    return 0.0, torch.tensor(ws).abs().prod()
+""",
+    ),
+    (
+        "np.float32",
+        """
+def relu_chain_grad_bound(ws):
+    return np.float32(0), np.prod(np.abs(np.asarray(ws, dtype=np.float32)))
+""",
+    ),
+    (
+        "a tensor pair",
+        """
+def relu_chain_grad_bound(ws):
+    w = torch.as_tensor(ws, dtype=torch.float64)
+    return torch.stack([torch.zeros(()), w.abs().prod()])
+""",
+    ),
 ]
 RELU_CHAIN_MUTANTS = [
     # the product without absolute values: negative when w_1 < 0
@@ -1162,6 +1184,11 @@ def rnn_jacobian_bound(sigma_max_w, n):
     return float(np.exp((n - 1) * (np.log(sigma_max_w) - np.log(4))))
 """,
     ),
+    ("0-d tensor", "def rnn_jacobian_bound(sigma_max_w, n):\n    return torch.tensor(sigma_max_w / 4) ** (n - 1)\n"),
+    (
+        "float32",
+        "def rnn_jacobian_bound(sigma_max_w, n):\n    return np.float32(sigma_max_w / 4) ** np.float32(n - 1)\n",
+    ),
 ]
 RNN_MUTANTS = [
     # forgets that σ′ ≤ ¼
@@ -1193,6 +1220,17 @@ def rnn_jacobian_bound(sigma_max_w, n):
 
 # ---------------------------------------------------------------- relative_attention
 ATTENTION_CORRECT = [
+    (
+        "float32 throughout",
+        """
+def relative_attention(q, k, v, p):
+    n = len(q)
+    bias = np.array([[p(i - j) for j in range(n)] for i in range(n)], dtype=np.float32)
+    scores = np.outer(q, k).astype(np.float32) + bias
+    weights = np.exp(scores - scores.max(axis=1, keepdims=True))
+    return (weights / weights.sum(axis=1, keepdims=True)) @ np.asarray(v, dtype=np.float32)
+""",
+    ),
     (
         "double loop",
         """
@@ -1376,6 +1414,11 @@ def _conv_cell(p, wq="0.0", wk="0.0", wv="3.0", before=""):
 
 
 CONV_CORRECT = [
+    ("float32 biases", _conv_cell("lambda m: {1: np.float32(np.log(2)), -1: np.float32(0)}.get(m, -np.inf)")),
+    (
+        "np.where, works on arrays too",
+        _conv_cell("lambda m: np.where(m == 1, np.log(2.0), np.where(m == -1, 0.0, -np.inf))"),
+    ),
     ("dict lookup", _conv_cell("lambda m: {1: np.log(2), -1: 0.0}.get(m, -np.inf)")),
     (
         "a function, shifted biases, W_Q = 1, W_K = 0",
@@ -1424,6 +1467,8 @@ def _pool_cell(p="0.0 if abs(m) <= k else -np.inf", wq="30.0", wk="30.0", wv="1.
 
 
 MAXPOOL_CORRECT = [
+    ("C = 20, just sharp enough", _pool_cell(wq="20.0", wk="20.0")),
+    ("np.where window", _pool_cell(p="np.where(np.abs(m) <= k, 0.0, -np.inf)")),
     ("C = 30", _pool_cell()),
     ("C = 1000, -1e9 outside", _pool_cell(p="0.0 if -k <= m <= k else -1e9", wq="1000.0", wk="1000.0")),
     ("W_Q = C squared, W_K = 1", _pool_cell(wq="400", wk="1")),
@@ -1446,6 +1491,11 @@ def maxpool_layer(k):
     ),
 ]
 MAXPOOL_MUTANTS = [
+    # W_Q = W_K = 10: within 0.01 on random x, but 0.012 (k = 2) and 0.016 (k = 3) where the query is 0.5
+    # and the maximum sits beside near-maxima
+    ("C = 10", _pool_cell(wq="10.0", wk="10.0")),
+    # W_Q·W_K = 144: 0.012 at k = 3 in the worst case
+    ("C = 12", _pool_cell(wq="12.0", wk="12.0")),
     # the sibling write-up: W_Q = W_K = W_V = 1, nearly the window mean
     ("write-up answer", _pool_cell(wq="1.0", wk="1.0")),
     # W_Q·W_K < 0: min pooling

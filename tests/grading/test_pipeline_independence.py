@@ -15,6 +15,7 @@ from autograder import contract, demo, paths
 from autograder.content import build
 from autograder.contract import GRADED
 from autograder.grading import pipeline
+from tests.checks import mutants_theory as MT
 from tests.notebooks import OBJECT
 
 pytestmark = pytest.mark.slow
@@ -39,6 +40,14 @@ def raising_cell(answer):
     return "raise RuntimeError('this cell stops here')\n" + answer
 
 
+# A relative_attention written differently, or wrongly, beside correct layers: the layers keep their points
+# (their checks never call it). Each variant maps to the cells that must score 0.
+ATTENTION_VARIANTS = {
+    "attention_on_offset_arrays": (dict(MT.ATTENTION_CORRECT)["p on an array of offsets, -inf as -1e9"], set()),
+    "attention_without_shift": (dict(MT.ATTENTION_MUTANTS)["no max subtraction"], {"relative_attention"}),
+}
+
+
 def variants(notebook, release_nb, reference_nb):
     """{(variant, grade_id): source of the solution cell} for one notebook."""
     released = {
@@ -58,6 +67,9 @@ def variants(notebook, release_nb, reference_nb):
         if grade_id not in VALUES:
             out[("raises_when_called", grade_id)] = raising_object(name)
         out[("raises_while_defined", grade_id)] = raising_cell(answers[grade_id])
+    if notebook == "theory":
+        for variant, (source, _) in ATTENTION_VARIANTS.items():
+            out[(variant, "relative_attention")] = source
     return out
 
 
@@ -95,7 +107,7 @@ def test_matrix_covers_every_graded_cell(matrix):
     """Is every graded cell of every notebook left undone, made to raise when called and made to raise while
     defined (answers that are values, such as the scavenger caption, are not called)?"""
     _, cases = matrix
-    want = sum(3 * len(GRADED[nb]) for nb in NOTEBOOKS) - len(VALUES)
+    want = sum(3 * len(GRADED[nb]) for nb in NOTEBOOKS) - len(VALUES) + len(ATTENTION_VARIANTS)
     assert len(cases) == want, f"expected {want} cases, got {len(cases)}"
 
 
@@ -110,7 +122,8 @@ def test_reference_scores_every_cell(matrix):
 
 @pytest.mark.parametrize("notebook", NOTEBOOKS)
 def test_only_the_broken_cell_loses_points(matrix, notebook):
-    """With one cell undone or raising, does that cell score 0 and every other cell what the reference scores?"""
+    """With one cell undone or raising, does that cell score 0 and every other cell what the reference scores (and
+    with relative_attention written differently, or wrongly, do the layers still score full marks)?"""
     cells, cases = matrix
     wrong = []
     for (student, nb), (variant, broken) in sorted(cases.items()):
@@ -118,7 +131,8 @@ def test_only_the_broken_cell_loses_points(matrix, notebook):
             continue
         for grade_id in GRADED[notebook]:
             got, ref = cells[(student, notebook, grade_id)], cells[("reference", notebook, grade_id)]
-            want = 0.0 if grade_id == broken else ref
+            zeroed = ATTENTION_VARIANTS[variant][1] if variant in ATTENTION_VARIANTS else {broken}
+            want = 0.0 if grade_id in zeroed else ref
             if got != want:
                 wrong.append(f"{variant} {broken}: {grade_id} scored {got}, expected {want}")
     assert not wrong, "\n".join(wrong)

@@ -164,7 +164,7 @@ RIGHT = [
     *[_right(grade_id, label) for grade_id, (correct, _) in _CELLS.items() for label, _ in correct],
 ]
 
-# Problem 3. The layers' checks run through the notebook's relative_attention (the reference here).
+# Problem 3.
 WRONG += [
     *[
         _wrong("relu_chain_grad_bound", label, expect)
@@ -236,6 +236,31 @@ WRONG += [
             ("window too narrow", "within 0.01 of max pooling"),
             ("window inverted", "within 0.01 of max pooling"),
             ("tuple", "should be a dict"),
+            ("C = 10", "within 0.01 of max pooling of width 5"),
         ]
     ],
+]
+
+# One cell, one grade: a correct layer passes beside a relative_attention that is wrong or written
+# differently (the layer checks never call it). The case's cell redefines relative_attention first.
+_ATTENTIONS = {
+    "without the max shift": dict(M.ATTENTION_MUTANTS)["no max subtraction"],
+    "shifted by the global max": """
+def relative_attention(q, k, v, p):
+    n = len(q)
+    scores = np.array([[q[i] * k[j] + p(i - j) for j in range(n)] for i in range(n)])
+    weights = np.exp(scores - scores.max())  # one shift for all rows: rows far below it underflow to 0 / 0
+    return (weights / weights.sum(axis=1, keepdims=True)) @ v
+""",
+    "calling p on an array of offsets": dict(M.ATTENTION_CORRECT)["p on an array of offsets, -inf as -1e9"],
+    "not written yet": """
+def relative_attention(q, k, v, p):
+    raise NotImplementedError("relative_attention")
+""",
+}
+RIGHT += [
+    Right(grade_id, f"{label}_beside_an_attention_{attention}".replace(" ", "_"), source=M.PRELUDE + body + layer)
+    for attention, body in _ATTENTIONS.items()
+    for grade_id in ("conv1d_layer", "maxpool_layer")
+    for label, layer in M.CATALOGUE[grade_id][0][:2]
 ]
