@@ -236,11 +236,18 @@ def test_report_notebook_is_committed_without_outputs():
     assert code and all(not c.outputs and c.execution_count is None for c in code)
 
 
-def test_report_renders_plots_and_tables_to_html(tmp_path):
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory):
+    """make_out's OUT after `report OUT`: (OUT, exit status, report.html)."""
+    out = make_out(tmp_path_factory.mktemp("rendered") / "out")
+    code = report.main(out=out)
+    return out, code, (out / "report.html").read_text()
+
+
+def test_report_renders_plots_and_tables_to_html(rendered):
     """Does `report OUT` write report.html with its six plots, the worst check first and no code?"""
-    out = make_out(tmp_path / "out")
-    assert report.main(out=out) == 0
-    html = (out / "report.html").read_text()
+    out, code, html = rendered
+    assert code == 0
     # scores, check failure rates, grading times, where the time goes, hand grading, repairs and failures
     assert len(re.findall(r"<img [^>]*src=\"data:image/png", html)) == 7
     assert "1 of 6" in html and "written answers graded by hand" in html
@@ -249,6 +256,12 @@ def test_report_renders_plots_and_tables_to_html(tmp_path):
     assert html.index("causal_scaled_dot_attention") < html.index("freeze_encoder")
     assert "Traceback" not in html and "read_table(" not in html
     assert (out / "export" / "lms_grades.csv").exists() and (out / "export" / "nbgrader_grades.csv").exists()
+
+
+def test_report_says_what_its_check_sections_leave_out(rendered):
+    """Does report.html say under "Which checks fail most" that the 6 written answers are not counted?"""
+    _, _, html = rendered
+    assert "Not counted here or below: 6 written answers, 0 cells graded by a person, 0 cells left as released." in html
 
 
 def test_report_survives_a_run_without_timings_or_repairs(tmp_path):
@@ -378,3 +391,53 @@ def test_a_cell_waiting_for_a_person_is_no_failed_check():
     (row,) = report.check_failure_rates(by_cell).to_dict("records")
     assert (row["checked"], row["failed"], row["failure_rate"]) == (1, 0, 0.0)
     assert report.top_reasons(by_cell).empty
+
+
+def clip_cells():
+    """clip rows of grades_by_cell.csv as grading and hand grading leave them: 李明 with full marks (caption and
+    written answer graded by hand), Zoë Ñúñez with a blank written answer, both Anna Lees' captions waiting."""
+    rows = [
+        (LI, "rank_images", 4, 4, "passed"),
+        (LI, "scavenger_caption", 1, 1, "graded by hand"),
+        (LI, "written_caption_search", 1, 1, "graded by hand"),
+        (ZOE, "rank_images", 0, 4, "CheckFailed: rank_images: the best image should be 3, got 0"),
+        (ZOE, "scavenger_caption", 0, 1, "graded by hand"),
+        (ZOE, "written_caption_search", 0, 1, "blank answer: 0 (no response)"),
+    ]
+    for anna in ("Anna Lee~moodle1001", "Anna Lee~moodle1017"):
+        rows += [
+            (anna, "rank_images", 4, 4, "passed"),
+            (anna, "scavenger_caption", None, 1, "needs manual grading: run fetch-models"),
+            (anna, "written_caption_search", 0, 1, "blank answer: 0 (no response)"),
+        ]
+    students = [r[0] for r in rows]
+    grades = pd.DataFrame({"student": sorted(set(students)), "notebook": "clip", "status": "graded"})
+    by_cell = pd.DataFrame(rows, columns=["student", "grade_id", "score", "max_score", "message"])
+    return by_cell.assign(notebook="clip"), grades
+
+
+def test_blank_written_answers_are_no_failed_checks():
+    """Are written answers (blank ones scoring 0, and 李明's full marks, alike) and cells graded by a person left out
+    of the failure rates, so that only rank_images, a real check, is listed, with every graded student counted?"""
+    by_cell, grades = clip_cells()
+    rates = report.check_failure_rates(by_cell, grades)
+    assert rates[["grade_id", "checked", "failed"]].values.tolist() == [["rank_images", 4, 1]]
+
+
+def test_why_checks_fail_gives_no_blank_answer():
+    """Does "Why checks fail" give only the failed check's reason, never "blank answer"?"""
+    by_cell, grades = clip_cells()
+    reasons = report.top_reasons(by_cell, grades=grades)
+    assert reasons[["grade_id", "reason", "count"]].values.tolist() == [
+        ["rank_images", "the best image should be N, got N", 1]
+    ]
+
+
+def test_left_out_counts_say_what_the_check_sections_skip():
+    """Does the report count what its check sections leave out: 4 written answers, 4 captions graded by a person?"""
+    by_cell, grades = clip_cells()
+    assert report.left_out_counts(by_cell, grades) == {
+        "written answers": 4,
+        "cells graded by a person": 4,
+        "cells left as released": 0,
+    }
