@@ -95,7 +95,7 @@ def test_feedback_command_shows_hand_grades_and_comments(regraded):
 
     assert feedback.main(out=regraded) == 0
     same = (regraded / "feedback" / "same" / "toy.html").read_text()
-    assert "1 / 1" in same and "Clear and right." in same and "Total so far: 4" in same
+    assert "1 / 1" in same and "Clear and right." in same and "Total: 4 / 4" in same
     assert "provisional" not in same
     changed = (regraded / "feedback" / "changed" / "toy.html").read_text()
     assert "not graded yet" in changed and "provisional: 1 written answer(s) still to be graded by a TA" in changed
