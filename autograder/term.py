@@ -233,7 +233,7 @@ def _read_csv(path: Path | str, columns: list[str], what: str) -> list[tuple[int
     return rows
 
 
-def _name_key(name: str) -> str:
+def name_key(name: str) -> str:
     """How a TA's spelling of a name is compared: NFC, spaces collapsed, case folded."""
     return " ".join(unicodedata.normalize("NFC", name).split()).casefold()
 
@@ -248,7 +248,7 @@ def resolve_student(name: str, students: Mapping[str, Iterable[str]]) -> str:
     """
     if name in students:
         return name
-    hits = sorted(sid for sid, names in students.items() if _name_key(name) in {_name_key(n) for n in names if n})
+    hits = sorted(sid for sid, names in students.items() if name_key(name) in {name_key(n) for n in names if n})
     if len(hits) == 1:
         return hits[0]
     if not hits:

@@ -165,18 +165,21 @@ def read_roster(path: Path | str, lms: str, students: dict[str, set[str]]) -> tu
             name = (row.get("lms_name") or row.get("name") or "").strip() or row["student"].strip()
             found[student] = {"student": student, "lms": lms, "lms_user_id": uid, "lms_name": name}
         return found, notes
-    keys = {sid: {term._name_key(n) for n in names if n} | {term._name_key(sid)} for sid, names in students.items()}
+    keys = {sid: {term.name_key(n) for n in names if n} | {term.name_key(sid)} for sid, names in students.items()}
     matches: dict[str, list[tuple[str, str]]] = {}
-    for line, row in rows:
+    unmatched = []
+    for _, row in rows:
         uid, names = _roster_names(kind, row)
         if not uid.isdigit():
             continue  # Canvas's "Points Possible" row, or a row without an id
-        wanted = {term._name_key(n) for n in names if n and n.strip()}
+        wanted = {term.name_key(n) for n in names if n and n.strip()}
         hits = [sid for sid, k in keys.items() if k & wanted]
         for sid in hits:
             matches.setdefault(sid, []).append((uid, names[0]))
         if not hits:
-            notes.append(f"{path}:{line}: {names[0]!r} matches no student graded here")
+            unmatched.append(names[0])
+    if unmatched:  # students of the LMS who submitted nothing here, or under another name
+        notes.append(f"{path}: {len(unmatched)} rows match no student graded here ({', '.join(unmatched[:5])})")
     for sid, got in matches.items():
         if len({uid for uid, _ in got}) > 1:
             ids = " and ".join(sorted({uid for uid, _ in got}))
@@ -341,7 +344,7 @@ def release(
             folder = moodle_folder(lms_id.get("lms_name") or student, lms_id["lms_user_id"])
             files = {f"{folder}/{p.name}": p.read_bytes() for p in pages}
             files[f"{folder}/summary.txt"] = summary
-            comment = " ".join(summary.decode().split("\n")).strip()
+            comment = "; ".join(line for line in summary.decode().split("\n") if line)
             name = lms_id.get("lms_name") or student
             sheet.append([f"Participant {lms_id['lms_user_id']}", name, _points(grade), f"{setting:g}", stamp, comment])
         elif lms_id.get("lms_file_id"):

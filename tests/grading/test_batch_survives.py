@@ -162,18 +162,31 @@ def test_ctrl_c_prints_one_line_and_the_rerun_resumes(tmp_path, workers):
     assert again.returncode == 0 and "skipped" in again.stdout, again.stdout + again.stderr
 
 
+def damaged_copy(good, bad, how):
+    """`bad`: the one-entry zip `good` cut short ("truncated", its index lost) or with bytes of its stored entry
+    overwritten ("crc": they no longer match the entry's CRC)."""
+    data = bytearray(good.read_bytes())
+    if how == "truncated":
+        data = data[: len(data) // 2]
+    else:
+        start = data.find(b'"cells"')
+        data[start : start + 64] = b"#" * 64
+    bad.write_bytes(bytes(data))
+    return bad
+
+
 @pytest.mark.slow
-def test_a_damaged_download_waits_and_a_good_download_grades_it(tmp_path, theory):
-    """Is a notebook whose entry the TA's Moodle download damaged (CRC error) recorded with no score and not final,
-    its work folder gone, and graded when the good download is graded into the same OUT?"""
+@pytest.mark.parametrize("how", ["truncated", "crc"])
+def test_a_damaged_download_waits_and_a_good_download_grades_it(tmp_path, theory, how):
+    """Is a notebook whose entry the TA's Moodle download damaged (cut short, or a CRC error) recorded with no score
+    and not final, its work folder gone, and graded when the good download is graded into the same OUT?"""
     from autograder.grading import pipeline
     from autograder.reports import export, release
 
-    good = moodle_zip(tmp_path / "good.zip", theory, ["Zoë Ñúñez"])
-    data = bytearray(good.read_bytes())
-    data[200:264] = b"\xff" * 64  # inside the one entry's compressed bytes
-    bad = tmp_path / "bad.zip"
-    bad.write_bytes(bytes(data))
+    good = tmp_path / "good.zip"
+    with zipfile.ZipFile(good, "w", compression=zipfile.ZIP_STORED) as zf:
+        zf.writestr("Zoë Ñúñez_101_assignsubmission_file_/theory.ipynb", theory)
+    bad = damaged_copy(good, tmp_path / "bad.zip", how)
     out, student = tmp_path / "out", "Zoë Ñúñez~moodle101"
     pipeline.grade(bad, out, workers=1)
     before = export.read_grades(out)[student]
