@@ -22,7 +22,7 @@ COMMANDS = {
     "formgrader": ("autograder.reports.formgrader", "open nbgrader's formgrader on OUT to grade the written answers"),
     "mark": (
         "autograder.reports.mark",
-        "mark OUT [--export FILE | --import FILE | --groups NB/ID [-o FILE] | --rubric NB/ID] [--grader NAME]: "
+        "mark OUT [--export FILE | --import FILE | --groups NB/ID [-o FILE] | --rubric NB/ID | --serve] [--grader NAME]: "
         "written answers graded by rubric (source/a3/rubrics.toml)",
     ),
     "report": ("autograder.reports.report", "render the grade report notebook for OUT into HTML"),
@@ -78,6 +78,9 @@ def _options(name, parser):
         add("--rubric", metavar="NB/GRADE_ID", help="print item,points,text of that question's rubric")
         add("--grader", help="who marks (default: the login name), kept in OUT/marks.jsonl")
         add("--encoder", choices=["minilm", "tfidf"], default="minilm", help="clusters by meaning (default minilm)")
+        add("--serve", action="store_true", help="serve the grading-by-question page on 127.0.0.1 (with a token)")
+        add("--port", type=int, default=8891, help="port of --serve (default 8891)")
+        add("--no-browser", dest="browser", action="store_false", help="--serve without opening a browser")
         add("--source", type=Path, default=paths.SOURCE, help=argparse.SUPPRESS)
     elif name == "report":
         add("out", type=Path, help="a graded OUT folder")

@@ -6,6 +6,7 @@ One table per written cell, `[<notebook>.<grade id>]`, with `answer` (the model 
 [0, the cell's points]. `parse` checks the file's form, `problems` checks it against the written cells.
 """
 
+import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -172,3 +173,31 @@ def comment(rubric: Rubric, applied: Iterable[str], adjustment: float, remark: s
     if remark.strip():
         lines.append(remark.strip())
     return "\n".join(lines)
+
+
+def edit_item(toml_text: str, notebook: str, grade_id: str, item_id: str, points: float, text: str) -> str:
+    """`toml_text` with one item's points and text replaced, the rest of the file (comments, layout) kept.
+
+    Raises RubricError when the item's table cannot be found in the usual layout ([[nb.gid.items]] with one
+    `id`, `points` and `text` line each) or the result does not read back with the new values.
+    """
+    header = f"[[{notebook}.{grade_id}.items]]"
+    lines = toml_text.split("\n")
+    starts = [n for n, line in enumerate(lines) if line.strip().startswith("[")] + [len(lines)]
+    for start, end in zip(starts, starts[1:]):
+        block = lines[start:end]
+        if block[0].strip() != header or f"id = {json.dumps(item_id)}" not in (line.strip() for line in block):
+            continue
+        for n in range(start + 1, end):
+            key = lines[n].split("=", 1)[0].strip()
+            if key == "points":
+                lines[n] = f"points = {points:g}"
+            elif key == "text":
+                lines[n] = f"text = {json.dumps(text, ensure_ascii=False)}"
+        edited = "\n".join(lines)
+        item = parse(edited).get((notebook, grade_id))
+        got = item and item.item(item_id)
+        if got is None or (got.points, got.text) != (float(points), text.strip()):
+            break
+        return edited
+    raise RubricError(f"{notebook}/{grade_id}: cannot edit item {item_id!r} here; edit {FILENAME} by hand")

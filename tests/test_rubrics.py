@@ -178,3 +178,16 @@ def test_editing_the_rubrics_does_not_change_the_graded_source(tmp_path):
     assert source_digest(source) == before
     (source / "toy.ipynb").write_text((source / "toy.ipynb").read_text().replace("commutative", "commutative, really"))
     assert source_digest(source) != before
+
+
+def test_editing_an_item_keeps_the_rest_of_the_file():
+    """Does editing one item's points and text change those two lines only, comments and other items kept?"""
+    text = (toy.TOY_SOURCE / rubrics.FILENAME).read_text()
+    edited = rubrics.edit_item(text, "toy", "written_toy", "order", 0.75, 'Says "order" does not matter.')
+    changed = [(a, b) for a, b in zip(text.splitlines(), edited.splitlines()) if a != b]
+    assert changed == [
+        ("points = 0.5", "points = 0.75"),
+        ('text = "Says the count does not depend on the order."', 'text = "Says \\"order\\" does not matter."'),
+    ]
+    with pytest.raises(rubrics.RubricError, match="cannot edit item 'sets' here"):
+        rubrics.edit_item(text, "toy", "written_toy", "sets", 1, "x")

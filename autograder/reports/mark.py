@@ -14,10 +14,12 @@ again) and named on the console; it never becomes 0 by itself.
     mark OUT --import FILE.csv        the same columns back (validated first; nothing written on an error)
     mark OUT --groups NB/GRADE_ID     student,group,size: the answers grouped (blank, identical, near, similar)
     mark OUT --rubric NB/GRADE_ID     item,points,text of that question's rubric
+    mark OUT --serve                  the grading-by-question page (reports.mark_server) on 127.0.0.1
 """
 
 import contextlib
 import csv
+import datetime
 import getpass
 import hashlib
 import io
@@ -26,7 +28,6 @@ import math
 import os
 import sqlite3
 import sys
-import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,7 +84,8 @@ def digest(text: str) -> str:
 
 
 def now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    """The time of a mark, to the microsecond: it also tells two marks of one answer apart (mark_server)."""
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="microseconds")
 
 
 def collect(out: Path, notebooks: Iterable[str] | None = None) -> dict[Key, Answer]:
@@ -180,9 +182,12 @@ def derive(mark: Mark, answer: Answer | None, rubric: rubrics.Rubric | None) -> 
     )
 
 
-def sync(out: Path, found: Mapping[tuple[str, str], rubrics.Rubric], answers: Mapping[Key, Answer]) -> list[str]:
+def sync(
+    out: Path, found: Mapping[tuple[str, str], rubrics.Rubric], answers: Mapping[Key, Answer]
+) -> tuple[list[str], set[Key]]:
     """Derive the gradebook's manual scores and comments from the log and the rubrics; clear (and log) the marks
-    that no longer hold. Returns console lines: what changed, and each answer that is to grade again."""
+    that no longer hold. Returns console lines (what changed, each answer to grade again) and the answers whose
+    gradebook score or comment changed."""
     marks, lines = read_log(out)
     cleared, wanted = [], {}
     for key, mark in sorted(marks.items()):
@@ -195,9 +200,9 @@ def sync(out: Path, found: Mapping[tuple[str, str], rubrics.Rubric], answers: Ma
             lines.append(f"to grade again: {key[0]} {key[1]}/{key[2]}: {result} (was marked by {mark.grader})")
         else:
             wanted[key] = result
+    changed = set()
     if not wanted:
-        return lines
-    updated = 0
+        return lines, changed
     with contextlib.closing(_gradebook(out)) as con, con:
         for student, nb, gid, grade, score, comment_id, comment in con.execute(
             GRADEBOOK_ROWS, {"assignment": contract.ASSIGNMENT}
@@ -212,12 +217,14 @@ def sync(out: Path, found: Mapping[tuple[str, str], rubrics.Rubric], answers: Ma
             )
             if comment_id is not None:
                 con.execute("UPDATE comment SET manual_comment = ? WHERE id = ?", (new_comment, comment_id))
-            updated += 1
+            changed.add((student, nb, gid))
     append_log(out, cleared)  # after the gradebook: a crash in between clears them again on the next run
-    if updated:
+    if changed:
         Results(out).write_csvs()
-        lines.append(f"gradebook: {updated} answer(s) updated from the marks and the rubrics; grades.csv rewritten")
-    return lines
+        lines.append(
+            f"gradebook: {len(changed)} answer(s) updated from the marks and the rubrics; grades.csv rewritten"
+        )
+    return lines, changed
 
 
 def _cell(spec: str, found: Mapping[tuple[str, str], rubrics.Rubric]) -> tuple[str, str]:
@@ -393,6 +400,9 @@ def main(
     rubric: str | None = None,
     grader: str | None = None,
     encoder: str = "minilm",
+    serve: bool = False,
+    port: int = 8891,
+    browser: bool = True,
     source: Path = paths.SOURCE,
 ) -> int:
     """`mark`: see the module docstring. Returns the exit status."""
@@ -423,11 +433,15 @@ def main(
     status = 0
     if import_csv is not None:
         status = _import(out, import_csv, answers, found, grader)
-    for line in sync(out, found, answers):
+    for line in sync(out, found, answers)[0]:
         print(line)
     if export is not None:
         Path(export).write_text(export_csv(answers, read_log(out)[0]), encoding="utf-8")
         print(f"wrote {len(answers)} answers to {export} ({','.join(COLUMNS)})")
+    if serve:
+        from autograder.reports import mark_server
+
+        return mark_server.serve(mark_server.Marking(out, source, grader, encoder), port, browser)
     if import_csv is None and export is None:
         _summary(out, answers)
     return status

@@ -1,0 +1,437 @@
+"""The grading-by-question page of `python -m autograder mark OUT --serve`: on 127.0.0.1, behind a token, one page
+per written question with every student's answer, grouped (reports.groups), and the rubric's items as toggles on
+an answer or on a whole group (mouse or keyboard). Students are shown under a stable pseudonym unless the TA asks
+for names. Every change goes through reports.mark: appended to OUT/marks.jsonl, derived into the gradebook,
+grades.csv and the students' feedback pages at once. Editing an item's points or text rewrites that item in
+rubrics.toml and re-scores every answer that has it.
+
+Answers are untrusted: the page shows them as escaped text under a Content-Security-Policy that runs only the
+page's own script. A write names the mark it replaces; when another grader has marked the answer since the page
+was loaded, the write is refused and the page shows the other grade.
+"""
+
+import hashlib
+import html
+import json
+import secrets
+import sys
+import threading
+import urllib.parse
+import webbrowser
+from http import HTTPStatus
+from http.cookies import SimpleCookie
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+from autograder import rubrics
+from autograder.records import atomic_write, read_hand_grades
+from autograder.reports import mark
+
+SHOWN = 20_000  # characters of an answer shown on the page (a 5 MB paste is cut, and says so)
+MAX_BODY = 1_000_000
+
+
+def pseudonym(student: str) -> str:
+    """A stable stand-in for a student's name on the page (the same in every session); the page knows students by
+    it alone, names are shown only as text on request."""
+    return "student " + hashlib.sha256(student.encode()).hexdigest()[:10]
+
+
+def mark_version(m: mark.Mark | None) -> str:
+    """What a page says it saw of an answer's mark: '' for none."""
+    return "" if m is None else f"{m.at} {m.grader}"
+
+
+class Marking:
+    """The state one server shares between requests: OUT, the rubric file, the grader and the answer groups."""
+
+    def __init__(self, out: Path, source: Path, grader: str, encoder: str):
+        self.out, self.rubric_path, self.grader, self.encoder = (
+            Path(out),
+            Path(source) / rubrics.FILENAME,
+            grader,
+            encoder,
+        )
+        self.lock = threading.Lock()  # one write at a time: the log, the gradebook and rubrics.toml
+        self.answers = mark.collect(self.out)
+        self.groups: dict[tuple[str, str], list] = {}
+
+    def rubrics(self) -> rubrics.Rubrics:
+        return rubrics.load(self.rubric_path)
+
+    def cell_answers(self, cell: tuple[str, str]) -> dict[str, mark.Answer]:
+        return {a.student: a for a in self.answers.values() if (a.notebook, a.grade_id) == cell}
+
+    def grouped(self, cell: tuple[str, str]) -> list:
+        """The answer groups of a question, computed once per server."""
+        if cell not in self.groups:
+            from autograder.reports.groups import group_answers
+
+            texts = {s: a.text for s, a in self.cell_answers(cell).items()}
+            try:
+                self.groups[cell] = group_answers(texts, mark.STUB, self.encoder)
+            except (ImportError, OSError):  # no MiniLM model: words still group answers
+                self.groups[cell] = group_answers(texts, mark.STUB, "tfidf")
+        return self.groups[cell]
+
+    def scores(self, cell: tuple[str, str]) -> dict[str, float | None]:
+        hand = read_hand_grades(self.out / "gradebook.db")
+        return {s: (hand.get((s, cell[0]), {}).get(cell[1]) or {}).get("score") for s in self.cell_answers(cell)}
+
+    def state(self, cell: tuple[str, str]) -> dict:
+        """What the page shows of a question now: each answer's score, mark and version; graded n of N."""
+        marks, _ = mark.read_log(self.out)
+        scores = self.scores(cell)
+        answers = self.cell_answers(cell)
+        found = {}
+        for student, answer in answers.items():
+            m = marks.get(answer.key)
+            live = m is not None and m.items is not None
+            found[pseudonym(student)] = {
+                "score": 0.0 if scores[student] is None and answer.blank else scores[student],
+                "items": list(m.items) if live else [],
+                "adjustment": m.adjustment if live else 0.0,
+                "comment": m.comment if live else "",
+                "version": mark_version(m),
+                "by": m.grader if m else "",
+            }
+        graded = sum(1 for s, a in answers.items() if scores[s] is not None or a.blank)
+        return {"answers": found, "graded": graded, "total": len(answers)}
+
+    def apply(self, cell: tuple[str, str], changes: list[dict]) -> tuple[int, dict]:
+        """Write the marks of `changes` ({student, items, adjustment, comment, version}) if every answer's mark is
+        still the version the page saw; otherwise write nothing and return 409 with those answers' marks now."""
+        found = self.rubrics()
+        rubric = found.get(cell)
+        if rubric is None:
+            return 404, {"error": f"no rubric for {cell[0]}/{cell[1]}"}
+        answers = self.cell_answers(cell)
+        with self.lock:
+            marks, _ = mark.read_log(self.out)
+            new, stale = [], []
+            for change in changes:
+                shown = change.get("student")
+                answer = next((a for s, a in answers.items() if pseudonym(s) == shown), None)
+                if answer is None:
+                    return 400, {"error": f"no answer of {shown!r} to {cell[0]}/{cell[1]}"}
+                items = tuple(change.get("items") or ())
+                if rubrics.unknown(rubric, items) or not all(isinstance(i, str) for i in items):
+                    return 400, {"error": f"unknown item(s) for {cell[0]}/{cell[1]}: {list(items)}"}
+                adjustment, comment = change.get("adjustment", 0), change.get("comment", "")
+                if not isinstance(adjustment, int | float) or isinstance(adjustment, bool) or adjustment != adjustment:
+                    return 400, {"error": "adjustment should be a number of points"}
+                if not isinstance(comment, str):
+                    return 400, {"error": "comment should be text"}
+                if change.get("version", "") != mark_version(marks.get(answer.key)):
+                    stale.append(shown)
+                    continue
+                at = mark.now()
+                new.append(
+                    mark.Mark(*answer.key, items, float(adjustment), comment, self.grader, at, mark.digest(answer.text))
+                )
+            if stale:
+                now = self.state(cell)["answers"]
+                return 409, {
+                    "error": "marked by someone else since you loaded the page",
+                    "now": {s: now[s] for s in stale},
+                }
+            mark.append_log(self.out, new)
+            self._derive(found)
+        return 200, self.state(cell)
+
+    def edit_item(self, cell: tuple[str, str], item_id: str, points, text) -> tuple[int, dict]:
+        """Change an item's points and text in rubrics.toml, then re-score every answer."""
+        if not isinstance(points, int | float) or isinstance(points, bool) or not isinstance(text, str):
+            return 400, {"error": "points should be a number and text a string"}
+        with self.lock:
+            old = self.rubric_path.read_text(encoding="utf-8")
+            try:
+                edited = rubrics.edit_item(old, *cell, item_id, float(points), text)
+                problems = rubrics.problems(rubrics.parse(edited), {cell[0]: {cell[1]: self._points(cell)}})
+            except rubrics.RubricError as exc:
+                return 400, {"error": str(exc)}
+            problems = [p for p in problems if p.startswith(f"{cell[0]}/{cell[1]}:")]
+            if problems:
+                return 400, {"error": problems[0]}
+            atomic_write(self.rubric_path, edited)
+            self._derive(self.rubrics())
+        return 200, self.state(cell)
+
+    def _points(self, cell) -> float:
+        return next(a.points for a in self.answers.values() if (a.notebook, a.grade_id) == cell)
+
+    def _derive(self, found) -> None:
+        from autograder.reports.feedback import rerender
+
+        lines, changed = mark.sync(self.out, found, self.answers)
+        for line in lines:
+            print(line, flush=True)
+        if changed:
+            rerender(self.out, students={key[0] for key in changed})
+
+
+STYLE = """
+body { font: 15px/1.45 system-ui, sans-serif; margin: 1.5em auto; max-width: 70em; padding: 0 1em; }
+.answer { border: 1px solid #ccc; border-radius: 6px; padding: .6em .8em; margin: .5em 0; }
+.answer:focus { outline: 3px solid #4a7; }
+.text { white-space: pre-wrap; overflow-wrap: anywhere; background: #f7f7f7; padding: .4em; margin: .3em 0; }
+.group { border-left: 4px solid #8ab; padding-left: .8em; margin: 1.2em 0; }
+.score { font-weight: bold; float: right; }
+.items label { margin-right: 1em; white-space: nowrap; }
+table.rubric td { vertical-align: top; padding: .2em .4em; }
+.note { color: #666; font-size: 90%; }
+#status { position: sticky; top: 0; background: #fff; padding: .3em 0; border-bottom: 1px solid #ddd; }
+"""
+
+SCRIPT = r"""
+const cell = JSON.parse(document.getElementById("cell").textContent);
+const token = document.querySelector("meta[name=a3-token]").content;
+async function post(path, body) {
+  const r = await fetch(path, {method: "POST", headers: {"Content-Type": "application/json", "X-A3-Token": token},
+                               body: JSON.stringify(body)});
+  return [r.status, await r.json()];
+}
+function show(state) {
+  document.getElementById("graded").textContent = `graded ${state.graded} of ${state.total}`;
+  for (const [student, a] of Object.entries(state.answers)) {
+    const el = document.querySelector(`.answer[data-student="${CSS.escape(student)}"]`);
+    if (!el) continue;
+    el.dataset.version = a.version;
+    el.querySelector(".score").textContent = (a.score === null ? "to grade" : a.score) + " / " + cell.points;
+    el.querySelectorAll("input.item").forEach(box => { box.checked = a.items.includes(box.value); });
+    el.querySelector("input.adj").value = a.adjustment;
+    el.querySelector("input.comment").value = a.comment;
+  }
+}
+function change(el, items) {
+  return {student: el.dataset.student, version: el.dataset.version, items: items,
+          adjustment: parseFloat(el.querySelector("input.adj").value || "0"),
+          comment: el.querySelector("input.comment").value};
+}
+function checked(el) { return [...el.querySelectorAll("input.item:checked")].map(b => b.value); }
+async function save(changes) {
+  const [status, body] = await post("/api/mark", {notebook: cell.notebook, grade_id: cell.grade_id, marks: changes});
+  const message = document.getElementById("message");
+  if (status === 200) { message.textContent = ""; show(body); return; }
+  message.textContent = body.error + (body.now ? ": " + JSON.stringify(body.now) : "");
+  if (body.now) show({answers: body.now, graded: "?", total: "?"});
+}
+async function toggleGroup(group, item) {
+  const answers = [...group.querySelectorAll(".answer")];
+  const on = !answers.every(el => checked(el).includes(item));
+  await save(answers.map(el => change(el, on ? [...new Set([...checked(el), item])] : checked(el).filter(i => i !== item))));
+}
+document.addEventListener("change", e => {
+  const el = e.target.closest(".answer");
+  if (el) save([change(el, checked(el))]);
+});
+document.addEventListener("click", e => {
+  const b = e.target.closest("button.group-item");
+  if (b) toggleGroup(b.closest(".group"), b.dataset.item);
+  const edit = e.target.closest("button.edit-item");
+  if (edit) {
+    const row = edit.closest("tr");
+    post("/api/item", {notebook: cell.notebook, grade_id: cell.grade_id, item: edit.dataset.item,
+                       points: parseFloat(row.querySelector("input.points").value),
+                       text: row.querySelector("input.text").value})
+      .then(([status, body]) => { if (status === 200) location.reload();
+                                  else document.getElementById("message").textContent = body.error; });
+  }
+});
+document.addEventListener("keydown", e => {
+  if (e.target.matches("input[type=text], input.adj, input.points")) return;
+  const all = [...document.querySelectorAll(".answer")];
+  const here = document.activeElement.closest ? document.activeElement.closest(".answer") : null;
+  if (e.key === "j" || e.key === "k") {
+    const i = here ? all.indexOf(here) + (e.key === "j" ? 1 : -1) : 0;
+    if (all[i]) all[i].focus();
+    e.preventDefault();
+  }
+  const digit = /^Digit([1-9])$/.exec(e.code);
+  if (digit && here) {
+    const item = cell.items[parseInt(digit[1]) - 1];
+    if (!item) return;
+    if (e.shiftKey) toggleGroup(here.closest(".group"), item);
+    else save([change(here, checked(here).includes(item) ? checked(here).filter(i => i !== item) : [...checked(here), item])]);
+    e.preventDefault();
+  }
+});
+show(JSON.parse(document.getElementById("state").textContent));
+"""
+
+
+def _json_script(id_: str, value) -> str:
+    text = json.dumps(value, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    return f'<script type="application/json" id="{id_}">{text}</script>'
+
+
+def _page(title: str, body: str, token: str, nonce: str, data: str = "", script: bool = False) -> str:
+    e = html.escape
+    code = f'<script nonce="{nonce}">{SCRIPT}</script>' if script else ""
+    return (
+        f'<!DOCTYPE html><html><head><meta charset="utf-8"><meta name="a3-token" content="{e(token)}">'
+        f'<title>{e(title)}</title><style nonce="{nonce}">{STYLE}</style></head><body>{body}{data}{code}</body></html>'
+    )
+
+
+def index_page(marking: Marking, token: str, nonce: str) -> str:
+    e = html.escape
+    rows = []
+    for (notebook, grade_id), rubric in marking.rubrics().items():
+        state = marking.state((notebook, grade_id))
+        if not state["total"]:
+            continue
+        href = f"/q/{urllib.parse.quote(notebook)}/{urllib.parse.quote(grade_id)}"
+        rows.append(
+            f'<li><a href="{href}">{e(notebook)}/{e(grade_id)}</a>: graded {state["graded"]} of {state["total"]}</li>'
+        )
+    return _page("written answers", f"<h1>Written answers by question</h1><ul>{''.join(rows)}</ul>", token, nonce)
+
+
+def question_page(marking: Marking, cell: tuple[str, str], names: bool, token: str, nonce: str) -> str:
+    e = html.escape
+    rubric = marking.rubrics()[cell]
+    answers = marking.cell_answers(cell)
+    points = marking._points(cell)
+    keys = "".join(
+        f'<tr><td>{n}</td><td>{e(i.id)}</td><td><input class="points" size="5" value="{i.points:g}"></td>'
+        f'<td><input class="text" type="text" size="90" value="{e(i.text)}"><div class="note">{e(i.note)}</div></td>'
+        f'<td><button class="edit-item" data-item="{e(i.id)}">save item</button></td></tr>'
+        for n, i in enumerate(rubric.items, 1)
+    )
+    groups = []
+    for group in marking.grouped(cell):
+        buttons = "".join(
+            f'<button class="group-item" data-item="{e(i.id)}">{e(i.id)} ({i.points:+g})</button> '
+            for i in rubric.items
+        )
+        cards = []
+        for student in group.students:
+            answer = answers[student]
+            shown = answer.text[:SHOWN] + (
+                f"\n[cut: {len(answer.text):,} characters in all]" if len(answer.text) > SHOWN else ""
+            )
+            boxes = "".join(
+                f'<label><input type="checkbox" class="item" value="{e(i.id)}"> {e(i.id)} ({i.points:+g})</label>'
+                for i in rubric.items
+            )
+            who = student if names else pseudonym(student)
+            cards.append(
+                f'<div class="answer" tabindex="0" data-student="{e(pseudonym(student))}" data-version="">'
+                f'<span class="score"></span><b>{e(who)}</b>'
+                f'<div class="text">{e(shown) if shown.strip() else "<i>(blank: 0)</i>"}</div>'
+                f'<div class="items">{boxes}</div>'
+                f'adjustment <input class="adj" size="5"> comment <input class="comment" type="text" size="70"></div>'
+            )
+        groups.append(
+            f'<div class="group"><h3>{e(group.name)}: {len(group.students)} answer(s)</h3>'
+            f"<div>apply to the whole group: {buttons}</div>{''.join(cards)}</div>"
+        )
+    toggle = f'<a href="?names={0 if names else 1}">{"hide" if names else "show"} names</a>'
+    body = (
+        f'<div id="status"><a href="/">all questions</a> · <b>{e(cell[0])}/{e(cell[1])}</b> ({points:g} points) · '
+        f'<span id="graded"></span> · {toggle} · <span id="message"></span></div>'
+        f'<p class="note">Keys: j/k next/previous answer; 1-9 toggle an item on the answer; shift+1-9 on its group.</p>'
+        f'<table class="rubric"><tr><th>key</th><th>item</th><th>points</th><th>text (what the student reads)</th></tr>{keys}</table>'
+        f'<details><summary>model answer</summary><div class="text">{e(rubric.answer)}</div></details>'
+        + "".join(groups)
+    )
+    data = _json_script(
+        "cell", {"notebook": cell[0], "grade_id": cell[1], "points": points, "items": rubric.ids}
+    ) + _json_script("state", marking.state(cell))
+    return _page(f"{cell[0]}/{cell[1]}", body, token, nonce, data, script=True)
+
+
+def handler(marking: Marking, token: str):
+    """The request handler class of one server (every request carries the token, as a cookie after the first)."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args):  # the console is for marks, not for every request
+            pass
+
+        def _authorised(self, query) -> bool:
+            cookie = SimpleCookie(self.headers.get("Cookie", ""))
+            sent = query.get("token", [""])[0] or (cookie["a3mark"].value if "a3mark" in cookie else "")
+            return secrets.compare_digest(sent, token)
+
+        def _send(self, status, body: str, kind="text/html", nonce=""):
+            data = body.encode()
+            self.send_response(status)
+            self.send_header("Content-Type", f"{kind}; charset=utf-8")
+            self.send_header("Content-Length", str(len(data)))
+            self.send_header("Cache-Control", "no-store")
+            self.send_header(
+                "Content-Security-Policy",
+                f"default-src 'none'; script-src 'nonce-{nonce}'; style-src 'nonce-{nonce}'; connect-src 'self'; "
+                "form-action 'none'; base-uri 'none'; frame-ancestors 'none'",
+            )
+            self.send_header("X-Content-Type-Options", "nosniff")
+            self.send_header("Set-Cookie", f"a3mark={token}; HttpOnly; SameSite=Strict; Path=/")
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self):
+            url = urllib.parse.urlsplit(self.path)
+            query = urllib.parse.parse_qs(url.query)
+            if not self._authorised(query):
+                return self._send(
+                    HTTPStatus.FORBIDDEN, "open the link with its token that `mark` printed", "text/plain"
+                )
+            nonce = secrets.token_urlsafe(12)
+            parts = [urllib.parse.unquote(p) for p in url.path.split("/") if p]
+            try:
+                if not parts:
+                    return self._send(200, index_page(marking, token, nonce), nonce=nonce)
+                if len(parts) == 3 and parts[0] == "q" and (parts[1], parts[2]) in marking.rubrics():
+                    names = query.get("names", ["0"])[0] == "1"
+                    return self._send(
+                        200, question_page(marking, (parts[1], parts[2]), names, token, nonce), nonce=nonce
+                    )
+            except rubrics.RubricError as exc:
+                return self._send(500, str(exc), "text/plain")
+            return self._send(HTTPStatus.NOT_FOUND, "no such question", "text/plain")
+
+        def do_POST(self):
+            if not secrets.compare_digest(self.headers.get("X-A3-Token", ""), token):
+                return self._send(HTTPStatus.FORBIDDEN, json.dumps({"error": "no token"}), "application/json")
+            length = int(self.headers.get("Content-Length") or 0)
+            if length > MAX_BODY:
+                return self._send(413, json.dumps({"error": "request too large"}), "application/json")
+            try:
+                body = json.loads(self.rfile.read(length) or b"{}")
+                cell = (body["notebook"], body["grade_id"])
+                if self.path == "/api/mark":
+                    status, reply = marking.apply(cell, list(body["marks"]))
+                elif self.path == "/api/item":
+                    status, reply = marking.edit_item(cell, body["item"], body.get("points"), body.get("text"))
+                else:
+                    status, reply = 404, {"error": "no such call"}
+            except (ValueError, KeyError, TypeError) as exc:
+                status, reply = 400, {"error": f"bad request: {exc}"}
+            except rubrics.RubricError as exc:
+                status, reply = 500, {"error": str(exc)}
+            self._send(status, json.dumps(reply, ensure_ascii=False), "application/json")
+
+    return Handler
+
+
+def make_server(marking: Marking, port: int = 0, token: str | None = None) -> tuple[ThreadingHTTPServer, str]:
+    """A server on 127.0.0.1 (port 0: any free one) and the URL with its token."""
+    token = token or secrets.token_urlsafe(24)
+    server = ThreadingHTTPServer(("127.0.0.1", port), handler(marking, token))
+    return server, f"http://127.0.0.1:{server.server_address[1]}/?token={token}"
+
+
+def serve(marking: Marking, port: int, browser: bool) -> int:
+    """Serve until interrupted; every mark is on disk as soon as the page showed it."""
+    server, url = make_server(marking, port)
+    print(f"grading by question at {url}  (Ctrl-C to stop; every mark is saved as it is made)", flush=True)
+    if browser:
+        webbrowser.open(url)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        print("stopped", file=sys.stderr)
+    finally:
+        server.server_close()
+    return 0

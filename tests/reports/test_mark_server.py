@@ -1,0 +1,214 @@
+"""The grading-by-question page of `mark OUT --serve` (autograder/reports/mark_server.py): behind a token,
+anonymised, answers shown inert, marks applied to a group or an answer reaching the gradebook, grades.csv and the
+student's page, item edits re-scoring every answer, a stale write refused."""
+
+import json
+import threading
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+
+from autograder import rubrics
+from autograder.records import Results
+from autograder.reports import mark, mark_server
+from tests.reports.test_mark import STUDENTS, graded, hand, out, read_csv, source  # noqa: F401
+
+HOSTILE = 'See <script>alert("x")</script> <img src=x onerror=alert(1)> [link](javascript:alert(2))'
+
+
+@pytest.fixture
+def served(out):  # noqa: F811
+    """The page serving a copy of the graded OUT (one answer made hostile), as `mark OUT --serve` starts it."""
+    path = Results(out).autograded_path("Anna Lee~moodle11", "toy")
+    path.write_text(path.read_text().replace("Because a + b = b + a.", json.dumps(HOSTILE)[1:-1]))
+    marking = mark_server.Marking(out, source(out), "ta-ana", "tfidf")
+    server, url = mark_server.make_server(marking, token="tok-en")
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield url.split("/?")[0], out
+    server.shutdown()
+    server.server_close()
+
+
+def get(base, path, token="tok-en"):
+    request = urllib.request.Request(base + path + (f"{'&' if '?' in path else '?'}token={token}" if token else ""))
+    with urllib.request.urlopen(request, timeout=30) as r:
+        return r.read().decode(), r.headers
+
+
+def post(base, path, body, token="tok-en"):
+    request = urllib.request.Request(
+        base + path, data=json.dumps(body).encode(), headers={"X-A3-Token": token, "Content-Type": "application/json"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=60) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as exc:
+        return exc.code, json.loads(exc.read())
+
+
+def change(student, items, version="", adjustment=0, comment=""):
+    return {
+        "student": mark_server.pseudonym(student),
+        "items": items,
+        "version": version,
+        "adjustment": adjustment,
+        "comment": comment,
+    }
+
+
+def test_the_page_needs_the_token(served):
+    """Is every page and call refused without the token (a page once opened with it keeps it as a cookie)?"""
+    base, _ = served
+    for path in ("/", "/q/toy/written_toy"):
+        with pytest.raises(urllib.error.HTTPError) as caught:
+            get(base, path, token="wrong")
+        assert caught.value.code == 403
+    assert post(base, "/api/mark", {}, token="")[0] == 403
+
+
+def test_the_index_counts_each_question(served):
+    """Does the index link each written question with how many of its answers are graded (blank ones count)?"""
+    base, _ = served
+    page, _ = get(base, "/")
+    assert 'href="/q/toy/written_toy"' in page and "graded 1 of 4" in page
+
+
+def test_students_are_anonymous_unless_asked(served):
+    """Does the question page show stable pseudonyms and no name, and the names only with names=1?"""
+    base, _ = served
+    page, _ = get(base, "/q/toy/written_toy")
+    assert all(name not in page for name in STUDENTS)
+    assert mark_server.pseudonym("Zoë Ñúñez") in page and mark_server.pseudonym("Zoë Ñúñez") == mark_server.pseudonym(
+        "Zoë Ñúñez"
+    )
+    named, _ = get(base, "/q/toy/written_toy?names=1")
+    assert all(name in named for name in STUDENTS)
+
+
+def test_a_hostile_answer_is_shown_as_text_under_a_strict_policy(served):
+    """Is an answer with <script>, an <img onerror> and a javascript: link shown escaped, on a page whose policy
+    runs only the page's own script?"""
+    base, _ = served
+    page, headers = get(base, "/q/toy/written_toy")
+    assert "<script>alert" not in page and "<img src=x" not in page
+    assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in page
+    policy = headers["Content-Security-Policy"]
+    assert "default-src 'none'" in policy and "script-src 'nonce-" in policy and "unsafe-inline" not in policy
+
+
+def test_a_group_action_reaches_gradebook_grades_csv_and_the_students_page(served):
+    """Does applying items to the two identical answers at once score both in the gradebook, grades.csv and
+    their feedback pages, and count them as graded?"""
+    base, folder = served
+    status, state = post(
+        base,
+        "/api/mark",
+        {
+            "notebook": "toy",
+            "grade_id": "written_toy",
+            "marks": [change(s, ["counting", "order"]) for s in ("Zoë Ñúñez", "李明")],
+        },
+    )
+    assert status == 200 and state["graded"] == 3
+    assert state["answers"][mark_server.pseudonym("李明")]["score"] == 1.0
+    assert hand(folder, "Zoë Ñúñez")["score"] == hand(folder, "李明")["score"] == 1.0
+    rows = {r["student"]: r for r in read_csv(folder / "grades.csv")}
+    assert rows["李明"]["written_score"] == "1" and rows["李明"]["ungraded"] == ""
+    page = (folder / "feedback" / "李明" / "toy.html").read_text()
+    assert "Relates addition to counting." in page and "1 / 1" in page
+    log = [json.loads(line) for line in (folder / mark.LOG).read_text().splitlines()]
+    assert {(m["student"], m["grader"]) for m in log} == {("Zoë Ñúñez", "ta-ana"), ("李明", "ta-ana")}
+
+
+def test_a_write_that_did_not_see_the_last_mark_is_refused(served):
+    """When two TAs mark one answer from pages loaded before either wrote, is the later write refused with the
+    other's grade shown, and written once it names the mark it replaces?"""
+    base, folder = served
+    body = {"notebook": "toy", "grade_id": "written_toy"}
+    assert post(base, "/api/mark", dict(body, marks=[change("李明", ["order"])]))[0] == 200
+    status, reply = post(base, "/api/mark", dict(body, marks=[change("李明", ["counting"])]))
+    assert status == 409 and reply["now"][mark_server.pseudonym("李明")]["items"] == ["order"]
+    assert hand(folder, "李明")["score"] == 0.5
+    version = reply["now"][mark_server.pseudonym("李明")]["version"]
+    assert post(base, "/api/mark", dict(body, marks=[change("李明", ["counting"], version)]))[0] == 200
+    assert hand(folder, "李明")["comment"] == "+0.5 Relates addition to counting."
+
+
+def test_editing_an_item_rescores_every_answer_that_has_it(served):
+    """Does saving an item's new points and text rewrite rubrics.toml and re-score every answer with it?"""
+    base, folder = served
+    body = {"notebook": "toy", "grade_id": "written_toy"}
+    post(base, "/api/mark", dict(body, marks=[change(s, ["counting"]) for s in ("Zoë Ñúñez", "李明")]))
+    status, state = post(base, "/api/item", dict(body, item="counting", points=0.75, text="Links adding to counting."))
+    assert status == 200
+    assert {state["answers"][mark_server.pseudonym(s)]["score"] for s in ("Zoë Ñúñez", "李明")} == {0.75}
+    assert hand(folder, "Zoë Ñúñez") == {"score": 0.75, "comment": "+0.75 Links adding to counting."}
+    rubric = rubrics.load(source(folder) / rubrics.FILENAME)[("toy", "written_toy")]
+    assert (rubric.item("counting").points, rubric.item("counting").text) == (0.75, "Links adding to counting.")
+
+
+def test_an_item_worth_more_than_the_cell_is_refused(served):
+    """Is an item edit that would break the rubric (worth more than the cell) refused in one line, the file kept?"""
+    base, folder = served
+    before = (source(folder) / rubrics.FILENAME).read_text()
+    status, reply = post(
+        base, "/api/item", {"notebook": "toy", "grade_id": "written_toy", "item": "order", "points": 3, "text": "x"}
+    )
+    assert status == 400 and "item 'order' is worth +3, more than the cell's 1 points" in reply["error"]
+    assert (source(folder) / rubrics.FILENAME).read_text() == before
+
+
+@pytest.mark.parametrize(
+    "marks, error",
+    [
+        ([change("Zoë Ñúñez", ["sets"])], "unknown item(s)"),
+        ([{"student": "Zoë Ñúñez", "items": []}], "no answer of 'Zoë Ñúñez'"),
+        ([change("Zoë Ñúñez", [], adjustment="1")], "adjustment should be a number"),
+    ],
+)
+def test_a_bad_mark_is_refused_and_nothing_written(served, marks, error):
+    """Is a mark with an unknown item, a real name instead of the page's pseudonym or a non-numeric adjustment
+    refused, with nothing written?"""
+    base, folder = served
+    status, reply = post(base, "/api/mark", {"notebook": "toy", "grade_id": "written_toy", "marks": marks})
+    assert status == 400 and error in reply["error"]
+    assert not (folder / mark.LOG).exists()
+
+
+@pytest.mark.slow
+def test_a_ta_grades_a_group_in_chromium(served, tmp_path):
+    """In the real Chromium: does shift+1 on an answer apply item 1 to its whole group, does saving a new points
+    value for that item re-score the group, and after a reload do the gradebook, grades.csv and the students'
+    pages show the new scores?"""
+    from tests.reports.test_formgrader import Browser
+
+    base, folder = served
+    browser = Browser(tmp_path / "profile")
+    try:
+        browser.open(f"{base}/q/toy/written_toy?token=tok-en", "document.querySelector('.answer .score').textContent")
+        pair = [mark_server.pseudonym(s) for s in ("Zoë Ñúñez", "李明")]
+        browser.run(f"document.querySelector('.answer[data-student=\"{pair[0]}\"]').focus()")
+        for kind in ("keyDown", "keyUp"):
+            browser.send("Input.dispatchKeyEvent", type=kind, code="Digit1", key="!", modifiers=8)
+        score = f"document.querySelector('.answer[data-student=\"{pair[1]}\"] .score').textContent"
+        for _ in range(40):
+            if browser.run(score) == "0.5 / 1":
+                break
+            time.sleep(0.25)
+        assert browser.run(score) == "0.5 / 1"
+        assert browser.run("document.getElementById('graded').textContent") == "graded 3 of 4"
+        browser.run("document.querySelector('tr input.points').value = '0.75'")
+        browser.run("document.querySelector('button.edit-item').click()")
+        time.sleep(2)
+        browser.open(f"{base}/q/toy/written_toy", "document.querySelector('.answer .score').textContent")
+        assert browser.run(score) == "0.75 / 1"
+        assert browser.run("document.querySelector('tr input.points').value") == "0.75"
+    finally:
+        browser.close()
+    assert hand(folder, "Zoë Ñúñez")["score"] == hand(folder, "李明")["score"] == 0.75
+    rows = {r["student"]: r["written_score"] for r in read_csv(folder / "grades.csv")}
+    assert rows["Zoë Ñúñez"] == rows["李明"] == "0.75"
+    assert "0.75 / 1" in (folder / "feedback" / "Zoë Ñúñez" / "toy.html").read_text()
