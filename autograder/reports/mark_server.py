@@ -13,6 +13,7 @@ was loaded, the write is refused and the page shows the other grade.
 import hashlib
 import html
 import json
+import re
 import secrets
 import sys
 import threading
@@ -23,8 +24,8 @@ from http.cookies import SimpleCookie
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from autograder import rubrics
-from autograder.records import atomic_write, read_hand_grades
+from autograder import contract, rubrics
+from autograder.records import Results, atomic_write, read_hand_grades
 from autograder.reports import mark
 
 SHOWN = 20_000  # characters of an answer shown on the page (a 5 MB paste is cut, and says so)
@@ -40,6 +41,55 @@ def pseudonym(student: str) -> str:
 def mark_version(m: mark.Mark | None) -> str:
     """What a page says it saw of an answer's mark: '' for none."""
     return "" if m is None else f"{m.at} {m.grader}"
+
+
+BASE64 = re.compile(r"[A-Za-z0-9+/=\s]+")
+
+
+def own_outputs(notebook: dict, grade_id: str) -> list[tuple[str, list[dict]]]:
+    """[(cell, outputs)] of the student's own run in the provided code cells a written answer is about: those
+    between the previous written answer (or the notebook's start) and this one, outputs after the marker line
+    that feedback.with_submitted_outputs puts before them."""
+    from autograder.reports.feedback import OWN_RUN
+
+    cells, found = notebook.get("cells", []), []
+    for cell in cells:
+        meta = contract.nbgrader_meta(cell)
+        if contract.is_written_cell(cell):
+            if meta.get("grade_id") == grade_id:
+                return found
+            found = []
+        elif (
+            cell.get("cell_type") == "code"
+            and not contract.is_graded_cell(cell)
+            and not contract.is_solution_cell(cell)
+        ):
+            outputs = cell.get("outputs", [])
+            marks = [n for n, o in enumerate(outputs) if "".join(o.get("text", "")) == OWN_RUN]
+            if marks:
+                found.append((meta.get("grade_id") or "", outputs[marks[0] + 1 :]))
+    return []
+
+
+def outputs_html(found: list[tuple[str, list[dict]]]) -> str:
+    """The outputs as inert HTML: text escaped, PNG and JPEG images as data URLs, nothing else."""
+    e = html.escape
+    parts = []
+    for cell, outputs in found:
+        shown = []
+        for o in outputs:
+            data = o.get("data") or {}
+            for kind in ("image/png", "image/jpeg"):
+                image = "".join(data.get(kind) or "")
+                if image and BASE64.fullmatch(image):
+                    shown.append(f'<img alt="{e(cell)}" src="data:{kind};base64,{e(image)}">')
+                    break
+            else:
+                text = "".join(o.get("text") or data.get("text/plain") or "")
+                if text:
+                    shown.append(f"<pre>{e(text[:SHOWN])}</pre>")
+        parts.append(f"<div><b>{e(cell)}</b>{''.join(shown)}</div>")
+    return "".join(parts) or "<i>no outputs of their own run were submitted above this question</i>"
 
 
 class Marking:
@@ -157,6 +207,15 @@ class Marking:
             self._derive(self.rubrics())
         return 200, self.state(cell)
 
+    def outputs(self, cell: tuple[str, str], shown: str) -> str | None:
+        """The HTML of the own-run outputs above the question in the notebook of the student shown as `shown`."""
+        student = next((s for s in self.cell_answers(cell) if pseudonym(s) == shown), None)
+        if student is None:
+            return None
+        path = Results(self.out).autograded_path(student, cell[0])
+        notebook = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        return outputs_html(own_outputs(notebook, cell[1]))
+
     def _points(self, cell) -> float:
         return next(a.points for a in self.answers.values() if (a.notebook, a.grade_id) == cell)
 
@@ -180,6 +239,8 @@ body { font: 15px/1.45 system-ui, sans-serif; margin: 1.5em auto; max-width: 70e
 .items label { margin-right: 1em; white-space: nowrap; }
 table.rubric td { vertical-align: top; padding: .2em .4em; }
 .note { color: #666; font-size: 90%; }
+details.outputs img { max-width: 45em; display: block; }
+details.outputs pre { max-height: 20em; overflow: auto; background: #f3f3f3; }
 #status { position: sticky; top: 0; background: #fff; padding: .3em 0; border-bottom: 1px solid #ddd; }
 """
 
@@ -256,6 +317,16 @@ document.addEventListener("keydown", e => {
     e.preventDefault();
   }
 });
+document.addEventListener("toggle", async e => {
+  const d = e.target;
+  if (!d.matches || !d.matches("details.outputs") || !d.open || d.dataset.loaded) return;
+  const who = d.closest(".answer").dataset.student;
+  const r = await fetch(`/outputs/${encodeURIComponent(cell.notebook)}/${encodeURIComponent(cell.grade_id)}/${encodeURIComponent(who)}`);
+  const box = document.createElement("div");
+  box.innerHTML = await r.text();  // built by the server from escaped text and checked base64 images only
+  d.appendChild(box);
+  d.dataset.loaded = "1";
+}, true);
 show(JSON.parse(document.getElementById("state").textContent));
 """
 
@@ -320,6 +391,7 @@ def question_page(marking: Marking, cell: tuple[str, str], names: bool, token: s
                 f'<div class="answer" tabindex="0" data-student="{e(pseudonym(student))}" data-version="">'
                 f'<span class="score"></span><b>{e(who)}</b>'
                 f'<div class="text">{e(shown) if shown.strip() else "<i>(blank: 0)</i>"}</div>'
+                f'<details class="outputs"><summary>their outputs above the question</summary></details>'
                 f'<div class="items">{boxes}</div>'
                 f'adjustment <input class="adj" size="5"> comment <input class="comment" type="text" size="70"></div>'
             )
@@ -362,7 +434,7 @@ def handler(marking: Marking, token: str):
             self.send_header("Cache-Control", "no-store")
             self.send_header(
                 "Content-Security-Policy",
-                f"default-src 'none'; script-src 'nonce-{nonce}'; style-src 'nonce-{nonce}'; connect-src 'self'; "
+                f"default-src 'none'; script-src 'nonce-{nonce}'; style-src 'nonce-{nonce}'; img-src data:; connect-src 'self'; "
                 "form-action 'none'; base-uri 'none'; frame-ancestors 'none'",
             )
             self.send_header("X-Content-Type-Options", "nosniff")
@@ -382,6 +454,10 @@ def handler(marking: Marking, token: str):
             try:
                 if not parts:
                     return self._send(200, index_page(marking, token, nonce), nonce=nonce)
+                if len(parts) == 4 and parts[0] == "outputs" and (parts[1], parts[2]) in marking.rubrics():
+                    fragment = marking.outputs((parts[1], parts[2]), parts[3])
+                    if fragment is not None:
+                        return self._send(200, fragment, nonce=nonce)
                 if len(parts) == 3 and parts[0] == "q" and (parts[1], parts[2]) in marking.rubrics():
                     names = query.get("names", ["0"])[0] == "1"
                     return self._send(

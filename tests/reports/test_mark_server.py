@@ -212,3 +212,31 @@ def test_a_ta_grades_a_group_in_chromium(served, tmp_path):
     rows = {r["student"]: r["written_score"] for r in read_csv(folder / "grades.csv")}
     assert rows["Zoë Ñúñez"] == rows["李明"] == "0.75"
     assert "0.75 / 1" in (folder / "feedback" / "Zoë Ñúñez" / "toy.html").read_text()
+
+
+def test_the_outputs_of_the_students_own_run_are_shown_inert(served):
+    """Does an answer's card fetch the outputs of the student's own run above the question (a plot as an image,
+    text escaped) and nothing a student's HTML output would run?"""
+    import nbformat
+
+    from autograder.reports.feedback import OWN_RUN
+
+    base, folder = served
+    path = Results(folder).autograded_path("李明", "toy")
+    nb = nbformat.read(path, as_version=4)
+    setup = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "setup")
+    png = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=="
+    setup.outputs = [
+        nbformat.v4.new_output("stream", name="stdout", text="[1, 2] (quick mode)\n"),
+        nbformat.v4.new_output("stream", name="stdout", text=OWN_RUN),
+        nbformat.v4.new_output("stream", name="stdout", text="loss 0.068 <b>best</b>\n"),
+        nbformat.v4.new_output("display_data", data={"image/png": png, "text/plain": "<Figure>"}),
+        nbformat.v4.new_output("display_data", data={"text/html": "<script>alert(1)</script>", "text/plain": "table"}),
+    ]
+    nbformat.write(nb, path)
+    fragment, headers = get(base, f"/outputs/toy/written_toy/{urllib.request.quote(mark_server.pseudonym('李明'))}")
+    assert "loss 0.068 &lt;b&gt;best&lt;/b&gt;" in fragment and f'src="data:image/png;base64,{png}"' in fragment
+    assert "quick mode" not in fragment and "<script>" not in fragment and "table" in fragment
+    assert "img-src data:" in headers["Content-Security-Policy"]
+    other, _ = get(base, f"/outputs/toy/written_toy/{urllib.request.quote(mark_server.pseudonym('Zoë Ñúñez'))}")
+    assert "no outputs of their own run" in other
