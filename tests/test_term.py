@@ -375,3 +375,18 @@ def test_late_counts_for_the_report():
         "counts": {"on time": 1, "late": 1, "late (time unknown)": 1, "no submission time": 1},
         "days_after_due": {0: 1, 2: 1},
     }
+
+
+def test_recorded_names_are_the_folder_and_lms_names(tmp_path):
+    """Does OUT give each recorded student the names a TA may know them by: the name submitted under (grades.csv)
+    and the name in the LMS (lms_ids.csv)?"""
+    (tmp_path / "grades.csv").write_text(
+        "student,notebook,submitted_as\nAnna Lee~moodle1001,nmt,Anna Lee\nolan~canvas77,nmt,olan\n", encoding="utf-8"
+    )
+    (tmp_path / "lms_ids.csv").write_text(
+        "student,lms,lms_user_id,lms_name\nolan~canvas77,canvas,77,Ola Nordmann\n", encoding="utf-8"
+    )
+    assert term.recorded_names(tmp_path) == {
+        "Anna Lee~moodle1001": {"Anna Lee~moodle1001", "Anna Lee"},
+        "olan~canvas77": {"olan~canvas77", "olan", "Ola Nordmann"},
+    }
