@@ -56,7 +56,7 @@ def needs(cell, probe):
         return probe()
     except Exception as e:  # noqa: BLE001 - any failure of the earlier cell means "not ready yet"
         reason = f"{type(e).__name__}: {e}".strip().rstrip(":")
-        print(f"skipped: these visible checks need `{cell}`, which does not work yet ({reason[:120]}); "
+        print(f"skipped: this needs `{cell}`, which does not work yet ({reason[:120]}); "
               f"finish that cell first")
         return None
 

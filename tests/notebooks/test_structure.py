@@ -171,7 +171,7 @@ def test_needs_skips_with_one_line_naming_the_cell(monkeypatch, tmp_path, capsys
 
     assert ns["needs"]("similarity_matrix", broken) is None
     out = capsys.readouterr()
-    assert out.out.startswith("skipped: these visible checks need `similarity_matrix`") and out.err == ""
+    assert out.out.startswith("skipped: this needs `similarity_matrix`") and out.err == ""
     assert len(out.out.strip().splitlines()) == 1
 
 
