@@ -193,3 +193,15 @@ def group_answers(answers: Mapping[str, str], stub: str = STUB, encoder: str = "
     groups = [Group("blank", "blank", tuple(blank))] if blank else []
     groups += [Group(f"g{n}-{kind}", kind, students) for n, (kind, students) in enumerate(found, 1)]
     return groups
+
+
+def regroup(groups: list[Group], moves: Mapping[str, str]) -> list[Group]:
+    """`groups` after a TA's moves ({student: group name}): a student leaves their group for the named one, which
+    is made (kind "moved") when no group has that name; groups left empty go."""
+    members = {g.name: [s for s in g.students if s not in moves] for g in groups}
+    kinds = {g.name: g.kind for g in groups}
+    for student, name in sorted(moves.items()):
+        if any(student in g.students for g in groups):
+            members.setdefault(name, []).append(student)
+            kinds.setdefault(name, "moved")
+    return [Group(name, kinds[name], tuple(sorted(students))) for name, students in members.items() if students]

@@ -37,6 +37,7 @@ from autograder.records import Results, not_graded_yet, was_graded
 from autograder.text import one_line
 
 LOG = "marks.jsonl"
+MOVES = "mark_groups.json"  # {"NB/GRADE_ID": {student: group name}}: answers a TA moved to another group
 COLUMNS = ["student", "notebook", "grade_id", "items", "adjustment", "comment"]
 STUB = "YOUR ANSWER HERE"  # nbgrader's text stub: an answer left as released (blank)
 
@@ -227,6 +228,12 @@ def sync(
     return lines, changed
 
 
+def read_moves(out: Path) -> dict[str, dict[str, str]]:
+    """The TAs' moves of answers between groups, per question ("NB/GRADE_ID")."""
+    path = Path(out) / MOVES
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+
+
 def _cell(spec: str, found: Mapping[tuple[str, str], rubrics.Rubric]) -> tuple[str, str]:
     notebook, _, grade_id = spec.partition("/")
     if (notebook, grade_id) not in found:
@@ -349,8 +356,8 @@ def _import(out, path, answers, found, grader) -> int:
     return 0
 
 
-def _groups(answers, spec, found, output, encoder) -> int:
-    from autograder.reports.groups import group_answers
+def _groups(out, answers, spec, found, output, encoder) -> int:
+    from autograder.reports.groups import group_answers, regroup
 
     notebook, grade_id = _cell(spec, found)
     texts = {a.student: a.text for a in answers.values() if (a.notebook, a.grade_id) == (notebook, grade_id)}
@@ -364,7 +371,7 @@ def _groups(answers, spec, found, output, encoder) -> int:
             f"mark: the {encoder} encoder is not available ({one_line(exc, 120)}); grouping by TF-IDF", file=sys.stderr
         )
         grouped = group_answers(texts, STUB, "tfidf")
-    for group in grouped:
+    for group in regroup(grouped, read_moves(out).get(f"{notebook}/{grade_id}", {})):
         writer.writerows([s, group.name, len(group.students)] for s in group.students)
     if output is None:
         sys.stdout.write(buf.getvalue())
@@ -428,7 +435,7 @@ def main(
         return 1
     answers = collect(out)
     if groups is not None:
-        return _groups(answers, groups, found, output, encoder)
+        return _groups(out, answers, groups, found, output, encoder)
     grader = grader or getpass.getuser()
     status = 0
     if import_csv is not None:

@@ -113,16 +113,32 @@ class Marking:
         return {a.student: a for a in self.answers.values() if (a.notebook, a.grade_id) == cell}
 
     def grouped(self, cell: tuple[str, str]) -> list:
-        """The answer groups of a question, computed once per server."""
-        if cell not in self.groups:
-            from autograder.reports.groups import group_answers
+        """The answer groups of a question (computed once per server), after the TAs' moves."""
+        from autograder.reports.groups import group_answers, regroup
 
+        if cell not in self.groups:
             texts = {s: a.text for s, a in self.cell_answers(cell).items()}
             try:
                 self.groups[cell] = group_answers(texts, mark.STUB, self.encoder)
             except (ImportError, OSError):  # no MiniLM model: words still group answers
                 self.groups[cell] = group_answers(texts, mark.STUB, "tfidf")
-        return self.groups[cell]
+        return regroup(self.groups[cell], mark.read_moves(self.out).get(f"{cell[0]}/{cell[1]}", {}))
+
+    def move(self, cell: tuple[str, str], shown: str, group) -> tuple[int, dict]:
+        """Move the answer shown as `shown` to the group named `group` ('': a new group of its own)."""
+        student = next((s for s in self.cell_answers(cell) if pseudonym(s) == shown), None)
+        if student is None or not isinstance(group, str):
+            return 400, {"error": f"no answer of {shown!r} to {cell[0]}/{cell[1]}"}
+        with self.lock:
+            moves = mark.read_moves(self.out)
+            names = {g.name for g in self.grouped(cell)}
+            if not group:
+                group = next(f"split-{n}" for n in range(1, len(names) + 2) if f"split-{n}" not in names)
+            elif group not in names:
+                return 400, {"error": f"no group {group!r}"}
+            moves.setdefault(f"{cell[0]}/{cell[1]}", {})[student] = group
+            atomic_write(self.out / mark.MOVES, json.dumps(moves, ensure_ascii=False, indent=1, sort_keys=True))
+        return 200, {"group": group}
 
     def scores(self, cell: tuple[str, str]) -> dict[str, float | None]:
         hand = read_hand_grades(self.out / "gradebook.db")
@@ -284,7 +300,15 @@ async function toggleGroup(group, item) {
 }
 document.addEventListener("change", e => {
   const el = e.target.closest(".answer");
-  if (el) save([change(el, checked(el))]);
+  if (!el) return;
+  if (e.target.matches("select.move")) {
+    post("/api/move", {notebook: cell.notebook, grade_id: cell.grade_id, student: el.dataset.student,
+                       group: e.target.value})
+      .then(([status, body]) => { if (status === 200) location.reload();
+                                  else document.getElementById("message").textContent = body.error; });
+    return;
+  }
+  save([change(el, checked(el))]);
 });
 document.addEventListener("click", e => {
   const b = e.target.closest("button.group-item");
@@ -371,11 +395,13 @@ def question_page(marking: Marking, cell: tuple[str, str], names: bool, token: s
         for n, i in enumerate(rubric.items, 1)
     )
     groups = []
-    for group in marking.grouped(cell):
+    grouped = marking.grouped(cell)
+    for group in grouped:
         buttons = "".join(
             f'<button class="group-item" data-item="{e(i.id)}">{e(i.id)} ({i.points:+g})</button> '
             for i in rubric.items
         )
+        moves = "".join(f'<option value="{e(g.name)}">{e(g.name)}</option>' for g in grouped if g is not group)
         cards = []
         for student in group.students:
             answer = answers[student]
@@ -392,6 +418,8 @@ def question_page(marking: Marking, cell: tuple[str, str], names: bool, token: s
                 f'<span class="score"></span><b>{e(who)}</b>'
                 f'<div class="text">{e(shown) if shown.strip() else "<i>(blank: 0)</i>"}</div>'
                 f'<details class="outputs"><summary>their outputs above the question</summary></details>'
+                f'<select class="move"><option value="" selected disabled>move to group…</option>{moves}'
+                f'<option value="">a new group of its own</option></select>'
                 f'<div class="items">{boxes}</div>'
                 f'adjustment <input class="adj" size="5"> comment <input class="comment" type="text" size="70"></div>'
             )
@@ -478,6 +506,8 @@ def handler(marking: Marking, token: str):
                 cell = (body["notebook"], body["grade_id"])
                 if self.path == "/api/mark":
                     status, reply = marking.apply(cell, list(body["marks"]))
+                elif self.path == "/api/move":
+                    status, reply = marking.move(cell, body.get("student"), body.get("group"))
                 elif self.path == "/api/item":
                     status, reply = marking.edit_item(cell, body["item"], body.get("points"), body.get("text"))
                 else:

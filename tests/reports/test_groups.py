@@ -105,3 +105,14 @@ def test_paraphrases_go_together_and_different_answers_apart():
     assert groups["Zoë Ñúñez"].kind == "similar"
     assert groups["Anna Lee~moodle12"].students == ("Anna Lee~moodle12", "bob")
     assert groups["eve"].students == ("eve",)
+
+
+def test_a_ta_can_move_an_answer_or_split_a_group():
+    """Does moving an answer to another group, or to a new one, change only that answer's group, and does a
+    group left empty go?"""
+    from autograder.reports.groups import regroup
+
+    groups = group_answers({"a": MEAN, "b": MEAN, "c": MIN_POOL[0], "d": UNSURE})
+    moved = by_student(regroup(groups, {"b": "split-1", "c": groups[0].name, "x": "split-1"}))
+    assert moved["a"].students == ("a", "c") and moved["b"].students == ("b",) and moved["b"].kind == "moved"
+    assert [g.name for g in regroup(groups, {"c": groups[0].name, "d": groups[0].name})] == [groups[0].name]

@@ -240,3 +240,23 @@ def test_the_outputs_of_the_students_own_run_are_shown_inert(served):
     assert "img-src data:" in headers["Content-Security-Policy"]
     other, _ = get(base, f"/outputs/toy/written_toy/{urllib.request.quote(mark_server.pseudonym('Zoë Ñúñez'))}")
     assert "no outputs of their own run" in other
+
+
+def test_a_ta_splits_a_group_and_the_move_is_kept(served, tmp_path):
+    """Does moving one of two identical answers to a group of its own show on the page, survive in OUT for
+    `mark --groups`, and refuse a group that does not exist?"""
+    base, folder = served
+    body = {"notebook": "toy", "grade_id": "written_toy", "student": mark_server.pseudonym("李明")}
+    assert post(base, "/api/move", dict(body, group="")) == (200, {"group": "split-1"})
+    page, _ = get(base, "/q/toy/written_toy")
+    assert "<h3>split-1: 1 answer(s)</h3>" in page and "<h3>g1-identical: 1 answer(s)</h3>" in page
+    status, reply = post(base, "/api/move", dict(body, group="g9"))
+    assert status == 400 and reply["error"] == "no group 'g9'"
+    assert (
+        mark.main(
+            out=folder, source=source(folder), groups="toy/written_toy", output=tmp_path / "g.csv", encoder="tfidf"
+        )
+        == 0
+    )
+    rows = {r["student"]: r["group"] for r in read_csv(tmp_path / "g.csv")}
+    assert (rows["李明"], rows["Zoë Ñúñez"]) == ("split-1", "g1-identical")
