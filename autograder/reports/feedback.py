@@ -71,6 +71,9 @@ def with_submitted_outputs(graded, submitted):
 # hand); the student only needs to know a person grades it, and the verdict under the test cell says whether one
 # has. The full reason stays in grading.log, grades_by_cell.csv and the TA's index.
 FOR_STUDENT_MANUAL = Status.NEEDS_MANUAL.detail("a TA grades this cell by hand")
+# A failure of the grader itself is the staff's to fix (its exception may name the grading machine's folders and
+# ids); the next run grades the notebook again.
+FOR_STUDENT_FAILED = Status.FAILED.detail("the grader itself failed on this notebook, which will be graded again")
 _UNGRADABLE_LINE = re.compile(r"^UNGRADABLE \S.*(?:\n|$)", re.M)  # what the check printed for the grader
 _UNDECIDED = re.compile(r"^\S+: not graded automatically\b")  # the error a check that could not decide raised
 # Ingest's line naming the id a student is graded under ('Anna Lee~moodle1017'): an internal id, for TAs only.
@@ -116,9 +119,12 @@ def for_students(text):
 
 
 def student_note(note):
-    """A cell's one-line note as a student reads it: a cell a person grades says only that."""
+    """A cell's one-line note as a student reads it: a cell a person grades, or one the grader failed on, says only
+    that."""
     if Status.NEEDS_MANUAL.starts(note):
         return FOR_STUDENT_MANUAL
+    if Status.FAILED.starts(note):
+        return FOR_STUDENT_FAILED
     return for_students(note)
 
 
@@ -239,8 +245,11 @@ def summary_markdown(summary, student):
 
 
 def student_status(status):
-    """A notebook's status as a student reads it: a notebook waiting for a person says only that."""
-    return Status.NEEDS_MANUAL.value if Status.NEEDS_MANUAL.starts(status) else for_students(status)
+    """A notebook's status as a student reads it: one waiting for a person, or that the grader failed on, says only
+    that."""
+    if Status.NEEDS_MANUAL.starts(status):
+        return Status.NEEDS_MANUAL.value
+    return student_note(status)
 
 
 def written_markdown(points, written, hand):

@@ -188,3 +188,18 @@ def test_index_keeps_no_staff_text_for_done_work(index_out):
     done = [r for r in rows if "fetch-models" not in r]
     assert (len(rows), len(done)) == (2, 1)
     assert "5 / 5 1 / 1 graded" in done[0] and "to grade by hand" not in done[0]
+
+
+def test_a_failure_of_the_grader_shows_no_exception():
+    """When the grader itself failed (its exception naming a workspace folder and the student's id), does the page
+    say only that the notebook will be graded again?"""
+    why = "grading failed: OSError: [Errno 28] No space left on device: '/srv/grading/.work/Anna Lee~moodle1017/x'"
+    summary = clip_summary(
+        score=0.0,
+        status=why,
+        cells=[{"grade_id": "rank_images", "score": 0.0, "max_score": 4.0, "note": why}],
+        manual={},
+    )
+    text = visible_text(page(summary))
+    assert "the grader itself failed on this notebook, which will be graded again" in text
+    assert "/srv/grading" not in text and "OSError" not in text
