@@ -184,11 +184,11 @@ def derive(mark: Mark, answer: Answer | None, rubric: rubrics.Rubric | None) -> 
 
 
 def sync(
-    out: Path, found: Mapping[tuple[str, str], rubrics.Rubric], answers: Mapping[Key, Answer]
+    out: Path, found: Mapping[tuple[str, str], rubrics.Rubric], answers: Mapping[Key, Answer], csvs: bool = True
 ) -> tuple[list[str], set[Key]]:
     """Derive the gradebook's manual scores and comments from the log and the rubrics; clear (and log) the marks
-    that no longer hold. Returns console lines (what changed, each answer to grade again) and the answers whose
-    gradebook score or comment changed."""
+    that no longer hold; rewrite grades.csv when something changed (csvs=False: the caller does). Returns console
+    lines (what changed, each answer to grade again) and the answers whose gradebook score or comment changed."""
     marks, lines = read_log(out)
     cleared, wanted = [], {}
     for key, mark in sorted(marks.items()):
@@ -220,7 +220,7 @@ def sync(
                 con.execute("UPDATE comment SET manual_comment = ? WHERE id = ?", (new_comment, comment_id))
             changed.add((student, nb, gid))
     append_log(out, cleared)  # after the gradebook: a crash in between clears them again on the next run
-    if changed:
+    if changed and csvs:
         Results(out).write_csvs()
         lines.append(
             f"gradebook: {len(changed)} answer(s) updated from the marks and the rubrics; grades.csv rewritten"

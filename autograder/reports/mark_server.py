@@ -27,6 +27,7 @@ from pathlib import Path
 from autograder import contract, rubrics
 from autograder.records import Results, atomic_write, read_hand_grades
 from autograder.reports import mark
+from autograder.text import one_line
 
 SHOWN = 20_000  # characters of an answer shown on the page (a 5 MB paste is cut, and says so)
 MAX_BODY = 1_000_000
@@ -105,6 +106,12 @@ class Marking:
         self.lock = threading.Lock()  # one write at a time: the log, the gradebook and rubrics.toml
         self.answers = mark.collect(self.out)
         self.groups: dict[tuple[str, str], list] = {}
+        # grades.csv and the students' pages follow the gradebook in a thread of their own, so that a group
+        # action answers as soon as the gradebook holds it
+        self.pending: set[str] = set()
+        self.refreshing = threading.Condition()
+        self.busy = False
+        threading.Thread(target=self._refresh, daemon=True).start()
 
     def rubrics(self) -> rubrics.Rubrics:
         return rubrics.load(self.rubric_path)
@@ -236,13 +243,35 @@ class Marking:
         return next(a.points for a in self.answers.values() if (a.notebook, a.grade_id) == cell)
 
     def _derive(self, found) -> None:
-        from autograder.reports.feedback import rerender
-
-        lines, changed = mark.sync(self.out, found, self.answers)
+        lines, changed = mark.sync(self.out, found, self.answers, csvs=False)
         for line in lines:
             print(line, flush=True)
         if changed:
-            rerender(self.out, students={key[0] for key in changed})
+            with self.refreshing:
+                self.pending |= {key[0] for key in changed}
+                self.refreshing.notify_all()
+
+    def _refresh(self) -> None:
+        """Re-render the pages of the students whose marks changed, and grades.csv, as marks come in."""
+        from autograder.reports.feedback import rerender
+
+        while True:
+            with self.refreshing:
+                while not self.pending:
+                    self.refreshing.wait()
+                students, self.pending, self.busy = self.pending, set(), True
+            try:
+                rerender(self.out, students=students)
+            except Exception as exc:  # a page that fails to render must not stop the others; `feedback` redoes all
+                print(f"mark: pages of {len(students)} student(s) not re-rendered: {one_line(exc, 200)}", flush=True)
+            with self.refreshing:
+                self.busy = False
+                self.refreshing.notify_all()
+
+    def settle(self, timeout: float = 300) -> bool:
+        """Wait until grades.csv and the pages show every mark made so far; False if they did not in time."""
+        with self.refreshing:
+            return self.refreshing.wait_for(lambda: not self.pending and not self.busy, timeout)
 
 
 STYLE = """
@@ -540,4 +569,5 @@ def serve(marking: Marking, port: int, browser: bool) -> int:
         print("stopped", file=sys.stderr)
     finally:
         server.server_close()
+        marking.settle()
     return 0

@@ -27,9 +27,10 @@ def served(out):  # noqa: F811
     server, url = mark_server.make_server(marking, token="tok-en")
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    yield url.split("/?")[0], out
+    yield url.split("/?")[0], out, marking
     server.shutdown()
     server.server_close()
+    marking.settle()
 
 
 def get(base, path, token="tok-en"):
@@ -61,7 +62,7 @@ def change(student, items, version="", adjustment=0, comment=""):
 
 def test_the_page_needs_the_token(served):
     """Is every page and call refused without the token (a page once opened with it keeps it as a cookie)?"""
-    base, _ = served
+    base, _, _ = served
     for path in ("/", "/q/toy/written_toy"):
         with pytest.raises(urllib.error.HTTPError) as caught:
             get(base, path, token="wrong")
@@ -71,14 +72,14 @@ def test_the_page_needs_the_token(served):
 
 def test_the_index_counts_each_question(served):
     """Does the index link each written question with how many of its answers are graded (blank ones count)?"""
-    base, _ = served
+    base, _, _ = served
     page, _ = get(base, "/")
     assert 'href="/q/toy/written_toy"' in page and "graded 1 of 4" in page
 
 
 def test_students_are_anonymous_unless_asked(served):
     """Does the question page show stable pseudonyms and no name, and the names only with names=1?"""
-    base, _ = served
+    base, _, _ = served
     page, _ = get(base, "/q/toy/written_toy")
     assert all(name not in page for name in STUDENTS)
     assert mark_server.pseudonym("Zoë Ñúñez") in page and mark_server.pseudonym("Zoë Ñúñez") == mark_server.pseudonym(
@@ -91,7 +92,7 @@ def test_students_are_anonymous_unless_asked(served):
 def test_a_hostile_answer_is_shown_as_text_under_a_strict_policy(served):
     """Is an answer with <script>, an <img onerror> and a javascript: link shown escaped, on a page whose policy
     runs only the page's own script?"""
-    base, _ = served
+    base, _, _ = served
     page, headers = get(base, "/q/toy/written_toy")
     assert "<script>alert" not in page and "<img src=x" not in page
     assert "&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;" in page
@@ -102,7 +103,7 @@ def test_a_hostile_answer_is_shown_as_text_under_a_strict_policy(served):
 def test_a_group_action_reaches_gradebook_grades_csv_and_the_students_page(served):
     """Does applying items to the two identical answers at once score both in the gradebook, grades.csv and
     their feedback pages, and count them as graded?"""
-    base, folder = served
+    base, folder, marking = served
     status, state = post(
         base,
         "/api/mark",
@@ -115,6 +116,7 @@ def test_a_group_action_reaches_gradebook_grades_csv_and_the_students_page(serve
     assert status == 200 and state["graded"] == 3
     assert state["answers"][mark_server.pseudonym("李明")]["score"] == 1.0
     assert hand(folder, "Zoë Ñúñez")["score"] == hand(folder, "李明")["score"] == 1.0
+    assert marking.settle()  # grades.csv and the pages follow in the page's own thread
     rows = {r["student"]: r for r in read_csv(folder / "grades.csv")}
     assert rows["李明"]["written_score"] == "1" and rows["李明"]["ungraded"] == ""
     page = (folder / "feedback" / "李明" / "toy.html").read_text()
@@ -126,7 +128,7 @@ def test_a_group_action_reaches_gradebook_grades_csv_and_the_students_page(serve
 def test_a_write_that_did_not_see_the_last_mark_is_refused(served):
     """When two TAs mark one answer from pages loaded before either wrote, is the later write refused with the
     other's grade shown, and written once it names the mark it replaces?"""
-    base, folder = served
+    base, folder, marking = served
     body = {"notebook": "toy", "grade_id": "written_toy"}
     assert post(base, "/api/mark", dict(body, marks=[change("李明", ["order"])]))[0] == 200
     status, reply = post(base, "/api/mark", dict(body, marks=[change("李明", ["counting"])]))
@@ -139,7 +141,7 @@ def test_a_write_that_did_not_see_the_last_mark_is_refused(served):
 
 def test_editing_an_item_rescores_every_answer_that_has_it(served):
     """Does saving an item's new points and text rewrite rubrics.toml and re-score every answer with it?"""
-    base, folder = served
+    base, folder, marking = served
     body = {"notebook": "toy", "grade_id": "written_toy"}
     post(base, "/api/mark", dict(body, marks=[change(s, ["counting"]) for s in ("Zoë Ñúñez", "李明")]))
     status, state = post(base, "/api/item", dict(body, item="counting", points=0.75, text="Links adding to counting."))
@@ -152,7 +154,7 @@ def test_editing_an_item_rescores_every_answer_that_has_it(served):
 
 def test_an_item_worth_more_than_the_cell_is_refused(served):
     """Is an item edit that would break the rubric (worth more than the cell) refused in one line, the file kept?"""
-    base, folder = served
+    base, folder, marking = served
     before = (source(folder) / rubrics.FILENAME).read_text()
     status, reply = post(
         base, "/api/item", {"notebook": "toy", "grade_id": "written_toy", "item": "order", "points": 3, "text": "x"}
@@ -172,7 +174,7 @@ def test_an_item_worth_more_than_the_cell_is_refused(served):
 def test_a_bad_mark_is_refused_and_nothing_written(served, marks, error):
     """Is a mark with an unknown item, a real name instead of the page's pseudonym or a non-numeric adjustment
     refused, with nothing written?"""
-    base, folder = served
+    base, folder, marking = served
     status, reply = post(base, "/api/mark", {"notebook": "toy", "grade_id": "written_toy", "marks": marks})
     assert status == 400 and error in reply["error"]
     assert not (folder / mark.LOG).exists()
@@ -185,7 +187,7 @@ def test_a_ta_grades_a_group_in_chromium(served, tmp_path):
     pages show the new scores?"""
     from tests.reports.test_formgrader import Browser
 
-    base, folder = served
+    base, folder, marking = served
     browser = Browser(tmp_path / "profile")
     try:
         browser.open(f"{base}/q/toy/written_toy?token=tok-en", "document.querySelector('.answer .score').textContent")
@@ -209,6 +211,7 @@ def test_a_ta_grades_a_group_in_chromium(served, tmp_path):
     finally:
         browser.close()
     assert hand(folder, "Zoë Ñúñez")["score"] == hand(folder, "李明")["score"] == 0.75
+    assert marking.settle()
     rows = {r["student"]: r["written_score"] for r in read_csv(folder / "grades.csv")}
     assert rows["Zoë Ñúñez"] == rows["李明"] == "0.75"
     assert "0.75 / 1" in (folder / "feedback" / "Zoë Ñúñez" / "toy.html").read_text()
@@ -221,7 +224,7 @@ def test_the_outputs_of_the_students_own_run_are_shown_inert(served):
 
     from autograder.reports.feedback import OWN_RUN
 
-    base, folder = served
+    base, folder, marking = served
     path = Results(folder).autograded_path("李明", "toy")
     nb = nbformat.read(path, as_version=4)
     setup = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "setup")
@@ -245,7 +248,7 @@ def test_the_outputs_of_the_students_own_run_are_shown_inert(served):
 def test_a_ta_splits_a_group_and_the_move_is_kept(served, tmp_path):
     """Does moving one of two identical answers to a group of its own show on the page, survive in OUT for
     `mark --groups`, and refuse a group that does not exist?"""
-    base, folder = served
+    base, folder, marking = served
     body = {"notebook": "toy", "grade_id": "written_toy", "student": mark_server.pseudonym("李明")}
     assert post(base, "/api/move", dict(body, group="")) == (200, {"group": "split-1"})
     page, _ = get(base, "/q/toy/written_toy")
