@@ -13,6 +13,7 @@ was loaded, the write is refused and the page shows the other grade.
 import hashlib
 import html
 import json
+import math
 import re
 import secrets
 import sys
@@ -119,6 +120,10 @@ class Marking:
     def cell_answers(self, cell: tuple[str, str]) -> dict[str, mark.Answer]:
         return {a.student: a for a in self.answers.values() if (a.notebook, a.grade_id) == cell}
 
+    def by_pseudonym(self, cell: tuple[str, str]) -> dict[str, mark.Answer]:
+        """The answers to a question by the pseudonym the page knows each student by."""
+        return {pseudonym(s): a for s, a in self.cell_answers(cell).items()}
+
     def grouped(self, cell: tuple[str, str]) -> list:
         """The answer groups of a question (computed once per server), after the TAs' moves."""
         from autograder.reports.groups import group_answers, regroup
@@ -133,9 +138,10 @@ class Marking:
 
     def move(self, cell: tuple[str, str], shown: str, group) -> tuple[int, dict]:
         """Move the answer shown as `shown` to the group named `group` ('': a new group of its own)."""
-        student = next((s for s in self.cell_answers(cell) if pseudonym(s) == shown), None)
-        if student is None or not isinstance(group, str):
+        answer = self.by_pseudonym(cell).get(shown)
+        if answer is None or not isinstance(group, str):
             return 400, {"error": f"no answer of {shown!r} to {cell[0]}/{cell[1]}"}
+        student = answer.student
         with self.lock:
             moves = mark.read_moves(self.out)
             names = {g.name for g in self.grouped(cell)}
@@ -178,20 +184,24 @@ class Marking:
         rubric = found.get(cell)
         if rubric is None:
             return 404, {"error": f"no rubric for {cell[0]}/{cell[1]}"}
-        answers = self.cell_answers(cell)
+        answers = self.by_pseudonym(cell)
         with self.lock:
             marks, _ = mark.read_log(self.out)
             new, stale = [], []
             for change in changes:
                 shown = change.get("student")
-                answer = next((a for s, a in answers.items() if pseudonym(s) == shown), None)
+                answer = answers.get(shown) if isinstance(shown, str) else None
                 if answer is None:
                     return 400, {"error": f"no answer of {shown!r} to {cell[0]}/{cell[1]}"}
                 items = tuple(change.get("items") or ())
                 if rubrics.unknown(rubric, items) or not all(isinstance(i, str) for i in items):
                     return 400, {"error": f"unknown item(s) for {cell[0]}/{cell[1]}: {list(items)}"}
                 adjustment, comment = change.get("adjustment", 0), change.get("comment", "")
-                if not isinstance(adjustment, int | float) or isinstance(adjustment, bool) or adjustment != adjustment:
+                if (
+                    not isinstance(adjustment, int | float)
+                    or isinstance(adjustment, bool)
+                    or not math.isfinite(adjustment)
+                ):
                     return 400, {"error": "adjustment should be a number of points"}
                 if not isinstance(comment, str):
                     return 400, {"error": "comment should be text"}
@@ -232,10 +242,10 @@ class Marking:
 
     def outputs(self, cell: tuple[str, str], shown: str) -> str | None:
         """The HTML of the own-run outputs above the question in the notebook of the student shown as `shown`."""
-        student = next((s for s in self.cell_answers(cell) if pseudonym(s) == shown), None)
-        if student is None:
+        answer = self.by_pseudonym(cell).get(shown)
+        if answer is None:
             return None
-        path = Results(self.out).autograded_path(student, cell[0])
+        path = Results(self.out).autograded_path(answer.student, cell[0])
         notebook = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
         return outputs_html(own_outputs(notebook, cell[1]))
 

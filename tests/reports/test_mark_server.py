@@ -169,6 +169,7 @@ def test_an_item_worth_more_than_the_cell_is_refused(served):
         ([change("Zoë Ñúñez", ["sets"])], "unknown item(s)"),
         ([{"student": "Zoë Ñúñez", "items": []}], "no answer of 'Zoë Ñúñez'"),
         ([change("Zoë Ñúñez", [], adjustment="1")], "adjustment should be a number"),
+        ([change("Zoë Ñúñez", [], adjustment=float("inf"))], "adjustment should be a number"),
     ],
 )
 def test_a_bad_mark_is_refused_and_nothing_written(served, marks, error):
