@@ -217,7 +217,8 @@ def ingest(
     - release: folder of release notebooks to repair against. Default: the grading template's release
       next to staging (OUT/.cache/template/release, what `grade` compiles from source) when it exists,
       else release/a3.
-    - notes: list that receives one line per problem of the batch as a whole (a damaged LMS zip).
+    - notes: list that receives one line per problem of the batch as a whole (a damaged LMS zip) and one per
+      notebook it damaged, naming the student.
     Returns:
     - list of Submission, one per student x notebook (contract.NOTEBOOKS), sorted by student.
     """
@@ -232,4 +233,6 @@ def ingest(
         discover.discover(submissions, unwrap=submissions.name == ".unpacked").items()
     ):
         out += ingest_student(student, raw, candidates, releases, staging, damaged)
+    if notes is not None:  # whose notebooks the damage took, beside the line about the zip
+        notes += [f"{s.student}/{s.notebook}: {s.status}" for s in out if Status.DAMAGED.starts(s.status)]
     return out

@@ -18,7 +18,7 @@ from autograder import contract, paths, rubrics, term
 from autograder.content import build
 from autograder.grading import discover, ingest, scheduler, times, worker
 from autograder.grading.ingest import Submission
-from autograder.records import Results, Status, StudentResult
+from autograder.records import Results, Status, StudentResult, is_settled
 from autograder.reports import feedback, similarity
 from autograder.sandbox import slot
 
@@ -127,7 +127,8 @@ def grade(
     Returns:
     - {"graded": [...], "skipped": [...], "failed": {student: reason}, "seconds": float, "statuses": Counter,
       "limits": {student: ["<notebook>: cell N (grade id): <cause>"]} for cells a limit stopped (time, memory,
-      processes)}
+      processes), "not_graded": {student: ["<notebook>: <status>"]} for notebooks that could not be graded; both
+      cover every student of the batch, those recorded by an earlier run included}
     """
     start = time.perf_counter()
     out = Path(out)
@@ -190,15 +191,13 @@ def grade(
         results.log([f"SKIP {len(skipped)} students already graded from the same files (use --force to regrade)"])
     results.log(regrade)
 
-    failed, hand, stopped = {}, Counter(), {}
+    failed, hand = {}, Counter()
 
     def on_result(result: StudentResult | scheduler.TaskFailure):
         if isinstance(result, scheduler.TaskFailure):  # the worker never returned a result
             result = StudentResult.failed(result.task.student, layout, result.status)
         if not result.complete:
             failed[result.student] = result.error or Status.FAILED
-        if result.limits:
-            stopped[result.student] = result.limits
         result.submission = identity[result.student]
         hand.update(line.split(" ")[2].lower() for line in results.record(result))  # HAND GRADE KEPT|DROPPED
 
@@ -218,7 +217,9 @@ def grade(
     except Exception as exc:
         results.log([f"SIMILARITY not written: {type(exc).__name__}: {exc}"])
     feedback.write_index(out)
-    statuses = Counter(s["status"] for st in results.states() for s in st["notebooks"].values())
+    states = results.states()
+    statuses = Counter(s["status"] for st in states for s in st["notebooks"].values())
+    batch = [st for st in states if st["student"] in students]  # a resumed run reports the students it skipped too
     summary = {
         "graded": sorted(t.student for t in tasks if t.student not in failed),
         "skipped": skipped,
@@ -228,7 +229,8 @@ def grade(
         "hand_grades": dict(hand),
         "students": len(students),
         "notes": notes,
-        "limits": stopped,
+        "limits": {st["student"]: st["limits"] for st in batch if st.get("limits")},
+        "not_graded": not_graded(batch),
         "no_submission_time": sorted(set(students) - set(found)),  # issue 24: on time for want of evidence
     }
     results.log(
@@ -238,6 +240,17 @@ def grade(
         ]
     )
     return summary
+
+
+def not_graded(states: list[dict]) -> dict[str, list[str]]:
+    """{student: ["<notebook>: <status>"]} for the notebooks of recorded `states` that could not be graded
+    (damaged, not a notebook, ...), missing ones and grader failures left out."""
+    found = {}
+    for st in states:
+        for nb, s in st["notebooks"].items():
+            if not is_settled(s["status"]) and not Status.FAILED.starts(s["status"]):
+                found.setdefault(st["student"], []).append(f"{nb}: {s['status']}")
+    return found
 
 
 def late_students(out: Path, students: list[str]) -> list[str]:
@@ -293,6 +306,9 @@ def print_summary(summary: dict, out: Path) -> None:
             f"  {damaged} notebooks could not be read from the LMS download: download the submissions again and grade "
             "them into the same OUT (until then they have no score and are not released)"
         )
+    for student, lines in (summary.get("not_graded") or {}).items():
+        for line in lines:
+            print(f"    NOT GRADED {student}: {line}")
     hand = summary.get("hand_grades") or {}
     if hand:
         print(

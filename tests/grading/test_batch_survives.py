@@ -51,21 +51,36 @@ def test_a_truncated_lms_zip_keeps_every_entry_before_the_cut(tmp_path, theory):
     assert notes and "salvaged 2 entries, 1 damaged" in notes[-1], notes
 
 
-def test_a_zip_damaged_in_the_middle_loses_only_the_damaged_entry(tmp_path, theory):
-    """Does a zip with one entry's bytes corrupted (index intact) record that entry as a damaged download, waiting
-    for a good one, and read the others?"""
-    archive = moodle_zip(tmp_path / "moodle.zip", theory)
+def corrupt_second_entry(archive):
+    """Overwrite bytes in the middle of the zip's second entry (Zoë Ñúñez's), its index left intact."""
     with zipfile.ZipFile(archive) as zf:
         second = zf.infolist()[1]
     data = bytearray(archive.read_bytes())
     start = second.header_offset + 30 + len(second.filename.encode()) + 40
     data[start : start + 64] = b"\xff" * 64
     archive.write_bytes(bytes(data))
+    return archive
+
+
+def test_a_zip_damaged_in_the_middle_loses_only_the_damaged_entry(tmp_path, theory):
+    """Does a zip with one entry's bytes corrupted (index intact) record that entry as a damaged download, waiting
+    for a good one, and read the others?"""
+    archive = corrupt_second_entry(moodle_zip(tmp_path / "moodle.zip", theory))
     got = statuses(ingest.ingest(archive, tmp_path / "staging"))
     assert got["李明"] == "ok" and got["Anna Lee"] == "ok", got
     assert got["Zoë Ñúñez"].startswith(
         "damaged download: 'theory.ipynb' could not be read from the LMS download: damaged in the zip ("
     ), got
+
+
+def test_the_note_on_a_damaged_entry_names_the_student(tmp_path, theory):
+    """Does the batch's note on an entry the download damaged name the student and notebook it belonged to?"""
+    archive = corrupt_second_entry(moodle_zip(tmp_path / "moodle.zip", theory))
+    notes = []
+    ingest.ingest(archive, tmp_path / "staging", notes=notes)
+    assert len(notes) == 1 and notes[0].startswith(
+        "Zoë Ñúñez~moodle102/theory: damaged download: 'theory.ipynb' could not be read from the LMS download"
+    ), notes
 
 
 def test_a_damaged_entry_named_after_no_notebook_holds_the_missing_ones(tmp_path, theory):
@@ -188,7 +203,8 @@ def test_a_damaged_download_waits_and_a_good_download_grades_it(tmp_path, theory
         zf.writestr("Zoë Ñúñez_101_assignsubmission_file_/theory.ipynb", theory)
     bad = damaged_copy(good, tmp_path / "bad.zip", how)
     out, student = tmp_path / "out", "Zoë Ñúñez~moodle101"
-    pipeline.grade(bad, out, workers=1)
+    summary = pipeline.grade(bad, out, workers=1)
+    assert [line.split(":")[0] for line in summary["not_graded"][student]] == ["theory"]
     before = export.read_grades(out)[student]
     assert (before["theory"]["status"].startswith("damaged download:"), before["theory"]["score"]) == (True, None)
     assert release.not_final(before).startswith("theory damaged in the LMS download")
@@ -210,3 +226,37 @@ def test_summary_says_to_download_damaged_notebooks_again(tmp_path, capsys):
     assert "2 notebooks could not be read from the LMS download: download the submissions again" in (
         capsys.readouterr().out
     )
+
+
+def test_summary_names_the_students_whose_notebooks_were_not_graded(tmp_path, capsys):
+    """Does the console summary name each student whose notebook could not be read, with the notebook and why?"""
+    from collections import Counter
+
+    from autograder.grading import pipeline
+
+    damaged = "damaged download: 'theory.ipynb' could not be read from the LMS download: damaged in the zip (truncated)"
+    own = "'hw.zip/nmt.ipynb' could not be read: damaged in the zip (truncated)"
+    summary = {"graded": ["李明"], "skipped": [], "failed": {}, "seconds": 1.0, "statuses": Counter({damaged: 1})}
+    summary["not_graded"] = {"Zoë Ñúñez~moodle102": [f"theory: {damaged}"], "李明": [f"nmt: {own}"]}
+    pipeline.print_summary(summary, tmp_path)
+    printed = capsys.readouterr().out
+    assert f"NOT GRADED Zoë Ñúñez~moodle102: theory: {damaged}" in printed
+    assert f"NOT GRADED 李明: nmt: {own}" in printed
+
+
+def test_not_graded_leaves_out_what_was_graded_missing_or_failed():
+    """Are only the notebooks that could not be graded (damaged, unreadable) listed as not graded, per student?"""
+    from autograder.grading import pipeline
+
+    def state(student, **statuses):
+        return {"student": student, "notebooks": {nb: {"status": s} for nb, s in statuses.items()}}
+
+    states = [
+        state("李明", nmt="graded", bert="missing", clip="needs manual grading: scavenger_caption"),
+        state("Zoë Ñúñez", theory="damaged download: 'theory.ipynb' could not be read", nmt="grading failed: boom"),
+        state("Anna Lee", bert="not a notebook: the file is a PDF file"),
+    ]
+    assert pipeline.not_graded(states) == {
+        "Zoë Ñúñez": ["theory: damaged download: 'theory.ipynb' could not be read"],
+        "Anna Lee": ["bert: not a notebook: the file is a PDF file"],
+    }

@@ -179,6 +179,17 @@ def test_summary_names_the_students_whose_cells_were_stopped(stopped, capsys):
     assert "李明:" not in printed
 
 
+def test_a_resumed_run_still_names_the_students_a_limit_stopped(stopped):
+    """Does a run on the same OUT, which grades no one again, still list the students a limit stopped and why?"""
+    out, _ = stopped
+    again = pipeline.grade(out.parent / "subs", out, workers=1, source=toy.TOY_SOURCE, ingest_fn=pipeline.plain_ingest)
+    assert (again["graded"], len(again["skipped"])) == ([], 5)
+    assert again["limits"] == {
+        "Zoë Ñúñez": ["toy: cell 4 (add): timed out after 5 s"],
+        "王芳": ["toy: cell 6 (mul): ran out of memory (3 GB limit)"],
+    }
+
+
 def test_feedback_page_says_what_stopped_the_cell(stopped):
     """Does the student's feedback page say which limit stopped which cell?"""
     out, _ = stopped
