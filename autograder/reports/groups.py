@@ -41,10 +41,21 @@ class Group:
     students: tuple[str, ...]
 
 
+SYMBOL = re.compile(r"[-+/=<>^≤≥≠→∞]")
+
+
 def normalise(text: str) -> str:
-    """An answer as compared: NFKC, case-folded, markdown and punctuation dropped, spaces collapsed."""
-    text = unicodedata.normalize("NFKC", text).casefold()
-    return " ".join(re.findall(r"\w+(?:[.,]\d+)*", text))
+    """An answer as compared: NFKC, case-folded, markdown and punctuation dropped, spaces collapsed; numbers and
+    math symbols kept (a + b and a − b are different answers)."""
+    text = unicodedata.normalize("NFKC", text).casefold().replace("−", "-")
+    text = re.sub(r"^\s*(?:[-*+]|\d+\.)\s+", " ", text, flags=re.M)  # list bullets are layout, not minus signs
+    return " ".join(re.findall(r"\w+(?:[.,]\d+)*|" + SYMBOL.pattern, text))
+
+
+def _signature(normalised: str) -> tuple[str, ...]:
+    """The numbers and math symbols of an answer: near-duplicates must share them (a typo in a word is one, a
+    changed sign or number is not)."""
+    return tuple(sorted(t for t in normalised.split() if SYMBOL.fullmatch(t) or any(c.isdigit() for c in t)))
 
 
 def _words(text: str) -> list[str]:
@@ -166,8 +177,13 @@ def group_answers(answers: Mapping[str, str], stub: str = STUB, encoder: str = "
     texts = list(by_text)
     if texts:
         chars = _unit_rows([_char_grams(t) for t in texts], idf=False)
-        close = np.argwhere(np.triu(chars @ chars.T, 1) >= NEAR)
-        near_groups = _components(len(texts), close.tolist())
+        signatures = [_signature(t) for t in texts]
+        close = [
+            (a, b)
+            for a, b in np.argwhere(np.triu(chars @ chars.T, 1) >= NEAR).tolist()
+            if signatures[a] == signatures[b]
+        ]
+        near_groups = _components(len(texts), close)
         leaders = [first[texts[g[0]]] for g in near_groups]
         if encoder == "minilm":
             meaning = _minilm_rows(leaders)

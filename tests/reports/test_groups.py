@@ -51,7 +51,7 @@ def test_near_duplicates_are_one_group():
     answers = {
         "a": MEAN,
         "b": MEAN.replace("softmax", "sofmax"),
-        "c": MEAN.replace("goes to 0", "goes to zero"),
+        "c": MEAN.replace("becomes uniform", "becomes flat"),
         "d": MIN_POOL[0],
     }
     groups = by_student(group_answers(answers))
@@ -116,3 +116,12 @@ def test_a_ta_can_move_an_answer_or_split_a_group():
     moved = by_student(regroup(groups, {"b": "split-1", "c": groups[0].name, "x": "split-1"}))
     assert moved["a"].students == ("a", "c") and moved["b"].students == ("b",) and moved["b"].kind == "moved"
     assert [g.name for g in regroup(groups, {"c": groups[0].name, "d": groups[0].name})] == [groups[0].name]
+
+
+def test_math_symbols_tell_answers_apart():
+    """Are "a + b = b + a" and "a+b = b+a" identical, while "a - b = b - a" is neither identical nor a
+    near-duplicate of them (at most similar)?"""
+    groups = by_student(group_answers({"a": "Because a + b = b + a.", "b": "Because a+b = b+a"}))
+    assert groups["a"].students == ("a", "b") and groups["a"].kind == "identical"
+    groups = by_student(group_answers({"a": "Because a + b = b + a.", "c": "Because a - b = b - a."}))
+    assert groups["a"].kind not in ("identical", "near-duplicate")
