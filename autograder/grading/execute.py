@@ -2,6 +2,7 @@
 and the kernel manager it uses, which does not idle while a kernel starts or stops."""
 
 import asyncio
+import copy
 import json
 import os
 import signal
@@ -22,6 +23,7 @@ from autograder.sandbox.limits import limits, out_of_memory, timed_out
 from autograder.sandbox.zygote import client as zygote_client
 
 LIMIT_ERROR = "StoppedByGrader"  # ename of the error output that says which limit stopped a cell
+FRESH_KERNELS = 3  # kernels a notebook may be given after a limit killed one (each costs a replay)
 MEMORY_SIGNS = ("DefaultCPUAllocator: can't allocate memory", "Cannot allocate memory")  # torch, errno 12
 
 AUTOGRADE_PREPROCESSORS = [  # nbgrader 0.9.6's list, with Execute replaced by the resilient one below
@@ -119,6 +121,10 @@ class ResilientExecute(Execute):
     reports) gets a LIMIT_ERROR output saying which, and the notebook's metadata lists it (`a3_incidents`:
     [{"cell": index, "cause": text}]), so that the cause is recorded on the cell that had it, not on the next
     one that fails. A cell still running one time limit after its interrupt has its kernel killed.
+
+    When a limit killed the kernel (processes, memory), the rest of the notebook is graded in a fresh kernel, in
+    which the cells before the stopped one are first run again (their outputs kept as they were): a fork bomb
+    then loses its own cell, as an infinite loop does, not the whole notebook.
     """
 
     def __init__(self, *args, **kwargs):
@@ -131,6 +137,7 @@ class ResilientExecute(Execute):
         self._a3_chars = {}
         self._a3_incidents = []
         self._a3_index = None
+        self._a3_fresh = 0
         self._a3_workspace = _workspace()
         nb, resources = super().preprocess(nb, resources, km)
         nb.metadata["a3_run"] = envvars.get(envvars.RUN_ID)  # the worker's proof that this run finished it
@@ -180,13 +187,38 @@ class ResilientExecute(Execute):
         except DeadKernelError as e:
             causes = self._a3_check(cell, index)
             why = "; ".join(causes) or "os._exit, a crash such as a segfault, or the memory/CPU limit"
-            self._a3_dead = f"cell {index + 1}: {why}"
             if not causes:
                 cell.outputs.append(error("KernelDied", f"the kernel died while running this cell ({why})"))
             self.log.error("kernel died in cell %s: %s", index, e)
+            if not (causes and self._a3_fresh_kernel(index)):
+                self._a3_dead = f"cell {index + 1}: {why}"
         for cause in self._a3_check(cell, index):
             cell.outputs.append(error(LIMIT_ERROR, cause))
         return cell, self.resources
+
+    def _a3_fresh_kernel(self, index: int) -> bool:
+        """A fresh kernel in place of the one a limit killed in cell `index`, with the code cells before it run
+        again but those a limit stopped. False when none can be had or a cell run again fails to finish."""
+        if self._a3_fresh >= FRESH_KERNELS:
+            return False
+        self._a3_fresh += 1
+        try:
+            self._cleanup_kernel()
+            self.km = self.create_kernel_manager()
+            self.start_new_kernel()
+            self.start_new_kernel_client()
+            for i, earlier in enumerate(self.nb.cells[:index]):
+                if earlier.cell_type == "code" and not self._a3_causes(i):
+                    self._a3_index = i
+                    self.execute_cell(NotebookNode(copy.deepcopy(earlier), outputs=[]), i, store_history=False)
+        except Exception as exc:  # the notebook is then graded as far as it got
+            self.log.error("no fresh kernel after cell %s: %s", index, exc)
+            return False
+        finally:
+            self._a3_index = index
+        if self._a3_workspace is not None:
+            zygote_client.incidents(self._a3_workspace)  # the killed kernel's, already noted on its cell
+        return True
 
     def output(self, outs: list, msg: dict, display_id: str | None, cell_index: int) -> NotebookNode | None:
         """nbclient's output handling, with each cell's stream text capped at the output limit."""
