@@ -59,10 +59,11 @@ def _hand_grade(out):
 @pytest.fixture(scope="module")
 def graded(tmp_path_factory):
     """The class graded under course.toml with 李明 late: (root, OUT, {page: html} after grading, {page: html} after
-    hand grading and `feedback OUT`)."""
+    hand grading and `feedback OUT`, the TA's index at both times)."""
     root = tmp_path_factory.mktemp("class")
     rel = nbformat.read(paths.RELEASE / "clip.ipynb", as_version=4)
     ref = demo.reference_submission(rel, nbformat.read(paths.SOURCE / "clip.ipynb", as_version=4))
+    ref = demo.with_cell(ref, "written_caption_search", "A caption naming what only the target shows ranks it first.")
     notebooks = {
         "reference": ref,
         "wrong": demo.with_cell(ref, "rank_images", demo.wrong_samples("clip")["rank_images"]),
@@ -75,10 +76,10 @@ def graded(tmp_path_factory):
     (root / "submitted.csv").write_text(f"student,submitted_at\n{LATE[0]},{LATE[1]}\n", encoding="utf-8")
     out = root / "out"
     pipeline.grade(root / "subs", out, workers=1, course=root / "course.toml", submitted=root / "submitted.csv")
-    before = _pages(out)
+    before, index_before = _pages(out), (out / "feedback" / "index.html").read_text(encoding="utf-8")
     _hand_grade(out)
     assert feedback.main(out=out) == 0
-    return root, out, before, _pages(out)
+    return root, out, before, _pages(out), (index_before, (out / "feedback" / "index.html").read_text(encoding="utf-8"))
 
 
 def _pages(out):
@@ -110,45 +111,53 @@ def _staff_text(pages, root):
 
 def test_every_page_of_the_class_is_there(graded):
     """Does each of the 4 students get a page per course notebook (clip graded, the others missing)?"""
-    _, _, before, after = graded
+    _, _, before, after, _ = graded
     assert (len(before), len(after)) == (4 * len(contract.NOTEBOOKS),) * 2
 
 
 def test_no_staff_text_while_the_caption_waits(graded):
     """Right after grading, with every caption waiting for a person, is every student page free of staff text?"""
-    root, _, before, _ = graded
+    root, _, before, _, _ = graded
     assert _staff_text(before, root) == {}
 
 
 def test_no_staff_text_after_hand_grading(graded):
     """After the captions and written answers were graded by hand and `feedback OUT` ran, is every student page
     free of staff text?"""
-    root, _, _, after = graded
+    root, _, _, after, _ = graded
     assert _staff_text(after, root) == {}
 
 
 def test_hand_graded_caption_reads_as_graded(graded):
     """After hand grading, does every clip page give the caption as graded by hand and the total as final?"""
-    _, _, _, after = graded
+    _, _, _, after, _ = graded
     clip = {name: html for name, html in after.items() if name.endswith("/clip.html")}
     assert len(clip) == 4
     for name, html in clip.items():
         text = re.sub(r"<[^>]+>", "", html)
         assert "scavenger_caption: 1 / 1 — graded by hand" in text, name
         assert "needs manual grading" not in text and "Total so far" not in text, name
+        assert re.search(r"Total: [\d.]+ (− [\d.]+ late penalty = [\d.]+ )?/ 6 \(autograded and written\)", text), name
 
 
 def test_late_page_shows_the_penalty_in_its_total(graded):
     """Does 李明's clip page, 2 days late, take the late penalty off its total?"""
-    _, _, _, after = graded
+    _, _, _, after, _ = graded
     text = re.sub(r"<[^>]+>", "", after[f"{LATE[0]}/clip.html"])
     assert re.search(r"Total: [\d.]+ − [\d.]+ late penalty = [\d.]+ / \d+", text), text[:2000]
 
 
 def test_pages_name_each_anna_lee_without_her_moodle_id(graded):
     """Are both Anna Lees named "Anna Lee" on their own pages (the Moodle id stays in the folder name)?"""
-    _, _, _, after = graded
+    _, _, _, after, _ = graded
     for pid in ("1001", "1017"):
         assert "Feedback: clip.ipynb, Anna Lee</h1>" in re.sub(
             r"<a [^>]*>¶</a>", "", after[f"Anna Lee~moodle{pid}/clip.html"]
         )
+
+
+def test_index_lists_only_pending_work(graded):
+    """Does the TA's index list the 4 clip notebooks under "Needs attention" while their caption and answer wait,
+    and none once they are graded by hand (the missing notebooks need nothing)?"""
+    *_, (before, after) = graded
+    assert ("Needs attention (4)" in before, "Needs attention (0)" in after) == (True, True)
