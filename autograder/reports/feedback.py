@@ -6,6 +6,7 @@ test cell, test-cell errors cut down to their last line, so neither the hidden c
 reaches a student); `reports.nbhtml` turns it into HTML.
 """
 
+import collections
 import copy
 import functools
 import html
@@ -481,6 +482,8 @@ def index_html(out):
     shown = {st["student"]: submitted_as(st) for st in states}  # as the student submitted
     with open(Path(out) / "grades.csv", newline="") as f:
         rows = list(csv.DictReader(f))
+    names = {r["student"]: r.get("submitted_as") or shown.get(r["student"], r["student"]) for r in rows}
+    shared = {n for n, k in collections.Counter(names.values()).items() if k > 1}  # two Moodle students "Anna Lee"
 
     def line(row, why):
         e = html.escape
@@ -491,7 +494,7 @@ def index_html(out):
             if row.get("written_max_score")
             else ""
         )
-        name = row.get("submitted_as") or shown.get(row["student"], row["student"])
+        name = names[row["student"]] + (f" ({row['student']})" if names[row["student"]] in shared else "")
         return (
             f"<tr><td>{e(name)}</td><td>{link}</td><td>{e(row['score'])} / {e(row['max_score'])}</td>"
             f"<td>{written}</td><td>{e(row['status'])}</td><td>{e('; '.join(why))}</td></tr>"

@@ -203,3 +203,12 @@ def test_a_failure_of_the_grader_shows_no_exception():
     text = visible_text(page(summary))
     assert "the grader itself failed on this notebook, which will be graded again" in text
     assert "/srv/grading" not in text and "OSError" not in text
+
+
+def test_index_tells_two_students_of_one_name_apart(index_out):
+    """Does the TA's index name each of the two Moodle students called Anna Lee with the id that tells them apart?"""
+    rows = _section((index_out / "feedback" / "index.html").read_text(), "All submissions")
+    assert sorted(r.split(" clip ")[0] for r in rows) == [
+        "Anna Lee (Anna Lee~moodle1001)",
+        "Anna Lee (Anna Lee~moodle1017)",
+    ]
