@@ -17,6 +17,7 @@ GRADED: dict[str, dict[str, int]] = {
         "causal_scaled_dot_attention": 2,
         "generate_tensors_for_training_decoder_nmt": 2,
         "decoder_only_transformer": 2,
+        "decoder_params": 1,
         "find_optimal_params": 1,
         "fit_linear_log": 1,
     },
@@ -49,6 +50,8 @@ GRADED: dict[str, dict[str, int]] = {
         "relative_attention": 2,
         "conv1d_layer": 2,
         "maxpool_layer": 2,
+        "layernorm_norm": 1,
+        "layernorm_d2": 1,
     },
 }
 
@@ -71,6 +74,7 @@ WRITTEN: dict[str, dict[str, int]] = {
         "written_batch_size": 1,
         "written_scaling": 1,
         "written_maxpool_limits": 1,
+        "written_layernorm_affine": 1,
     },
 }
 

@@ -6,6 +6,7 @@ matches a known mistake (unscaled scores, softmax over the wrong axis, natural l
 message names it.
 """
 
+import math
 import numbers
 
 import numpy as np
@@ -669,6 +670,75 @@ def check_decoder_only_transformer(DecoderOnlyTransformer) -> None:
 
 # --------------------------------------------------------------------------------------------
 # scaling laws
+
+
+DECODER_SHAPES = [(29, 32, 2), (29, 64, 4), (10, 7, 1), (100, 16, 3), (29, 128, 6), (5, 3, 0)]
+
+
+def _names_used(fn):
+    """Every global or attribute name the code of `fn` (and of functions defined inside it) refers to."""
+    names, codes = set(), [fn.__code__]
+    while codes:
+        code = codes.pop()
+        names.update(code.co_names)
+        codes.extend(c for c in code.co_consts if pristine.isinstance(c, type(code)))
+    return names
+
+
+def _count(value, what):
+    """A parameter count as a Python int: an int, a numpy or 0-d tensor integer, or a float without a fraction."""
+    if pristine.isinstance(value, bool) or not pristine.isinstance(value, (numbers.Real, np.ndarray, torch.Tensor)):
+        raise CheckFailed(f"{what} should return a whole number of parameters, got {pristine.type(value).__name__}")
+    if pristine.isinstance(value, (np.ndarray, torch.Tensor)):
+        if math.prod(value.shape) != 1:
+            raise CheckFailed(f"{what} should return one number, got an array of shape {tuple(value.shape)}")
+        value = value.reshape(-1)[0].item()
+    number = pristine.float(value)
+    if not math.isfinite(number) or number != math.floor(number):
+        raise CheckFailed(f"{what} should return a whole number of parameters, got {value!r}")
+    return math.floor(number)
+
+
+def _decoder_param_hypotheses(V, H, L):
+    """(description, count) of the common ways to miscount DecoderOnlyTransformer(V, H, L)."""
+    return [
+        ("the biases are missing: every nn.Linear(H, H) has H*H weights and H biases", 2 * V * H + 4 * L * H * H),
+        ("the output layer's V biases are missing", 2 * V * H + 4 * L * (H * H + H)),
+        ("the positional encodings are a fixed buffer, not parameters", 2 * V * H + V + 4 * L * (H * H + H) + 1000 * H),
+        ("the embedding and the output layer are separate matrices (not tied)", V * H + V + 4 * L * (H * H + H)),
+        ("the MLP's Linear is missing: each layer has Q, K, V and one MLP Linear", 2 * V * H + V + 3 * L * (H * H + H)),
+        (
+            "each layer has 4 Linear(H, H), Q, K, V and the MLP: no output projection",
+            2 * V * H + V + 5 * L * (H * H + H),
+        ),
+        ("num_layers is ignored: every layer has its own weights", 2 * V * H + V + 4 * (H * H + H)),
+        ("a Linear(H, H) has H*H weights, not H", 2 * V * H + V + 8 * L * H),
+    ]
+
+
+@check("decoder_params")
+def check_decoder_params(decoder_params) -> None:
+    """decoder_params(V, H, L) equals the reference DecoderOnlyTransformer's trainable parameters, by hand."""
+    require_notebook_defined(decoder_params, "decoder_params")
+    built = _names_used(decoder_params) & {"DecoderOnlyTransformer", "count_parameters"}
+    if built:
+        raise CheckFailed(
+            f"decoder_params should count by hand from V, H and L, without building a model "
+            f"(it uses {', '.join(sorted(built))})"
+        )
+    for V, H, L in DECODER_SHAPES:
+        what = f"decoder_params({V}, {H}, {L})"
+        got = _count(_call(what, decoder_params, V, H, L), what)
+        want = 0
+        for p in ref.DecoderOnlyTransformer(V, H, L).parameters():
+            want += p.numel() if p.requires_grad else 0
+        if got == want:
+            continue
+        hint = next((d for d, count in _decoder_param_hypotheses(V, H, L) if count == got), "")
+        raise CheckFailed(
+            f"{what} should be {want:,} (the trainable parameters of DecoderOnlyTransformer({V}, {H}, {L})), "
+            f"got {got:,}" + (f"; {hint}" if hint else "")
+        )
 
 
 def _numbers(v, name, n):

@@ -87,9 +87,9 @@ def _fmt(values):
     return "[" + ", ".join(f"{v:.4g}" for v in values) + "]"
 
 
-# Problem 3's numeric answers are judged to a relative 1e-6, as their visible checks do: a correct answer
+# Problems 3 and 4's numeric answers are judged to a relative 1e-6, as their visible checks do: a correct answer
 # computed in float32 (about 6e-8 relative error) passes, and every mistake the catalogues know is off by far more.
-PROBLEM_3_RTOL = 1e-6
+ANSWER_RTOL = 1e-6
 
 
 # ------------------------------------------------------------------------------------------ 1.1 attacks
@@ -623,14 +623,14 @@ def check_relu_chain_grad_bound(relu_chain_grad_bound) -> None:
                 ),
             ],
         )
-        if not _close(upper, high, rel=PROBLEM_3_RTOL, abs_=0.0):
+        if not _close(upper, high, rel=ANSWER_RTOL, abs_=0.0):
             side = "below" if upper < high else "above"
             raise CheckFailed(
                 f"{call}: expected upper = {high:.6g}, got {upper:.6g}: autograd gives |f′({x_high:.3g})| = "
                 f"{high:.6g} (every unit active), which is the largest |f′| can get, and your upper is {side} it"
                 f"{hint}"
             )
-        if not _close(lower, low, rel=0.0, abs_=PROBLEM_3_RTOL):
+        if not _close(lower, low, rel=0.0, abs_=ANSWER_RTOL):
             raise CheckFailed(
                 f"{call}: expected lower = {low:.6g}, got {lower:.6g}: autograd gives |f′(x)| = {low:.3g} "
                 f"where some unit is inactive (w_1·x < 0)"
@@ -678,14 +678,14 @@ def check_rnn_jacobian_bound(rnn_jacobian_bound) -> None:
         for seed in range(3):
             W, x1 = _random_rnn(s, 400 + 10 * case + seed)
             seen = _rnn_jacobian_norm(W, x1, n)
-            if not got >= seen * (1 - PROBLEM_3_RTOL):
+            if not got >= seen * (1 - ANSWER_RTOL):
                 raise CheckFailed(
                     f"{call}: the bound fails: for a random W with σ_max(W) = {s}, autograd gives "
                     f"σ_max(∂x_n/∂x_1) = {seen:.6g}, above your {got:.6g}"
                 )
         W, x1 = _tight_rnn(s)
         reached = _rnn_jacobian_norm(W, x1, n)
-        if _close(got, reached, rel=PROBLEM_3_RTOL, abs_=0.0):
+        if _close(got, reached, rel=ANSWER_RTOL, abs_=0.0):
             continue
         hint = _hint(
             got,
@@ -808,7 +808,7 @@ def check_relative_attention(relative_attention) -> None:
             _expect_unchanged(before, after, name, call)
         want = _attend(q, k, v, bias)
         scale = 1 + pristine.float(_np.abs(want).max())
-        if pristine.float(_np.abs(got - want).max()) <= PROBLEM_3_RTOL * scale:
+        if pristine.float(_np.abs(got - want).max()) <= ANSWER_RTOL * scale:
             continue
         if not bool(_np.isfinite(got).all()):
             raise CheckFailed(
@@ -824,7 +824,7 @@ def check_relative_attention(relative_attention) -> None:
         hint = ""
         for keywords, text in variants:
             other = _attend_variant(q, k, v, bias, **keywords)
-            if bool(_np.isfinite(other).all()) and pristine.float(_np.abs(got - other).max()) <= PROBLEM_3_RTOL * scale:
+            if bool(_np.isfinite(other).all()) and pristine.float(_np.abs(got - other).max()) <= ANSWER_RTOL * scale:
                 hint = f"; {text}"
                 break
         raise CheckFailed(f"{call}: expected {_fmt(want)}, got {_fmt(got)}{hint}")
@@ -892,7 +892,7 @@ def check_conv1d_layer(conv1d_layer) -> None:
         got = _run_layer(parts, x)
         want = 2 * x[:-2] + x[2:]  # (n − 2,) for i = 1..n−2: a correlation with [2, 0, 1]
         errors = _np.abs(got[1:-1] - want)
-        if bool(_np.isfinite(got).all()) and pristine.float(errors.max()) <= PROBLEM_3_RTOL * (
+        if bool(_np.isfinite(got).all()) and pristine.float(errors.max()) <= ANSWER_RTOL * (
             1 + pristine.float(want.max())
         ):
             continue
@@ -1028,3 +1028,91 @@ def check_maxpool_layer(maxpool_layer) -> None:
                 f"(expected {pristine.float(want[worst + k]):.4g}, got {pristine.float(got[worst + k]):.4g})"
                 + (f"; {hint}" if hint else "")
             )
+
+
+# ------------------------------------------------------------------------------------------ 4 LayerNorm
+
+
+def _norm(x):
+    """The Euclidean norm of a float64 vector, as a Python float."""
+    return math.sqrt(pristine.float((x * x).sum()))
+
+
+def _layernorm(x):
+    """LayerNorm without ε or affine, float64: (x − mean) / std, the std with 1/d."""
+    x = _np.asarray(x, dtype=float)
+    centred = x - x.mean()
+    return centred / math.sqrt(pristine.float((centred * centred).mean()))
+
+
+@check("layernorm_norm")
+def check_layernorm_norm(layernorm_norm) -> None:
+    """‖LN(x)‖ for non-constant x ∈ R^d: √d, the same for every x (checked on random and hand-made x)."""
+    require_notebook_defined(layernorm_norm, "layernorm_norm")
+    for d in (3, 2, 5, 16, 100, 768):  # d = 3 first: there √(d − 1) and 1 differ
+        call = f"layernorm_norm({d})"
+        got = _number(layernorm_norm(d), call, "the norm of LN(x)")
+        rng = _rng(800 + d)
+        seen = [_norm(_layernorm(rng.normal(size=d))) for _ in range(3)]
+        seen.append(_norm(_layernorm(_np.arange(d) ** 2)))
+        want = pristine.float(seen[0])
+        if _close(got, want, rel=ANSWER_RTOL, abs_=0.0):
+            continue
+        hint = _hint(
+            got,
+            [
+                (pristine.float(d), "that is d: it is ‖LN(x)‖², the sum of d squares whose mean is 1"),
+                (1.0, "LN makes the entries' mean 0 and their variance 1, not the vector's norm 1"),
+                (math.sqrt(d - 1), "that is √(d − 1): LayerNorm divides by the std with 1/d, not 1/(d − 1)"),
+                (pristine.float(d * d), "that is d²: the squared entries average to 1, so they sum to d"),
+                (1 / math.sqrt(d), "that is 1/√d: the entries have variance 1, so the norm grows with d"),
+            ],
+        )
+        raise CheckFailed(
+            f"{call}: expected {want:.6g}, got {got:.6g}: LN of random x in R^{d} has norm "
+            f"{', '.join(f'{v:.6g}' for v in seen)} (the same for every x){hint}"
+        )
+
+
+def _output_pairs(got):
+    """layernorm_d2 as a list of (a, b) float pairs, else CheckFailed."""
+    what = "layernorm_d2 should be a set of pairs (a, b), e.g. {(0.5, 0.5)}"
+    if pristine.isinstance(got, (str, bytes, dict)) or not pristine.isinstance(got, (set, frozenset, list, tuple)):
+        if not (pristine.isinstance(got, _np.ndarray) or is_tensor(got)):
+            raise CheckFailed(f"{what}, got {pristine.type(got).__name__}")
+    items = list(got) if not (pristine.isinstance(got, _np.ndarray) or is_tensor(got)) else list(got.reshape(-1, 2))
+    if len(items) == 2 and all(pristine.isinstance(v, (int, float, _np.integer, _np.floating)) for v in items):
+        raise CheckFailed(f"{what}: one pair alone, such as {tuple(items)}, is one possible output, not the set")
+    pairs = []
+    for item in items:
+        pair = _pair_of_numbers(item, "each element of layernorm_d2", "(a, b) of two numbers")
+        if not all(math.isfinite(v) for v in pair):
+            raise CheckFailed(f"layernorm_d2 holds {pair}: every output of LN is a pair of finite numbers")
+        pairs.append(pair)
+    return pairs
+
+
+@check("layernorm_d2")
+def check_layernorm_d2(layernorm_d2) -> None:
+    """The set of LN's outputs for d = 2: exactly {(1, −1), (−1, 1)}, in any container and order."""
+    pairs = _output_pairs(layernorm_d2)
+    want = {(1.0, -1.0), (-1.0, 1.0)}
+    found = {w for w in want if any(_close(a, w[0], abs_=1e-6) and _close(b, w[1], abs_=1e-6) for a, b in pairs)}
+    extra = [p for p in pairs if not any(_close(p[0], w[0], abs_=1e-6) and _close(p[1], w[1], abs_=1e-6) for w in want)]
+    if found == want and not extra:
+        return
+    if extra:
+        a, b = extra[0]
+        if _close(a, -b, abs_=1e-6) and _close(abs(a), 1 / math.sqrt(2), abs_=1e-6):
+            hint = "that pair has norm 1; LN makes the entries' variance 1, so the norm is √2"
+        elif _close(a, 0.0, abs_=1e-6) and _close(b, 0.0, abs_=1e-6):
+            hint = "a constant x has standard deviation 0: with ε = 0 LN is not defined there, it is not (0, 0)"
+        elif not _close(a, -b, abs_=1e-6):
+            hint = "LN's output has mean 0, so a = −b"
+        else:
+            hint = "LN's output has mean 0 and variance (a² + b²)/2 = 1"
+        raise CheckFailed(f"layernorm_d2 holds ({a:.4g}, {b:.4g}), which LN never outputs for d = 2: {hint}")
+    missing = sorted(want - found)[0]
+    raise CheckFailed(
+        f"layernorm_d2 misses {missing}: LN(x) for x_1 > x_2 and for x_1 < x_2 are different outputs, both possible"
+    )

@@ -927,6 +927,96 @@ def fll_quadratic(x, y):
 
 
 # ============================================================================================
+# decoder_params: V·H + L·4(H² + H) + H·V + V
+
+
+def dp_expanded(vocab_size, hidden_size, num_layers):
+    return 2 * vocab_size * hidden_size + vocab_size + 4 * num_layers * hidden_size * (hidden_size + 1)
+
+
+def dp_loop(vocab_size, hidden_size, num_layers):
+    total = vocab_size * hidden_size  # embedding
+    for _ in range(num_layers):
+        for _linear in ("Q", "K", "V", "mlp"):
+            total += hidden_size * hidden_size + hidden_size
+    return total + hidden_size * vocab_size + vocab_size
+
+
+def dp_linear_sizes(vocab_size, hidden_size, num_layers):
+    linear = sum(p.numel() for p in nn.Linear(hidden_size, hidden_size).parameters())
+    out = sum(p.numel() for p in nn.Linear(hidden_size, vocab_size).parameters())
+    return vocab_size * hidden_size + num_layers * 4 * linear + out
+
+
+def dp_numpy_int(vocab_size, hidden_size, num_layers):
+    sizes = np.array(
+        [vocab_size * hidden_size, 4 * num_layers * (hidden_size**2 + hidden_size), (hidden_size + 1) * vocab_size]
+    )
+    return sizes.sum()
+
+
+def dp_float(vocab_size, hidden_size, num_layers):
+    return float(vocab_size * hidden_size * 2 + vocab_size + num_layers * 4.0 * (hidden_size**2 + hidden_size))
+
+
+# Mistake: no biases.
+def dp_no_biases(vocab_size, hidden_size, num_layers):
+    return 2 * vocab_size * hidden_size + 4 * num_layers * hidden_size**2
+
+
+# Mistake: the output layer's bias forgotten.
+def dp_no_out_bias(vocab_size, hidden_size, num_layers):
+    return 2 * vocab_size * hidden_size + 4 * num_layers * (hidden_size**2 + hidden_size)
+
+
+# Mistake: the positional encodings (a buffer of 1000 x H) counted as parameters.
+def dp_counts_pe(vocab_size, hidden_size, num_layers):
+    return dp_expanded(vocab_size, hidden_size, num_layers) + 1000 * hidden_size
+
+
+# Mistake: the embedding and the output layer taken as one tied matrix.
+def dp_tied(vocab_size, hidden_size, num_layers):
+    return vocab_size * hidden_size + vocab_size + 4 * num_layers * (hidden_size**2 + hidden_size)
+
+
+# Mistake: the MLP forgotten (attention only).
+def dp_no_mlp(vocab_size, hidden_size, num_layers):
+    return 2 * vocab_size * hidden_size + vocab_size + 3 * num_layers * (hidden_size**2 + hidden_size)
+
+
+# Mistake: an output projection in the attention as well (5 Linear per layer).
+def dp_five_linears(vocab_size, hidden_size, num_layers):
+    return 2 * vocab_size * hidden_size + vocab_size + 5 * num_layers * (hidden_size**2 + hidden_size)
+
+
+# Mistake: one layer counted, whatever num_layers is.
+def dp_one_layer(vocab_size, hidden_size, num_layers):
+    return 2 * vocab_size * hidden_size + vocab_size + 4 * (hidden_size**2 + hidden_size)
+
+
+# Mistake: a Linear(H, H) taken to hold H weights.
+def dp_linear_as_h(vocab_size, hidden_size, num_layers):
+    return 2 * vocab_size * hidden_size + vocab_size + 8 * num_layers * hidden_size
+
+
+# Mistake: a GPT-style MLP of width 4H, which this model does not have.
+def dp_gpt_mlp(vocab_size, hidden_size, num_layers):
+    h = hidden_size
+    return 2 * vocab_size * h + vocab_size + num_layers * (3 * (h * h + h) + (4 * h * h + 4 * h) + (4 * h * h + h))
+
+
+# Mistake: not by hand: builds the model and counts its parameters.
+def dp_builds_the_model(vocab_size, hidden_size, num_layers):
+    model = DecoderOnlyTransformer(vocab_size, hidden_size, num_layers)  # noqa: F821 - the notebook's class
+    return sum(p.numel() for p in model.parameters())
+
+
+# Mistake: the count returned as text.
+def dp_text(vocab_size, hidden_size, num_layers):
+    return f"{dp_expanded(vocab_size, hidden_size, num_layers):,}"
+
+
+# ============================================================================================
 # catalogue
 
 REFERENCES = {
@@ -935,6 +1025,7 @@ REFERENCES = {
     "causal_scaled_dot_attention": ref.CausalScaledDotAttention,
     "generate_tensors_for_training_decoder_nmt": ref.generate_tensors_for_training_decoder_nmt,
     "decoder_only_transformer": ref.DecoderOnlyTransformer,
+    "decoder_params": ref.decoder_params,
     "find_optimal_params": ref.find_optimal_params,
     "fit_linear_log": ref.fit_linear_log,
 }
@@ -945,6 +1036,7 @@ ALTERNATIVES = {
     "causal_scaled_dot_attention": [CausalWhereTril, CausalAdditive, CausalEinsumInf, CausalSdpa, CausalBufferMask],
     "generate_tensors_for_training_decoder_nmt": [gen_anchor, gen_slices, gen_hstack],
     "decoder_only_transformer": [_Decoder, DecoderLoop, DecoderInplace],
+    "decoder_params": [dp_expanded, dp_loop, dp_linear_sizes, dp_numpy_int, dp_float],
     "find_optimal_params": [fop_lstsq, fop_roots, fop_polynomial],
     "fit_linear_log": [fll_closed_form, fll_lstsq, fll_torch, fll_polyfit_array],
 }
@@ -1025,6 +1117,19 @@ MUTANTS = {
         (DecoderPlainList, "nn.ModuleList"),
         (DecoderNoGrad, "carry gradients"),
         (DecoderPEOnCpu, "on a GPU (model.to('cuda')) on a GPU should run without errors, but it mixes devices"),
+    ],
+    "decoder_params": [
+        (dp_no_biases, "the biases are missing"),
+        (dp_no_out_bias, "output layer's V biases"),
+        (dp_counts_pe, "fixed buffer, not parameters"),
+        (dp_tied, "not tied"),
+        (dp_no_mlp, "the MLP's Linear is missing"),
+        (dp_five_linears, "no output projection"),
+        (dp_one_layer, "num_layers is ignored"),
+        (dp_linear_as_h, "H*H weights, not H"),
+        (dp_gpt_mlp, "should be 10,333"),
+        (dp_builds_the_model, "without building a model"),
+        (dp_text, "whole number of parameters, got str"),
     ],
     "find_optimal_params": [
         (fop_natural_log, "natural log"),

@@ -1524,6 +1524,89 @@ def maxpool_layer(k):
     ),
 ]
 
+
+# ---------------------------------------------------------------- layernorm_norm
+def _norm_cell(body):
+    return f"def layernorm_norm(d):\n    {body}\n"
+
+
+LAYERNORM_NORM_CORRECT = [
+    ("math.sqrt", "import math\n\n\n" + _norm_cell("return math.sqrt(d)")),
+    ("power one half", _norm_cell("return d**0.5")),
+    ("a 0-d tensor", _norm_cell("return torch.tensor(float(d)).sqrt()")),
+    (
+        "measured on a random x",
+        """
+def layernorm_norm(d):
+    x = np.random.default_rng(0).normal(size=d)
+    return float(np.linalg.norm((x - x.mean()) / x.std()))
+""",
+    ),
+    ("float32", _norm_cell("return np.sqrt(np.float32(d))")),
+]
+LAYERNORM_NORM_MUTANTS = [
+    # LayerNorm taken to normalise the vector's norm
+    ("unit norm", _norm_cell("return 1.0")),
+    # the squared norm
+    ("squared norm", _norm_cell("return float(d)")),
+    # the sample standard deviation (1/(d − 1)), as np.std(ddof=1) or torch.std computes it
+    ("sample std", _norm_cell("return float(np.sqrt(d - 1))")),
+    (
+        "measured with torch.std",
+        """
+def layernorm_norm(d):
+    x = torch.randn(d, dtype=torch.float64)
+    return float(torch.linalg.norm((x - x.mean()) / x.std()))
+""",
+    ),
+    # 1/√d: the entries' size taken for the norm
+    ("one over root d", _norm_cell("return 1 / np.sqrt(d)")),
+    # d squared
+    ("d squared", _norm_cell("return float(d**2)")),
+    # the mean is 0, so the norm is 0
+    ("zero", _norm_cell("return 0.0")),
+    # a constant from the d = 2 case
+    ("root two always", _norm_cell("return float(np.sqrt(2))")),
+    # returns the output vector, not its norm
+    ("the vector", _norm_cell("return np.ones(d)")),
+]
+
+# ---------------------------------------------------------------- layernorm_d2
+LAYERNORM_D2_CORRECT = [
+    ("a list of tuples", "layernorm_d2 = [(-1.0, 1.0), (1.0, -1.0)]"),
+    ("integers", "layernorm_d2 = {(1, -1), (-1, 1)}"),
+    ("numpy arrays", "layernorm_d2 = [np.array([1.0, -1.0]), np.array([-1.0, 1.0])]"),
+    ("a 2x2 array", "layernorm_d2 = np.array([[1.0, -1.0], [-1.0, 1.0]])"),
+    ("computed", "layernorm_d2 = {tuple(s * np.array([1.0, -1.0])) for s in (1, -1)}"),
+]
+LAYERNORM_D2_MUTANTS = [
+    # only x_1 > x_2
+    ("one output", "layernorm_d2 = {(1.0, -1.0)}"),
+    # normalised to unit norm
+    ("unit norm", "layernorm_d2 = {(2**-0.5, -(2**-0.5)), (-(2**-0.5), 2**-0.5)}"),
+    # the constant x given the output 0
+    ("zero included", "layernorm_d2 = {(1.0, -1.0), (-1.0, 1.0), (0.0, 0.0)}"),
+    # the sample standard deviation: ±1/√2
+    ("sample std", "layernorm_d2 = {(0.5**0.5, -(0.5**0.5)), (-(0.5**0.5), 0.5**0.5)}"),
+    # one pair, not a set of pairs
+    ("a single pair", "layernorm_d2 = (1.0, -1.0)"),
+    # centred only, not scaled
+    ("half", "layernorm_d2 = {(0.5, -0.5), (-0.5, 0.5)}"),
+    # a string
+    ("text", 'layernorm_d2 = "(1, -1) and (-1, 1)"'),
+    # infinities for the constant x
+    ("infinite", "layernorm_d2 = {(1.0, -1.0), (-1.0, 1.0), (np.inf, -np.inf)}"),
+    # the mean left in
+    ("not centred", "layernorm_d2 = {(1.0, 0.0), (0.0, 1.0)}"),
+]
+
+CATALOGUE.update(
+    {
+        "layernorm_norm": (LAYERNORM_NORM_CORRECT, LAYERNORM_NORM_MUTANTS),
+        "layernorm_d2": (LAYERNORM_D2_CORRECT, LAYERNORM_D2_MUTANTS),
+    }
+)
+
 CATALOGUE.update(
     {
         "relu_chain_grad_bound": (RELU_CHAIN_CORRECT, RELU_CHAIN_MUTANTS),

@@ -27,6 +27,7 @@ CHECKS = {
     "causal_scaled_dot_attention": checks.check_causal_scaled_dot_attention,
     "generate_tensors_for_training_decoder_nmt": checks.check_generate_tensors_for_training_decoder_nmt,
     "decoder_only_transformer": checks.check_decoder_only_transformer,
+    "decoder_params": checks.check_decoder_params,
     "find_optimal_params": checks.check_find_optimal_params,
     "fit_linear_log": checks.check_fit_linear_log,
 }

@@ -321,14 +321,14 @@ def test_check_attention_is_the_reference():
 
 def test_reference_layers_compute_convolution_and_max_pooling():
     """Does the reference conv layer give 2x_(i−1) + x_(i+1) exactly, and the max-pooling one max pooling within
-    0.001 for k = 1, 2, 3 on every check input (SPEC: within 0.01)?"""
+    0.002 for k = 1, 2, 3 on every check input, the worst cases included (SPEC: within 0.01)?"""
     for x in checks._conv_inputs():
         y = checks._run_layer(checks._layer_parts(reference_cell("conv1d_layer"), "conv1d_layer", len(x)), x)
         assert np.abs(y[1:-1] - (2 * x[:-2] + x[2:])).max() < 1e-12
     for k in (1, 2, 3):
         for _, x in checks._pool_inputs():
             y = checks._run_layer(checks._layer_parts(reference_cell("maxpool_layer")(k), "maxpool_layer", len(x)), x)
-            assert np.abs(y[k:-k] - checks._pool(x, k, np.max)[k:-k]).max() < 1e-3
+            assert np.abs(y[k:-k] - checks._pool(x, k, np.max)[k:-k]).max() < 2e-3
 
 
 def test_write_up_answers_miss_by_the_documented_margins():

@@ -69,7 +69,7 @@ def test_numpy_first():
 @pytest.mark.slow
 def test_executes_in_quick_mode():
     """Offline in quick mode, does the notebook run in seconds with every check PASSED, nothing on stderr,
-    the quoted answers refuted in its output, C found at the knee and its eight figures drawn?"""
+    the quoted answers refuted in its output, C found at the knee and its nine figures drawn?"""
     nb, seconds = execute("theory")
     print(f"theory.ipynb quick mode: {seconds:.1f} s", file=sys.stderr)
     assert_checks_passed(nb, "theory")
@@ -81,11 +81,11 @@ def test_executes_in_quick_mode():
     assert "FGSM: x − ε sgn(w): ε = 1.000 at λ = 0.001, 1.000 at λ = 1" in text
     assert "skipped" not in text, "a provided cell skipped although every graded cell works"
     pictures = sum("image/png" in o.get("data", {}) for c in nb.cells if c.cell_type == "code" for o in c.outputs)
-    assert pictures == 8, (
-        f"expected eight figures (attacks, toy picture, ridge path, ε against λ, FGM against FGSM, losses, steps, "
-        f"attention maps), "
-        f"saw {pictures}"
+    assert pictures == 9, (
+        f"expected nine figures (attacks, toy picture, ridge path, ε against λ, FGM against FGSM, losses, steps, "
+        f"attention maps, LayerNorm norms), saw {pictures}"
     )
+    assert "the claim ‖γ‖√d = " in text, "expected the LayerNorm claim tested in the output"
     assert "the write-up's layer: largest error" in text and "U[0, 1]^12: 1.31" in text
     assert "0.6·x_(i−1)" not in text, "the flipped layer's coefficients give the offset sign away"
     assert "softmax(ln 2, −ln 2) = [0.8 0.2]" in text

@@ -14,6 +14,7 @@ GEN = "generate_tensors_for_training_decoder_nmt"
 DEC = "decoder_only_transformer"
 FOP = "find_optimal_params"
 FLL = "fit_linear_log"
+DP = "decoder_params"
 
 SCORES = "scores = self.scaling_factor * torch.bmm(q, k.transpose(1, 2))  # (B, k, T)"
 MASK = "future = torch.ones(n_q, n_k, dtype=torch.bool, device=scores.device).triu(diagonal=1)  # (k, T)"
@@ -314,9 +315,61 @@ WRONG = [
     Wrong(FLL, "y_not_logged", "slope", [("np.polyfit(np.log10(x), np.log10(y), 1)", "np.polyfit(np.log10(x), y, 1)")]),
     # Mistake: returns the prefactor 10 ** c instead of the intercept.
     Wrong(FLL, "prefactor", "intercept", [("return float(m), float(c)", "return float(m), float(10 ** c)")]),
+    # Mistake: no biases anywhere.
+    Wrong(
+        DP,
+        "no_biases",
+        "also has a bias",
+        [("per_layer = 3 * (H * H + H) + (H * H + H)", "per_layer = 4 * H * H"), ("out = H * V + V", "out = H * V")],
+    ),
+    # Mistake: the embedding and the output layer taken as one tied matrix.
+    Wrong(DP, "tied", "should be 10,333", [("return embedding + L * per_layer + out", "return L * per_layer + out")]),
+    # Mistake: one layer whatever num_layers is.
+    Wrong(
+        DP,
+        "one_layer",
+        "should be 10,333",
+        [("return embedding + L * per_layer + out", "return embedding + per_layer + out")],
+    ),
+    # Mistake: the positional encodings counted (a buffer, not parameters).
+    Wrong(DP, "counts_positions", "should be", [("out = H * V + V", "out = H * V + V + 1000 * H")]),
+    # Mistake: the MLP forgotten.
+    Wrong(DP, "no_mlp", "should be", [("per_layer = 3 * (H * H + H) + (H * H + H)", "per_layer = 3 * (H * H + H)")]),
+    # Mistake: the count returned as formatted text.
+    Wrong(
+        DP,
+        "text",
+        "as a number",
+        [("return embedding + L * per_layer + out", 'return f"{embedding + L * per_layer + out:,}"')],
+    ),
 ]
 
-RIGHT = [Right(g, "reference") for g in (PE, SDA, CSDA, GEN, DEC, FOP, FLL)] + [
+RIGHT = [Right(g, "reference") for g in (PE, SDA, CSDA, GEN, DEC, DP, FOP, FLL)] + [
+    # Alternative: a loop over the layers and their four Linear(H, H).
+    Right(
+        DP,
+        "loop",
+        source="""def decoder_params(vocab_size, hidden_size, num_layers):
+    total = vocab_size * hidden_size
+    for _ in range(num_layers * 4):
+        total += hidden_size * hidden_size + hidden_size
+    return total + (hidden_size + 1) * vocab_size
+""",
+    ),
+    # Alternative: the sizes of the layers themselves, as a 0-d tensor.
+    Right(
+        DP,
+        "layer_sizes_tensor",
+        source="""def decoder_params(vocab_size, hidden_size, num_layers):
+    layer = sum(p.numel() for p in nn.Linear(hidden_size, hidden_size).parameters())
+    out = sum(p.numel() for p in nn.Linear(hidden_size, vocab_size).parameters())
+    return torch.tensor(vocab_size * hidden_size + 4 * num_layers * layer + out)
+""",
+    ),
+    # Alternative: a float with no fraction.
+    Right(
+        DP, "float", edits=[("return embedding + L * per_layer + out", "return float(embedding + L * per_layer + out)")]
+    ),
     # Alternative: nested Python loops in numpy, converted to a float32 tensor.
     Right(PE, "numpy_loops", source=_PE_LOOPS),
     # Alternative: every column's angle with the pair's exponent, then sin or cos picked with torch.where.

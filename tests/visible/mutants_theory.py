@@ -241,6 +241,37 @@ WRONG += [
     ],
 ]
 
+# Problem 4.
+WRONG += [
+    *[
+        _wrong("layernorm_norm", label, expect)
+        for label, expect in [
+            ("unit norm", "but LN of three random x"),
+            ("squared norm", "but LN of three random x"),
+            ("sample std", "but LN of three random x"),
+            ("measured with torch.std", "but LN of three random x"),
+            ("one over root d", "but LN of three random x"),
+            ("d squared", "but LN of three random x"),
+            ("zero", "but LN of three random x"),
+            ("root two always", "but LN of three random x"),
+            ("the vector", "one number"),
+        ]
+    ],
+    *[
+        _wrong("layernorm_d2", label, expect)
+        for label, expect in [
+            ("unit norm", "is not an output of LN"),
+            ("zero included", "is not an output of LN"),
+            ("sample std", "is not an output of LN"),
+            ("a single pair", "should be a pair (a, b)"),
+            ("half", "is not an output of LN"),
+            ("text", "non-empty set of pairs"),
+            ("infinite", "is not an output of LN"),
+            ("not centred", "is not an output of LN"),
+        ]
+    ],
+]
+
 # One cell, one grade: a correct layer passes beside a relative_attention that is wrong or written
 # differently (the layer checks never call it). The case's cell redefines relative_attention first.
 _ATTENTIONS = {

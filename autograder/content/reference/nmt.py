@@ -169,6 +169,25 @@ class DecoderOnlyTransformer(nn.Module):
         return logits, attention_weights
 
 
+def decoder_params(vocab_size, hidden_size, num_layers):
+    """
+    Trainable parameters of DecoderOnlyTransformer(vocab_size, hidden_size, num_layers), counted by hand.
+
+    Inputs:
+    - vocab_size: V, the number of tokens
+    - hidden_size: H
+    - num_layers: L
+
+    Returns:
+    - the parameter count N, an int
+    """
+    V, H, L = vocab_size, hidden_size, num_layers
+    embedding = V * H  # one H-vector per token; the positional encodings are a fixed buffer, not parameters
+    per_layer = 3 * (H * H + H) + (H * H + H)  # Q, K, V projections and the MLP's Linear, each with a bias
+    out = H * V + V  # the output layer, with a bias
+    return embedding + L * per_layer + out
+
+
 def find_optimal_params(x, y):
     """
     Fit a parabola to loss against log10(parameter count) and locate its minimum.

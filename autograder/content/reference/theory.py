@@ -237,3 +237,19 @@ def maxpool_layer(k):
       scores 900 x_i x_j, so the softmax is nearly one-hot on the window's largest x_j (for x in [0.5, 1])
     """
     return {"p": lambda m: 0.0 if abs(m) <= k else -np.inf, "W_Q": 30.0, "W_K": 30.0, "W_V": 1.0}
+
+
+def layernorm_norm(d):
+    """
+    Norm of LayerNorm's output (no ε, no affine) for a non-constant x in R^d.
+
+    Inputs:
+    - d: the dimension, an int >= 2
+
+    Returns:
+    - ‖LN(x)‖ = √d as a float: the d entries have mean 0 and variance 1, so their squares sum to d
+    """
+    return float(np.sqrt(d))
+
+
+layernorm_d2 = {(1.0, -1.0), (-1.0, 1.0)}  # x_1 > x_2 or x_1 < x_2; a constant x has no LN (σ = 0)

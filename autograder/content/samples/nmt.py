@@ -194,6 +194,17 @@ def find_optimal_params(x, y):
     optimal_params = 10 ** (-p[1] / (2 * p[0]))
     return p, optimal_params
 ''',
+    # Mistake: the biases are left out (every nn.Linear has one).
+    "decoder_params": '''def decoder_params(vocab_size, hidden_size, num_layers):
+    """
+    Inputs:
+    - vocab_size, hidden_size, num_layers: ints
+
+    Returns:
+    - the parameter count, an int
+    """
+    return 2 * vocab_size * hidden_size + 4 * num_layers * hidden_size**2
+''',
     # Mistake: natural log instead of log10 (the slope survives, the intercept does not).
     "fit_linear_log": '''import numpy as np
 

@@ -79,5 +79,12 @@ WRONG.update(
         "maxpool_layer": """def maxpool_layer(k):
     return {"p": lambda m: 0.0 if abs(m) <= k else -np.inf, "W_Q": 1.0, "W_K": 1.0, "W_V": 1.0}
 """,
+        # Normalised to unit norm, as if LayerNorm made the vector's norm 1.
+        "layernorm_norm": """def layernorm_norm(d):
+    return 1.0
+""",
+        # Only the case x_1 > x_2.
+        "layernorm_d2": """layernorm_d2 = {(1.0, -1.0)}
+""",
     }
 )
