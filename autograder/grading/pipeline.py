@@ -6,6 +6,7 @@ results recorded in OUT as each student finishes. Students already graded in OUT
 --force. See autograder/records.py for what OUT holds.
 """
 
+import functools
 import hashlib
 import shutil
 import sys
@@ -128,7 +129,8 @@ def grade(
     - {"graded": [...], "skipped": [...], "failed": {student: reason}, "seconds": float, "statuses": Counter,
       "limits": {student: ["<notebook>: cell N (grade id): <cause>"]} for cells a limit stopped (time, memory,
       processes), "not_graded": {student: ["<notebook>: <status>"]} for notebooks that could not be graded; both
-      cover every student of the batch, those recorded by an earlier run included}
+      cover every student of the batch, those recorded by an earlier run included; "workers_lost": ["<worker>
+      died holding <students>"] for each Dask worker that died}
     """
     start = time.perf_counter()
     out = Path(out)
@@ -201,11 +203,30 @@ def grade(
         result.submission = identity[result.student]
         hand.update(line.split(" ")[2].lower() for line in results.record(result))  # HAND GRADE KEPT|DROPPED
 
+    lost = []
+
+    def on_worker_lost(address: str, held: list[worker.Task]):
+        names = ", ".join(t.student for t in held)
+        lost.append(f"{address} died holding {names}")
+        line = f"WORKER LOST: Dask worker {address} died holding {names}; graded again on another worker"
+        results.log([line])
+        print(line, file=sys.stderr)
+
     scheduler.run(
-        tasks, worker.grade_student, workers=workers, scheduler=scheduler_address, on_result=on_result, desc="grading"
+        tasks,
+        worker.grade_student,
+        workers=workers,
+        scheduler=scheduler_address,
+        on_result=on_result,
+        on_worker_lost=on_worker_lost,
+        desc="grading",
     )
     worker.release_slot()  # this process's zygote, when it graded in-process
-    if not scheduler_address:  # a local cluster's workers have exited: their slots are free
+    # A local cluster's workers have exited; an existing cluster's give back their slots of this run, after
+    # which what is left belongs to workers that died
+    if not scheduler_address or scheduler.run_on_workers(
+        scheduler_address, functools.partial(worker.release_slots, out / ".work")
+    ):
         for left in slot.leftovers(out / ".work"):
             shutil.rmtree(left, ignore_errors=True)
     late = late_students(out, [t.student for t in tasks])
@@ -231,6 +252,7 @@ def grade(
         "notes": notes,
         "limits": {st["student"]: st["limits"] for st in batch if st.get("limits")},
         "not_graded": not_graded(batch),
+        "workers_lost": lost,
         "no_submission_time": sorted(set(students) - set(found)),  # issue 24: on time for want of evidence
     }
     results.log(
@@ -300,6 +322,8 @@ def print_summary(summary: dict, out: Path) -> None:
         print(f"  {n:4d} notebooks: {status}")
     for student, why in summary["failed"].items():
         print(f"  FAILED {student}: {why}")
+    for line in summary.get("workers_lost") or []:
+        print(f"  Dask worker {line}: graded again on another worker (grading.log)")
     damaged = sum(n for status, n in summary["statuses"].items() if Status.DAMAGED.starts(status))
     if damaged:
         print(

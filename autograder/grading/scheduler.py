@@ -11,6 +11,7 @@ import contextlib
 import json
 import logging
 import os
+import queue
 import re
 import resource
 import shutil
@@ -169,6 +170,7 @@ def run(
     workers: int | None = None,
     scheduler: str | None = None,
     on_result: Callable[[Any], None] | None = None,
+    on_worker_lost: Callable[[str, list], None] | None = None,
     desc: str = "grading",
     retries: int = RETRIES,
     allowed_failures: int = ALLOWED_FAILURES,
@@ -183,6 +185,8 @@ def run(
       runs in this process.
     - scheduler: address of an existing Dask scheduler ("tcp://host:8786"); `workers` is then ignored.
     - on_result: called in this process with each result as soon as its task finishes.
+    - on_worker_lost: called in this process with (worker address, [its tasks]) when a Dask worker dies
+      while it holds tasks of this run (they run again elsewhere, up to allowed_failures).
     - retries: extra attempts for a task whose fn raised.
     - allowed_failures: worker deaths a task may cause before it is given up (local clusters only;
       an existing cluster uses its scheduler's `distributed.scheduler.allowed-failures`).
@@ -215,13 +219,29 @@ def run(
             stats.mode, stats.n_workers = "in-process", 1
             _run_in_process(tasks, fn, retries, stats, finish)
         elif tasks:
-            _run_on_dask(tasks, fn, workers, scheduler, retries, allowed_failures, gpus, stats, finish, desc)
+            _run_on_dask(
+                tasks, fn, workers, scheduler, (retries, allowed_failures), gpus, stats, finish, desc, on_worker_lost
+            )
     finally:
         bar.close()
         stats.seconds = time.perf_counter() - start
         if os.environ.get(envvars.RUN_STATS):  # set by `autograder bench` around a grading subprocess
             Path(os.environ[envvars.RUN_STATS]).write_text(json.dumps(stats.as_dict(), indent=1))
     return results
+
+
+def run_on_workers(scheduler: str, fn: Callable[[], Any]) -> bool:
+    """Call fn() once in every worker process of the Dask cluster at `scheduler`. Returns True when every worker
+    did, False when the cluster or a worker could not be reached or fn raised there."""
+    from distributed import Client
+
+    try:
+        with Client(scheduler, timeout="30s") as client:
+            client.run(fn)
+    except Exception as exc:  # the run is over: what could not be cleaned stays, and the log says why
+        log.warning("could not run %s on the workers of %s: %s", fn, scheduler, exc)
+        return False
+    return True
 
 
 def _run_in_process(tasks, fn, retries, stats, finish):
@@ -278,10 +298,38 @@ def _ctrl_c_left_to_this_process():
         signal.signal(signal.SIGINT, previous)
 
 
-def _run_on_dask(tasks, fn, workers, scheduler, retries, allowed_failures, gpus, stats, finish, desc):
-    """Submit every task to Dask and collect results as they complete."""
+def _watch_workers(client, keys, lost):
+    """Put (worker address, [task index]) on `lost` for each worker the scheduler removes unexpectedly (it died)
+    while processing any of `keys` ({task key: index}); the scheduler announces it on its "all" topic."""
+
+    def on_event(event):
+        _, msg = event
+        if isinstance(msg, dict) and msg.get("action") == "remove-worker" and not msg.get("expected"):
+            mine = sorted(keys[k] for k in msg.get("processing-tasks") or () if k in keys)
+            if mine:
+                lost.put((msg.get("worker", "?"), mine))
+
+    client.subscribe_topic("all", on_event)
+
+
+def _report_lost(lost, tasks, on_worker_lost):
+    """Hand the workers lost so far, with their tasks, to on_worker_lost (in this thread)."""
+    while True:
+        try:
+            address, mine = lost.get_nowait()
+        except queue.Empty:
+            return
+        log.warning("Dask worker %s died while running tasks %s: they run again", address, mine)
+        if on_worker_lost is not None:
+            on_worker_lost(address, [tasks[i] for i in mine])
+
+
+def _run_on_dask(tasks, fn, workers, scheduler, failures, gpus, stats, finish, desc, on_worker_lost):
+    """Submit every task to Dask and collect results as they complete; `failures`: (retries, allowed worker
+    deaths)."""
     from distributed import Client, as_completed
 
+    retries, allowed_failures = failures
     t0 = time.perf_counter()
     cluster, index = None, {}
     if scheduler is None:
@@ -304,12 +352,13 @@ def _run_on_dask(tasks, fn, workers, scheduler, retries, allowed_failures, gpus,
         stats.startup_seconds = time.perf_counter() - t0
         prefix = re.sub(r"[^A-Za-z0-9]+", "-", desc).strip("-") or "task"
         batch = uuid.uuid4().hex[:8]  # keys stay unique on a shared cluster
-        index = {
-            client.submit(_timed_call, fn, task, key=f"{prefix}-{batch}-{i}", retries=retries): i
-            for i, task in enumerate(tasks)
-        }
+        keys = {f"{prefix}-{batch}-{i}": i for i in range(len(tasks))}
+        lost = queue.SimpleQueue()
+        _watch_workers(client, keys, lost)  # before any task runs, so that no death goes unseen
+        index = {client.submit(_timed_call, fn, tasks[i], key=key, retries=retries): i for key, i in keys.items()}
         try:
             for future in as_completed(index):
+                _report_lost(lost, tasks, on_worker_lost)
                 i = index[future]
                 if future.status == "finished":
                     meta = future.result()
@@ -325,6 +374,7 @@ def _run_on_dask(tasks, fn, workers, scheduler, retries, allowed_failures, gpus,
                         ),
                     )
                 future.release()
+            _report_lost(lost, tasks, on_worker_lost)
         except (OSError, TimeoutError, CancelledError) as exc:  # lost the scheduler: record, never drop
             reason = f"not graded: lost the Dask cluster ({type(exc).__name__}: {exc})"
             for future, i in index.items():

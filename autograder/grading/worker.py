@@ -257,6 +257,16 @@ def release_slot(thread: int | None = None) -> None:
 atexit.register(release_slot)
 
 
+def release_slots(parent: Path | str) -> int:
+    """Stop this process's slots that lie in `parent` (a run's OUT/.work: a cluster's worker keeps its slot from
+    student to student, and gives it back when the run is over). Returns how many it stopped."""
+    parent = Path(parent).resolve()
+    mine = [thread for thread, held in list(_slots.items()) if held.parent == parent]
+    for thread in mine:
+        release_slot(thread)
+    return len(mine)
+
+
 def _zero_in_shard(ws, student, notebook):
     """Give every graded cell of a notebook that could not be graded 0 points in the shard."""
     from nbgrader.api import Gradebook, MissingEntry

@@ -2,6 +2,7 @@
 
 import csv
 import os
+import re
 import signal
 import threading
 import time
@@ -9,6 +10,7 @@ import time
 import pytest
 
 from autograder.grading import pipeline, scheduler
+from autograder.sandbox import slot
 from tests.fixtures import toy
 
 # The `cluster` and `address` fixtures (a dask scheduler and two worker processes) are in conftest.py.
@@ -71,32 +73,63 @@ def test_grading_through_an_existing_scheduler(toy_students, address, tmp_path):
     assert sorted(summary["graded"]) == ["broken", "nothing", "ref", "wrongmul"]
 
 
-@pytest.mark.slow
-def test_worker_killed_mid_grade_loses_and_duplicates_nothing(toy_students, address, tmp_path):
-    """When a worker process is SIGKILLed while grading, is its student regraded once and every row still right?"""
+@pytest.fixture(scope="module")
+def killed(toy_students, cluster, tmp_path_factory):
+    """The toy students graded on the two-worker cluster, the first worker to open a slot (a student with a
+    notebook in hand) SIGKILLed: (OUT, summary, the killed worker's address)."""
     from distributed import Client
 
-    with Client(address) as client:
-        pids = client.run(os.getpid)  # {worker address: pid}
-    victim = sorted(pids.values())[0]
-    out = tmp_path / "out"
-    killed = threading.Event()
+    with Client(cluster, timeout="60s") as client:
+        client.wait_for_workers(2, timeout=120)
+        by_pid = {pid: address for address, pid in client.run(os.getpid).items()}
+    out = tmp_path_factory.mktemp("killed") / "out"
+    victim = []
 
     def kill_when_grading():
         deadline = time.time() + 120
-        while time.time() < deadline and not killed.is_set():
-            work = out / ".work"
-            if work.exists() and any(work.iterdir()):  # a worker has started on a student
-                os.kill(victim, signal.SIGKILL)
-                killed.set()
-            time.sleep(0.2)
+        while time.time() < deadline and not victim:
+            for ws in (out / ".work").glob(f"{slot.PREFIX}*"):  # .slot-<worker pid>-<hex>
+                pid = int(ws.name[len(slot.PREFIX) :].split("-")[0])
+                if pid in by_pid:
+                    os.kill(pid, signal.SIGKILL)
+                    victim.append(by_pid[pid])
+                    break
+            time.sleep(0.1)
 
     killer = threading.Thread(target=kill_when_grading, daemon=True)
     killer.start()
-    pipeline.grade(toy_students, out, scheduler_address=address, source=toy.TOY_SOURCE, ingest_fn=pipeline.plain_ingest)
+    summary = pipeline.grade(
+        toy_students, out, scheduler_address=cluster, source=toy.TOY_SOURCE, ingest_fn=pipeline.plain_ingest
+    )
     killer.join()
-    assert killed.is_set(), "the test never saw grading start, so no worker was killed"
+    assert victim, "the test never saw a worker open a slot, so no worker was killed"
+    return out, summary, victim[0]
+
+
+@pytest.mark.slow
+def test_worker_killed_mid_grade_loses_and_duplicates_nothing(killed):
+    """When a worker process is SIGKILLed while grading, is its student regraded once and every row still right?"""
+    out, _, _ = killed
     assert_graded_correctly(out)
+
+
+@pytest.mark.slow
+def test_a_killed_worker_is_named_with_the_students_graded_again(killed):
+    """Do the summary and grading.log name the worker that died and the students it held, the one it was grading
+    (a student with a notebook) among them?"""
+    out, summary, victim = killed
+    assert len(summary["workers_lost"]) == 1, summary["workers_lost"]
+    held = re.fullmatch(rf"{re.escape(victim)} died holding (.+)", summary["workers_lost"][0])
+    assert held and {"ref", "wrongmul"} & set(held.group(1).split(", ")), summary["workers_lost"]
+    log = (out / "grading.log").read_text()
+    assert f"WORKER LOST: Dask worker {summary['workers_lost'][0]}; graded again on another worker" in log
+
+
+@pytest.mark.slow
+def test_no_slot_folder_is_left_after_a_killed_worker(killed):
+    """Is OUT/.work free of slot folders after the run, the killed worker's and the live ones' alike?"""
+    out, _, _ = killed
+    assert list((out / ".work").glob(f"{slot.PREFIX}*")) == []
 
 
 @pytest.mark.slow
@@ -106,3 +139,14 @@ def test_local_two_worker_cluster_grades_correctly(toy_students, tmp_path):
     pipeline.grade(toy_students, out, workers=2, source=toy.TOY_SOURCE, ingest_fn=pipeline.plain_ingest)
     assert scheduler.last_stats.mode == "local-cluster" and scheduler.last_stats.n_workers == 2
     assert_graded_correctly(out)
+
+
+def test_summary_names_each_dask_worker_that_died(tmp_path, capsys):
+    """Does the console summary name each Dask worker that died and the students it held?"""
+    summary = {"graded": ["李明"], "skipped": [], "failed": {}, "seconds": 1.0, "statuses": {}}
+    summary["workers_lost"] = ["tcp://127.0.0.1:40001 died holding 李明, Zoë Ñúñez"]
+    pipeline.print_summary(summary, tmp_path)
+    assert (
+        "  Dask worker tcp://127.0.0.1:40001 died holding 李明, Zoë Ñúñez: graded again on another worker (grading.log)"
+        in capsys.readouterr().out.splitlines()
+    )

@@ -95,6 +95,18 @@ def test_task_whose_worker_is_killed_is_retried_and_reported_once(address, tmp_p
     assert results[1]["pid"] != killed_pid, "the retried task claims to have run on the worker that died"
 
 
+def test_a_worker_that_dies_is_named_with_the_task_it_held(address, tmp_path):
+    """When a worker process dies mid-task, is on_worker_lost told once which worker it was and which task runs
+    again, while a task that did not lose its worker is not named?"""
+    tasks = [{"n": n, "marker": str(tmp_path / f"m{n}"), "attempts": str(tmp_path / "attempts")} for n in range(2)]
+    Path(tasks[0]["marker"]).write_text("do not die")
+    lost = []
+    results = scheduler.run(tasks, die_once, scheduler=address, on_worker_lost=lambda w, t: lost.append((w, t)))
+    assert [r["status"] for r in results] == ["ok", "ok"]
+    assert [held for _, held in lost] == [[tasks[1]]], lost
+    assert lost[0][0].startswith("tcp://127.0.0.1:"), lost
+
+
 def test_task_that_keeps_killing_workers_becomes_a_recorded_failure(address):
     """Does a task that kills every worker end as a one-line failure while the rest of the batch is graded?"""
     results = scheduler.run([{"n": 0}], always_die, scheduler=address)

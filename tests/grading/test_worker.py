@@ -1,0 +1,28 @@
+"""autograder.grading.worker: what a worker process keeps between students."""
+
+from autograder.grading import worker
+from autograder.sandbox import slot
+
+
+class StandIn:
+    """A zygote stand-in that records whether it was stopped."""
+
+    stopped = False
+
+    def stop(self):
+        self.stopped = True
+
+
+def test_release_slots_stops_only_the_slots_of_that_run(tmp_path, monkeypatch):
+    """Does release_slots(OUT/.work) stop and remove this process's slots in that folder, and leave a slot that
+    serves another run's folder running?"""
+    slots = {}
+    for thread, run in enumerate(["Zoë Ñúñez", "李明"]):
+        ws = tmp_path / run / ".work" / f"{slot.PREFIX}{thread}-abc"
+        ws.mkdir(parents=True)
+        slots[thread] = slot.Slot(ws.parent.resolve(), ws, StandIn(), "{}")
+    monkeypatch.setattr(worker, "_slots", dict(slots))
+    assert worker.release_slots(tmp_path / "Zoë Ñúñez" / ".work") == 1
+    assert (slots[0].zygote.stopped, slots[0].workspace.exists()) == (True, False)
+    assert (slots[1].zygote.stopped, slots[1].workspace.exists()) == (False, True)
+    assert list(worker._slots) == [1]
