@@ -125,30 +125,40 @@ def load(path: Path | str) -> Rubrics:
     return parse(path.read_text(encoding="utf-8"), str(path))
 
 
-def problems(rubrics: Rubrics, written: Mapping[str, Mapping[str, float]]) -> list[str]:
-    """One line per way `rubrics` does not fit the written cells `written` ({notebook: {grade id: points}})."""
-    found = []
-    for notebook, cells in written.items():
-        for grade_id, points in cells.items():
-            rubric = rubrics.get((notebook, grade_id))
-            if rubric is None:
+def problems(
+    rubrics: Rubrics,
+    written: Mapping[str, Mapping[str, float]],
+    checked: Mapping[str, Mapping[str, float]] | None = None,
+) -> list[str]:
+    """One line per way `rubrics` does not fit the written cells `written` ({notebook: {grade id: points}}), each of
+    which needs one. `checked` holds the test cells ({notebook: {test cell id: points}}), which may have one for
+    when their check cannot decide (the CLIP caption without its weights) and a person grades them."""
+    found, checked = [], checked or {}
+    cells = [(nb, gid, pts, True) for nb, by_id in written.items() for gid, pts in by_id.items()]
+    cells += [(nb, gid, pts, False) for nb, by_id in checked.items() for gid, pts in by_id.items()]
+    for notebook, grade_id, points, needed in cells:
+        rubric = rubrics.get((notebook, grade_id))
+        if rubric is None:
+            if needed:
                 found.append(f"{notebook}/{grade_id}: no rubric ({points:g} points)")
-                continue
-            for item in rubric.items:
-                if abs(item.points) > points:
-                    found.append(
-                        f"{notebook}/{grade_id}: item {item.id!r} is worth {item.points:+g}, "
-                        f"more than the cell's {points:g} points"
-                    )
-            reachable = sum(i.points for i in rubric.items if i.points > 0)
-            if reachable < points:
+            continue
+        for item in rubric.items:
+            if abs(item.points) > points:
                 found.append(
-                    f"{notebook}/{grade_id}: the positive items add up to {reachable:g} of the cell's "
-                    f"{points:g} points (full marks out of reach)"
+                    f"{notebook}/{grade_id}: item {item.id!r} is worth {item.points:+g}, "
+                    f"more than the cell's {points:g} points"
                 )
+        reachable = sum(i.points for i in rubric.items if i.points > 0)
+        if reachable < points:
+            found.append(
+                f"{notebook}/{grade_id}: the positive items add up to {reachable:g} of the cell's "
+                f"{points:g} points (full marks out of reach)"
+            )
     for notebook, grade_id in rubrics:
-        if grade_id not in written.get(notebook, {}):
-            found.append(f"{notebook}/{grade_id}: a rubric for a cell that is not a written answer of the notebooks")
+        if grade_id not in written.get(notebook, {}) and grade_id not in checked.get(notebook, {}):
+            found.append(
+                f"{notebook}/{grade_id}: a rubric for a cell that is not a written answer or a test cell of the notebooks"
+            )
     return found
 
 

@@ -87,7 +87,7 @@ def test_a_written_cell_without_a_rubric_is_named():
     )
     assert found == [
         "toy/written_new: no rubric (1 points)",
-        "toy/written_toy: a rubric for a cell that is not a written answer of the notebooks",
+        "toy/written_toy: a rubric for a cell that is not a written answer or a test cell of the notebooks",
     ]
 
 

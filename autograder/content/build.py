@@ -236,12 +236,13 @@ def stale_files(source=paths.SOURCE, release=paths.RELEASE, repo=None):
     return problems
 
 
-def written_cells(source=paths.SOURCE):
-    """{notebook: {grade id: points}} of the written answers in the source notebooks."""
+def written_cells(source=paths.SOURCE, kind=contract.is_written_cell):
+    """{notebook: {grade id: points}} of the written answers in the source notebooks (kind=contract.is_test_cell:
+    of the test cells)."""
     found = {}
     for name in notebooks_in(source):
         for cell in nbformat.read(Path(source) / f"{name}.ipynb", as_version=4).cells:
-            if contract.is_written_cell(cell):
+            if kind(cell):
                 meta = contract.nbgrader_meta(cell)
                 found.setdefault(name, {})[meta["grade_id"]] = float(meta.get("points", 0))
     return found
@@ -253,7 +254,7 @@ def rubric_problems(source=paths.SOURCE):
         found = rubrics.load(Path(source) / rubrics.FILENAME)
     except rubrics.RubricError as exc:
         return [str(exc)]
-    return rubrics.problems(found, written_cells(source))
+    return rubrics.problems(found, written_cells(source), written_cells(source, contract.is_test_cell))
 
 
 def main(*, check: bool = False, source: Path = paths.SOURCE, release: Path = paths.RELEASE) -> int:

@@ -90,7 +90,8 @@ def now() -> str:
 
 
 def collect(out: Path, notebooks: Iterable[str] | None = None) -> dict[Key, Answer]:
-    """Every written answer of a graded notebook in OUT (of `notebooks` only, when given)."""
+    """Every answer a person grades in a graded notebook of OUT (of `notebooks` only, when given): the written
+    answers, and the solution cells whose check could not decide, under their test cell's id."""
     results = Results(out)
     found = {}
     for state in results.states():
@@ -104,6 +105,11 @@ def collect(out: Path, notebooks: Iterable[str] | None = None) -> dict[Key, Answ
                 text = texts.get(grade_id, "")
                 answer = Answer(student, notebook, grade_id, text, float(points), grade_id in blank)
                 found[answer.key] = answer
+            for cell in summary.get("cells") or []:  # a cell its check could not decide: a person grades it
+                if cell["score"] is None:
+                    test = contract.test_cell_id(cell["grade_id"])
+                    answer = Answer(student, notebook, test, texts.get(test, ""), float(cell["max_score"]), False)
+                    found[answer.key] = answer
     return found
 
 
@@ -142,12 +148,13 @@ def append_log(out: Path, marks: Iterable[Mark]) -> None:
         os.fsync(f.fileno())
 
 
+# a written answer's comment is on its own cell; a test cell's on the solution cell it checks (test_<grade id>)
 GRADEBOOK_ROWS = """
 SELECT st.id, nb.name, bc.name, g.id, g.manual_score,
        (SELECT c.id FROM comment c JOIN base_cell cb ON c.cell_id = cb.id
-        WHERE c.notebook_id = snb.id AND cb.name = bc.name LIMIT 1),
+        WHERE c.notebook_id = snb.id AND (cb.name = bc.name OR 'test_' || cb.name = bc.name) LIMIT 1),
        (SELECT c.manual_comment FROM comment c JOIN base_cell cb ON c.cell_id = cb.id
-        WHERE c.notebook_id = snb.id AND cb.name = bc.name LIMIT 1)
+        WHERE c.notebook_id = snb.id AND (cb.name = bc.name OR 'test_' || cb.name = bc.name) LIMIT 1)
 FROM grade g
 JOIN grade_cells gc ON g.cell_id = gc.id
 JOIN base_cell bc ON bc.id = gc.id
@@ -156,7 +163,7 @@ JOIN notebook nb ON snb.notebook_id = nb.id
 JOIN submitted_assignment sa ON snb.assignment_id = sa.id
 JOIN assignment a ON sa.assignment_id = a.id
 JOIN student st ON sa.student_id = st.id
-WHERE gc.cell_type = 'markdown' AND a.name = :assignment
+WHERE a.name = :assignment AND (gc.cell_type = 'markdown' OR g.needs_manual_grade OR g.manual_score IS NOT NULL)
 """
 
 

@@ -49,17 +49,17 @@ BASE64 = re.compile(r"[A-Za-z0-9+/=\s]+")
 
 
 def own_outputs(notebook: dict, grade_id: str) -> list[tuple[str, list[dict]]]:
-    """[(cell, outputs)] of the student's own run in the provided code cells a written answer is about: those
-    between the previous written answer (or the notebook's start) and this one, outputs after the marker line
-    that feedback.with_submitted_outputs puts before them."""
+    """[(cell, outputs)] of the student's own run in the provided code cells an answer is about: those between the
+    previous written answer (or the notebook's start) and this answer (a written cell, or the solution cell that
+    test cell `grade_id` checks), outputs after the marker line that feedback.with_submitted_outputs puts first."""
     from autograder.reports.feedback import OWN_RUN
 
     cells, found = notebook.get("cells", []), []
     for cell in cells:
         meta = contract.nbgrader_meta(cell)
+        if contract.is_solution_cell(cell) and meta.get("grade_id") in (grade_id, contract.check_id(grade_id)):
+            return found
         if contract.is_written_cell(cell):
-            if meta.get("grade_id") == grade_id:
-                return found
             found = []
         elif (
             cell.get("cell_type") == "code"

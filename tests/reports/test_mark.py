@@ -366,3 +366,42 @@ def test_marks_on_a_real_grading_run_reach_grades_csv(tmp_path_factory, capsys):
     capsys.readouterr()
     assert mark.main(out=out, source=toy.TOY_SOURCE) == 0
     assert "to grade again" not in capsys.readouterr().out
+
+
+def test_a_cell_its_check_could_not_decide_is_marked_by_rubric(out, tmp_path):
+    """When a check could not decide a cell (as the CLIP caption without its weights), is that cell's answer listed,
+    marked by its own rubric and counted in the notebook's score, its comment on the solution cell?"""
+    import sqlite3
+
+    state_path = out / ".state" / "李明.json"
+    state = json.loads(state_path.read_text())
+    toy_nb = state["notebooks"]["toy"]
+    toy_nb["cells"][1].update(score=None, note="needs manual grading")
+    toy_nb.update(score=1.0, status="needs manual grading: mul")
+    state_path.write_text(json.dumps(state))
+    with sqlite3.connect(out / "gradebook.db") as con:
+        con.execute(
+            "UPDATE grade SET auto_score = NULL, needs_manual_grade = 1 WHERE id = (SELECT g.id FROM grade g "
+            "JOIN base_cell bc ON g.cell_id = bc.id JOIN submitted_notebook snb ON g.notebook_id = snb.id "
+            "JOIN submitted_assignment sa ON snb.assignment_id = sa.id WHERE bc.name = 'test_mul' AND sa.student_id = '李明')"
+        )
+    with open(source(out) / rubrics.FILENAME, "a") as f:
+        f.write(
+            '\n[toy.test_mul]\nanswer = "return a * b"\n\n[[toy.test_mul.items]]\nid = "product"\npoints = 2\n'
+            'text = "Returns the product, sign included."\n'
+        )
+    assert run(out, export=tmp_path / "all.csv") == 0
+    assert [r["student"] for r in read_csv(tmp_path / "all.csv") if r["grade_id"] == "test_mul"] == ["李明"]
+    rows = [["李明", "toy", "test_mul", "product", "", "Checked by hand: 2 * -3 = -6."]]
+    assert run(out, import_csv=write_csv(tmp_path / "in.csv", rows)) == 0
+    entered = read_hand_grades(out / "gradebook.db")[("李明", "toy")]
+    assert entered["test_mul"]["score"] == 2.0
+    with sqlite3.connect(out / "gradebook.db") as con:
+        (comment,) = con.execute(
+            "SELECT c.manual_comment FROM comment c JOIN base_cell bc ON c.cell_id = bc.id JOIN submitted_notebook snb "
+            "ON c.notebook_id = snb.id JOIN submitted_assignment sa ON snb.assignment_id = sa.id "
+            "WHERE bc.name = 'mul' AND sa.student_id = '李明'"
+        ).fetchone()
+    assert comment == "+2 Returns the product, sign included.\nChecked by hand: 2 * -3 = -6."
+    row = {r["student"]: r for r in read_csv(out / "grades.csv")}["李明"]
+    assert (row["score"], row["status"], row["ungraded"]) == ("3", "graded", "written_toy")
