@@ -15,6 +15,8 @@ again) and named on the console; it never becomes 0 by itself.
     mark OUT --groups NB/GRADE_ID     student,group,size: the answers grouped (blank, identical, near, similar)
     mark OUT --rubric NB/GRADE_ID     item,points,text of that question's rubric
     mark OUT --serve                  the grading-by-question page (reports.mark_server) on 127.0.0.1
+    mark OUT --export F --double 10%  a sample of each question's answers for a second grader, who imports it
+                                      with --import F --second: `mark OUT` then prints their agreement
 """
 
 import contextlib
@@ -74,6 +76,7 @@ class Mark:
     at: str
     answer: str  # sha256 of the answer's text when it was marked
     why: str = ""  # why a mark was cleared
+    second: bool = False  # a second grader's mark of a double-marked answer: for agreement, not for the grade
 
     @property
     def key(self) -> Key:
@@ -113,12 +116,12 @@ def collect(out: Path, notebooks: Iterable[str] | None = None) -> dict[Key, Answ
     return found
 
 
-def read_log(out: Path) -> tuple[dict[Key, Mark], list[str]]:
-    """The latest mark of every answer in OUT/marks.jsonl, and one line per log line that cannot be read."""
+def _read(out: Path) -> tuple[list[Mark], list[str]]:
+    """Every mark of OUT/marks.jsonl in order, and one line per log line that cannot be read."""
     path = Path(out) / LOG
-    latest, bad = {}, []
+    marks, bad = [], []
     if not path.exists():
-        return latest, bad
+        return marks, bad
     with open(path, encoding="utf-8") as f:
         for n, line in enumerate(f, 1):
             if not line.strip():
@@ -126,15 +129,27 @@ def read_log(out: Path) -> tuple[dict[Key, Mark], list[str]]:
             try:
                 d = json.loads(line)
                 items = None if d["items"] is None else tuple(d["items"])
-                mark = Mark(
-                    d["student"], d["notebook"], d["grade_id"], items, float(d["adjustment"]), d["comment"],
-                    d["grader"], d["at"], d["answer"], d.get("why", ""),
+                marks.append(
+                    Mark(
+                        d["student"], d["notebook"], d["grade_id"], items, float(d["adjustment"]), d["comment"],
+                        d["grader"], d["at"], d["answer"], d.get("why", ""), bool(d.get("second", False)),
+                    )
                 )  # fmt: skip
             except (ValueError, KeyError, TypeError) as exc:  # a line cut short by a killed process, or hand-edited
                 bad.append(f"{path}:{n}: skipped, not a mark ({one_line(exc, 120)})")
-                continue
-            latest[mark.key] = mark
-    return latest, bad
+    return marks, bad
+
+
+def read_log(out: Path) -> tuple[dict[Key, Mark], list[str]]:
+    """The latest mark of every answer in OUT/marks.jsonl (second marks aside), and one line per log line that
+    cannot be read."""
+    marks, bad = _read(out)
+    return {m.key: m for m in marks if not m.second}, bad
+
+
+def read_second(out: Path) -> dict[Key, Mark]:
+    """The latest second mark of every double-marked answer."""
+    return {m.key: m for m in _read(out)[0] if m.second}
 
 
 def append_log(out: Path, marks: Iterable[Mark]) -> None:
@@ -266,12 +281,12 @@ def _num(x: float) -> str:
     return f"{x:g}"
 
 
-def export_csv(answers: Mapping[Key, Answer], marks: Mapping[Key, Mark]) -> str:
-    """One row per answer; an answer without a mark has empty items and adjustment."""
+def export_csv(answers: Mapping[Key, Answer], marks: Mapping[Key, Mark], only: set[Key] | None = None) -> str:
+    """One row per answer (of `only`, when given); an answer without a mark has empty items and adjustment."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(COLUMNS)
-    for key in sorted(answers, key=_order):
+    for key in sorted(answers if only is None else only, key=_order):
         mark = marks.get(key)
         if mark is None or mark.items is None:
             writer.writerow([*key, "", "", ""])
@@ -337,7 +352,7 @@ def parse_import(
     return rows, errors
 
 
-def _import(out, path, answers, found, grader) -> int:
+def _import(out, path, answers, found, grader, second=False) -> int:
     try:
         text = Path(path).read_text(encoding="utf-8-sig")  # a spreadsheet may save a byte-order mark
     except (OSError, UnicodeDecodeError) as exc:
@@ -349,7 +364,7 @@ def _import(out, path, answers, found, grader) -> int:
         for line in errors:
             print(f"  {line}", file=sys.stderr)
         return 1
-    marks, _ = read_log(out)
+    marks = read_second(out) if second else read_log(out)[0]
     new, at = [], now()
     for key, (items, adjustment, comment) in sorted(rows.items(), key=lambda kv: _order(kv[0])):
         old = marks.get(key)
@@ -357,10 +372,60 @@ def _import(out, path, answers, found, grader) -> int:
             continue
         if old and old.items is not None and old.grader != grader:
             print(f"{key[0]} {key[1]}/{key[2]}: replaces {old.grader}'s mark of {old.at}")
-        new.append(Mark(*key, items, adjustment, comment, grader, at, digest(answers[key].text)))
+        new.append(Mark(*key, items, adjustment, comment, grader, at, digest(answers[key].text), second=second))
     append_log(out, new)
-    print(f"imported {len(new)} mark(s) from {path} ({len(rows) - len(new)} unchanged) as {grader}")
+    what = "second mark(s), for agreement only," if second else "mark(s)"
+    print(f"imported {len(new)} {what} from {path} ({len(rows) - len(new)} unchanged) as {grader}")
     return 0
+
+
+def double_sample(answers: Mapping[Key, Answer], fraction: float) -> set[Key]:
+    """The answers two graders mark independently: per question, `fraction` of its answers that are not blank (at
+    least one), the same ones on every run (chosen by a hash of student and cell)."""
+    by_cell: dict[tuple[str, str], list[Key]] = {}
+    for key, answer in answers.items():
+        if not answer.blank:
+            by_cell.setdefault(key[1:], []).append(key)
+    chosen = set()
+    for keys in by_cell.values():
+        keys.sort(key=lambda k: hashlib.sha256("/".join(k).encode()).hexdigest())
+        chosen.update(keys[: max(1, math.ceil(fraction * len(keys)))])
+    return chosen
+
+
+def agreement(
+    found: Mapping[tuple[str, str], rubrics.Rubric], answers: Mapping[Key, Answer], out: Path
+) -> dict[tuple[str, str], tuple[int, float | None, float]]:
+    """Per question with double-marked answers: (answers marked by two graders, Cohen's kappa on the items, mean
+    absolute difference of the scores). Kappa pools every item of every such answer as one yes/no decision; it is
+    None when both graders made the same single choice everywhere (nothing to chance-correct)."""
+    first, second = read_log(out)[0], read_second(out)
+    pairs: dict[tuple[str, str], list[tuple[Mark, Mark]]] = {}
+    for key, b in second.items():
+        a, rubric = first.get(key), found.get(key[1:])
+        if a is None or a.items is None or b.items is None or rubric is None or key not in answers:
+            continue
+        if rubrics.unknown(rubric, a.items) or rubrics.unknown(rubric, b.items) or a.grader == b.grader:
+            continue
+        pairs.setdefault(key[1:], []).append((a, b))
+    result = {}
+    for cell, marked in pairs.items():
+        rubric, decisions, gaps = found[cell], [], []
+        for a, b in marked:
+            decisions += [(i.id in a.items, i.id in b.items) for i in rubric.items]
+            points = answers[a.key].points
+            gaps.append(
+                abs(
+                    rubrics.score(rubric, a.items, a.adjustment, points)
+                    - rubrics.score(rubric, b.items, b.adjustment, points)
+                )
+            )
+        observed = sum(x == y for x, y in decisions) / len(decisions)
+        pa, pb = sum(x for x, _ in decisions) / len(decisions), sum(y for _, y in decisions) / len(decisions)
+        chance = pa * pb + (1 - pa) * (1 - pb)
+        kappa = None if chance == 1 else (observed - chance) / (1 - chance)
+        result[cell] = (len(marked), kappa, sum(gaps) / len(gaps))
+    return result
 
 
 def _groups(out, answers, spec, found, output, encoder) -> int:
@@ -388,8 +453,9 @@ def _groups(out, answers, spec, found, output, encoder) -> int:
     return 0
 
 
-def _summary(out, answers) -> None:
-    """Per question: answers, blank, graded so far (by anyone, in the gradebook), to grade."""
+def _summary(out, answers, found) -> None:
+    """Per question: answers, blank, graded so far (by anyone, in the gradebook), to grade; then the graders'
+    agreement where answers were marked twice."""
     from autograder.records import read_hand_grades
 
     hand = read_hand_grades(Path(out) / "gradebook.db")
@@ -402,6 +468,14 @@ def _summary(out, answers) -> None:
         c[2] += answer.blank and not scored
     for (notebook, grade_id), (n, graded, blank) in sorted(counts.items(), key=lambda kv: _order(("",) + kv[0])):
         print(f"{notebook}/{grade_id}: {graded} of {n} graded, {blank} blank (0), {n - graded - blank} to grade")
+    for (notebook, grade_id), (n, kappa, gap) in sorted(
+        agreement(found, answers, out).items(), key=lambda kv: _order(("",) + kv[0])
+    ):
+        shown = "n/a (both graders made one choice throughout)" if kappa is None else f"{kappa:.2f}"
+        print(
+            f"{notebook}/{grade_id}: agreement on {n} double-marked answer(s): Cohen's kappa on the items {shown}, "
+            f"mean |score difference| {gap:.2f}"
+        )
 
 
 def main(
@@ -414,6 +488,8 @@ def main(
     rubric: str | None = None,
     grader: str | None = None,
     encoder: str = "minilm",
+    double: str | None = None,
+    second: bool = False,
     serve: bool = False,
     port: int = 8891,
     browser: bool = True,
@@ -440,22 +516,36 @@ def main(
     except (rubrics.RubricError, LookupError) as exc:
         print(f"mark: {exc.args[0]}", file=sys.stderr)
         return 1
+    fraction = None
+    if double is not None:
+        try:
+            fraction = float(double[:-1]) / 100 if double.endswith("%") else float(double)
+        except ValueError:
+            fraction = math.nan
+        if not 0 < fraction <= 1 or export is None:
+            print(
+                f"mark: --double takes a share of the answers with --export, e.g. 10%, got {double!r}", file=sys.stderr
+            )
+            return 1
     answers = collect(out)
     if groups is not None:
         return _groups(out, answers, groups, found, output, encoder)
     grader = grader or getpass.getuser()
     status = 0
     if import_csv is not None:
-        status = _import(out, import_csv, answers, found, grader)
+        status = _import(out, import_csv, answers, found, grader, second)
     for line in sync(out, found, answers)[0]:
         print(line)
     if export is not None:
-        Path(export).write_text(export_csv(answers, read_log(out)[0]), encoding="utf-8")
-        print(f"wrote {len(answers)} answers to {export} ({','.join(COLUMNS)})")
+        only = None if fraction is None else double_sample(answers, fraction)
+        marks = read_second(out) if only is not None else read_log(out)[0]
+        Path(export).write_text(export_csv(answers, marks, only), encoding="utf-8")
+        shown = len(answers) if only is None else f"{len(only)} double-marked"
+        print(f"wrote {shown} answers to {export} ({','.join(COLUMNS)})")
     if serve:
         from autograder.reports import mark_server
 
         return mark_server.serve(mark_server.Marking(out, source, grader, encoder), port, browser)
     if import_csv is None and export is None:
-        _summary(out, answers)
+        _summary(out, answers, found)
     return status

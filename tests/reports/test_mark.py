@@ -405,3 +405,50 @@ def test_a_cell_its_check_could_not_decide_is_marked_by_rubric(out, tmp_path):
     assert comment == "+2 Returns the product, sign included.\nChecked by hand: 2 * -3 = -6."
     row = {r["student"]: r for r in read_csv(out / "grades.csv")}["李明"]
     assert (row["score"], row["status"], row["ungraded"]) == ("3", "graded", "written_toy")
+
+
+def test_a_double_marking_sample_is_exported_blind(out, tmp_path, capsys):
+    """Does --export --double 50% write, per question, half of the answers that are not blank (the same ones every
+    time), without the first grader's marks?"""
+    rows = [[s, "toy", "written_toy", "counting", "", ""] for s in ("Zoë Ñúñez", "李明", "Anna Lee~moodle11")]
+    run(out, import_csv=write_csv(tmp_path / "a.csv", rows), grader="ta-ana")
+    assert run(out, export=tmp_path / "s1.csv", double="50%") == 0
+    assert run(out, export=tmp_path / "s2.csv", double="0.5") == 0
+    sample = read_csv(tmp_path / "s1.csv")
+    assert len(sample) == 2 and (tmp_path / "s1.csv").read_text() == (tmp_path / "s2.csv").read_text()
+    assert all(r["student"] != "Anna Lee~moodle12" and r["items"] == "" for r in sample)
+
+
+def test_second_marks_give_agreement_and_leave_the_grade(out, tmp_path, capsys):
+    """When a second grader marks the same answers (--import --second), is the grade still the first grader's, and
+    does `mark OUT` print Cohen's kappa on the items and the mean score difference for the question?"""
+    first = [
+        ["Zoë Ñúñez", "toy", "written_toy", "counting;order", "", ""],
+        ["李明", "toy", "written_toy", "counting", "", ""],
+        ["Anna Lee~moodle11", "toy", "written_toy", "circular", "", ""],
+    ]
+    second = [
+        ["Zoë Ñúñez", "toy", "written_toy", "counting;order", "", ""],
+        ["李明", "toy", "written_toy", "counting;order", "", ""],
+        ["Anna Lee~moodle11", "toy", "written_toy", "circular", "", ""],
+    ]
+    run(out, import_csv=write_csv(tmp_path / "a.csv", first), grader="ta-ana")
+    assert run(out, import_csv=write_csv(tmp_path / "b.csv", second), grader="ta-ben", second=True) == 0
+    assert hand(out, "李明")["score"] == 0.5
+    capsys.readouterr()
+    assert run(out) == 0
+    # 9 decisions (3 answers x 3 items), 8 agree; ana says yes 4 times, ben 5: chance 4/9 * 5/9 + 5/9 * 4/9
+    chance = 40 / 81
+    kappa = (8 / 9 - chance) / (1 - chance)
+    said = capsys.readouterr().out
+    assert (
+        f"toy/written_toy: agreement on 3 double-marked answer(s): Cohen's kappa on the items {kappa:.2f}, "
+        "mean |score difference| 0.17" in said
+    )
+
+
+def test_double_needs_a_share_and_export(out, capsys):
+    """Is --double without --export, or with a share that is not one, refused in one line?"""
+    assert run(out, double="10%") == 1
+    assert run(out, export=out / "x.csv", double="lots") == 1
+    assert capsys.readouterr().err.count("--double takes a share of the answers with --export, e.g. 10%") == 2
