@@ -152,6 +152,20 @@ def read_second(out: Path) -> dict[Key, Mark]:
     return {m.key: m for m in _read(out)[0] if m.second}
 
 
+@contextlib.contextmanager
+def locked(out: Path):
+    """Hold OUT's marking lock: one writer at a time across processes (two TAs' `mark` commands or pages), from
+    reading the log to writing the gradebook."""
+    import fcntl
+
+    with open(Path(out) / ".marks.lock", "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
 def append_log(out: Path, marks: Iterable[Mark]) -> None:
     """Append marks to OUT/marks.jsonl and flush them to disk (a killed process loses nothing written)."""
     lines = "".join(json.dumps(m.__dict__, ensure_ascii=False, sort_keys=True) + "\n" for m in marks)
@@ -532,10 +546,11 @@ def main(
         return _groups(out, answers, groups, found, output, encoder)
     grader = grader or getpass.getuser()
     status = 0
-    if import_csv is not None:
-        status = _import(out, import_csv, answers, found, grader, second)
-    for line in sync(out, found, answers)[0]:
-        print(line)
+    with locked(out):
+        if import_csv is not None:
+            status = _import(out, import_csv, answers, found, grader, second)
+        for line in sync(out, found, answers)[0]:
+            print(line)
     if export is not None:
         only = None if fraction is None else double_sample(answers, fraction)
         marks = read_second(out) if only is not None else read_log(out)[0]

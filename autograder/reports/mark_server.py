@@ -142,7 +142,7 @@ class Marking:
         if answer is None or not isinstance(group, str):
             return 400, {"error": f"no answer of {shown!r} to {cell[0]}/{cell[1]}"}
         student = answer.student
-        with self.lock:
+        with self.lock, mark.locked(self.out):
             moves = mark.read_moves(self.out)
             names = {g.name for g in self.grouped(cell)}
             if not group:
@@ -185,7 +185,7 @@ class Marking:
         if rubric is None:
             return 404, {"error": f"no rubric for {cell[0]}/{cell[1]}"}
         answers = self.by_pseudonym(cell)
-        with self.lock:
+        with self.lock, mark.locked(self.out):
             marks, _ = mark.read_log(self.out)
             new, stale = [], []
             for change in changes:
@@ -226,7 +226,7 @@ class Marking:
         """Change an item's points and text in rubrics.toml, then re-score every answer."""
         if not isinstance(points, int | float) or isinstance(points, bool) or not isinstance(text, str):
             return 400, {"error": "points should be a number and text a string"}
-        with self.lock:
+        with self.lock, mark.locked(self.out):
             old = self.rubric_path.read_text(encoding="utf-8")
             try:
                 edited = rubrics.edit_item(old, *cell, item_id, float(points), text)

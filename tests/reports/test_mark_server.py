@@ -264,3 +264,29 @@ def test_a_ta_splits_a_group_and_the_move_is_kept(served, tmp_path):
     )
     rows = {r["student"]: r["group"] for r in read_csv(tmp_path / "g.csv")}
     assert (rows["李明"], rows["Zoë Ñúñez"]) == ("split-1", "g1-identical")
+
+
+def test_two_pages_on_one_out_never_both_win(served):
+    """When two TAs' servers on the same OUT write the same answer at the same moment, each having seen it
+    unmarked, is exactly one write taken and the other refused with it shown?"""
+    from concurrent.futures import ThreadPoolExecutor
+
+    base, folder, _ = served
+    other = mark_server.Marking(folder, source(folder), "ta-ben", "tfidf")
+    server, url = mark_server.make_server(other, token="tok-en")
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        bodies = [
+            (b, {"notebook": "toy", "grade_id": "written_toy", "marks": [change("李明", items)]})
+            for b, items in ((base, ["order"]), (url.split("/?")[0], ["counting"]))
+        ]
+        with ThreadPoolExecutor(2) as pool:
+            replies = list(pool.map(lambda args: post(args[0], "/api/mark", args[1]), bodies))
+    finally:
+        server.shutdown()
+        server.server_close()
+        other.settle()
+    assert sorted(status for status, _ in replies) == [200, 409]
+    won = next(body for status, body in replies if status == 200)["answers"][mark_server.pseudonym("李明")]
+    lost = next(body for status, body in replies if status == 409)["now"][mark_server.pseudonym("李明")]
+    assert won["items"] == lost["items"] and len(mark.read_log(folder)[0]) == 1
