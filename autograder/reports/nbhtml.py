@@ -86,6 +86,51 @@ class _Highlighted(str):
     """Code input as Pygments rendered it: every character of the source is HTML-escaped already."""
 
 
+# nbconvert's lab page fails WCAG 2.1 AA: its syntax colours (#008800, #aa22ff, #408080 at 4.2-4.4:1 on the code
+# background), prompts (#307fc1, and grey at half opacity: 2.2:1) and traceback colours are too faint, and links in
+# text are told apart by colour alone. These colours keep each hue at 4.5:1 or more on white, the code background
+# (#f5f5f5) and the error background (#fdd); links are underlined. The sanitiser drops the class that hides the
+# heading anchors (a pilcrow link after each heading), so they are hidden by position.
+READABLE_CSS = """
+:root {
+  --jp-mirror-editor-keyword-color: #006e00; --jp-mirror-editor-builtin-color: #006e00;
+  --jp-mirror-editor-number-color: #006e00; --jp-mirror-editor-quote-color: #006e00;
+  --jp-mirror-editor-variable-3-color: #006e46; --jp-mirror-editor-atom-color: #3c3cc8;
+  --jp-mirror-editor-operator-color: #7a18c0; --jp-mirror-editor-meta-color: #7a18c0;
+  --jp-mirror-editor-comment-color: #2f6767; --jp-mirror-editor-bracket-color: #6b6b50;
+  --jp-mirror-editor-error-color: #c00000; --jp-mirror-editor-hr-color: #6b6b6b;
+  --jp-cell-inprompt-font-color: #2a6ca3; --jp-cell-outprompt-font-color: #a3482d;
+  --jp-cell-prompt-not-active-font-color: #616161; --jp-cell-prompt-not-active-opacity: 1;
+}
+.jp-RenderedText pre .ansi-red-fg, .jp-RenderedText pre .ansi-red-intense-fg { color: #a82228; }
+.jp-RenderedText pre .ansi-green-fg, .jp-RenderedText pre .ansi-green-intense-fg { color: #006b24; }
+.jp-RenderedText pre .ansi-yellow-fg, .jp-RenderedText pre .ansi-yellow-intense-fg { color: #7a5500; }
+.jp-RenderedText pre .ansi-blue-fg, .jp-RenderedText pre .ansi-blue-intense-fg { color: #0058b0; }
+.jp-RenderedText pre .ansi-magenta-fg, .jp-RenderedText pre .ansi-magenta-intense-fg { color: #932a8a; }
+.jp-RenderedText pre .ansi-cyan-fg, .jp-RenderedText pre .ansi-cyan-intense-fg { color: #176868; }
+.jp-RenderedText pre .ansi-white-fg, .jp-RenderedText pre .ansi-white-intense-fg { color: #5f5b50; }
+.jp-RenderedHTMLCommon a:link, .jp-RenderedHTMLCommon a:visited,
+.jp-RenderedText pre a:link, .jp-RenderedText pre a:visited { text-decoration: underline; }
+.jp-RenderedMarkdown :is(h1, h2, h3, h4, h5, h6) > a[href^="#"]:last-child { display: none; }
+"""
+# The lab template with READABLE_CSS after its own styles (later rules of equal weight win).
+_PAGE = (
+    "{%- extends 'index.html.j2' -%}\n"
+    '{%- block html_head_css -%}<style type="text/css">' + READABLE_CSS + "</style>{%- endblock html_head_css -%}"
+)
+
+
+def readable_template():
+    """nbconvert exporter settings for the lab page with READABLE_CSS (feedback pages, the grade report)."""
+    from jinja2 import DictLoader
+
+    return {
+        "template_name": "lab",
+        "extra_loaders": [DictLoader({"a3_page.html.j2": _PAGE})],
+        "template_file": "a3_page.html.j2",
+    }
+
+
 @functools.lru_cache(maxsize=None)
 def _exporter(mathjax_url):
     """nbconvert's lab HTML exporter, built once per process: sanitises what a student can fill with HTML,
@@ -100,7 +145,7 @@ def _exporter(mathjax_url):
     from nbconvert.filters import Highlight2HTML
 
     # markdown and HTML outputs sanitised too; MathJax from the feedback folder (install_mathjax), not a CDN
-    exporter = HTMLExporter(template_name="lab", sanitize_html=True, mathjax_url=mathjax_url)
+    exporter = HTMLExporter(sanitize_html=True, mathjax_url=mathjax_url, **readable_template())
     highlight = Highlight2HTML(pygments_lexer="ipython3", parent=exporter)
     # Every student's page repeats the course's own cells, so both filters remember what they made for short
     # texts (pure functions of the text; cell metadata reaches Pygments only through "magics_language")

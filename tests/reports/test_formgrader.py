@@ -5,7 +5,6 @@ a hostile written answer runs nothing there."""
 import csv
 import json
 import shutil
-import socket
 import subprocess
 import time
 import urllib.error
@@ -17,6 +16,7 @@ import pytest
 from autograder.grading import pipeline
 from autograder.reports import feedback, formgrader
 from tests.fixtures import toy
+from tests.reports.browser import Browser, free_port
 from tests.reports.payloads import MARK, MARKDOWN_PAYLOADS, OUTPUT_PAYLOADS
 
 TOKEN = "a3-test-token"
@@ -35,12 +35,6 @@ def hostile_submission(release_nb):
         for i, p in enumerate(OUTPUT_PAYLOADS)
     ]
     return nb
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def status_of(base, path, method="GET", body=None):
@@ -115,66 +109,6 @@ def test_manual_grading_view_shows_the_written_answer(server):
     (notebook,) = call(base, "/formgrader/api/submitted_notebooks/a3/toy")
     page = call(base, f"/formgrader/submissions/{notebook['id']}/")
     assert "By counting." in page and "written_toy" in page and "<script>document" not in page
-
-
-class Browser:
-    """Headless Chromium driven over the DevTools protocol: open a page, run JavaScript in it."""
-
-    def __init__(self, profile):
-        import websocket
-
-        chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-        assert chromium, "expected Debian's chromium (./setup.sh installs it)"
-        port = free_port()
-        self.proc = subprocess.Popen(
-            [
-                chromium,
-                "--headless",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--no-first-run",
-                f"--user-data-dir={profile}",
-                f"--remote-debugging-port={port}",
-                "about:blank",
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        for _ in range(60):
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/json", timeout=5) as r:
-                    page = next(t for t in json.load(r) if t["type"] == "page")
-                break
-            except (OSError, StopIteration):
-                time.sleep(0.5)
-        self.ws = websocket.create_connection(page["webSocketDebuggerUrl"], timeout=30, suppress_origin=True)
-        self.n = 0
-
-    def send(self, method, **params):
-        self.n += 1
-        self.ws.send(json.dumps({"id": self.n, "method": method, "params": params}))
-        while True:
-            reply = json.loads(self.ws.recv())
-            if reply.get("id") == self.n:
-                return reply.get("result", {})
-
-    def run(self, script):
-        """The value of a JavaScript expression in the page."""
-        return self.send("Runtime.evaluate", expression=script, returnByValue=True)["result"].get("value")
-
-    def open(self, url, ready):
-        """Go to url and wait until the expression `ready` is true."""
-        self.send("Page.navigate", url=url)
-        for _ in range(120):
-            if self.run(f"document.readyState === 'complete' && !!({ready})"):
-                return
-            time.sleep(0.25)
-        raise AssertionError(f"{url} never became ready ({ready})")
-
-    def close(self):
-        self.ws.close()
-        self.proc.kill()
-        self.proc.wait()
 
 
 @pytest.fixture(scope="module")
