@@ -82,6 +82,7 @@ def _options(name, parser):
             "--double", metavar="SHARE", help="with --export: a sample (e.g. 10%%) of each question for a second grader"
         )
         add("--second", action="store_true", help="with --import: second marks, for agreement only (not the grade)")
+        add("--regrades", type=Path, help="queue regrade requests: CSV student,notebook,grade_id,reason")
         add("--serve", action="store_true", help="serve the grading-by-question page on 127.0.0.1 (with a token)")
         add("--port", type=int, default=8891, help="port of --serve (default 8891)")
         add("--no-browser", dest="browser", action="store_false", help="--serve without opening a browser")

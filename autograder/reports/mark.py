@@ -15,6 +15,7 @@ again) and named on the console; it never becomes 0 by itself.
     mark OUT --groups NB/GRADE_ID     student,group,size: the answers grouped (blank, identical, near, similar)
     mark OUT --rubric NB/GRADE_ID     item,points,text of that question's rubric
     mark OUT --serve                  the grading-by-question page (reports.mark_server) on 127.0.0.1
+    mark OUT --regrades FILE.csv      student,notebook,grade_id,reason: regrade requests, queued on the page
     mark OUT --export F --double 10%  a sample of each question's answers for a second grader, who imports it
                                       with --import F --second: `mark OUT` then prints their agreement
 """
@@ -39,6 +40,8 @@ from autograder.records import Results, not_graded_yet, was_graded
 from autograder.text import one_line
 
 LOG = "marks.jsonl"
+REGRADES = "regrades.jsonl"  # append-only: regrade requests, then how each was resolved
+REGRADE_COLUMNS = ["student", "notebook", "grade_id", "reason"]
 MOVES = "mark_groups.json"  # {"NB/GRADE_ID": {student: group name}}: answers a TA moved to another group
 COLUMNS = ["student", "notebook", "grade_id", "items", "adjustment", "comment"]
 STUB = "YOUR ANSWER HERE"  # nbgrader's text stub: an answer left as released (blank)
@@ -393,6 +396,70 @@ def _import(out, path, answers, found, grader, second=False) -> int:
     return 0
 
 
+def read_regrades(out: Path) -> dict[Key, dict]:
+    """The latest regrade entry of every answer that has one: a request ("open") or its resolution."""
+    path = Path(out) / REGRADES
+    latest = {}
+    if path.exists():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                d = json.loads(line)
+                latest[(d["student"], d["notebook"], d["grade_id"])] = d
+            except (ValueError, KeyError, TypeError):  # a line cut short by a killed process
+                continue
+    return latest
+
+
+def append_regrades(out: Path, entries: Iterable[dict]) -> None:
+    """Append regrade requests or resolutions to OUT/regrades.jsonl, flushed to disk."""
+    lines = "".join(json.dumps(e, ensure_ascii=False, sort_keys=True) + "\n" for e in entries)
+    with open(Path(out) / REGRADES, "a", encoding="utf-8") as f:
+        f.write(lines)
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def _regrades(out, path, answers, grader) -> int:
+    """Queue the regrade requests of a CSV (student,notebook,grade_id,reason), every row checked first."""
+    from autograder.records import read_hand_grades
+
+    try:
+        reader = csv.DictReader(io.StringIO(Path(path).read_text(encoding="utf-8-sig")))
+        rows = list(reader)
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        print(f"mark: cannot read {path}: {one_line(exc)}", file=sys.stderr)
+        return 1
+    missing = [c for c in REGRADE_COLUMNS if c not in (reader.fieldnames or [])]
+    errors = (
+        [f"{path}: missing column(s) {', '.join(missing)} (expected {','.join(REGRADE_COLUMNS)})"] if missing else []
+    )
+    wanted = {}
+    for n, row in enumerate(rows if not missing else [], 2):
+        key = tuple((row.get(c) or "").strip() for c in REGRADE_COLUMNS[:3])
+        if key not in answers:
+            errors.append(f"{path}:{n}: no graded answer of {key[0]!r} to {key[1]}/{key[2]}")
+        elif not (row.get("reason") or "").strip():
+            errors.append(f"{path}:{n}: a regrade request needs a reason")
+        else:
+            wanted[key] = row["reason"].strip()
+    if errors:
+        print(f"mark: {path}: nothing queued, {len(errors)} row(s) to fix:", file=sys.stderr)
+        for line in errors:
+            print(f"  {line}", file=sys.stderr)
+        return 1
+    hand, open_now, at = read_hand_grades(Path(out) / "gradebook.db"), read_regrades(out), now()
+    new = []
+    for key, reason in sorted(wanted.items(), key=lambda kv: _order(kv[0])):
+        if (open_now.get(key) or {}).get("status") == "open" and open_now[key]["reason"] == reason:
+            continue
+        score = (hand.get(key[:2], {}).get(key[2]) or {}).get("score")
+        new.append(dict(zip(("student", "notebook", "grade_id"), key), status="open", reason=reason, score=score,
+                        by=grader, at=at))  # fmt: skip
+    append_regrades(out, new)
+    print(f"queued {len(new)} regrade request(s) from {path} ({len(wanted) - len(new)} already open)")
+    return 0
+
+
 def double_sample(answers: Mapping[Key, Answer], fraction: float) -> set[Key]:
     """The answers two graders mark independently: per question, `fraction` of its answers that are not blank (at
     least one), the same ones on every run (chosen by a hash of student and cell)."""
@@ -482,6 +549,9 @@ def _summary(out, answers, found) -> None:
         c[2] += answer.blank and not scored
     for (notebook, grade_id), (n, graded, blank) in sorted(counts.items(), key=lambda kv: _order(("",) + kv[0])):
         print(f"{notebook}/{grade_id}: {graded} of {n} graded, {blank} blank (0), {n - graded - blank} to grade")
+    for (student, notebook, grade_id), entry in sorted(read_regrades(out).items(), key=lambda kv: _order(kv[0])):
+        if entry["status"] == "open":
+            print(f"regrade requested: {student} {notebook}/{grade_id}: {one_line(entry['reason'], 200)}")
     for (notebook, grade_id), (n, kappa, gap) in sorted(
         agreement(found, answers, out).items(), key=lambda kv: _order(("",) + kv[0])
     ):
@@ -504,6 +574,7 @@ def main(
     encoder: str = "minilm",
     double: str | None = None,
     second: bool = False,
+    regrades: Path | None = None,
     serve: bool = False,
     port: int = 8891,
     browser: bool = True,
@@ -549,6 +620,8 @@ def main(
     with locked(out):
         if import_csv is not None:
             status = _import(out, import_csv, answers, found, grader, second)
+        if regrades is not None:
+            status = _regrades(out, regrades, answers, grader) or status
         for line in sync(out, found, answers)[0]:
             print(line)
     if export is not None:
@@ -561,6 +634,6 @@ def main(
         from autograder.reports import mark_server
 
         return mark_server.serve(mark_server.Marking(out, source, grader, encoder), port, browser)
-    if import_csv is None and export is None:
+    if import_csv is None and export is None and regrades is None:
         _summary(out, answers, found)
     return status

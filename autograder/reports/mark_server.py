@@ -175,7 +175,32 @@ class Marking:
                 "by": m.grader if m else "",
             }
         graded = sum(1 for s, a in answers.items() if scores[s] is not None or a.blank)
-        return {"answers": found, "graded": graded, "total": len(answers)}
+        return {"answers": found, "graded": graded, "total": len(answers), "regrades": self.open_regrades(cell)}
+
+    def open_regrades(self, cell: tuple[str, str]) -> dict[str, str]:
+        """{pseudonym: reason} of the open regrade requests of a question."""
+        return {
+            pseudonym(key[0]): entry["reason"]
+            for key, entry in mark.read_regrades(self.out).items()
+            if key[1:] == cell and entry["status"] == "open"
+        }
+
+    def resolve(self, cell: tuple[str, str], shown: str, why) -> tuple[int, dict]:
+        """Close an answer's regrade request: "changed" when its score differs from the one it was asked about,
+        else "kept", with who and why, in OUT/regrades.jsonl."""
+        answer = self.by_pseudonym(cell).get(shown)
+        if answer is None or not isinstance(why, str) or not why.strip():
+            return 400, {"error": "resolving a regrade request needs the answer and why"}
+        with self.lock, mark.locked(self.out):
+            request = mark.read_regrades(self.out).get(answer.key)
+            if not request or request["status"] != "open":
+                return 409, {"error": "no open regrade request for this answer"}
+            score = self.scores(cell)[answer.student]
+            status = "kept" if score == request.get("score") else "changed"
+            entry = dict(request, status=status, score_before=request.get("score"), score_after=score)
+            entry.update(why=why.strip(), by=self.grader, at=mark.now())
+            mark.append_regrades(self.out, [entry])
+        return 200, self.state(cell)
 
     def apply(self, cell: tuple[str, str], changes: list[dict]) -> tuple[int, dict]:
         """Write the marks of `changes` ({student, items, adjustment, comment, version}) if every answer's mark is
@@ -288,6 +313,8 @@ STYLE = """
 body { font: 15px/1.45 system-ui, sans-serif; margin: 1.5em auto; max-width: 70em; padding: 0 1em; }
 .answer { border: 1px solid #ccc; border-radius: 6px; padding: .6em .8em; margin: .5em 0; }
 .answer:focus { outline: 3px solid #4a7; }
+.answer.regrade { border: 2px solid #c70; }
+#regrades { border: 2px solid #c70; padding: .3em .8em; margin: .8em 0; }
 .text { white-space: pre-wrap; overflow-wrap: anywhere; background: #f7f7f7; padding: .4em; margin: .3em 0; }
 .group { border-left: 4px solid #8ab; padding-left: .8em; margin: 1.2em 0; }
 .score { font-weight: bold; float: right; }
@@ -352,6 +379,14 @@ document.addEventListener("change", e => {
 document.addEventListener("click", e => {
   const b = e.target.closest("button.group-item");
   if (b) toggleGroup(b.closest(".group"), b.dataset.item);
+  const resolve = e.target.closest("button.resolve");
+  if (resolve) {
+    const el = resolve.closest(".answer");
+    post("/api/regrade", {notebook: cell.notebook, grade_id: cell.grade_id, student: el.dataset.student,
+                          why: el.querySelector("input.why").value})
+      .then(([status, body]) => { if (status === 200) location.reload();
+                                  else document.getElementById("message").textContent = body.error; });
+  }
   const edit = e.target.closest("button.edit-item");
   if (edit) {
     const row = edit.closest("tr");
@@ -363,7 +398,7 @@ document.addEventListener("click", e => {
   }
 });
 document.addEventListener("keydown", e => {
-  if (e.target.matches("input[type=text], input.adj, input.points")) return;
+  if (e.target.matches("input")) return;
   const all = [...document.querySelectorAll(".answer")];
   const here = document.activeElement.closest ? document.activeElement.closest(".answer") : null;
   if (e.key === "j" || e.key === "k") {
@@ -427,6 +462,7 @@ def question_page(marking: Marking, cell: tuple[str, str], names: bool, token: s
     rubric = marking.rubrics()[cell]
     answers = marking.cell_answers(cell)
     points = marking._points(cell)
+    requests = marking.open_regrades(cell)
     keys = "".join(
         f'<tr><td>{n}</td><td>{e(i.id)}</td><td><input class="points" size="5" value="{i.points:g}"></td>'
         f'<td><input class="text" type="text" size="90" value="{e(i.text)}"><div class="note">{e(i.note)}</div></td>'
@@ -452,8 +488,16 @@ def question_page(marking: Marking, cell: tuple[str, str], names: bool, token: s
                 for i in rubric.items
             )
             who = student if names else pseudonym(student)
+            request = requests.get(pseudonym(student))
+            regrade = (
+                f'<div class="request">regrade requested: {e(request)} — why this grade: '
+                f'<input class="why" type="text" size="50"> <button class="resolve">resolve</button></div>'
+                if request
+                else ""
+            )
             cards.append(
-                f'<div class="answer" tabindex="0" data-student="{e(pseudonym(student))}" data-version="">'
+                f'<div class="answer{" regrade" if request else ""}" id="{e(pseudonym(student))}" tabindex="0" '
+                f'data-student="{e(pseudonym(student))}" data-version="">{regrade}'
                 f'<span class="score"></span><b>{e(who)}</b>'
                 f'<div class="text">{e(shown) if shown.strip() else "<i>(blank: 0)</i>"}</div>'
                 f'<details class="outputs"><summary>their outputs above the question</summary></details>'
@@ -466,13 +510,17 @@ def question_page(marking: Marking, cell: tuple[str, str], names: bool, token: s
             f'<div class="group"><h3>{e(group.name)}: {len(group.students)} answer(s)</h3>'
             f"<div>apply to the whole group: {buttons}</div>{''.join(cards)}</div>"
         )
+    queue = "".join(
+        f'<li><a href="#{e(who)}">{e(who)}</a>: {e(reason)}</li>' for who, reason in sorted(requests.items())
+    )
+    queue = f'<div id="regrades"><b>regrade requests ({len(requests)} open)</b><ul>{queue}</ul></div>' if queue else ""
     toggle = f'<a href="?names={0 if names else 1}">{"hide" if names else "show"} names</a>'
     body = (
         f'<div id="status"><a href="/">all questions</a> · <b>{e(cell[0])}/{e(cell[1])}</b> ({points:g} points) · '
         f'<span id="graded"></span> · {toggle} · <span id="message"></span></div>'
         f'<p class="note">Keys: j/k next/previous answer; 1-9 toggle an item on the answer; shift+1-9 on its group.</p>'
         f'<table class="rubric"><tr><th>key</th><th>item</th><th>points</th><th>text (what the student reads)</th></tr>{keys}</table>'
-        f'<details><summary>model answer</summary><div class="text">{e(rubric.answer)}</div></details>'
+        f'<details><summary>model answer</summary><div class="text">{e(rubric.answer)}</div></details>{queue}'
         + "".join(groups)
     )
     data = _json_script(
@@ -545,6 +593,8 @@ def handler(marking: Marking, token: str):
                 cell = (body["notebook"], body["grade_id"])
                 if self.path == "/api/mark":
                     status, reply = marking.apply(cell, list(body["marks"]))
+                elif self.path == "/api/regrade":
+                    status, reply = marking.resolve(cell, body.get("student"), body.get("why"))
                 elif self.path == "/api/move":
                     status, reply = marking.move(cell, body.get("student"), body.get("group"))
                 elif self.path == "/api/item":

@@ -452,3 +452,33 @@ def test_double_needs_a_share_and_export(out, capsys):
     assert run(out, double="10%") == 1
     assert run(out, export=out / "x.csv", double="lots") == 1
     assert capsys.readouterr().err.count("--double takes a share of the answers with --export, e.g. 10%") == 2
+
+
+def test_regrade_requests_are_checked_then_queued(out, tmp_path, capsys):
+    """Does --regrades queue each request with the score it was asked about, list the open ones in `mark OUT`, and
+    refuse a file with an unknown answer or no reason, queueing nothing?"""
+    run(out, import_csv=write_csv(tmp_path / "in.csv", [["李明", "toy", "written_toy", "order", "", ""]]))
+    bad = tmp_path / "bad.csv"
+    bad.write_text(
+        "student,notebook,grade_id,reason\n李明,toy,written_toy,I named the sets.\nAnna Lee,toy,written_toy,x\n李明,toy,written_tyo,\n"
+    )
+    assert run(out, regrades=bad) == 1
+    err = capsys.readouterr().err
+    assert (
+        "bad.csv:3: no graded answer of 'Anna Lee' to toy/written_toy" in err and "bad.csv:4: no graded answer" in err
+    )
+    assert not (out / mark.REGRADES).exists()
+    good = tmp_path / "good.csv"
+    good.write_text("student,notebook,grade_id,reason\n李明,toy,written_toy,I named the sets.\n")
+    assert run(out, regrades=good, grader="head-ta") == 0
+    assert run(out, regrades=good, grader="head-ta") == 0
+    assert "queued 0 regrade request(s)" in capsys.readouterr().out
+    (entry,) = [json.loads(line) for line in (out / mark.REGRADES).read_text().splitlines()]
+    assert (entry["status"], entry["score"], entry["reason"], entry["by"]) == (
+        "open",
+        0.5,
+        "I named the sets.",
+        "head-ta",
+    )
+    run(out)
+    assert "regrade requested: 李明 toy/written_toy: I named the sets." in capsys.readouterr().out

@@ -290,3 +290,32 @@ def test_two_pages_on_one_out_never_both_win(served):
     won = next(body for status, body in replies if status == 200)["answers"][mark_server.pseudonym("李明")]
     lost = next(body for status, body in replies if status == 409)["now"][mark_server.pseudonym("李明")]
     assert won["items"] == lost["items"] and len(mark.read_log(folder)[0]) == 1
+
+
+def test_a_regrade_request_is_queued_on_the_page_and_resolved(served, tmp_path):
+    """Is a requested answer listed at the top of its question and marked, and does resolving it record who
+    resolved it, why, and whether the score changed, closing the request?"""
+    base, folder, _ = served
+    body = {"notebook": "toy", "grade_id": "written_toy"}
+    post(base, "/api/mark", dict(body, marks=[change("李明", ["order"])]))
+    (tmp_path / "r.csv").write_text(
+        "student,notebook,grade_id,reason\n李明,toy,written_toy,I <b>did</b> relate it to counting.\n"
+    )
+    assert mark.main(out=folder, source=source(folder), regrades=tmp_path / "r.csv") == 0
+    page, _ = get(base, "/q/toy/written_toy")
+    who = mark_server.pseudonym("李明")
+    assert "regrade requests (1 open)" in page and f'href="#{who}"' in page
+    assert "I &lt;b&gt;did&lt;/b&gt; relate it to counting." in page and "<b>did</b>" not in page
+    assert post(base, "/api/regrade", dict(body, student=who, why=""))[0] == 400
+    version = get(base, "/q/toy/written_toy")[0].split(f'"{who}": ')[1].split('"version": "')[1].split('"')[0]
+    post(base, "/api/mark", dict(body, marks=[change("李明", ["order", "counting"], version)]))
+    status, state = post(base, "/api/regrade", dict(body, student=who, why="It does: counting is named."))
+    assert status == 200 and state["regrades"] == {}
+    entry = mark.read_regrades(folder)[("李明", "toy", "written_toy")]
+    assert (entry["status"], entry["score_before"], entry["score_after"], entry["by"]) == (
+        "changed",
+        0.5,
+        1.0,
+        "ta-ana",
+    )
+    assert post(base, "/api/regrade", dict(body, student=who, why="again"))[0] == 409
