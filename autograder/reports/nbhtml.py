@@ -113,10 +113,20 @@ READABLE_CSS = """
 .jp-RenderedText pre a:link, .jp-RenderedText pre a:visited { text-decoration: underline; }
 .jp-RenderedMarkdown :is(h1, h2, h3, h4, h5, h6) > a[href^="#"]:last-child { display: none; }
 """
-# The lab template with READABLE_CSS after its own styles (later rules of equal weight win).
-_PAGE = (
-    "{%- extends 'index.html.j2' -%}\n"
-    '{%- block html_head_css -%}<style type="text/css">' + READABLE_CSS + "</style>{%- endblock html_head_css -%}"
+# The lab template with READABLE_CSS after its own styles (later rules of equal weight win), and every image with a
+# text alternative: the output's "alt" metadata (IPython's Image(alt=...), the grade report's figures), else what
+# the output says of itself in text ("<Figure size 640x480 with 1 Axes>"), rather than nbconvert's "No description".
+_ALT = "(output | get_metadata('alt', '{mime}') or 'Figure: ' ~ output.data.get('text/plain', 'no description'))"
+_PAGE = "\n".join(
+    [
+        "{%- extends 'index.html.j2' -%}",
+        '{%- block html_head_css -%}<style type="text/css">' + READABLE_CSS + "</style>{%- endblock html_head_css -%}",
+        *(
+            f"{{% block {block} scoped %}}{{{{ super() | replace('<img ', '<img alt=\"' ~ {_ALT.format(mime=mime)} "
+            f"| escape_html ~ '\" ', 1) }}}}{{% endblock {block} %}}"
+            for block, mime in (("data_png", "image/png"), ("data_jpg", "image/jpeg"))
+        ),
+    ]
 )
 
 

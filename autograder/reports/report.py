@@ -22,6 +22,7 @@ from autograder import envvars
 from autograder.contract import NOTEBOOKS, WRITTEN
 from autograder.paths import ROOT
 from autograder.records import BLANK, HAND_GRADED, WAITING, Status, not_graded_yet, was_graded
+from autograder.reports import nbhtml
 from autograder.reports.export import export, natural_key, use_term_files
 from autograder.term import TermError
 from autograder.text import one_line
@@ -305,8 +306,11 @@ def render(out, dest=None, show_code=False, timeout=600):
         finally:
             if km.has_kernel:  # nbclient leaves a kernel manager it was given running
                 km.shutdown_kernel(now=True)
-    html, _ = HTMLExporter(
-        exclude_input=not show_code, exclude_input_prompt=True, exclude_output_prompt=True
+    html, _ = HTMLExporter(  # the feedback pages' readable colours, underlined links and figures' text alternatives
+        exclude_input=not show_code,
+        exclude_input_prompt=True,
+        exclude_output_prompt=True,
+        **nbhtml.readable_template(),
     ).from_notebook_node(nb)
     dest.parent.mkdir(parents=True, exist_ok=True)
     dest.write_text(html, encoding="utf-8")

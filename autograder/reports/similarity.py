@@ -710,9 +710,9 @@ _STYLE = """
 body{font-family:sans-serif;margin:2em;max-width:1400px}table{border-collapse:collapse}
 td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}
 .bar{display:inline-block;background:#7a9cc6;height:10px}.flag{color:#b00;font-weight:bold}
-.pair{display:grid;grid-template-columns:1fr 1fr;gap:8px}pre{background:#fafafa;border:1px solid #ddd;
-padding:6px;overflow-x:auto;font-size:12px;white-space:pre-wrap}mark{background:#ffd54f}.starter{color:#aaa}
-.note{color:#555;font-size:90%}
+.pair{display:grid;grid-template-columns:repeat(auto-fit,minmax(20em,1fr));gap:8px}pre{background:#fafafa;
+border:1px solid #ddd;padding:6px;overflow-x:auto;font-size:12px;white-space:pre-wrap}mark{background:#ffd54f}
+.starter{color:#666;font-style:italic}.note{color:#555;font-size:90%}
 """
 
 
@@ -744,8 +744,9 @@ def html_text(reports: list[CellReport], notes: list[str], n_students: int) -> s
     n_flagged = sum(row["flagged"] for r in reports for row in r.rows)
     n_pairs = len({(row["student_a"], row["student_b"]) for r in reports for row in r.rows if row["flagged"]})
     parts = [
-        "<!DOCTYPE html><html><head><meta charset='utf-8'><title>A3 similarity (TAs only)</title>"
-        f"<style>{_STYLE}</style></head><body><h1>Similarity between students (TAs only)</h1>",
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
+        "<meta name='viewport' content='width=device-width, initial-scale=1'><title>A3 similarity (TAs only)</title>"
+        f"<style>{_STYLE}</style></head><body><main><h1>Similarity between students (TAs only)</h1>",
         f"<p>{n_students} students; {len(reports)} cells compared; {n_flagged} cell(s) flagged for "
         f"{n_pairs} pair(s) of students: similarity at or above {THRESHOLD} in a cell long enough to tell. "
         "Similarity is the weighted share of fingerprints two cells have in common (Dice; starter code removed, fingerprints most of the class shares down-weighted). A "
@@ -780,7 +781,7 @@ def html_text(reports: list[CellReport], notes: list[str], n_students: int) -> s
             )
         parts.append(
             "<details><summary>histogram of pair similarities</summary><table><tr><th>similarity</th>"
-            f"<th>pairs</th><th></th></tr>{''.join(bars)}</table></details>"
+            f"<th>pairs</th><th>bar</th></tr>{''.join(bars)}</table></details>"
         )
         if not r.rows:
             parts.append("<p>No pair worth a look.</p>")
@@ -806,7 +807,7 @@ def html_text(reports: list[CellReport], notes: list[str], n_students: int) -> s
                 f"{_highlighted(pair['source_b'], pair['spans_b'], starter_lines)}</pre></div></div></details>"
             )
     parts.append(f"<h2 id='notes'>Notes ({len(notes)})</h2>")
-    parts.append("<ul class='note'>" + "".join(f"<li>{e(n)}</li>" for n in notes) + "</ul></body></html>")
+    parts.append("<ul class='note'>" + "".join(f"<li>{e(n)}</li>" for n in notes) + "</ul></main></body></html>")
     return "".join(parts)
 
 
