@@ -16,6 +16,7 @@ import json
 import math
 import re
 import secrets
+import signal
 import sys
 import threading
 import urllib.parse
@@ -617,9 +618,14 @@ def make_server(marking: Marking, port: int = 0, token: str | None = None) -> tu
     return server, f"http://127.0.0.1:{server.server_address[1]}/?token={token}"
 
 
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
 def serve(marking: Marking, port: int, browser: bool) -> int:
     """Serve until interrupted; every mark is on disk as soon as the page showed it."""
     server, url = make_server(marking, port)
+    signal.signal(signal.SIGTERM, _interrupt)  # a plain kill stops it as Ctrl-C does, pages brought up to date
     print(f"grading by question at {url}  (Ctrl-C to stop; every mark is saved as it is made)", flush=True)
     if browser:
         webbrowser.open(url)
