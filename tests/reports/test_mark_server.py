@@ -13,6 +13,7 @@ import pytest
 from autograder import rubrics
 from autograder.records import Results
 from autograder.reports import mark, mark_server
+from tests.reports.test_mark import RIGHT as RIGHT_TEXT
 from tests.reports.test_mark import STUDENTS, graded, hand, out, read_csv, source  # noqa: F401
 
 HOSTILE = 'See <script>alert("x")</script> <img src=x onerror=alert(1)> [link](javascript:alert(2))'
@@ -319,3 +320,16 @@ def test_a_regrade_request_is_queued_on_the_page_and_resolved(served, tmp_path):
         "ta-ana",
     )
     assert post(base, "/api/regrade", dict(body, student=who, why="again"))[0] == 409
+
+
+def test_a_huge_paste_is_cut_on_the_page(served):
+    """Is a 5 MB pasted answer shown cut, saying how long it was, without holding up the page?"""
+    base, folder, marking = served
+    path = Results(folder).autograded_path("Zoë Ñúñez", "toy")
+    path.write_text(path.read_text().replace(RIGHT_TEXT, "loss 0.123 " * 500_000))
+    marking.answers = mark.collect(folder)
+    marking.groups.clear()
+    start = time.perf_counter()
+    page, _ = get(base, "/q/toy/written_toy")
+    assert time.perf_counter() - start < 10
+    assert "[cut: 5,500,000 characters in all]" in page and len(page) < 200_000
