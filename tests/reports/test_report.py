@@ -264,6 +264,27 @@ def test_report_says_what_its_check_sections_leave_out(rendered):
     assert "Not counted here or below: 6 written answers, 0 cells graded by a person, 0 cells left as released." in html
 
 
+def test_report_shows_the_item_analysis(rendered):
+    """Does `report OUT` write item_analysis.csv and show the item analysis with what it left out: the missing and
+    the unreadable notebook, the five written answers still waiting?"""
+    out, _, html = rendered
+    table = pd.read_csv(out / "item_analysis.csv", keep_default_na=False)
+    assert set(table["kind"]) == {"autograded", "written", "notebook", "assignment"}
+    causal = table.set_index("grade_id").loc["causal_scaled_dot_attention"]
+    assert float(causal["facility"]) == pytest.approx(1 / 6, abs=1e-4)  # the CSV keeps 4 significant digits
+    assert "Left out: 2 notebooks not graded (missing or unreadable), 5 cells waiting for a person." in html
+    assert "Cronbach" in html and "reason(s) no catalogue mutant produces" in html
+
+
+def test_report_figures_describe_what_they_show(rendered):
+    """Does every figure of the report carry a text alternative with its numbers (never nbconvert's 'No
+    description')?"""
+    _, _, html = rendered
+    alts = re.findall(r'<img alt="([^"]*)"', html)
+    assert len(alts) == 7 and not any("No description" in a for a in alts)
+    assert any("causal_scaled_dot_attention 5 of 6" in a for a in alts)
+
+
 def test_report_survives_a_run_without_timings_or_repairs(tmp_path):
     """Does the report render from grades.csv and grades_by_cell.csv alone, saying timings were not recorded?"""
     out = make_out(tmp_path / "out", timings=False, repairs=False)
