@@ -18,7 +18,7 @@ from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute
 from traitlets import DottedObjectName, Type
 
-from autograder import envvars
+from autograder import contract, envvars
 from autograder.sandbox.limits import limits, out_of_memory, timed_out
 from autograder.sandbox.zygote import client as zygote_client
 
@@ -49,6 +49,18 @@ def ran_out_of_memory(cell: NotebookNode) -> bool:
             if out.get("ename") == "MemoryError" or any(s in out.get("evalue", "") for s in MEMORY_SIGNS):
                 return True
     return False
+
+
+def one_cause_per_cell(incidents: list[dict]) -> list[dict]:
+    """[{"cell", "cause"}]: one incident per cell, in the order the cells were stopped. A cell that ran into a limit
+    besides its time keeps that one (a fork bomb ignores its interrupt, so it also runs past its time; "timeout":
+    True marks a time limit), any other keeps its first."""
+    chosen = {}
+    for incident in incidents:
+        cell = incident["cell"]
+        if cell not in chosen or (chosen[cell].get("timeout") and not incident.get("timeout")):
+            chosen[cell] = incident
+    return [{"cell": cell, "cause": incident["cause"]} for cell, incident in chosen.items()]
 
 
 def _workspace() -> Path | None:
@@ -119,8 +131,8 @@ class ResilientExecute(Execute):
 
     A cell that ran into a limit (its time, memory, or the sandbox's processes, which the zygote's guard
     reports) gets a LIMIT_ERROR output saying which, and the notebook's metadata lists it (`a3_incidents`:
-    [{"cell": index, "cause": text}]), so that the cause is recorded on the cell that had it, not on the next
-    one that fails. A cell still running one time limit after its interrupt has its kernel killed.
+    [{"cell": index, "cause": text}], one cause per cell), so that the cause is recorded on the cell that had it,
+    not on the next one that fails. A cell still running one time limit after its interrupt has its kernel killed.
 
     When a limit killed the kernel (processes, memory), the rest of the notebook is graded in a fresh kernel, in
     which the cells before the stopped one are first run again (their outputs kept as they were): a fork bomb
@@ -141,16 +153,21 @@ class ResilientExecute(Execute):
         self._a3_workspace = _workspace()
         nb, resources = super().preprocess(nb, resources, km)
         nb.metadata["a3_run"] = envvars.get(envvars.RUN_ID)  # the worker's proof that this run finished it
-        nb.metadata["a3_incidents"] = self._a3_incidents
+        nb.metadata["a3_incidents"] = one_cause_per_cell(self._a3_incidents)
         return nb, resources
 
-    def _a3_incident(self, index: int, cause: str) -> None:
-        """Note that cell `index` was stopped by a limit (once per cause)."""
-        if {"cell": index, "cause": cause} not in self._a3_incidents:
-            self._a3_incidents.append({"cell": index, "cause": cause})
+    def _a3_incident(self, index: int, cause: str, timeout: bool = False) -> None:
+        """Note that cell `index` was stopped by a limit (once per cause; `timeout`: its time limit)."""
+        if cause not in self._a3_causes(index):
+            self._a3_incidents.append({"cell": index, "cause": cause, "timeout": timeout})
 
     def _a3_causes(self, index: int) -> list[str]:
+        """Every limit cell `index` ran into."""
         return [i["cause"] for i in self._a3_incidents if i["cell"] == index]
+
+    def _a3_cause(self, index: int) -> str:
+        """The one limit cell `index` is recorded with ('' when none)."""
+        return next((i["cause"] for i in one_cause_per_cell(self._a3_incidents) if i["cell"] == index), "")
 
     async def _async_handle_timeout(self, timeout: int, cell: NotebookNode | None = None) -> None | dict:
         """nbclient's interrupt at the time limit, noted on the cell; a cell that is still running one time limit
@@ -160,17 +177,17 @@ class ResilientExecute(Execute):
             self.log.error("cell %s ignored its interrupt: killing the kernel", index)
             await ensure_async(self.km.signal_kernel(signal.SIGKILL))
             raise DeadKernelError(f"cell {index} went on after its interrupt")
-        self._a3_incident(index, timed_out(timeout))
+        self._a3_incident(index, timed_out(timeout), timeout=True)
         return await super()._async_handle_timeout(timeout, cell)
 
-    def _a3_check(self, cell: NotebookNode, index: int) -> list[str]:
-        """After a cell: note the limits it ran into. Returns them."""
+    def _a3_check(self, cell: NotebookNode, index: int) -> str:
+        """After a cell: note the limits it ran into. Returns the one it is recorded with ('' when none)."""
         if ran_out_of_memory(cell):
             self._a3_incident(index, out_of_memory(limits()["mem_mb"]))
         if self._a3_workspace is not None:
             for cause in zygote_client.incidents(self._a3_workspace):  # the process guard's, since the last cell
                 self._a3_incident(index, cause)
-        return self._a3_causes(index)
+        return self._a3_cause(index)
 
     def preprocess_cell(self, cell: NotebookNode, resources: dict, index: int) -> tuple[NotebookNode, dict]:
         """Run one cell; a time-out or a dead kernel becomes an error output, and later cells are not run."""
@@ -185,30 +202,33 @@ class ResilientExecute(Execute):
         except CellTimeoutError:
             cell.outputs.append(error("CellTimeoutError", "the cell's output did not stop arriving in time"))
         except DeadKernelError as e:
-            causes = self._a3_check(cell, index)
-            why = "; ".join(causes) or "os._exit, a crash such as a segfault, or the memory/CPU limit"
-            if not causes:
+            cause = self._a3_check(cell, index)
+            why = cause or "os._exit, a crash such as a segfault, or the memory/CPU limit"
+            if not cause:
                 cell.outputs.append(error("KernelDied", f"the kernel died while running this cell ({why})"))
             self.log.error("kernel died in cell %s: %s", index, e)
-            if not (causes and self._a3_fresh_kernel(index)):
+            if not (cause and self._a3_fresh_kernel(index)):
                 self._a3_dead = f"cell {index + 1}: {why}"
-        for cause in self._a3_check(cell, index):
+        cause = self._a3_check(cell, index)
+        if cause:
             cell.outputs.append(error(LIMIT_ERROR, cause))
         return cell, self.resources
 
     def _a3_fresh_kernel(self, index: int) -> bool:
         """A fresh kernel in place of the one a limit killed in cell `index`, with the code cells before it run
-        again but those a limit stopped. False when none can be had or a cell run again fails to finish."""
+        again but those a limit stopped and the test cells (they define nothing later cells use). False when none
+        can be had or a cell run again fails to finish."""
         if self._a3_fresh >= FRESH_KERNELS:
             return False
         self._a3_fresh += 1
         try:
             self._cleanup_kernel()
+            self._a3_quiet()
             self.km = self.create_kernel_manager()
             self.start_new_kernel()
             self.start_new_kernel_client()
             for i, earlier in enumerate(self.nb.cells[:index]):
-                if earlier.cell_type == "code" and not self._a3_causes(i):
+                if earlier.cell_type == "code" and not contract.is_test_cell(earlier) and not self._a3_causes(i):
                     self._a3_index = i
                     self.execute_cell(NotebookNode(copy.deepcopy(earlier), outputs=[]), i, store_history=False)
         except Exception as exc:  # the notebook is then graded as far as it got
@@ -216,9 +236,16 @@ class ResilientExecute(Execute):
             return False
         finally:
             self._a3_index = index
-        if self._a3_workspace is not None:
-            zygote_client.incidents(self._a3_workspace)  # the killed kernel's, already noted on its cell
         return True
+
+    def _a3_quiet(self, wait: float = 10.0) -> None:
+        """Wait (up to `wait` seconds) until the process guard has nothing more to report: what the killed kernel
+        left is gone and the guard no longer stops new processes, which a fresh kernel would be taken for."""
+        if self._a3_workspace is None:
+            return
+        deadline = time.monotonic() + wait
+        while zygote_client.incidents(self._a3_workspace) and time.monotonic() < deadline:
+            time.sleep(0.2)
 
     def output(self, outs: list, msg: dict, display_id: str | None, cell_index: int) -> NotebookNode | None:
         """nbclient's output handling, with each cell's stream text capped at the output limit."""

@@ -9,7 +9,7 @@ import pytest
 from nbclient import NotebookClient
 from traitlets.config import Config
 
-from autograder.grading.execute import GradingKernelClient, GradingKernelManager, ResilientExecute
+from autograder.grading.execute import GradingKernelClient, GradingKernelManager, ResilientExecute, one_cause_per_cell
 from autograder.sandbox import bwrap, launcher
 from autograder.sandbox.zygote import client
 from tests.sandbox.kernels import KERNEL_ENV
@@ -113,3 +113,17 @@ def test_sandboxed_kernels_run_back_to_back(tmp_path):
     finally:
         zyg.stop()
         launcher.uninstall_kernel(ws)
+
+
+def test_a_cell_stopped_by_two_limits_is_recorded_with_one_cause():
+    """Is a cell that ran past its time and was killed for its processes (a fork bomb ignores its interrupt)
+    recorded with the process limit alone, while a cell that only timed out keeps its time limit?"""
+    incidents = [
+        {"cell": 3, "cause": "timed out after 60 s", "timeout": True},
+        {"cell": 3, "cause": "killed: more than 256 processes", "timeout": False},
+        {"cell": 7, "cause": "timed out after 60 s", "timeout": True},
+    ]
+    assert one_cause_per_cell(incidents) == [
+        {"cell": 3, "cause": "killed: more than 256 processes"},
+        {"cell": 7, "cause": "timed out after 60 s"},
+    ]
