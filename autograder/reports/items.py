@@ -13,12 +13,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from autograder import contract, paths
+from autograder import contract
 from autograder.reports.report import attempted_checks, is_graded, reason
 
 CSV = "item_analysis.csv"
-# The mutant catalogues' failure messages per notebook and grade id (tests/checks/catalogue_messages.py writes it)
-CATALOGUE = paths.ROOT / "autograder" / "content" / "catalogue_messages.json"
+# The mutant catalogues' failure messages per notebook and grade id (the pytest plugin tests/reports/catalogue_messages.py
+# writes it)
+CATALOGUE = Path(__file__).with_name("catalogue_messages.json")
 LOW_DISCRIMINATION = 0.2  # an item-rest correlation below this barely separates strong from weak students
 TOO_EASY, TOO_HARD = 0.95, 0.1  # facility (mean share of the points) above or below: the item tells little apart
 COLUMNS = [

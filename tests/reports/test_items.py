@@ -8,6 +8,7 @@ import random
 import pandas as pd
 import pytest
 
+from autograder import contract
 from autograder.reports import items, report
 
 # Four students, three one-point items: totals 3, 2, 1, 0. Item variances 1/4, 1/3, 1/4, total variance 5/3,
@@ -162,6 +163,16 @@ def test_catalogue_file_is_read_as_reasons(tmp_path):
     path.write_text(json.dumps({"nb": {"i0": ["i0: expected 3, got 4"]}}))
     assert items.load_catalogue(path) == {("nb", "i0"): {"expected N, got N"}}
     assert items.load_catalogue(tmp_path / "absent.json") == {}
+
+
+def test_the_course_catalogue_covers_every_autograded_cell():
+    """Does the committed catalogue file hold messages for every check the catalogues test (all autograded cells
+    but the CLIP caption, which needs the real model), each message prefixed with its own grade id?"""
+    catalogue = items.load_catalogue()
+    expected = {(nb, gid) for nb, cells in contract.GRADED.items() for gid in cells} - {("clip", "scavenger_caption")}
+    assert set(catalogue) == expected
+    raw = json.loads(items.CATALOGUE.read_text(encoding="utf-8"))
+    assert all(m.startswith(f"{gid}: ") for cells in raw.values() for gid, found in cells.items() for m in found)
 
 
 def _mark(student, grade_id, chosen, grader, second=False):
