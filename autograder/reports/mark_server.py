@@ -445,16 +445,24 @@ def _page(title: str, body: str, token: str, nonce: str, data: str = "", script:
 
 
 def index_page(marking: Marking, token: str, nonce: str) -> str:
+    """Every question with answers: how many are graded, open regrade requests, two graders' agreement."""
     e = html.escape
+    found = marking.rubrics()
+    agreed = mark.agreement(found, marking.answers, marking.out)
     rows = []
-    for (notebook, grade_id), rubric in marking.rubrics().items():
-        state = marking.state((notebook, grade_id))
+    for cell in found:
+        state = marking.state(cell)
         if not state["total"]:
             continue
-        href = f"/q/{urllib.parse.quote(notebook)}/{urllib.parse.quote(grade_id)}"
-        rows.append(
-            f'<li><a href="{href}">{e(notebook)}/{e(grade_id)}</a>: graded {state["graded"]} of {state["total"]}</li>'
-        )
+        notes = [f"graded {state['graded']} of {state['total']}"]
+        if state["regrades"]:
+            notes.append(f"{len(state['regrades'])} regrade request(s) open")
+        if cell in agreed:
+            n, kappa, gap = agreed[cell]
+            shown = "n/a" if kappa is None else f"{kappa:.2f}"
+            notes.append(f"agreement on {n} double-marked: kappa {shown}, mean |score difference| {gap:.2f}")
+        href = f"/q/{urllib.parse.quote(cell[0])}/{urllib.parse.quote(cell[1])}"
+        rows.append(f'<li><a href="{href}">{e(cell[0])}/{e(cell[1])}</a>: {e(" · ".join(notes))}</li>')
     return _page("written answers", f"<h1>Written answers by question</h1><ul>{''.join(rows)}</ul>", token, nonce)
 
 

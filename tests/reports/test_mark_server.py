@@ -76,6 +76,23 @@ def test_the_index_counts_each_question(served):
     base, _, _ = served
     page, _ = get(base, "/")
     assert 'href="/q/toy/written_toy"' in page and "graded 1 of 4" in page
+    assert "regrade request" not in page and "agreement on" not in page
+
+
+def test_the_index_shows_open_regrades_and_agreement(served, tmp_path):
+    """Once answers are double-marked and a regrade is requested, does the index say so for the question?"""
+    base, folder, _ = served
+    rows = "student,notebook,grade_id,items,adjustment,comment\n李明,toy,written_toy,order,,\n"
+    (tmp_path / "a.csv").write_text(rows)
+    (tmp_path / "b.csv").write_text(rows)
+    (tmp_path / "r.csv").write_text("student,notebook,grade_id,reason\n李明,toy,written_toy,Please look again.\n")
+    options = dict(out=folder, source=source(folder))
+    assert mark.main(import_csv=tmp_path / "a.csv", grader="ta-ana", **options) == 0
+    assert mark.main(import_csv=tmp_path / "b.csv", grader="ta-ben", second=True, **options) == 0
+    assert mark.main(regrades=tmp_path / "r.csv", **options) == 0
+    page, _ = get(base, "/")
+    assert "1 regrade request(s) open" in page
+    assert "agreement on 1 double-marked: kappa 1.00, mean |score difference| 0.00" in page
 
 
 def test_students_are_anonymous_unless_asked(served):
