@@ -8,6 +8,7 @@ waiting for a person are left out, and `left_out` says how many. `write(out)` wr
 
 import json
 import math
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -133,6 +134,15 @@ def analysis(by_cell, grades):
     return pd.DataFrame(rows, columns=COLUMNS), left_out
 
 
+_EXCEPTION = re.compile(r"^(?:\w+Error|\w+Exception|CheckFailed): ")  # how grades_by_cell.csv names the raised type
+
+
+def failure_reason(message, grade_id):
+    """A failure message as a reason shared by many students (report.reason), without the exception's type: a
+    check's CheckFailed reads "AssertionError: <grade id>: …" in grades_by_cell.csv."""
+    return reason(_EXCEPTION.sub("", str(message)), grade_id)
+
+
 def load_catalogue(path=CATALOGUE):
     """{(notebook, grade_id): set of reasons} the mutant catalogues' failure messages give (empty without the
     file)."""
@@ -141,24 +151,32 @@ def load_catalogue(path=CATALOGUE):
         return {}
     data = json.loads(path.read_text(encoding="utf-8"))
     return {
-        (nb, gid): {reason(m, gid) for m in messages} for nb, cells in data.items() for gid, messages in cells.items()
+        (nb, gid): {failure_reason(m, gid) for m in messages}
+        for nb, cells in data.items()
+        for gid, messages in cells.items()
     }
 
 
 def messages(by_cell, grades, catalogue):
-    """Per check: the reasons real students failed it, how often, and whether a catalogue mutant fails with that
-    reason too (False: a mistake the catalogue does not know yet; empty when there is no catalogue for the cell).
+    """Per check: the reasons real students failed it, how often, which check said so, and whether a catalogue
+    mutant fails the hidden check with that reason too.
+
+    A message prefixed with its grade id comes from the hidden check; any other from the test cell's visible
+    asserts, which fire first (the catalogues of tests/checks hold the hidden checks' messages only).
+    in_catalogue: True or False (a mistake the catalogue does not know yet) for the hidden check's messages, empty
+    for the visible asserts' and for a cell without a catalogue.
 
     catalogue: load_catalogue()."""
-    columns = ["notebook", "grade_id", "reason", "count", "in_catalogue"]
+    columns = ["notebook", "grade_id", "reason", "count", "check", "in_catalogue"]
     rows = attempted_checks(by_cell, grades) if "message" in by_cell.columns else by_cell.iloc[0:0]
     rows = rows[rows["score"] < rows["max_score"]]
-    counts = Counter(
-        (nb, gid, reason(m, gid)) for nb, gid, m in zip(rows["notebook"], rows["grade_id"], rows["message"])
-    )
+    counts = Counter()
+    for nb, gid, message in zip(rows["notebook"], rows["grade_id"], rows["message"]):
+        hidden = _EXCEPTION.sub("", str(message)).startswith(f"{gid}: ")
+        counts[(nb, gid, failure_reason(message, gid), "hidden" if hidden else "visible")] += 1
     table = [
-        (nb, gid, why, n, (why in catalogue[(nb, gid)]) if (nb, gid) in catalogue else "")
-        for (nb, gid, why), n in counts.items()
+        (nb, gid, why, n, check, (why in catalogue[(nb, gid)]) if check == "hidden" and (nb, gid) in catalogue else "")
+        for (nb, gid, why, check), n in counts.items()
     ]
     table.sort(key=lambda r: (r[0], r[1], -r[3], r[2]))
     return pd.DataFrame(table, columns=columns)

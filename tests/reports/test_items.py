@@ -142,19 +142,30 @@ def test_assignment_alpha_spans_notebooks():
 
 
 def test_a_real_message_no_mutant_produces_is_listed():
-    """Is each failure reason counted over the students, and one that no catalogue mutant produces marked False
-    (numbers do not make a message new)?"""
+    """Is each failure reason counted over the students, and one the hidden check gives that no catalogue mutant
+    produces marked False (numbers, or the exception's type grades_by_cell.csv puts first, do not make a message
+    new)?"""
     messages = {
         ("s2", 2): "i2: expected shape (2, 3), got (3, 2)",
-        ("s3", 2): "i2: expected shape (4, 5), got (5, 4)",
-        ("s4", 2): "i2: returned None",
+        ("s3", 2): "AssertionError: i2: expected shape (4, 5), got (5, 4)",
+        ("s4", 2): "CheckFailed: i2: returned None",
     }
     by_cell, grades = frames(GUTTMAN, messages=messages)
     catalogue = {("nb", "i2"): {report.reason("i2: expected shape (9, 9), got (1, 1)", "i2")}}
     table = items.messages(by_cell, grades, catalogue).set_index(["grade_id", "reason"])
-    assert table.loc[("i2", "expected shape N, got N")].tolist() == ["nb", 2, True]
-    assert table.loc[("i2", "returned None")].tolist() == ["nb", 1, False]
+    assert table.loc[("i2", "expected shape N, got N")].tolist() == ["nb", 2, "hidden", True]
+    assert table.loc[("i2", "returned None")].tolist() == ["nb", 1, "hidden", False]
     assert (table.loc["i0", "in_catalogue"] == "").all()  # no catalogue for i0: neither known nor new
+
+
+def test_a_visible_asserts_message_is_not_compared_with_the_catalogue():
+    """Is a message of the test cell's visible asserts (no grade id first) counted as the visible check's, and
+    neither known nor new to the hidden check's catalogue?"""
+    messages = {("s4", 2): "AssertionError: weights should sum to 1 over the keys, got 2"}
+    by_cell, grades = frames(GUTTMAN, messages=messages)
+    table = items.messages(by_cell, grades, {("nb", "i2"): {"x"}}).set_index(["grade_id", "reason"])
+    row = table.loc[("i2", "weights should sum to N over the keys, got N")]
+    assert (row["check"], row["in_catalogue"]) == ("visible", "")
 
 
 def test_catalogue_file_is_read_as_reasons(tmp_path):

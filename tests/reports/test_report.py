@@ -273,7 +273,7 @@ def test_report_shows_the_item_analysis(rendered):
     causal = table.set_index("grade_id").loc["causal_scaled_dot_attention"]
     assert float(causal["facility"]) == pytest.approx(1 / 6, abs=1e-4)  # the CSV keeps 4 significant digits
     assert "Left out: 2 notebooks not graded (missing or unreadable), 5 cells waiting for a person." in html
-    assert "Cronbach" in html and "reason(s) no catalogue mutant produces" in html
+    assert "Cronbach" in html and "reason(s) of the hidden checks no catalogue mutant produces" in html
 
 
 def test_report_figures_describe_what_they_show(rendered):
