@@ -310,8 +310,9 @@ def look_alikes(students: dict[str, list[Submission]]) -> list[str]:
 
 
 def print_summary(summary: dict, out: Path) -> None:
-    """The end-of-run summary: counts, failures with reasons, the students whose cells a limit stopped (and
-    which), hand grades kept and dropped, time, where things are."""
+    """The end-of-run summary: counts, failures with reasons, Dask workers that died, each student's notebooks
+    that could not be graded and why, the students whose cells a limit stopped (and which), hand grades kept and
+    dropped, time, where things are."""
     for note in summary.get("notes", []):
         print(f"submissions: {note}")
     print(
