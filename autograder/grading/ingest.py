@@ -18,6 +18,7 @@ from nbformat import NotebookNode
 from autograder import contract, paths
 from autograder.grading import discover, read, repair
 from autograder.records import Status
+from autograder.reports import timeontask
 from autograder.text import one_line
 
 
@@ -182,6 +183,7 @@ def ingest_student(
         if nb is None:
             out.append(submission(name, None, problem, repairs))
             continue
+        runs = timeontask.record(nb)  # repair strips Colab's executionInfo: time on task reads it first
         try:
             problem = repair.repair(nb, rel, repairs)
         except Exception as exc:  # damage no repair step knows: this notebook is recorded, the batch goes on
@@ -192,6 +194,7 @@ def ingest_student(
         dest = staging / student / f"{name}.ipynb"
         dest.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(nb, dest)
+        timeontask.save(runs, dest.with_name(name + timeontask.RECORD))
         out.append(submission(name, dest, Status.OK, repairs))
     return out
 
