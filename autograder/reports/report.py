@@ -336,10 +336,13 @@ def main(
     except TermError as exc:
         print(f"report: {exc}", file=sys.stderr)
         return 1
-    from autograder.reports import items  # it uses this module's tables
+    from autograder.reports import items, timeontask  # items uses this module's tables
 
     for path in export(out):
         print(f"wrote {path}")
     print(f"wrote {items.write(out, read_table(out, 'grades_by_cell.csv'), read_table(out, 'grades.csv'))}")
+    times = timeontask.write(out)
+    if times:
+        print(f"wrote {times}")
     print(f"wrote {render(out, output, show_code)}")
     return 0

@@ -236,10 +236,27 @@ def test_report_notebook_is_committed_without_outputs():
     assert code and all(not c.outputs and c.execution_count is None for c in code)
 
 
+def write_execution_records(out):
+    """What ingest keeps of the notebooks' own execution times: student1 and student2 ran nmt for 10 and 30
+    minutes, student2 from two Colab accounts; student3's nmt recorded none."""
+    from autograder.reports import timeontask
+
+    for student, spans in {
+        "student1": [(0, 600, 0)],
+        "student2": [(0, 900, 0), (900, 1800, 1)],
+        "student3": [],
+    }.items():
+        folder = out / ".cache" / "staging" / student
+        folder.mkdir(parents=True)
+        runs = [[1.7e9 + a, 1.7e9 + b, "1. Attention", account] for a, b, account in spans]
+        timeontask.save({"executions": runs}, folder / f"nmt{timeontask.RECORD}")
+
+
 @pytest.fixture(scope="module")
 def rendered(tmp_path_factory):
     """make_out's OUT after `report OUT`: (OUT, exit status, report.html)."""
     out = make_out(tmp_path_factory.mktemp("rendered") / "out")
+    write_execution_records(out)
     code = report.main(out=out)
     return out, code, (out / "report.html").read_text()
 
@@ -274,6 +291,16 @@ def test_report_shows_the_item_analysis(rendered):
     assert float(causal["facility"]) == pytest.approx(1 / 6, abs=1e-4)  # the CSV keeps 4 significant digits
     assert "Left out: 2 notebooks not graded (missing or unreadable), 5 cells waiting for a person." in html
     assert "Cronbach" in html and "reason(s) of the hidden checks no catalogue mutant produces" in html
+
+
+def test_report_shows_time_on_task_to_staff(rendered):
+    """Does the report give the median minutes per notebook and part, count the notebook without times, name the
+    notebook two accounts ran in the agreed words, and write time_on_task.csv?"""
+    out, _, html = rendered
+    assert "Time on task" in html and "20 min" in html  # the median of 10 and 30 minutes
+    assert "Notebooks without execution times (not counted above): nmt 1." in html
+    assert "several accounts ran this notebook:</strong> student2 (nmt)" in html
+    assert (out / "time_on_task.csv").read_text().count("student2") == 2  # the whole notebook and its one part
 
 
 def test_report_figures_describe_what_they_show(rendered):
