@@ -513,7 +513,7 @@ def index_html(out):
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
         "<meta name='viewport' content='width=device-width, initial-scale=1'><title>A3 feedback: all students</title>"
         "<style>body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
-        "padding:3px 8px;text-align:left}</style></head><body><main><h1>A3 feedback: all students</h1>"
+        "padding:3px 8px;text-align:left;overflow-wrap:anywhere}</style></head><body><main><h1>A3 feedback: all students</h1>"
         f"<p>{len(rows)} submissions; <a href='#attention'>{len(needs)} need attention</a> (not graded, or cells "
         f"and written answers still to grade by hand); <a href='#all'>all submissions</a> (with repairs and "
         f"notebooks without autograded points).</p>"

@@ -708,7 +708,7 @@ def clusters(reports: list[CellReport]) -> list[tuple[list[str], list[str]]]:
 
 _STYLE = """
 body{font-family:sans-serif;margin:2em;max-width:1400px}table{border-collapse:collapse}
-td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top}
+td,th{border:1px solid #ccc;padding:3px 8px;text-align:left;vertical-align:top;overflow-wrap:anywhere}
 .bar{display:inline-block;background:#7a9cc6;height:10px}.flag{color:#b00;font-weight:bold}
 .pair{display:grid;grid-template-columns:repeat(auto-fit,minmax(20em,1fr));gap:8px}pre{background:#fafafa;
 border:1px solid #ddd;padding:6px;overflow-x:auto;font-size:12px;white-space:pre-wrap}mark{background:#ffd54f}

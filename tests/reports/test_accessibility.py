@@ -84,3 +84,26 @@ def test_a_contrast_regression_is_caught(out, browser, tmp_path):
     faded.write_text(html.replace(nbhtml.READABLE_CSS, ""), encoding="utf-8")
     found = {v["id"]: len(v["nodes"]) for v in axe.check(browser, faded.as_uri())}
     assert found.get("color-contrast", 0) > 100
+
+
+# Elements whose text must wrap at 200 % zoom; code (`pre`) may scroll inside its own box, as WCAG 1.4.10 allows.
+_OVERFLOW = """(() => { const width = document.documentElement.clientWidth;
+  const wide = [...document.querySelectorAll('p, li, h1, h2, h3, td, th')]
+    .filter(e => e.getBoundingClientRect().right > width + 1 && !e.closest('pre, .jp-OutputArea-output'));
+  return {page: document.documentElement.scrollWidth - width, wide: wide.slice(0, 3).map(e => e.textContent.slice(0, 60))};
+})()"""
+
+
+def test_no_page_scrolls_sideways_at_200_percent_zoom(out, tmp_path):
+    """At 200 % zoom of a 1280-pixel window (640 CSS pixels), does every page fit its width, with no paragraph, list
+    item, heading or table cell running past it?"""
+    zoomed = Browser(tmp_path / "profile")
+    try:
+        zoomed.send("Emulation.setDeviceMetricsOverride", width=640, height=800, deviceScaleFactor=2, mobile=False)
+        found = {}
+        for page in axe.pages(out):
+            zoomed.open(page.as_uri(), "document.body")
+            found[page.relative_to(out).as_posix()] = zoomed.run(_OVERFLOW)
+    finally:
+        zoomed.close()
+    assert {p: f for p, f in found.items() if f["page"] > 0 or f["wide"]} == {}
