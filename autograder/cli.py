@@ -22,8 +22,8 @@ COMMANDS = {
     "formgrader": ("autograder.reports.formgrader", "open nbgrader's formgrader on OUT to grade the written answers"),
     "mark": (
         "autograder.reports.mark",
-        "mark OUT [--export FILE | --import FILE | --groups NB/ID [-o FILE] | --rubric NB/ID | --serve] [--grader NAME]: "
-        "written answers graded by rubric (source/a3/rubrics.toml)",
+        "mark OUT [--status | --export FILE | --import FILE | --groups NB/ID [-o FILE] | --rubric NB/ID] [--grader NAME]: "
+        "written answers graded by rubric (source/a3/rubrics.toml); alone, it serves the grading page",
     ),
     "report": ("autograder.reports.report", "render the grade report notebook for OUT into HTML"),
     "export": ("autograder.reports.export", "write the nbgrader and LMS grade exports of OUT"),
@@ -83,9 +83,10 @@ def _options(name, parser):
         )
         add("--second", action="store_true", help="with --import: second marks, for agreement only (not the grade)")
         add("--regrades", type=Path, help="queue regrade requests: CSV student,notebook,grade_id,reason")
-        add("--serve", action="store_true", help="serve the grading-by-question page on 127.0.0.1 (with a token)")
-        add("--port", type=int, default=8891, help="port of --serve (default 8891)")
-        add("--no-browser", dest="browser", action="store_false", help="--serve without opening a browser")
+        add("--status", action="store_true", help="per question: graded, blank, to grade; agreement; open regrades")
+        add("--serve", action="store_true", help="serve the page after --import, --export or --regrades too")
+        add("--port", type=int, default=8891, help="port of the grading page (default 8891)")
+        add("--no-browser", dest="browser", action="store_false", help="serve the page without opening a browser")
         add("--source", type=Path, default=paths.SOURCE, help=argparse.SUPPRESS)
     elif name == "report":
         add("out", type=Path, help="a graded OUT folder")

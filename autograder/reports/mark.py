@@ -9,15 +9,17 @@ scores and the late penalty read them; an item whose points or text changed chan
 it. A mark whose item left the rubric, or whose answer changed since, is cleared (the answer is to grade
 again) and named on the console; it never becomes 0 by itself.
 
-    mark OUT                          re-derive the gradebook from the log, then say how far each question is
+    mark OUT                          re-derive the gradebook from the log, then serve the grading-by-question
+                                      page (reports.mark_server) on 127.0.0.1 behind a token
+    mark OUT --status                 re-derive, then say how far each question is (agreement, open regrades)
     mark OUT --export FILE.csv        student,notebook,grade_id,items,adjustment,comment: one row per answer
     mark OUT --import FILE.csv        the same columns back (validated first; nothing written on an error)
     mark OUT --groups NB/GRADE_ID     student,group,size: the answers grouped (blank, identical, near, similar)
     mark OUT --rubric NB/GRADE_ID     item,points,text of that question's rubric
-    mark OUT --serve                  the grading-by-question page (reports.mark_server) on 127.0.0.1
+    mark OUT --import F --serve       serve the page after an --import, --export or --regrades as well
     mark OUT --regrades FILE.csv      student,notebook,grade_id,reason: regrade requests, queued on the page
     mark OUT --export F --double 10%  a sample of each question's answers for a second grader, who imports it
-                                      with --import F --second: `mark OUT` then prints their agreement
+                                      with --import F --second: `mark OUT --status` then prints their agreement
 """
 
 import contextlib
@@ -575,6 +577,7 @@ def main(
     double: str | None = None,
     second: bool = False,
     regrades: Path | None = None,
+    status: bool = False,
     serve: bool = False,
     port: int = 8891,
     browser: bool = True,
@@ -616,12 +619,12 @@ def main(
     if groups is not None:
         return _groups(out, answers, groups, found, output, encoder)
     grader = grader or getpass.getuser()
-    status = 0
+    code = 0
     with locked(out):
         if import_csv is not None:
-            status = _import(out, import_csv, answers, found, grader, second)
+            code = _import(out, import_csv, answers, found, grader, second)
         if regrades is not None:
-            status = _regrades(out, regrades, answers, grader) or status
+            code = _regrades(out, regrades, answers, grader) or code
         for line in sync(out, found, answers)[0]:
             print(line)
     if export is not None:
@@ -630,10 +633,12 @@ def main(
         Path(export).write_text(export_csv(answers, marks, only), encoding="utf-8")
         shown = len(answers) if only is None else f"{len(only)} double-marked"
         print(f"wrote {shown} answers to {export} ({','.join(COLUMNS)})")
-    if serve:
+    if status:
+        _summary(out, answers, found)
+    if code:
+        return code
+    if serve or not (status or import_csv or export or regrades):
         from autograder.reports import mark_server
 
         return mark_server.serve(mark_server.Marking(out, source, grader, encoder), port, browser)
-    if import_csv is None and export is None and regrades is None:
-        _summary(out, answers, found)
-    return status
+    return 0

@@ -1,4 +1,4 @@
-"""The grading-by-question page of `python -m autograder mark OUT --serve`: on 127.0.0.1, behind a token, one page
+"""The grading-by-question page of `python -m autograder mark OUT`: on 127.0.0.1, behind a token, one page
 per written question with every student's answer, grouped (reports.groups), and the rubric's items as toggles on
 an answer or on a whole group (mouse or keyboard). Students are shown under a stable pseudonym unless the TA asks
 for names. Every change goes through reports.mark: appended to OUT/marks.jsonl, derived into the gradebook,

@@ -224,7 +224,7 @@ def test_a_changed_item_changes_every_answer_that_has_it(out, tmp_path, capsys):
     )
     path.write_text(text)
     capsys.readouterr()
-    assert run(out) == 0
+    assert run(out, status=True) == 0
     assert "gradebook: 2 answer(s) updated" in capsys.readouterr().out
     for student in ("Zoë Ñúñez", "李明"):
         assert hand(out, student) == {"score": 0.75, "comment": "+0.75 Relates adding to counting."}
@@ -243,7 +243,7 @@ def test_a_removed_item_sends_its_answers_back_to_grade(out, tmp_path, capsys):
     path = source(out) / rubrics.FILENAME
     path.write_text(path.read_text().replace('id = "counting"', 'id = "counts"'))
     capsys.readouterr()
-    assert run(out) == 0
+    assert run(out, status=True) == 0
     said = capsys.readouterr().out
     assert (
         "to grade again: Zoë Ñúñez toy/written_toy: item(s) 'counting' no longer in the rubric (was marked by ta-ana)"
@@ -255,7 +255,7 @@ def test_a_removed_item_sends_its_answers_back_to_grade(out, tmp_path, capsys):
     run(out, export=tmp_path / "now.csv")
     assert {r["student"]: r["items"] for r in read_csv(tmp_path / "now.csv")}["Zoë Ñúñez"] == ""
     capsys.readouterr()
-    run(out)
+    run(out, status=True)
     assert "to grade again" not in capsys.readouterr().out  # named once; a TA may grade it anywhere since
 
 
@@ -266,7 +266,7 @@ def test_an_answer_that_changed_since_it_was_marked_is_to_grade(out, tmp_path, c
     path = Results(out).autograded_path("李明", "toy")
     path.write_text(path.read_text().replace("counting does not depend", "counting never depends"))
     capsys.readouterr()
-    run(out)
+    run(out, status=True)
     assert "to grade again: 李明 toy/written_toy: the answer changed since it was marked" in capsys.readouterr().out
     assert hand(out, "李明")["score"] is None
 
@@ -321,17 +321,32 @@ def test_a_log_line_cut_short_is_skipped(out, tmp_path, capsys):
     with open(out / mark.LOG, "a") as f:
         f.write('{"student": "Zoë Ñúñez", "items": ["cou')
     capsys.readouterr()
-    assert run(out) == 0
+    assert run(out, status=True) == 0
     assert f"{out / mark.LOG}:2: skipped, not a mark" in capsys.readouterr().out
     assert hand(out, "李明")["score"] == 0.5
 
 
 def test_the_summary_counts_what_is_left(out, tmp_path, capsys):
-    """Does `mark OUT` alone say, per question, how many answers are graded, blank and still to grade?"""
+    """Does `mark OUT --status` say, per question, how many answers are graded, blank and still to grade?"""
     run(out, import_csv=write_csv(tmp_path / "in.csv", [["李明", "toy", "written_toy", "order", "", ""]]))
     capsys.readouterr()
-    assert run(out) == 0
+    assert run(out, status=True) == 0
     assert "toy/written_toy: 1 of 4 graded, 1 blank (0), 2 to grade" in capsys.readouterr().out
+
+
+def test_mark_alone_serves_the_page(out, monkeypatch):
+    """Does `mark OUT` with no other option serve the grading page (after bringing the gradebook up to date),
+    while --status, --export, --import and --regrades run without it unless --serve is given too?"""
+    from autograder.reports import mark_server
+
+    served = []
+    monkeypatch.setattr(mark_server, "serve", lambda marking, port, browser: served.append((marking.out, port)) or 0)
+    assert run(out, port=9001) == 0
+    assert served == [(out, 9001)]
+    assert run(out, status=True) == 0 and run(out, export=out / "e.csv") == 0
+    assert len(served) == 1
+    assert run(out, export=out / "e.csv", serve=True) == 0
+    assert len(served) == 2
 
 
 def test_mark_needs_a_graded_out(tmp_path, capsys):
@@ -364,7 +379,7 @@ def test_marks_on_a_real_grading_run_reach_grades_csv(tmp_path_factory, capsys):
     got = {r["student"]: (r["written_score"], r["ungraded"]) for r in read_csv(out / "grades.csv")}
     assert got == {"Zoë Ñúñez": ("1", ""), "李明": ("0.5", "")}
     capsys.readouterr()
-    assert mark.main(out=out, source=toy.TOY_SOURCE) == 0
+    assert mark.main(out=out, source=toy.TOY_SOURCE, status=True) == 0
     assert "to grade again" not in capsys.readouterr().out
 
 
@@ -436,7 +451,7 @@ def test_second_marks_give_agreement_and_leave_the_grade(out, tmp_path, capsys):
     assert run(out, import_csv=write_csv(tmp_path / "b.csv", second), grader="ta-ben", second=True) == 0
     assert hand(out, "李明")["score"] == 0.5
     capsys.readouterr()
-    assert run(out) == 0
+    assert run(out, status=True) == 0
     # 9 decisions (3 answers x 3 items), 8 agree; ana says yes 4 times, ben 5: chance 4/9 * 5/9 + 5/9 * 4/9
     chance = 40 / 81
     kappa = (8 / 9 - chance) / (1 - chance)
@@ -480,5 +495,5 @@ def test_regrade_requests_are_checked_then_queued(out, tmp_path, capsys):
         "I named the sets.",
         "head-ta",
     )
-    run(out)
+    run(out, status=True)
     assert "regrade requested: 李明 toy/written_toy: I named the sets." in capsys.readouterr().out

@@ -1,4 +1,4 @@
-"""The grading-by-question page of `mark OUT --serve` (autograder/reports/mark_server.py): behind a token,
+"""The grading-by-question page of `mark OUT` (autograder/reports/mark_server.py): behind a token,
 anonymised, answers shown inert, marks applied to a group or an answer reaching the gradebook, grades.csv and the
 student's page, item edits re-scoring every answer, a stale write refused."""
 
@@ -21,7 +21,7 @@ HOSTILE = 'See <script>alert("x")</script> <img src=x onerror=alert(1)> [link](j
 
 @pytest.fixture
 def served(out):  # noqa: F811
-    """The page serving a copy of the graded OUT (one answer made hostile), as `mark OUT --serve` starts it."""
+    """The page serving a copy of the graded OUT (one answer made hostile), as `mark OUT` starts it."""
     path = Results(out).autograded_path("Anna Lee~moodle11", "toy")
     path.write_text(path.read_text().replace("Because a + b = b + a.", json.dumps(HOSTILE)[1:-1]))
     marking = mark_server.Marking(out, source(out), "ta-ana", "tfidf")
