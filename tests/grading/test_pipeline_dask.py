@@ -116,11 +116,11 @@ def test_worker_killed_mid_grade_loses_and_duplicates_nothing(killed):
 @pytest.mark.slow
 def test_a_killed_worker_is_named_with_the_students_graded_again(killed):
     """Do the summary and grading.log name the worker that died and the students it held, the one it was grading
-    (a student with a notebook) among them?"""
+    (a student with a file: only they open a slot) among them?"""
     out, summary, victim = killed
     assert len(summary["workers_lost"]) == 1, summary["workers_lost"]
     held = re.fullmatch(rf"{re.escape(victim)} died holding (.+)", summary["workers_lost"][0])
-    assert held and {"ref", "wrongmul"} & set(held.group(1).split(", ")), summary["workers_lost"]
+    assert held and {"ref", "wrongmul", "broken"} & set(held.group(1).split(", ")), summary["workers_lost"]
     log = (out / "grading.log").read_text()
     assert f"WORKER LOST: Dask worker {summary['workers_lost'][0]}; graded again on another worker" in log
 
