@@ -63,9 +63,11 @@ def test_executes_offline_in_quick_mode():
     assert "loaded all-MiniLM-L6-v2 (packaged)" in text, "expected the packaged MiniLM to be used offline"
     assert "RANDOMLY INITIALISED" in text, "expected the loud random-weights warning for the offline second model"
     assert "learned from our 64 training sentences alone" in text, "expected the banner to state the sizes used"
-    assert text.count("(quick mode, 64 training sentences: not a result)") == 3, "expected every run labelled"
+    assert text.count("(quick mode, 64 training sentences: not a result)") == 4, "expected every run labelled"
+    assert re.search(r"from scratch \(.+'s architecture, RANDOM weights\)", text), "expected the run from scratch"
+    assert re.search(r"from scratch +\d+% +\d+% +\d+%", text), "expected the invariance probe's rates for every run"
     accuracies = re.findall(r"accuracy \d+\.\d%( \(majority class 73\.8%\), macro-F1 \d\.\d\d)?", text)
-    assert len(accuracies) == 5, f"expected an accuracy for each of the 3 runs and 2 baselines, saw {len(accuracies)}"
+    assert len(accuracies) == 6, f"expected an accuracy for each of the 4 runs and 2 baselines, saw {len(accuracies)}"
     assert all(accuracies), "expected the majority-class rate and the macro-F1 beside every accuracy printed"
 
 
