@@ -22,7 +22,15 @@ pytestmark = pytest.mark.slow
 
 NOTEBOOKS = contract.NOTEBOOKS
 # answers, not callables (conv1d_layer is a dict: "raises when called" does not apply to it)
-VALUES = {"scavenger_caption", "counterexample_w", "most_efficient_batch", "regimes", "scaling_choice", "conv1d_layer"}
+VALUES = {
+    "scavenger_caption",
+    "counterexample_w",
+    "most_efficient_batch",
+    "regimes",
+    "scaling_choice",
+    "conv1d_layer",
+    "layernorm_d2",
+}
 
 
 def raising_object(name):
