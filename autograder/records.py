@@ -23,7 +23,6 @@ OUT/
 import csv
 import io
 import json
-import os
 import shutil
 import tempfile
 import time
@@ -34,6 +33,7 @@ from enum import Enum
 from pathlib import Path
 
 from autograder import contract, term
+from autograder.files import atomic_write
 from autograder.text import one_line
 
 GRADES_COLUMNS = [
@@ -59,17 +59,6 @@ LMS_COLUMNS = ["student", "lms", "lms_user_id", "lms_name"]
 
 def _num(x):
     return "" if x is None else f"{float(x):g}"
-
-
-def atomic_write(path: Path | str, data: bytes | str) -> None:
-    """Write bytes or text to `path` through a temporary file and a rename (never half-written)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "wb") as f:
-        f.write(data.encode() if isinstance(data, str) else data)
-    os.chmod(tmp, 0o644)
-    os.replace(tmp, path)
 
 
 def not_graded_yet(out: Path | str, name: str, command: str) -> str:

@@ -408,7 +408,7 @@ def write_term(
       refused; extensions are kept by student id).
     Raises TermError before writing anything when a file is bad.
     """
-    from autograder.records import atomic_write
+    from autograder.files import atomic_write
 
     folder = Path(out) / TERM_DIR
     if course is not None:

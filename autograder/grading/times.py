@@ -96,7 +96,7 @@ def record_lms_files(out: Path | str, students: Mapping[str, list[Submission]]) 
     import csv
     import io
 
-    from autograder.records import atomic_write
+    from autograder.files import atomic_write
 
     path = Path(out) / term.TERM_DIR / "lms_files.csv"
     rows = {}

@@ -525,7 +525,7 @@ def index_html(out):
 
 def write_index(out):
     """Write OUT/feedback/index.html and the MathJax the pages load (OUT/feedback/.mathjax); returns its path."""
-    from autograder.records import atomic_write
+    from autograder.files import atomic_write
 
     path = Path(out) / "feedback" / "index.html"
     install_mathjax(path.parent)  # the pages' math, offline

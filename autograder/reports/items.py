@@ -207,7 +207,7 @@ def rubric_items(out):
 
 def write(out, by_cell, grades):
     """Write OUT/item_analysis.csv (analysis()); returns its path."""
-    from autograder.records import atomic_write
+    from autograder.files import atomic_write
 
     table, _ = analysis(by_cell, grades)
     path = Path(out) / CSV

@@ -27,7 +27,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from autograder import contract, rubrics
-from autograder.records import Results, atomic_write, read_hand_grades
+from autograder.files import atomic_write
+from autograder.records import Results, read_hand_grades
 from autograder.reports import mark
 from autograder.text import one_line
 

@@ -46,7 +46,8 @@ from pathlib import Path
 
 from autograder import term, tokens
 from autograder.contract import ASSIGNMENT, NOTEBOOKS, max_score, written_max_score
-from autograder.records import Results, atomic_write
+from autograder.files import atomic_write
+from autograder.records import Results
 from autograder.reports import export
 
 MANIFEST_COLUMNS = ["student", "lms_id", "file", "score", "status"]

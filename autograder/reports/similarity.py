@@ -51,7 +51,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder import contract, paths
-from autograder.records import atomic_write, not_graded_yet
+from autograder.files import atomic_write
+from autograder.records import not_graded_yet
 
 COLUMNS = ["notebook", "cell", "student_a", "student_b", "similarity", "flagged"]
 EXTRA_COLUMNS = ["longest_fragment", "shared_fingerprints", "kind", "signals"]

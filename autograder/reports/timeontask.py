@@ -180,7 +180,7 @@ def write(out):
     import csv
     import io
 
-    from autograder.records import atomic_write
+    from autograder.files import atomic_write
 
     found, without = collect(out)
     if not found and not without:
