@@ -10,6 +10,10 @@ measured as a user sees them.
 `bench --term --students 500` times what the course term adds (issue 24): the late computation when grades.csv is
 written, and `release --lms moodle`, on a synthetic graded OUT (no grading).
 
+`bench --mark --students 500` times grading written answers by question (reports.mark_server) on a synthetic
+graded OUT whose answers vary as a class's do (blank, copied, with a typo, paraphrased, other): grouping one
+question, its page, a group action, the refresh of grades.csv and the pages after it, and an item edit.
+
 `bench --similarity --students 500` times the similarity report instead (reports.similarity) on a synthetic
 class written straight into OUT/autograded (no grading): seconds, peak memory, planted copies found, and whether
 a rerun writes the same CSV bytes.
@@ -351,6 +355,268 @@ print(json.dumps({"seconds": seconds, "peak_mb": resource.getrusage(resource.RUS
 """
 
 
+# --- written answers benchmark (grading by question) ---------------------------------------------
+
+SYNONYMS = {
+    "because": "since", "large": "big", "small": "little", "increases": "grows", "decreases": "falls",
+    "model": "network", "more": "additional", "shows": "gives", "about": "roughly", "so": "therefore",
+    "fixed": "constant", "each": "every", "cannot": "can't", "does not": "doesn't", "larger": "bigger",
+    "smaller": "lower", "the same": "identical", "uses": "relies on", "makes": "renders", "helps": "aids",
+}  # fmt: skip
+
+
+def _sentences(text):
+    return [s for s in re.split(r"(?<=[.!?])\s+", " ".join(text.split())) if s]
+
+
+def paraphrase(model, rng):
+    """A student's own wording of (part of) a model answer: some sentences, reordered, words swapped."""
+    sentences = _sentences(model) or [model]
+    keep = sorted(rng.sample(range(len(sentences)), rng.randint(1, len(sentences))))
+    if rng.random() < 0.3:
+        rng.shuffle(keep)
+    text = " ".join(sentences[i] for i in keep)
+    for word, other in SYNONYMS.items():
+        if rng.random() < 0.5:
+            text = re.sub(rf"\b{word}\b", other, text)
+    opening = rng.choice(["", "", "I think that ", "In short, ", "From my run, ", "Basically, "])
+    return opening + text[:1].lower() + text[1:] if opening else text
+
+
+def typo(text, rng):
+    """One slip of the keyboard: two neighbouring letters swapped in one word."""
+    spots = [m.start() for m in re.finditer(r"[a-z]{4,}", text)]
+    if not spots:
+        return text + " ."
+    i = rng.choice(spots) + 1
+    return text[:i] + text[i + 1] + text[i] + text[i + 2 :]
+
+
+def written_answers(model, others, n, rng):
+    """n answers to one question, as a class writes them: [(kind, text)] with kind blank (8%: the stub or
+    nothing), copied (15%: one of three circulating answers, case and spacing aside), typo (7%: a circulating
+    answer with a typo), paraphrase (40%: the student's own wording of the model answer) or other (30%:
+    sentences of other questions' model answers, or made-up words, in the student's own mix)."""
+    circulating = [paraphrase(model, rng) for _ in range(3)]
+    made = []
+    for _ in range(n):
+        roll = rng.random()
+        if roll < 0.08:
+            made.append(("blank", rng.choice(["YOUR ANSWER HERE", "", "  \n"])))
+        elif roll < 0.23:
+            text = rng.choice(circulating)
+            made.append(("copied", rng.choice([text, text.upper(), text.replace(" ", "  "), text.rstrip(".")])))
+        elif roll < 0.30:
+            made.append(("typo", typo(rng.choice(circulating), rng)))
+        elif roll < 0.70:
+            made.append(("paraphrase", paraphrase(model, rng)))
+        else:
+            pool = [s for o in others for s in _sentences(o)]
+            picked = rng.sample(pool, min(len(pool), rng.randint(1, 3))) if pool else []
+            made.append(("other", " ".join(picked + [vary_text(rng, rng.randint(8, 30))])))
+    return made
+
+
+def mark_class(out, n, source, template, seed=0):
+    """A synthetic graded OUT of n students (no grading) whose written answers vary as a class's do (see
+    written_answers): recorded states, autograded notebooks (the reference solution, a line of output per code
+    cell, the student's written answers) and the gradebook, the written answers to grade and the blank ones 0.
+    Returns {(notebook, grade_id): {kind: count}}."""
+    import contextlib
+    import sqlite3
+    import warnings
+
+    from nbgrader.api import Gradebook
+
+    from autograder import rubrics
+    from autograder.records import CellResult, NotebookResult
+
+    rng = random.Random(seed)
+    out, template = Path(out), Path(template)
+    found = rubrics.load(Path(source) / rubrics.FILENAME)
+    written = build.written_cells(source)
+    tests = build.written_cells(source, kind=contract.is_test_cell)
+    names = in_course_order(written)
+    answers, kinds = {}, {}
+    for nb in names:
+        for gid in written[nb]:
+            model = found[(nb, gid)].answer if (nb, gid) in found else ""
+            others = [r.answer for cell, r in found.items() if cell != (nb, gid)]
+            made = written_answers(model, others, n, rng)
+            answers[nb, gid] = made
+            kinds[nb, gid] = {k: sum(1 for kind, _ in made if kind == k) for k in dict.fromkeys(k for k, _ in made)}
+    students = [f"student{i:04d}" for i in range(n)]
+    base = {}
+    for nb in names:
+        rel = nbformat.read(template / "release" / f"{nb}.ipynb", as_version=4)
+        base[nb] = reference_submission(rel, nbformat.read(Path(source) / f"{nb}.ipynb", as_version=4))
+    for i, student in enumerate(students):
+        notebooks = {}
+        for nb in names:
+            cells = []
+            for cell in base[nb].cells:
+                gid = contract.nbgrader_meta(cell).get("grade_id")
+                if (nb, gid) in answers:
+                    cell = dict(cell, source=answers[nb, gid][i][1])
+                elif cell.cell_type == "code" and not contract.is_test_cell(cell):
+                    line = f"loss {rng.random():.4f}\n"
+                    cell = dict(cell, outputs=[{"output_type": "stream", "name": "stdout", "text": line}])
+                cells.append(cell)
+            path = out / "autograded" / student / contract.ASSIGNMENT / f"{nb}.ipynb"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(json.dumps(dict(base[nb], cells=cells)))
+            checked = [CellResult(contract.check_id(t), float(p), float(p), "passed") for t, p in tests[nb].items()]
+            summary = NotebookResult.graded(nb, checked, sum(tests[nb].values()))
+            summary.manual = dict(written[nb])
+            summary.blank = [g for g in written[nb] if answers[nb, g][i][0] == "blank"]
+            notebooks[nb] = summary.to_dict()
+        state = {"student": student, "complete": True, "notebooks": notebooks, "submission": {"submitted_as": student}}
+        (out / ".state").mkdir(parents=True, exist_ok=True)
+        (out / ".state" / f"{student}.json").write_text(json.dumps(state))
+    db = out / "gradebook.db"
+    shutil.copy2(template / "gradebook.db", db)
+    with warnings.catch_warnings(), Gradebook(f"sqlite:///{db}") as gb:
+        warnings.simplefilter("ignore")  # nbgrader's own SQLAlchemy warnings on add_submission
+        for student in students:
+            gb.update_or_create_student(student)
+            gb.add_submission(contract.ASSIGNMENT, student)
+        gb.db.commit()
+    blank = {(s, nb, g) for (nb, g), made in answers.items() for s, (kind, _) in zip(students, made) if kind == "blank"}
+    with (
+        contextlib.closing(sqlite3.connect(db)) as con,
+        con,
+    ):  # what the worker leaves: tests passed, written answers to grade, blank ones 0
+        rows = con.execute(
+            "SELECT g.id, sa.student_id, nb.name, bc.name, gc.cell_type, gc.max_score FROM grade g "
+            "JOIN grade_cells gc ON g.cell_id = gc.id JOIN base_cell bc ON bc.id = gc.id "
+            "JOIN submitted_notebook snb ON g.notebook_id = snb.id "
+            "JOIN notebook nb ON snb.notebook_id = nb.id JOIN submitted_assignment sa ON snb.assignment_id = sa.id"
+        ).fetchall()
+        con.executemany(
+            "UPDATE grade SET auto_score = ?, needs_manual_grade = ? WHERE id = ?",
+            [
+                (p, 0, g) if kind == "code" else ((0.0, 0, g) if (s, nb, cell) in blank else (None, 1, g))
+                for g, s, nb, cell, kind, p in rows
+            ],
+        )
+    return kinds
+
+
+def _http(url, body=None, token=""):
+    """(seconds, status, bytes) of one request to the grading page's server."""
+    import urllib.error
+    import urllib.request
+
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data, {"Content-Type": "application/json", "X-A3-Token": token})
+    t0 = time.perf_counter()
+    try:
+        with urllib.request.urlopen(request, timeout=600) as reply:
+            status, text = reply.status, reply.read()
+    except urllib.error.HTTPError as exc:
+        status, text = exc.code, exc.read()
+    return time.perf_counter() - t0, status, text
+
+
+def mark_bench(students, keep=None, question=("nmt", "written_study_analysis")):
+    """`bench --mark`: grading one written question for a synthetic class: grouping, the page, a group action, the
+    refresh of grades.csv and the pages after it, one answer, an item's text edited (seconds)."""
+    import threading
+
+    from autograder import rubrics
+    from autograder.reports import groups as grouping
+    from autograder.reports import mark, mark_server
+
+    work = keep or Path(tempfile.mkdtemp(prefix="a3-markbench-"))
+    try:
+        out, source = work / "out", work / "source"
+        for folder in (out, source):
+            shutil.rmtree(folder, ignore_errors=True)
+        source.mkdir(parents=True)
+        shutil.copy2(paths.SOURCE / rubrics.FILENAME, source)  # a copy: the bench edits an item's text
+        t0 = time.perf_counter()
+        template = build.template(work / "template", paths.SOURCE)
+        kinds = mark_class(out, students, paths.SOURCE, template)
+        print(
+            f"bench --mark: {students} synthetic students x {len(kinds)} written answers written in "
+            f"{time.perf_counter() - t0:.1f} s (the nbgrader template and the gradebook included)",
+            flush=True,
+        )
+        cell = question
+        print(f"{cell[0]}/{cell[1]}: " + ", ".join(f"{k} {v}" for k, v in kinds[cell].items()), flush=True)
+        texts = {a.student: a.text for a in mark.collect(out).values() if (a.notebook, a.grade_id) == cell}
+        timed = {}
+        for run in ("minilm", "minilm again", "tfidf"):  # the first call imports torch and transformers
+            t0 = time.perf_counter()
+            grouped = grouping.group_answers(texts, mark.STUB, run.split()[0])
+            timed[run] = time.perf_counter() - t0, grouped
+        shape = {}
+        for g in timed["minilm"][1]:
+            shape[g.kind] = shape.get(g.kind, 0) + 1
+        print(
+            f"grouping {cell[0]}/{cell[1]} ({len(texts)} answers, target: <= 10 s): {timed['minilm'][0]:.2f} s with "
+            f"minilm in a fresh process (torch imported, the model loaded), {timed['minilm again'][0]:.2f} s again "
+            f"(the model loaded again), {timed['tfidf'][0]:.2f} s with tfidf; minilm groups: "
+            + ", ".join(f"{v} {k}" for k, v in shape.items()),
+            flush=True,
+        )
+        marking = mark_server.Marking(out, source, "bench", "minilm")
+        server, url = mark_server.make_server(marking, token="bench")
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        base = url.split("/?")[0]
+
+        def post(path, body):
+            """(ms, status) of a call of the page's script, then the seconds until grades.csv and pages follow."""
+            seconds, status, _ = _http(f"{base}{path}", dict(body, notebook=cell[0], grade_id=cell[1]), "bench")
+            t0 = time.perf_counter()
+            settled = marking.settle(timeout=3600)
+            if status != 200 or not settled:
+                raise RuntimeError(f"{path} answered {status}; grades.csv and pages followed: {settled}")
+            return seconds * 1000, time.perf_counter() - t0
+
+        try:
+            page = f"{base}/q/{cell[0]}/{cell[1]}?token=bench"
+            (first, status, body), (again, status2, _) = _http(page), _http(page)
+            if (status, status2) != (200, 200):
+                raise RuntimeError(f"the page answered {status}, {status2}")
+            print(
+                f"page for {len(texts)} answers (target: <= 2 s): {first:.2f} s the first time (its groups computed "
+                f"with minilm), {again:.2f} s loaded again; {len(body) / 1024:.0f} KiB",
+                flush=True,
+            )
+            versions = {s: a["version"] for s, a in marking.state(cell)["answers"].items()}
+            group = max((g for g in marking.grouped(cell) if g.kind != "blank"), key=lambda g: len(g.students))
+            item = marking.rubrics()[cell].items[0]
+            shown = [mark_server.pseudonym(s) for s in group.students]
+            ms, refresh = post("/api/mark", {"marks": [{"student": p, "items": [item.id], "version": versions[p]}
+                                                       for p in shown]})  # fmt: skip
+            print(
+                f"group action ({group.name}, {len(shown)} answers, item {item.id!r}; target: <= 200 ms): {ms:.0f} ms; "
+                f"grades.csv, the TA index and the pages of its {len(shown)} students followed {refresh:.2f} s later",
+                flush=True,
+            )
+            one = mark_server.pseudonym(next(s for s in sorted(texts) if s not in group.students))
+            ms, refresh = post("/api/mark", {"marks": [{"student": one, "items": [item.id], "version": versions[one]}]})
+            print(f"one answer: {ms:.0f} ms; its pages followed {refresh:.2f} s later", flush=True)
+            ms, refresh = post("/api/item", {"item": item.id, "points": item.points, "text": item.text + " (reworded)"})
+            print(
+                f"item text edited, the {len(shown) + 1} answers that have it re-derived: {ms:.0f} ms; their pages "
+                f"followed {refresh:.2f} s later",
+                flush=True,
+            )
+        except RuntimeError as exc:
+            print(f"bench --mark: {exc}", file=sys.stderr)
+            return 1
+        finally:
+            server.shutdown()
+            server.server_close()
+        print(f"(machine: {os.cpu_count()} cores)")
+        return 0
+    finally:
+        if keep is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+
 # --- measurement --------------------------------------------------------------------------------
 
 
@@ -603,6 +869,7 @@ def main(
     notebooks: list[str] | None = None,
     similarity: bool = False,
     term: bool = False,
+    mark: bool = False,
 ) -> int:
     """`bench`: grade `students` synthetic students with each worker count and print the tables (or, with
     `similarity`, time the similarity report on them)."""
@@ -610,6 +877,8 @@ def main(
         return similarity_bench(students, keep)
     if term:
         return term_bench(students)
+    if mark:
+        return mark_bench(students, keep)
     workers = list(workers)
     work = keep or Path(tempfile.mkdtemp(prefix="a3-bench-"))
     try:

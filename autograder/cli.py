@@ -37,7 +37,10 @@ COMMANDS = {
         "similarity OUT [--scheduler ADDRESS]: students' cells compared pairwise, for TAs (similarity.csv, .html)",
     ),
     "demo": ("autograder.demo", "build, grade sample submissions, write feedback and the report"),
-    "bench": ("autograder.bench", "grading benchmark: 1 vs 2 workers (--similarity: the similarity report)"),
+    "bench": (
+        "autograder.bench",
+        "grading benchmark: 1 vs 2 workers (--similarity, --term, --mark: those steps on a synthetic class)",
+    ),
     "fetch-models": ("autograder.content.fetch_models", "cache the real pretrained models (needs internet)"),
 }
 
@@ -119,6 +122,7 @@ def _options(name, parser):
         add("--notebooks", nargs="+", help="notebooks the students submit (default: all the course's)")
         add("--similarity", action="store_true", help="time the similarity report instead (try --students 500)")
         add("--term", action="store_true", help="time late penalties and release instead (try --students 500)")
+        add("--mark", action="store_true", help="time grading written answers by question instead (try --students 500)")
     elif name == "fetch-models":
         add("--cache", default=None, help="hub cache folder (default: $A3_MODEL_CACHE, else the Hugging Face default)")
         add("--check", action="store_true", help="only report what is cached; exit 1 if incomplete")

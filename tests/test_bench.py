@@ -253,3 +253,56 @@ def test_term_bench_class_is_released_whole(tmp_path):
     with open(tmp_path / "grades.csv", newline="") as f:
         penalised = {r["student"] for r in csv.DictReader(f) if float(r["late_penalty"] or 0) > 0}
     assert (len(got["released"]), got["held"], bool(penalised)) == (30, {}, True)
+
+
+def test_written_answers_vary_as_a_class_writes_them():
+    """Does `bench --mark`'s class write blank answers, copies of a few circulating answers (identical once case
+    and spacing are aside), copies with a typo, and answers of the students' own?"""
+    import random
+
+    from autograder.reports.groups import normalise
+
+    model = (
+        "The large set lowers the loss because each rule is seen more often. A larger model helps more on it. "
+        "On the small set the model memorises words, so the gap grows. The loss decreases about ten times."
+    )
+    made = bench.written_answers(model, ["Attention is blind to order without positions."], 300, random.Random(0))
+    kinds = {kind for kind, _ in made}
+    copied = {normalise(text) for kind, text in made if kind == "copied"}
+    own = [text for kind, text in made if kind in ("paraphrase", "other")]
+    assert kinds == {"blank", "copied", "typo", "paraphrase", "other"}
+    assert len(copied) <= 3 < sum(kind == "copied" for kind, _ in made)
+    assert len(set(own)) > 0.8 * len(own)
+
+
+def test_mark_class_is_a_graded_out_to_mark(tmp_path, capsys):
+    """Is `bench --mark`'s synthetic OUT one `mark` reads: every student's answer to each written cell, the blank
+    ones already 0 and the others to grade?"""
+    from autograder.content import build
+    from autograder.reports import mark
+    from tests.fixtures import toy
+
+    template = build.template(tmp_path / "template", toy.TOY_SOURCE)
+    kinds = bench.mark_class(tmp_path / "out", 40, toy.TOY_SOURCE, template)
+    blank = kinds["toy", "written_toy"]["blank"]
+    assert len(mark.collect(tmp_path / "out")) == 40
+    assert mark.main(out=tmp_path / "out", source=toy.TOY_SOURCE, status=True) == 0
+    assert f"toy/written_toy: 0 of 40 graded, {blank} blank (0), {40 - blank} to grade" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+def test_bench_mark_prints_each_figure(tmp_path, capsys):
+    """Does `bench --mark` on a small class print the time of grouping, of the page, of a group action and of
+    the refresh after it, of one answer and of an item edit?"""
+    import re
+
+    assert bench.main(students=12, mark=True, keep=tmp_path) == 0
+    said = capsys.readouterr().out
+    for figure in (
+        r"grouping nmt/written_study_analysis \(12 answers, target: <= 10 s\): [\d.]+ s with minilm",
+        r"page for 12 answers \(target: <= 2 s\): [\d.]+ s the first time .*, [\d.]+ s loaded again",
+        r"group action \(.*; target: <= 200 ms\): \d+ ms; grades.csv, .* followed [\d.]+ s later",
+        r"one answer: \d+ ms; its pages followed [\d.]+ s later",
+        r"item text edited, .*: \d+ ms; their pages followed [\d.]+ s later",
+    ):
+        assert re.search(figure, said), f"expected a line matching {figure!r} in:\n{said}"
