@@ -103,7 +103,7 @@ def _options(name, parser):
     elif name == "release":
         add("out", type=Path, help="a graded OUT folder")
         add("--lms", required=True, choices=["canvas", "moodle"], help="the LMS to upload to")
-        add("--partial", action="store_true", help="release the students whose grading is complete, list the rest")
+        add("--partial", action="store_true", help="release the final students new or changed since their last release")
         add("--lms-applies-late-policy", action="store_true", help="raw scores: the LMS deducts its own penalty")
         add("--moodle-max", type=float, help="the Moodle assignment's maximum grade: grades are scaled to it")
         add("--canvas-assignment-id", type=int, help="the Canvas assignment's id: the gradebook column 'a3 (id)'")

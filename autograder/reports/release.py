@@ -7,7 +7,10 @@ Writes OUT/release/:
 - canvas: canvas_feedback.zip for "Re-upload submissions" (each file named `<login>_<user id>_<file id>_...`, the
   ids of the student's downloaded file, which is how Canvas finds the submission to comment on), and
   canvas_grades.csv (the gradebook import, released students only);
-- MANIFEST.csv: student, LMS id, file, score, and "released" or why not.
+- MANIFEST.csv: student, LMS id, file, score, and "released" or why not;
+- HISTORY.csv: every student each release put in the LMS's files, with the digest of what they were given (grade,
+  pages, summary). `--partial` releases only the final students whose digest differs from their last release to
+  that LMS (a regrade resolved, a mark or a late note changed, never released), and holds back the rest.
 What students may read only: their feedback pages (hidden tests and solutions already removed by reports.feedback,
 checked again here) and a score summary with the late note. Never the similarity report, the TA index, grading.log,
 the gradebook, autograded notebooks or anything else in OUT.
@@ -36,6 +39,7 @@ the first two all-digit pieces are the user id and the id of one of that submiss
 """
 
 import csv
+import hashlib
 import io
 import re
 import sys
@@ -51,6 +55,7 @@ from autograder.records import Results
 from autograder.reports import export
 
 MANIFEST_COLUMNS = ["student", "lms_id", "file", "score", "status"]
+HISTORY_COLUMNS = ["student", "lms", "lms_id", "score", "digest", "released_at"]
 LMS_FILES = Path(term.TERM_DIR) / "lms_files.csv"
 ROSTER = Path(term.TERM_DIR) / "roster.csv"
 ROSTER_COLUMNS = ["student", "lms", "lms_user_id", "lms_name"]
@@ -261,6 +266,23 @@ def _pages(out: Path, student: str) -> list[Path]:
     return sorted(p for p in folder.glob("*.html") if p.is_file()) if folder.is_dir() else []
 
 
+def released_before(out: Path, lms: str) -> dict[str, dict]:
+    """{student: their latest row of OUT/release/HISTORY.csv for `lms`}: what they were last given through it."""
+    path = out / "release" / "HISTORY.csv"
+    if not path.exists():
+        return {}
+    with open(path, newline="", encoding="utf-8") as f:
+        return {r["student"]: r for r in csv.DictReader(f) if r["lms"] == lms}
+
+
+def given(grade: str, files: dict[str, bytes]) -> str:
+    """The digest of what a release gives a student: the grade the LMS imports and every file (name and bytes)."""
+    h = hashlib.sha256(grade.encode())
+    for name in sorted(files):
+        h.update(b"\0" + name.encode() + b"\0" + hashlib.sha256(files[name]).digest())
+    return h.hexdigest()
+
+
 def lms_settings(out: Path, lms: str, moodle_max: float | None, canvas_assignment_id: int | None) -> float | int:
     """The Moodle assignment's maximum grade or the Canvas assignment's id: as given, else from OUT's course file;
     raises ReleaseError (one line) when neither says."""
@@ -296,10 +318,12 @@ def release(
     - moodle_max / canvas_assignment_id: the Moodle assignment's maximum grade (grades are scaled to it) or the
       Canvas assignment's id (None: OUT's course file, [lms]); ReleaseError when neither gives it.
     - roster: a roster mapping students of plain folders to LMS ids (read_roster), kept in OUT for later runs.
+    - partial: release the final students only, and of them only those given something else than at their last
+      release to `lms` (OUT/release/HISTORY.csv); the others are "unchanged".
     Returns:
-    - {"released": [students], "held": {student: why}, "refused": [students not final] (set only when nothing was
-       written because of them), "why": {student: why not final}, "files": [paths written], "notes": [roster notes],
-       "setting": the maximum or the id used}
+    - {"released": [students], "held": {student: why}, "unchanged": {student: when last released} (partial only),
+       "refused": [students not final] (set only when nothing was written because of them), "why": {student: why
+       not final}, "files": [paths written], "notes": [roster notes], "setting": the maximum or the id used}
     """
     out = Path(out)
     setting = lms_settings(out, lms, moodle_max, canvas_assignment_id)
@@ -313,7 +337,8 @@ def release(
     ids, late = _lms_ids(out, lms), term.Term.load(out)
     dest = out / "release"
     dest.mkdir(parents=True, exist_ok=True)
-    manifest, released, held = [], [], {}
+    manifest, released, held, unchanged, history = [], [], {}, {}, []
+    before = released_before(out, lms) if partial else {}
     members: dict[str, bytes] = {}
     sheet, stamp = [], datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S +0000")
     for student, notebooks in grades.items():
@@ -347,7 +372,7 @@ def release(
             files[f"{folder}/summary.txt"] = summary
             comment = "; ".join(line for line in summary.decode().split("\n") if line)
             name = lms_id.get("lms_name") or student
-            sheet.append([f"Participant {lms_id['lms_user_id']}", name, _points(grade), f"{setting:g}", stamp, comment])
+            row = [f"Participant {lms_id['lms_user_id']}", name, _points(grade), f"{setting:g}", stamp, comment]
         elif lms_id.get("lms_file_id"):
             summary = summary_text(notebooks, score, raw, total, line).encode()
             prefix = canvas_prefix(lms_id.get("lms_name") or student, lms_id["lms_user_id"], lms_id["lms_file_id"])
@@ -356,11 +381,21 @@ def release(
         else:  # from the roster: Canvas attaches feedback files only to a file the student submitted through it
             files = {}
             status = "released: grade only (no Canvas submission file to attach the feedback pages to)"
-            manifest.append([student, lms_id["lms_user_id"], "", _points(score), status])
         if lms == "canvas":  # the gradebook import matches the row by its ID, the Canvas user id
-            sheet.append([lms_id.get("lms_name") or student, lms_id["lms_user_id"], "", "", "", _points(score)])
+            row = [lms_id.get("lms_name") or student, lms_id["lms_user_id"], "", "", "", _points(score)]
+        digest = given(row[2] if lms == "moodle" else row[5], files)
+        last = before.get(student)
+        if last and last["digest"] == digest and last["lms_id"] == lms_id["lms_user_id"]:
+            unchanged[student] = last["released_at"]
+            why = f"not released: unchanged since the release of {last['released_at']}"
+            manifest.append([student, lms_id["lms_user_id"], "", _points(score), why])
+            continue
+        if not files:
+            manifest.append([student, lms_id["lms_user_id"], "", _points(score), status])
+        sheet.append(row)
         members.update(files)
         released.append(student)
+        history.append([student, lms, lms_id["lms_user_id"], _points(score), digest, stamp])
         manifest += [[student, lms_id["lms_user_id"], name, _points(score), status] for name in files]
     written = []
     if released:
@@ -377,10 +412,16 @@ def release(
             possible = max(export.student_totals(grades[s])[1] for s in released)
             rows = [["Points Possible", "", "", "", "", f"{possible:g}"], *sheet]
             written.append(_write(dest / "canvas_grades.csv", canvas_columns(setting), rows))
+    else:  # OUT/release holds this release's files only: an earlier one's must not be uploaded twice
+        for name in (f"{lms}_feedback.zip", "moodle_worksheet.csv" if lms == "moodle" else "canvas_grades.csv"):
+            (dest / name).unlink(missing_ok=True)
     written.append(_write(dest / "MANIFEST.csv", MANIFEST_COLUMNS, manifest))
+    if history:
+        _append_history(dest / "HISTORY.csv", history)
     return {
         "released": released,
         "held": held,
+        "unchanged": unchanged,
         "refused": [],
         "why": waiting,
         "files": written,
@@ -401,6 +442,16 @@ def stale_pages(out: Path, students: list[str]) -> int:
     sources = [out / "gradebook.db", *(out / term.TERM_DIR).glob("*")]
     newest = max((p.stat().st_mtime for p in sources if p.exists()), default=0.0)
     return sum(1 for s in students for p in _pages(out, s) if p.stat().st_mtime < newest)
+
+
+def _append_history(path: Path, rows: list[list[str]]) -> None:
+    """Add a release's rows to HISTORY.csv (the header first when the file is new)."""
+    new = not path.exists()
+    with open(path, "a", newline="", encoding="utf-8") as f:
+        writer = csv.writer(f, lineterminator="\n")
+        if new:
+            writer.writerow(HISTORY_COLUMNS)
+        writer.writerows(rows)
 
 
 def _write(path: Path, columns: list[str], rows: list[list[str]]) -> Path:
@@ -454,7 +505,11 @@ def main(
         for student, why in list(got["why"].items())[:5]:
             print(f"  {student}: {why}", file=sys.stderr)
         return 1
-    print(f"released {len(got['released'])} students to {lms}; held back {len(got['held'])}")
+    unchanged = got.get("unchanged") or {}
+    print(
+        f"released {len(got['released'])} students to {lms}; held back {len(got['held'])}"
+        + (f"; {len(unchanged)} unchanged since their last release, left out" if unchanged else "")
+    )
     if got["stale"]:
         print(
             f"  warning: {got['stale']} released feedback pages are older than the hand grades or term files: run "
@@ -464,6 +519,9 @@ def main(
         print(f"  {student}: {why}")
     for path in got["files"]:
         print(f"wrote {path}")
+    if not got["released"] and unchanged:
+        print(f"release: nothing changed since the last release to {lms}: nothing to upload")
+        return 0
     if not got["released"]:
         print(f"release: nothing released to {lms}: MANIFEST.csv says why for each student", file=sys.stderr)
         return 1

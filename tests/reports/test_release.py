@@ -163,6 +163,66 @@ def test_partial_lists_who_was_held_back(tmp_path):
     assert row["status"] == "not released: cells to grade by hand (nmt/written_scaling)"
 
 
+def set_grades(out, student, **columns):
+    """Change `student`'s rows of OUT/grades.csv (a regrade resolved, a hand grade entered since a release)."""
+    with open(out / "grades.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    for row in rows:
+        if row["student"] == student:
+            row.update(columns)
+    with open(out / "grades.csv", "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+
+
+def test_partial_releases_again_only_whose_grade_or_page_changed(tmp_path):
+    """After a release, does --partial release only the students whose grade changed, whose page changed, or who
+    became final since, in the zip and worksheet alone, the others named unchanged in MANIFEST.csv?"""
+    out = write_out(tmp_path / "out", "moodle")
+    first = release.release(out, "moodle", moodle_max=MAXIMUM, partial=True)
+    assert sorted(first["released"]) == sorted(STUDENTS)
+    set_grades(out, "Zoë Ñúñez", written_score="1", written_max_score="2")
+    (out / "feedback" / "Jane_Doe" / "bert.html").write_text("<html><body>a TA's comment</body></html>")
+    set_grades(out, PENDING, ungraded="")
+    got = release.release(out, "moodle", moodle_max=MAXIMUM, partial=True)
+    assert sorted(got["released"]) == sorted(["Zoë Ñúñez", "Jane_Doe", PENDING])
+    assert sorted(got["unchanged"]) == sorted(set(STUDENTS) - {"Zoë Ñúñez", "Jane_Doe"})
+    assert {m.split("_")[1] for m in names(out / "release" / "moodle_feedback.zip")} == {"102", "105", "106"}
+    with open(out / "release" / "moodle_worksheet.csv", encoding="utf-8") as f:
+        assert sorted(r["Identifier"] for r in csv.DictReader(f)) == ["Participant 102", "Participant 105",
+                                                                     "Participant 106"]  # fmt: skip
+    with open(out / "release" / "MANIFEST.csv", encoding="utf-8") as f:
+        row = next(r for r in csv.DictReader(f) if r["student"] == "李明")
+    assert row["status"].startswith("not released: unchanged since the release of ")
+
+
+def test_release_history_keeps_every_release(tmp_path):
+    """Does OUT/release/HISTORY.csv keep one row per student per release (a full release re-releasing everyone),
+    so that --partial compares with the latest?"""
+    out = write_out(tmp_path / "out", "moodle", pending=False)
+    release.release(out, "moodle", moodle_max=MAXIMUM)
+    release.release(out, "moodle", moodle_max=MAXIMUM)
+    with open(out / "release" / "HISTORY.csv", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    assert len(rows) == 2 * len(STUDENTS) and set(release.released_before(out, "moodle")) == set(STUDENTS)
+    assert release.released_before(out, "canvas") == {}
+
+
+def test_partial_with_nothing_changed_writes_nothing_to_upload(tmp_path, capsys):
+    """When nothing changed since the last release, does --partial say so, exit 0 and leave no zip or worksheet
+    that could be uploaded twice?"""
+    out = write_out(tmp_path / "out", "moodle", pending=False)
+    assert release.main(out=out, lms="moodle", moodle_max=MAXIMUM) == 0
+    capsys.readouterr()
+    assert release.main(out=out, lms="moodle", moodle_max=MAXIMUM, partial=True) == 0
+    said = capsys.readouterr().out
+    assert f"released 0 students to moodle; held back 0; {len(STUDENTS)} unchanged since their last release" in said
+    assert "nothing changed since the last release to moodle" in said
+    assert not (out / "release" / "moodle_feedback.zip").exists()
+    assert not (out / "release" / "moodle_worksheet.csv").exists()
+
+
 def damage(out, student, notebook):
     """Mark `student`'s `notebook` in OUT/grades.csv as grading records a notebook the TA's LMS download damaged."""
     with open(out / "grades.csv", newline="", encoding="utf-8") as f:
