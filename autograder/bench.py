@@ -7,7 +7,7 @@ every process under it), busy cores and peak memory per worker, then a projectio
 and where grading time goes. Each grading run is a fresh process, so its memory and start-up are
 measured as a user sees them.
 
-`bench --term --students 500` times what the course term adds (issue 24): the late computation when grades.csv is
+`bench --term --students 500` times what the course term adds: the late computation when grades.csv is
 written, and `release --lms moodle`, on a synthetic graded OUT (no grading).
 
 `bench --mark --students 500` times grading written answers by question (reports.mark_server) on a synthetic
@@ -116,7 +116,7 @@ def build_students(dest, n, release, source, wrong=None, notebooks=None):
     return students
 
 
-# --- term benchmark (issue 24) -------------------------------------------------------------------
+# --- term benchmark -------------------------------------------------------------------
 def term_class(out, n, seed=0):
     """A synthetic graded OUT of n students (no grading): recorded states, feedback pages, LMS ids, and a course file
     with submission times for everyone (a third late) and extensions for a tenth. Written answers are blank (0 by

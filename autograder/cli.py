@@ -129,7 +129,7 @@ def _options(name, parser):
 
 
 def _term_options(add):
-    """--course and --extensions (issue 24): kept in OUT, so later commands on OUT agree without them."""
+    """--course and --extensions: kept in OUT, so later commands on OUT agree without them."""
     add("--course", type=Path, help="course file (due date, late policy; default: OUT's, else course.toml)")
     add("--extensions", type=Path, help="CSV student,due (ISO 8601 with offset): extended due dates (private)")
 

@@ -46,7 +46,7 @@ GRADES_COLUMNS = [
     "written_max_score",
     "ungraded",
     "submitted_as",
-    *term.LATE_COLUMNS,  # issue 24: lateness of the student (term.Term.columns), on the row's final raw score
+    *term.LATE_COLUMNS,  # lateness of the student (term.Term.columns), on the row's final raw score
 ]
 CELL_COLUMNS = ["student", "notebook", "grade_id", "score", "max_score", "message", "submitted_as"]
 HAND_GRADED = "graded by hand"

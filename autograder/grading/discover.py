@@ -140,7 +140,7 @@ def discover(root: Path | str, unwrap: bool = False) -> dict[str, tuple[str, lis
                 continue
             filename = re.sub(r"-\d+(?=\.[A-Za-z]+$)", "", m.group("file"))  # Canvas resubmission suffix
             lms = {"lms": "canvas", "user_id": m.group("uid"), "name": m.group("login"), "file_id": m.group("sid")}
-            if m.group("late"):  # issue 24: Canvas says late (no time): the late policy's one unit
+            if m.group("late"):  # Canvas says late (no time): the late policy's one unit
                 lms["late"] = True
             add(
                 m.group("login"),

@@ -159,7 +159,7 @@ def ingest_student(
     damaged = {"download": damaged or {}, "own": {}}
     header = [] if raw == student else [f"student {raw!r} is graded as {student!r}"]
     lms = next((c.lms for c in candidates if c.lms), {})
-    if any(c.lms.get("late") for c in candidates):  # issue 24: a file Canvas marked late makes the submission late
+    if any(c.lms.get("late") for c in candidates):  # a file Canvas marked late makes the submission late
         lms = dict(lms, late=True)
     digest = discover.submission_digest(raw, [(c.shown, c.path) for c in candidates])
     lost = [

@@ -134,7 +134,7 @@ def grade(
     """
     start = time.perf_counter()
     out = Path(out)
-    if course is not None:  # issue 24: a bad course file stops the run before anything is graded
+    if course is not None:  # a bad course file stops the run before anything is graded
         term.read_course(course)
     out.mkdir(parents=True, exist_ok=True)
     template = ensure_template(out, source)
@@ -157,7 +157,7 @@ def grade(
     students = collect(submissions, staging, notebooks, template / "release", ingest_fn, notes)
     results.log(f"SUBMISSIONS {note}" for note in notes)
     results.record_lms_ids({student: next((s.lms for s in subs if s.lms), {}) for student, subs in students.items()})
-    # issue 24: when each student submitted
+    # when each student submitted
     found, stamp_log = times.evidence(submissions, students, submitted, worksheet, times.zone(out, course))
     everyone = {**term.recorded_names(out), **times.names(students)}  # a TA names students as they know them
     term.write_term(out, course=course, extensions=extensions, evidence=found, students=everyone)
@@ -230,10 +230,10 @@ def grade(
         for left in slot.leftovers(out / ".work"):
             shutil.rmtree(left, ignore_errors=True)
     late = late_students(out, [t.student for t in tasks])
-    if late:  # issue 24: their pages say what being late cost (computed on the final scores, as `feedback` does)
+    if late:  # their pages say what being late cost (computed on the final scores, as `feedback` does)
         feedback.rerender(out, students=late)
     results.write_csvs()
-    try:  # issue 25: the TA-only similarity report; its failure never fails grading
+    try:  # the TA-only similarity report; its failure never fails grading
         similarity.write_report(out, scheduler_address)
     except Exception as exc:
         results.log([f"SIMILARITY not written: {type(exc).__name__}: {exc}"])
@@ -253,7 +253,7 @@ def grade(
         "limits": {st["student"]: st["limits"] for st in batch if st.get("limits")},
         "not_graded": not_graded(batch),
         "workers_lost": lost,
-        "no_submission_time": sorted(set(students) - set(found)),  # issue 24: on time for want of evidence
+        "no_submission_time": sorted(set(students) - set(found)),  # on time for want of evidence
     }
     results.log(
         [
@@ -385,7 +385,7 @@ def main(
         print(f"grade: nothing to grade: {submissions} is empty", file=sys.stderr)
         return 1
     if course is None and is_course_source(source) and not (Path(out) / term.TERM_DIR / "course.toml").exists():
-        course = paths.ROOT / "course.toml" if (paths.ROOT / "course.toml").exists() else None  # issue 24: a3's term
+        course = paths.ROOT / "course.toml" if (paths.ROOT / "course.toml").exists() else None  # a3's term
     try:
         summary = grade(
             submissions,

@@ -1,4 +1,4 @@
-"""When each student submitted, found at grading time (issue 24), and the term settings recorded in OUT/term.
+"""When each student submitted, found at grading time, and the term settings recorded in OUT/term.
 
 First found per student: nbgrader's timestamp.txt in the student's folder, the Moodle grading worksheet's
 "Last modified (submission)" (`--worksheet`, read in the course file's time zone), then the `--submitted` CSV; Canvas's

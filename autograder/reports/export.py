@@ -176,7 +176,7 @@ def write_nbgrader_csv(out, dest):
     rows = []
     for student, notebooks in grades.items():
         score, total, _ = student_totals(notebooks)
-        late, due, submitted = term.student_late(notebooks.values())  # issue 24: nbgrader's late columns
+        late, due, submitted = term.student_late(notebooks.values())  # nbgrader's late columns
         rows.append(
             [
                 ASSIGNMENT,
@@ -370,7 +370,7 @@ def lms_warnings(out, first=5):
 
 
 def _after_late(notebooks, totals, lms_applies_late_policy):
-    """(score, total, notes) of student_totals with the late penalty taken off the score (issue 24), unless the
+    """(score, total, notes) of student_totals with the late penalty taken off the score, unless the
     LMS applies its own late policy."""
     score, total, notes = totals
     late, _, _ = term.student_late(notebooks.values())
@@ -417,7 +417,7 @@ def export(out, *, lms_applies_late_policy=False):
 
 
 def use_term_files(out, course=None, extensions=None):
-    """A later command's --course/--extensions (issue 24): kept in OUT/term in place of grading's copies, then
+    """A later command's --course/--extensions: kept in OUT/term in place of grading's copies, then
     grades.csv re-computed with them (and the hand grades) so every export agrees. Raises term.TermError."""
     if course is None and extensions is None:
         return

@@ -1,4 +1,4 @@
-"""No submission can stop the batch, and the limit a cell ran into is recorded on that cell (issue 23): forks past
+"""No submission can stop the batch, and the limit a cell ran into is recorded on that cell: forks past
 the process limit, an infinite loop, an allocation past the memory limit; and SANDBOX lines only for what a
 student's code really tried. Each batch grades the toy course once (tests/fixtures/toy.py)."""
 

@@ -1,4 +1,4 @@
-"""The course term through grading (issue 24): submission times found, lateness and penalty in grades.csv from the
+"""The course term through grading: submission times found, lateness and penalty in grades.csv from the
 final score, extensions and hand grades added after grading, and bad term files refused before grading."""
 
 import csv

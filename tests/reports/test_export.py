@@ -282,7 +282,7 @@ def test_moodle_worksheet_uses_participant_ids(tmp_path):
     assert rows["carol"]["Identifier"] == "carol"
 
 
-# --- issue 23: what the LMS imports and the students read; students with the names they really have ------
+# --- what the LMS imports and the students read; students with the names they really have ------
 LI, ZOE, OLGA = "李明", "Zoë Ñúñez", "Ольга"
 
 

@@ -318,7 +318,7 @@ def test_cells_a_student_added_are_left_alone():
     assert out.cells[0].outputs == []
 
 
-# --- what a reader sees (issue 23): student-facing text, the index, short pages ------------------------
+# --- what a reader sees: student-facing text, the index, short pages ------------------------
 LI, ZOE = "李明", "Zoë Ñúñez"
 CAPTION_REASON = (
     "needs manual grading: ViT-B-32 weights not in /srv/models/hub; run `python -m autograder fetch-models` on a "

@@ -1,4 +1,4 @@
-"""autograder.reports.release (issue 24): feedback zips and worksheets as Moodle and Canvas import them, checked
+"""autograder.reports.release: feedback zips and worksheets as Moodle and Canvas import them, checked
 against the rules of their import code; the refusal while hand grading is open, --partial, the manifest."""
 
 import csv

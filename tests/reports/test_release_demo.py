@@ -1,4 +1,4 @@
-"""release on the demo course (issue 24): the demo's sample theory submissions graded under the real course source,
+"""release on the demo course: the demo's sample theory submissions graded under the real course source,
 laid out as Moodle folders and as Canvas files, released for each LMS and checked against their import rules."""
 
 import csv

@@ -367,7 +367,7 @@ def test_question_scores_give_the_mean_share_per_question(tmp_path):
     assert (row["scored"], round(row["mean_share"], 3)) == (6, round(1 / 6, 3))
 
 
-# Students with the names students really have (issue 23): nothing below relies on ASCII ids.
+# Students with the names students really have: nothing below relies on ASCII ids.
 LI, ZOE = "李明", "Zoë Ñúñez"
 
 

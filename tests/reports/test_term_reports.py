@@ -1,4 +1,4 @@
-"""Where the late penalty shows after grading (issue 24): nbgrader's export columns, the LMS exports, feedback."""
+"""Where the late penalty shows after grading: nbgrader's export columns, the LMS exports, feedback."""
 
 import csv
 import shutil
