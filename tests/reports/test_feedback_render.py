@@ -80,7 +80,8 @@ def test_real_feedback_page_from_the_corpus(tmp_path_factory, tmp_path):
     corpus = batch.graded_corpus(tmp_path_factory)
     page = corpus["out"] / "feedback" / "eq_true" / "nmt.html"
     text, dom = rendered_text(page, tmp_path)
-    assert "Autograded score: 9 / 11" in text, f"expected the score, saw {text[:300]!r}"
+    most = contract.max_score("nmt")  # eq_true loses find_optimal_params and fit_linear_log, a point each
+    assert f"Autograded score: {most - 2:g} / {most:g}" in text, f"expected the score, saw {text[:300]!r}"
     assert "fit_linear_log: (m, c) should be" in text, "expected the check's message"
     leaks = [h for h in HIDDEN if h in dom]
     assert not leaks, f"expected no hidden test source, found {leaks}"
