@@ -33,6 +33,7 @@ SCHEMA = {
     "assignment": ("due", "grace_minutes", "timezone"),
     "late": ("policy", "percent", "max_days"),
     "lms": ("moodle_max", "canvas_assignment_id"),
+    "release": ("model_answers",),
 }
 TERM_DIR = "term"
 UNKNOWN_TIME = "late (time unknown)"
@@ -59,6 +60,7 @@ class Course:
     timezone: str = ""  # IANA name ("America/Toronto"): how to read LMS times given without an offset (worksheet)
     moodle_max: float | None = None  # the Moodle assignment's "Maximum grade": grades are scaled to it
     canvas_assignment_id: int | None = None  # the Canvas assignment's id: its gradebook column is "Title (id)"
+    model_answers: bool = False  # feedback pages show each written answer's model answer (rubrics.toml)
 
     @property
     def unit(self) -> timedelta:
@@ -134,6 +136,9 @@ def parse_course(text: str, name: str = "course.toml") -> Course:
             if key not in SCHEMA[section]:
                 fail(section, key, f"unknown key (known in [{section}]: {', '.join(SCHEMA[section])})")
     assignment, late, lms = data.get("assignment", {}), data.get("late", {}), data.get("lms", {})
+    model_answers = data.get("release", {}).get("model_answers", False)
+    if not isinstance(model_answers, bool):
+        fail("release", "model_answers", f"must be true or false, not {model_answers!r}")
     due = assignment.get("due")
     if due is None:
         fail("assignment", None, "missing key 'due' (a TOML date-time with a UTC offset)")
@@ -170,6 +175,7 @@ def parse_course(text: str, name: str = "course.toml") -> Course:
     return Course(
         moodle_max=None if moodle_max is None else float(moodle_max),
         canvas_assignment_id=canvas_id,
+        model_answers=model_answers,
         timezone=zone,
         due=due,
         grace_minutes=float(grace),

@@ -147,6 +147,18 @@ def test_canvas_assignment_id_must_be_a_number(bad):
         term.parse_course(COURSE + f"\n[lms]\ncanvas_assignment_id = {bad}\n", "c.toml")
 
 
+def test_model_answers_are_off_unless_the_release_section_says_so():
+    """Are model answers left off the pages by default, and shown with [release] model_answers = true?"""
+    assert term.parse_course(COURSE).model_answers is False
+    assert term.parse_course(COURSE + "\n[release]\nmodel_answers = true\n").model_answers is True
+
+
+def test_model_answers_must_be_true_or_false():
+    """Is a model_answers that is not a TOML boolean (a string "yes") refused, naming the key and line?"""
+    with pytest.raises(term.TermError, match=r"c\.toml:11: release\.model_answers: must be true or false"):
+        term.parse_course(COURSE + '\n[release]\nmodel_answers = "yes"\n', "c.toml")
+
+
 def test_due_without_offset_is_an_error():
     """Is a due date without a UTC offset refused (no penalty from a guessed time zone)?"""
     with pytest.raises(term.TermError, match=r"c\.toml:2: assignment\.due: .* has no UTC offset"):

@@ -334,6 +334,8 @@ def annotate(nb, summary, student):
         if gid in (summary.get("manual") or {}):
             cells.append(nbformat.v4.new_markdown_cell(f'<a id="{ANCHOR}{gid}"></a>**written answer `{gid}`**'))
         cells.append(cell)
+        if gid in (summary.get("model_answers") or {}):
+            cells.append(nbformat.v4.new_markdown_cell(model_answer_markdown(gid, summary)))
         if contract.is_test_cell(cell) and gid in verdicts:
             c = verdicts.pop(gid)
             anchor = f'<a id="{ANCHOR}{c["grade_id"]}"></a>'
@@ -350,6 +352,15 @@ def annotate(nb, summary, student):
     return nb
 
 
+def model_answer_markdown(gid, summary):
+    """Under a written answer (course option [release] model_answers): the TA's marks, one per line (the rubric
+    items applied with their points, then the comment), and the model answer."""
+    marks = ((summary.get("hand") or {}).get(gid) or {}).get("comment") or ""
+    lines = [f"- {_esc(line)}" for line in marks.splitlines() if line.strip()]
+    lines = [f"**Marks on `{gid}`:**", "", *lines, ""] if lines else []
+    return "\n".join(lines + [f"**Model answer for `{gid}`:**", "", summary["model_answers"][gid]])
+
+
 def render(nb, summary, student):
     """Feedback HTML for one notebook.
 
@@ -358,7 +369,8 @@ def render(nb, summary, student):
     - summary: the worker's summary of this notebook ("notebook", "score", "max_score", "status",
       "cells" [{"grade_id", "score", "max_score", "note"}], "repairs", "notes", "manual" {grade_id: points}
       and, when re-rendered after hand grading, "hand" {grade_id: {"score", "comment"}}, and for a late student
-      "late" (term.describe) and "late_penalty" (points taken off)).
+      "late" (term.describe) and "late_penalty" (points taken off), and with [release] model_answers
+      "model_answers" {grade_id: markdown}).
     - student: the student's id or the name they submitted under (shown_name() is what the page says).
     Returns:
     - a standalone HTML page (str).
@@ -406,11 +418,13 @@ def install_mathjax(feedback_dir):
     return dest
 
 
-def rerender(out, students=None):
+def rerender(out, students=None, source=paths.SOURCE):
     """Re-render OUT/feedback/<student>/<nb>.html from OUT/autograded, the recorded results and the hand grades
     in OUT/gradebook.db (entered in formgrader), and rewrite the CSVs with those hand grades.
 
-    students: re-render only these students' pages (None: every student's)."""
+    students: re-render only these students' pages (None: every student's).
+    source: the folder of rubrics.toml, whose model answers the pages show with [release] model_answers."""
+    from autograder import rubrics
     from autograder.records import Results, final_scores
     from autograder.reports.export import submitted_as
     from autograder.term import Term, describe, penalty
@@ -418,6 +432,9 @@ def rerender(out, students=None):
     results = Results(out)
     hand = results.hand_grades()
     term = Term.load(out)
+    models = {}
+    if term.course is not None and term.course.model_answers:
+        models = {cell: r.answer for cell, r in rubrics.load(Path(source) / rubrics.FILENAME).items()}
     count = 0
     for state in results.states():
         student = state["student"]
@@ -428,6 +445,7 @@ def rerender(out, students=None):
             graded = results.autograded_path(student, name)
             nb = nbformat.read(graded, as_version=4) if graded.exists() else None
             summary = dict(summary, hand=hand.get((student, name), {}))
+            summary["model_answers"] = {g: models[name, g] for g in summary.get("manual") or {} if (name, g) in models}
             if late is not None:  # the late note and penalty, on this notebook's final raw score
                 final, written = final_scores(summary, summary["hand"])
                 raw = final["score"] + sum(score or 0.0 for score, _ in written.values())

@@ -298,7 +298,7 @@ class Marking:
                     self.refreshing.wait()
                 students, self.pending, self.busy = self.pending, set(), True
             try:
-                rerender(self.out, students=students)
+                rerender(self.out, students=students, source=self.rubric_path.parent)
             except Exception as exc:  # a page that fails to render must not stop the others; `feedback` redoes all
                 print(f"mark: pages of {len(students)} student(s) not re-rendered: {one_line(exc, 200)}", flush=True)
             with self.refreshing:

@@ -10,7 +10,7 @@ Writes OUT/release/:
 - MANIFEST.csv: student, LMS id, file, score, and "released" or why not;
 - HISTORY.csv: every student each release put in the LMS's files, with the digest of what they were given (grade,
   pages, summary). `--partial` releases only the final students whose digest differs from their last release to
-  that LMS (a regrade resolved, a mark or a late note changed, never released), and holds back the rest.
+  that LMS (a regrade resolved, a mark or a late note changed, never released), and leaves out the rest.
 What students may read only: their feedback pages (hidden tests and solutions already removed by reports.feedback,
 checked again here) and a score summary with the late note. Never the similarity report, the TA index, grading.log,
 the gradebook, autograded notebooks or anything else in OUT.

@@ -284,6 +284,40 @@ def test_marks_reach_grades_csv_and_the_feedback_page(out, tmp_path):
     assert "Also accept" not in page  # the TA-only note
 
 
+MODEL = "Adding counts objects, and counting does not depend on the order in which they are counted."
+
+
+def model_answers_page(out, tmp_path, option):
+    """Zoë's page after a mark and a re-render, with OUT's course file saying `option` under [release] (None: a
+    course file without the section)."""
+    from tests.fixtures import term as term_fixture
+
+    rows = [["Zoë Ñúñez", "toy", "written_toy", "counting", "", "Name the sets."]]
+    run(out, import_csv=write_csv(tmp_path / "in.csv", rows), grader="ta-ana")
+    release = "" if option is None else f"\n[release]\nmodel_answers = {option}\n"
+    (out / "term").mkdir(exist_ok=True)
+    (out / "term" / "course.toml").write_text(term_fixture.COURSE + release)
+    feedback.rerender(out, source=source(out))
+    return (out / "feedback" / "Zoë Ñúñez" / "toy.html").read_text()
+
+
+def test_model_answer_is_not_on_the_page_by_default(out, tmp_path):
+    """Without [release] model_answers, does the student's page show the marks but never the model answer?"""
+    for option in (None, "false"):
+        page = model_answers_page(out, tmp_path, option)
+        assert "Relates addition to counting." in page and MODEL not in page and "Model answer" not in page
+
+
+def test_model_answer_is_under_the_marks_with_the_course_option(out, tmp_path):
+    """With [release] model_answers = true, does each written answer's page show, under the student's answer, the
+    rubric items applied (with their points), the TA's comment, then the model answer?"""
+    page = model_answers_page(out, tmp_path, "true")
+    answer, items, comment = page.index(RIGHT), page.rindex("+0.5 Relates"), page.rindex("Name the")  # (also on top)
+    assert answer < items < comment < page.index("Model answer for") < page.index(MODEL)
+    blank = (out / "feedback" / "Anna Lee~moodle12" / "toy.html").read_text()
+    assert MODEL in blank and "Marks on" not in blank  # a blank answer has no marks, still the model answer
+
+
 def test_rubric_prints_the_items(out, capsys):
     """Does --rubric print the question's items as CSV item,points,text?"""
     assert run(out, rubric="toy/written_toy") == 0
