@@ -226,3 +226,31 @@ def test_item_analysis_csv_has_a_row_per_item_and_scope(tmp_path):
     assert list(written.columns) == items.COLUMNS
     assert list(written["kind"]) == ["autograded"] * 3 + ["notebook", "assignment"]
     assert float(written.loc[3, "alpha"]) == pytest.approx(0.75)
+
+
+@pytest.fixture(scope="module")
+def toy_out(tmp_path_factory):
+    """The toy class graded: a full answer, an untouched release, a wrong mul, no notebook, an unreadable file."""
+    from tests.fixtures import toy
+
+    out, _ = toy.graded(tmp_path_factory.getbasetemp())
+    return report.read_table(out, "grades_by_cell.csv"), report.read_table(out, "grades.csv")
+
+
+def test_a_graded_class_leaves_out_what_was_not_graded(toy_out):
+    """On the toy class as grading wrote it: are the missing and the unreadable notebook left out and counted, and
+    is each check's facility the share of the three graded students who earned its points?"""
+    by_cell, grades = toy_out
+    table, left_out = items.analysis(by_cell, grades)
+    assert left_out["notebooks not graded (missing or unreadable)"] == 2
+    rows = table.set_index("grade_id")
+    assert rows.loc["add", "facility"] == pytest.approx(2 / 3) and rows.loc["add", "scored"] == 3
+    assert rows.loc["mul", "facility"] == pytest.approx(1 / 3)
+
+
+def test_a_graded_class_lists_the_wrong_answers_reason(toy_out):
+    """Is the wrong mul's failure listed once, as the hidden check's reason, with no catalogue to compare it to?"""
+    by_cell, grades = toy_out
+    table = items.messages(by_cell, grades, items.load_catalogue())
+    mul = table[table["grade_id"] == "mul"]
+    assert list(mul["count"]) == [1] and list(mul["check"]) == ["hidden"] and list(mul["in_catalogue"]) == [""]
