@@ -20,7 +20,7 @@ import pandas as pd
 
 from autograder import envvars
 from autograder.contract import NOTEBOOKS, WRITTEN
-from autograder.paths import ROOT
+from autograder.paths import ROOT, SOURCE
 from autograder.records import BLANK, HAND_GRADED, WAITING, Status, not_graded_yet, was_graded
 from autograder.reports import nbhtml
 from autograder.reports.export import export, natural_key, use_term_files
@@ -230,6 +230,21 @@ def hand_grading_progress(by_cell):
         .sum()
     )
     return table[columns]
+
+
+def grader_agreement(out, source=SOURCE):
+    """Per written question marked by two graders (`mark --export --double`, then `--import --second`): the answers
+    both marked, Cohen's kappa on the rubric items (None when both made one choice throughout) and the mean absolute
+    score difference (reports.mark.agreement)."""
+    from autograder import rubrics
+    from autograder.reports import mark
+
+    columns = ["notebook", "grade_id", "double-marked", "kappa", "mean |score difference|"]
+    if not (Path(out) / mark.LOG).exists():
+        return pd.DataFrame(columns=columns)
+    found = rubrics.load(Path(source) / rubrics.FILENAME)
+    agreed = mark.agreement(found, mark.collect(out), out)
+    return pd.DataFrame([(*cell, *agreed[cell]) for cell in sorted(agreed)], columns=columns)
 
 
 def _count_kinds(texts, label, count):

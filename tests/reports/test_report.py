@@ -10,6 +10,8 @@ import pytest
 
 from autograder.contract import GRADED, max_score
 from autograder.reports import report
+from tests.reports import test_mark
+from tests.reports.test_mark import graded  # noqa: F401
 
 
 def write_csv(path, rows):
@@ -489,3 +491,35 @@ def test_left_out_counts_say_what_the_check_sections_skip():
         "cells graded by a person": 4,
         "cells left as released": 0,
     }
+
+
+def test_grader_agreement_gives_kappa_and_score_gap_per_question(graded, tmp_path):  # noqa: F811
+    """When a second grader marked answers blind, does the report's agreement table give, per question, the answers
+    both marked, Cohen's kappa on the items and the mean |score difference| (none without second marks)?"""
+    import shutil
+
+    from autograder import rubrics
+    from autograder.reports import mark
+    from tests.fixtures import toy
+
+    out, source = tmp_path / "out", tmp_path / "source"
+    shutil.copytree(graded, out)
+    source.mkdir()
+    shutil.copy2(toy.TOY_SOURCE / rubrics.FILENAME, source)
+    assert report.grader_agreement(out, source).empty
+    items = {"Zoë Ñúñez": ("counting;order", "counting;order"), "李明": ("counting", "counting;order")}
+    for grader, which, second in (("ta-ana", 0, False), ("ta-ben", 1, True)):
+        rows = [[s, "toy", "written_toy", pair[which], "", ""] for s, pair in items.items()]
+        csv_path = test_mark.write_csv(tmp_path / f"{grader}.csv", rows)
+        assert mark.main(out=out, source=source, import_csv=csv_path, grader=grader, second=second) == 0
+    # 6 decisions (2 answers x 3 items), 5 agree; ana says yes 3 times, ben 4: chance 3/6 * 4/6 + 3/6 * 2/6
+    kappa = (5 / 6 - 1 / 2) / (1 - 1 / 2)
+    assert report.grader_agreement(out, source).to_dict("records") == [
+        {
+            "notebook": "toy",
+            "grade_id": "written_toy",
+            "double-marked": 2,
+            "kappa": pytest.approx(kappa),
+            "mean |score difference|": 0.25,
+        }
+    ]
