@@ -90,7 +90,8 @@ class _Highlighted(str):
 # background), prompts (#307fc1, and grey at half opacity: 2.2:1) and traceback colours are too faint, and links in
 # text are told apart by colour alone. These colours keep each hue at 4.5:1 or more on white, the code background
 # (#f5f5f5) and the error background (#fdd); links are underlined. The sanitiser drops the class that hides the
-# heading anchors (a pilcrow link after each heading), so they are hidden by position.
+# heading anchors (a pilcrow link after each heading), so they are hidden by position. Printed, long code and
+# output lines wrap instead of being cut off at the page's edge.
 READABLE_CSS = """
 :root {
   --jp-mirror-editor-keyword-color: #006e00; --jp-mirror-editor-builtin-color: #006e00;
@@ -112,6 +113,7 @@ READABLE_CSS = """
 .jp-RenderedHTMLCommon a:link, .jp-RenderedHTMLCommon a:visited,
 .jp-RenderedText pre a:link, .jp-RenderedText pre a:visited { text-decoration: underline; }
 .jp-RenderedMarkdown :is(h1, h2, h3, h4, h5, h6) > a[href^="#"]:last-child { display: none; }
+@media print { .jp-RenderedText pre, .highlight pre { white-space: pre-wrap; overflow-wrap: anywhere; } }
 """
 # The lab template with READABLE_CSS after its own styles (later rules of equal weight win), and every image with a
 # text alternative: the output's "alt" metadata (IPython's Image(alt=...), the grade report's figures), else what

@@ -107,3 +107,21 @@ def test_no_page_scrolls_sideways_at_200_percent_zoom(out, tmp_path):
     finally:
         zoomed.close()
     assert {p: f for p, f in found.items() if f["page"] > 0 or f["wide"]} == {}
+
+
+def test_printed_pages_cut_no_code_line(out, tmp_path):
+    """Printed (print media, a 700-pixel page), does every code input and output wrap inside the page, so no line is
+    cut off at its edge, on the course notebooks' pages?"""
+    printer = Browser(tmp_path / "profile")
+    try:
+        printer.send("Emulation.setDeviceMetricsOverride", width=700, height=900, deviceScaleFactor=1, mobile=False)
+        printer.send("Emulation.setEmulatedMedia", media="print")
+        cut = {}
+        for notebook in contract.NOTEBOOKS:
+            printer.open((out / "feedback" / "Zoë Ñúñez" / f"{notebook}.html").as_uri(), "document.body")
+            cut[notebook] = printer.run(
+                "[...document.querySelectorAll('pre')].filter(e => e.scrollWidth > e.clientWidth + 1).length"
+            )
+    finally:
+        printer.close()
+    assert cut == {notebook: 0 for notebook in contract.NOTEBOOKS}
