@@ -546,7 +546,7 @@ def mark_bench(students, keep=None, question=("nmt", "written_study_analysis")):
         print(f"{cell[0]}/{cell[1]}: " + ", ".join(f"{k} {v}" for k, v in kinds[cell].items()), flush=True)
         texts = {a.student: a.text for a in mark.collect(out).values() if (a.notebook, a.grade_id) == cell}
         timed = {}
-        for run in ("minilm", "minilm again", "tfidf"):  # the first call imports torch and transformers
+        for run in ("minilm", "minilm again", "tfidf"):  # the first call imports torch and loads the model
             t0 = time.perf_counter()
             grouped = grouping.group_answers(texts, mark.STUB, run.split()[0])
             timed[run] = time.perf_counter() - t0, grouped
@@ -556,7 +556,7 @@ def mark_bench(students, keep=None, question=("nmt", "written_study_analysis")):
         print(
             f"grouping {cell[0]}/{cell[1]} ({len(texts)} answers, target: <= 10 s): {timed['minilm'][0]:.2f} s with "
             f"minilm in a fresh process (torch imported, the model loaded), {timed['minilm again'][0]:.2f} s again "
-            f"(the model loaded again), {timed['tfidf'][0]:.2f} s with tfidf; minilm groups: "
+            f"(the model in memory), {timed['tfidf'][0]:.2f} s with tfidf; minilm groups: "
             + ", ".join(f"{v} {k}" for k, v in shape.items()),
             flush=True,
         )

