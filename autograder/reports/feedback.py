@@ -418,11 +418,12 @@ def install_mathjax(feedback_dir):
     return dest
 
 
-def rerender(out, students=None, source=paths.SOURCE):
+def rerender(out, students=None, source=paths.SOURCE, notebooks=None):
     """Re-render OUT/feedback/<student>/<nb>.html from OUT/autograded, the recorded results and the hand grades
     in OUT/gradebook.db (entered in formgrader), and rewrite the CSVs with those hand grades.
 
-    students: re-render only these students' pages (None: every student's).
+    students: re-render only these students' pages (None: every student's); notebooks: only these notebooks' (None:
+    all of them).
     source: the folder of rubrics.toml, whose model answers the pages show with [release] model_answers."""
     from autograder import rubrics
     from autograder.records import Results, final_scores
@@ -442,6 +443,8 @@ def rerender(out, students=None, source=paths.SOURCE):
             continue
         late = term.late(student)
         for name, summary in state["notebooks"].items():
+            if notebooks is not None and name not in notebooks:
+                continue
             graded = results.autograded_path(student, name)
             nb = nbformat.read(graded, as_version=4) if graded.exists() else None
             summary = dict(summary, hand=hand.get((student, name), {}))

@@ -111,7 +111,7 @@ class Marking:
         self.groups: dict[tuple[str, str], list] = {}
         # grades.csv and the students' pages follow the gradebook in a thread of their own, so that a group
         # action answers as soon as the gradebook holds it
-        self.pending: set[str] = set()
+        self.pending: set[tuple[str, str]] = set()  # (student, notebook) of the pages to render again
         self.refreshing = threading.Condition()
         self.busy = False
         threading.Thread(target=self._refresh, daemon=True).start()
@@ -285,20 +285,22 @@ class Marking:
             print(line, flush=True)
         if changed:
             with self.refreshing:
-                self.pending |= {key[0] for key in changed}
+                self.pending |= {key[:2] for key in changed}
                 self.refreshing.notify_all()
 
     def _refresh(self) -> None:
-        """Re-render the pages of the students whose marks changed, and grades.csv, as marks come in."""
+        """Re-render the pages whose marks changed (those notebooks of those students), and grades.csv, as marks come
+        in."""
         from autograder.reports.feedback import rerender
 
         while True:
             with self.refreshing:
                 while not self.pending:
                     self.refreshing.wait()
-                students, self.pending, self.busy = self.pending, set(), True
+                pages, self.pending, self.busy = self.pending, set(), True
+            students, notebooks = {s for s, _ in pages}, {nb for _, nb in pages}
             try:
-                rerender(self.out, students=students, source=self.rubric_path.parent)
+                rerender(self.out, students=students, source=self.rubric_path.parent, notebooks=notebooks)
             except Exception as exc:  # a page that fails to render must not stop the others; `feedback` redoes all
                 print(f"mark: pages of {len(students)} student(s) not re-rendered: {one_line(exc, 200)}", flush=True)
             with self.refreshing:

@@ -318,6 +318,16 @@ def test_model_answer_is_under_the_marks_with_the_course_option(out, tmp_path):
     assert MODEL in blank and "Marks on" not in blank  # a blank answer has no marks, still the model answer
 
 
+def test_pages_of_other_notebooks_are_not_rendered_again(out):
+    """When only some notebooks' marks changed, does re-rendering with `notebooks` leave the others' pages as they
+    were (the grading page refreshes only what a mark changed)?"""
+    page = out / "feedback" / "李明" / "toy.html"
+    assert feedback.rerender(out, students={"李明"}, notebooks={"nmt"}) == 0
+    assert page.read_text() == "<html></html>"
+    assert feedback.rerender(out, students={"李明"}, notebooks={"toy"}) == 1
+    assert page.read_text() != "<html></html>"
+
+
 def test_rubric_prints_the_items(out, capsys):
     """Does --rubric print the question's items as CSV item,points,text?"""
     assert run(out, rubric="toy/written_toy") == 0
