@@ -1,6 +1,7 @@
 """Every kind of page the kit writes passes axe-core's WCAG 2.1 A and AA rules in headless Chromium: the toy class
 graded (feedback pages of a full, an untouched, a wrong, a missing and an unreadable submission; the TA's index;
-the similarity report; the grade report) and each course notebook's feedback page with a failed and a waiting cell."""
+the similarity report; the grade report), each course notebook's feedback page with a failed and a waiting cell,
+and the demo's own pages, graded fresh; they reflow at 200 % zoom and print without cutting code."""
 
 import shutil
 
@@ -8,6 +9,7 @@ import nbformat
 import pytest
 
 from autograder import contract, demo, paths
+from autograder.grading import pipeline
 from autograder.reports import feedback, nbhtml, report
 from tests.fixtures import toy
 from tests.reports import axe
@@ -125,3 +127,23 @@ def test_printed_pages_cut_no_code_line(out, tmp_path):
     finally:
         printer.close()
     assert cut == {notebook: 0 for notebook in contract.NOTEBOOKS}
+
+
+# The demo's students whose pages differ in kind: everything right, nothing done, a wrong check in nmt and in clip.
+DEMO_STUDENTS = ("reference", "untouched", "wrong_causal_scaled_dot_attention", "wrong_rank_images")
+
+
+def test_the_demos_pages_pass_wcag_21_aa(tmp_path, browser):
+    """Graded fresh, do the demo's pages (four students' pages of every notebook, the index, the similarity report
+    and the grade report) pass axe-core with no violation?"""
+    made = demo.write_submissions(tmp_path / "all")
+    for student in DEMO_STUDENTS:
+        assert student in made
+        shutil.copytree(tmp_path / "all" / student, tmp_path / "subs" / student)
+    out = tmp_path / "out"
+    pipeline.grade(tmp_path / "subs", out, workers=1)
+    assert report.main(out=out) == 0
+    pages = axe.pages(out)
+    assert len(pages) == len(DEMO_STUDENTS) * len(contract.NOTEBOOKS) + 3
+    results = {p.relative_to(out).as_posix(): axe.check(browser, p.as_uri()) for p in pages}
+    assert not any(results.values()), "\n".join(axe.report({p: v for p, v in results.items() if v}))
