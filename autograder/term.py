@@ -34,6 +34,7 @@ SCHEMA = {
     "late": ("policy", "percent", "max_days"),
     "lms": ("moodle_max", "canvas_assignment_id"),
     "release": ("model_answers",),
+    "report": ("time_on_task",),
 }
 TERM_DIR = "term"
 UNKNOWN_TIME = "late (time unknown)"
@@ -61,6 +62,7 @@ class Course:
     moodle_max: float | None = None  # the Moodle assignment's "Maximum grade": grades are scaled to it
     canvas_assignment_id: int | None = None  # the Canvas assignment's id: its gradebook column is "Title (id)"
     model_answers: bool = False  # feedback pages show each written answer's model answer (rubrics.toml)
+    time_on_task: bool = True  # the report reads the notebooks' own execution times (reports.timeontask)
 
     @property
     def unit(self) -> timedelta:
@@ -139,6 +141,9 @@ def parse_course(text: str, name: str = "course.toml") -> Course:
     model_answers = data.get("release", {}).get("model_answers", False)
     if not isinstance(model_answers, bool):
         fail("release", "model_answers", f"must be true or false, not {model_answers!r}")
+    time_on_task = data.get("report", {}).get("time_on_task", True)
+    if not isinstance(time_on_task, bool):
+        fail("report", "time_on_task", f"must be true or false, not {time_on_task!r}")
     due = assignment.get("due")
     if due is None:
         fail("assignment", None, "missing key 'due' (a TOML date-time with a UTC offset)")
@@ -176,6 +181,7 @@ def parse_course(text: str, name: str = "course.toml") -> Course:
         moodle_max=None if moodle_max is None else float(moodle_max),
         canvas_assignment_id=canvas_id,
         model_answers=model_answers,
+        time_on_task=time_on_task,
         timezone=zone,
         due=due,
         grace_minutes=float(grace),

@@ -20,7 +20,7 @@ from autograder.content import build
 from autograder.grading import discover, ingest, scheduler, times, worker
 from autograder.grading.ingest import Submission
 from autograder.records import Results, Status, StudentResult, is_settled
-from autograder.reports import feedback, similarity
+from autograder.reports import feedback, similarity, timeontask
 from autograder.sandbox import slot
 
 IngestFn = Callable[[Path | str, Path | str, list[str]], list[Submission]]  # (submissions, staging, notebooks)
@@ -161,6 +161,7 @@ def grade(
     found, stamp_log = times.evidence(submissions, students, submitted, worksheet, times.zone(out, course))
     everyone = {**term.recorded_names(out), **times.names(students)}  # a TA names students as they know them
     term.write_term(out, course=course, extensions=extensions, evidence=found, students=everyone)
+    timeontask.forget(out)  # the course may turn time on task off: the execution times ingest kept go
     times.record_lms_files(out, students)
     results.log([f"RUN grade {submissions} -> {out} ({len(students)} students, force={force})"] + stamp_log)
     results.log(look_alikes(students))

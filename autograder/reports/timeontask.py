@@ -138,9 +138,34 @@ def rows(student, notebook, rec):
     ]
 
 
+def enabled(out):
+    """False when OUT's course file turns time on task off (`[report] time_on_task = false`), or cannot be read."""
+    from autograder.term import Term, TermError
+
+    try:
+        course = Term.load(out).course
+    except TermError:
+        return False
+    return course is None or course.time_on_task
+
+
+def forget(out):
+    """Remove every record ingest kept when OUT's course turns time on task off (`grade` calls it once the course
+    file is in OUT); returns how many it removed."""
+    if enabled(out):
+        return 0
+    records = list((Path(out) / ".cache" / "staging").glob(f"*/*{RECORD}"))
+    for path in records:
+        path.unlink()
+    return len(records)
+
+
 def collect(out):
-    """Every record ingest kept under OUT/.cache/staging: (rows, {notebook: submissions without execution times})."""
+    """Every record ingest kept under OUT/.cache/staging: (rows, {notebook: submissions without execution times});
+    nothing when the course turns time on task off."""
     found, without = [], {}
+    if not enabled(out):
+        return found, without
     for path in sorted((Path(out) / ".cache" / "staging").glob(f"*/*{RECORD}")):
         student, notebook = path.parent.name, path.name.removesuffix(RECORD)
         try:

@@ -168,3 +168,30 @@ def test_csv_from_what_ingest_kept(tmp_path):
     ]
     assert tot.collect(tmp_path)[1] == {"nmt": 1}
     assert datetime.datetime.fromisoformat(rows[0]["first"]).tzinfo is not None
+
+
+def test_the_course_file_can_turn_time_on_task_off():
+    """Does `[report] time_on_task = false` in course.toml turn it off, with anything but true or false refused in
+    one line naming the key?"""
+    from autograder import term
+    from tests.fixtures.term import COURSE
+
+    assert term.parse_course(COURSE).time_on_task is True
+    assert term.parse_course(COURSE + "\n[report]\ntime_on_task = false\n").time_on_task is False
+    with pytest.raises(term.TermError, match="report.time_on_task: must be true or false"):
+        term.parse_course(COURSE + '\n[report]\ntime_on_task = "no"\n')
+
+
+def test_turned_off_nothing_is_kept_or_shown(tmp_path):
+    """With the course turning it off, are the records ingest kept removed, and no row made from them?"""
+    from tests.fixtures.term import COURSE
+
+    folder = tmp_path / ".cache" / "staging" / "ann"
+    folder.mkdir(parents=True)
+    tot.save(tot.record(notebook(code(colab(T0 + minutes(3), minutes(3))))), folder / f"nmt{tot.RECORD}")
+    assert tot.forget(tmp_path) == 0 and tot.collect(tmp_path)[0]  # no course file: on
+    (tmp_path / "term").mkdir()
+    (tmp_path / "term" / "course.toml").write_text(COURSE + "\n[report]\ntime_on_task = false\n")
+    assert tot.collect(tmp_path) == ([], {})
+    assert tot.forget(tmp_path) == 1 and not list(folder.iterdir())
+    assert tot.write(tmp_path) is None
