@@ -201,6 +201,22 @@ JOIN assignment a ON sa.assignment_id = a.id
 JOIN student st ON sa.student_id = st.id
 WHERE a.name = :assignment AND (gc.cell_type = 'markdown' OR g.needs_manual_grade OR g.manual_score IS NOT NULL)
 """.format(solution=SOLUTION)
+ONE_CELL = " AND nb.name = :notebook AND bc.name = :grade_id"  # its own clause: SQLite then starts from the cell
+
+
+def gradebook_rows(con: sqlite3.Connection, cell: tuple[str, str] | None = None) -> list[tuple]:
+    """(student, notebook, grade id, grade row id, manual score, comment row id, manual comment) of every answer a
+    person grades in the gradebook, or of one question's answers (`cell`: its notebook and grade id)."""
+    query = GRADEBOOK_ROWS + (ONE_CELL if cell else "")
+    notebook, grade_id = cell or (None, None)
+    params = {"assignment": contract.ASSIGNMENT, "notebook": notebook, "grade_id": grade_id}
+    return con.execute(query, params).fetchall()
+
+
+def manual_scores(out: Path, cell: tuple[str, str]) -> dict[str, float | None]:
+    """{student: manual score in the gradebook (None: not graded by a person)} of one question's answers."""
+    with contextlib.closing(_gradebook(out)) as con:
+        return {row[0]: row[4] for row in gradebook_rows(con, cell)}
 
 
 def _gradebook(out: Path) -> sqlite3.Connection:
@@ -227,15 +243,20 @@ def derive(mark: Mark, answer: Answer | None, rubric: rubrics.Rubric | None) -> 
 
 
 def sync(
-    out: Path, found: Mapping[tuple[str, str], rubrics.Rubric], answers: Mapping[Key, Answer], csvs: bool = True
+    out: Path,
+    found: Mapping[tuple[str, str], rubrics.Rubric],
+    answers: Mapping[Key, Answer],
+    csvs: bool = True,
+    cell: tuple[str, str] | None = None,
 ) -> tuple[list[str], set[Key]]:
-    """Derive the gradebook's manual scores and comments from the log and the rubrics; clear (and log) the marks
-    that no longer hold; rewrite grades.csv when something changed (csvs=False: the caller does). Returns console
-    lines (what changed, each answer to grade again) and the answers whose gradebook score or comment changed."""
+    """Derive the gradebook's manual scores and comments from the log and the rubrics (of one question's answers
+    only, with `cell`: a page's change touches no other); clear (and log) the marks that no longer hold; rewrite
+    grades.csv when something changed (csvs=False: the caller does). Returns console lines (what changed, each
+    answer to grade again) and the answers whose gradebook score or comment changed."""
     marks, lines = read_log(out)
     cleared, wanted = [], {}
     for key, mark in sorted(marks.items()):
-        if mark.items is None:
+        if mark.items is None or (cell is not None and key[1:] != cell):
             continue
         result = derive(mark, answers.get(key), found.get(key[1:]))
         if isinstance(result, str):
@@ -248,9 +269,7 @@ def sync(
     if not wanted:
         return lines, changed
     with contextlib.closing(_gradebook(out)) as con, con:
-        for student, nb, gid, grade, score, comment_id, comment in con.execute(
-            GRADEBOOK_ROWS, {"assignment": contract.ASSIGNMENT}
-        ).fetchall():
+        for student, nb, gid, grade, score, comment_id, comment in gradebook_rows(con, cell):
             want = wanted.get((student, nb, gid))
             if want is None or (score, comment) == want:
                 continue

@@ -10,6 +10,7 @@ page's own script. A write names the mark it replaces; when another grader has m
 was loaded, the write is refused and the page shows the other grade.
 """
 
+import functools
 import hashlib
 import html
 import json
@@ -28,7 +29,7 @@ from pathlib import Path
 
 from autograder import contract, rubrics
 from autograder.files import atomic_write
-from autograder.records import Results, read_hand_grades
+from autograder.records import Results
 from autograder.reports import mark
 from autograder.text import one_line
 
@@ -36,6 +37,7 @@ SHOWN = 20_000  # characters of an answer shown on the page (a 5 MB paste is cut
 MAX_BODY = 1_000_000
 
 
+@functools.lru_cache(maxsize=None)
 def pseudonym(student: str) -> str:
     """A stable stand-in for a student's name on the page (the same in every session); the page knows students by
     it alone, names are shown only as text on request."""
@@ -119,8 +121,19 @@ class Marking:
     def rubrics(self) -> rubrics.Rubrics:
         return rubrics.load(self.rubric_path)
 
+    @property
+    def answers(self) -> dict[mark.Key, mark.Answer]:
+        return self._answers
+
+    @answers.setter
+    def answers(self, found: dict[mark.Key, mark.Answer]) -> None:
+        self._answers, self._by_cell = found, {}
+
     def cell_answers(self, cell: tuple[str, str]) -> dict[str, mark.Answer]:
-        return {a.student: a for a in self.answers.values() if (a.notebook, a.grade_id) == cell}
+        """{student: answer} of one question (kept: a page asks for them on every change)."""
+        if cell not in self._by_cell:
+            self._by_cell[cell] = {a.student: a for a in self.answers.values() if (a.notebook, a.grade_id) == cell}
+        return self._by_cell[cell]
 
     def by_pseudonym(self, cell: tuple[str, str]) -> dict[str, mark.Answer]:
         """The answers to a question by the pseudonym the page knows each student by."""
@@ -156,8 +169,8 @@ class Marking:
         return 200, {"group": group}
 
     def scores(self, cell: tuple[str, str]) -> dict[str, float | None]:
-        hand = read_hand_grades(self.out / "gradebook.db")
-        return {s: (hand.get((s, cell[0]), {}).get(cell[1]) or {}).get("score") for s in self.cell_answers(cell)}
+        scores = mark.manual_scores(self.out, cell)
+        return {s: scores.get(s) for s in self.cell_answers(cell)}
 
     def state(self, cell: tuple[str, str]) -> dict:
         """What the page shows of a question now: each answer's score, mark and version; graded n of N."""
@@ -246,7 +259,7 @@ class Marking:
                     "now": {s: now[s] for s in stale},
                 }
             mark.append_log(self.out, new)
-            self._derive(found)
+            self._derive(found, cell)
         return 200, self.state(cell)
 
     def edit_item(self, cell: tuple[str, str], item_id: str, points, text) -> tuple[int, dict]:
@@ -264,7 +277,7 @@ class Marking:
             if problems:
                 return 400, {"error": problems[0]}
             atomic_write(self.rubric_path, edited)
-            self._derive(self.rubrics())
+            self._derive(self.rubrics(), cell)
         return 200, self.state(cell)
 
     def outputs(self, cell: tuple[str, str], shown: str) -> str | None:
@@ -279,8 +292,8 @@ class Marking:
     def _points(self, cell) -> float:
         return next(a.points for a in self.answers.values() if (a.notebook, a.grade_id) == cell)
 
-    def _derive(self, found) -> None:
-        lines, changed = mark.sync(self.out, found, self.answers, csvs=False)
+    def _derive(self, found, cell: tuple[str, str]) -> None:
+        lines, changed = mark.sync(self.out, found, self.answers, csvs=False, cell=cell)
         for line in lines:
             print(line, flush=True)
         if changed:
