@@ -15,7 +15,7 @@ from pathlib import Path
 import pandas as pd
 
 from autograder import contract
-from autograder.reports.report import attempted_checks, is_graded, reason
+from autograder.reports.tables import attempted_checks, is_graded, reason
 
 CSV = "item_analysis.csv"
 # The mutant catalogues' failure messages per notebook and grade id (the pytest plugin tests/reports/catalogue_messages.py

@@ -19,17 +19,20 @@ from pathlib import Path
 import pandas as pd
 
 from autograder import envvars
-from autograder.contract import NOTEBOOKS, WRITTEN
+from autograder.contract import NOTEBOOKS
 from autograder.paths import ROOT, SOURCE
-from autograder.records import BLANK, HAND_GRADED, WAITING, Status, not_graded_yet, was_graded
+from autograder.records import HAND_GRADED, WAITING, Status, not_graded_yet
 from autograder.reports import nbhtml
 from autograder.reports.export import export, natural_key, use_term_files
+from autograder.reports.tables import (
+    attempted_checks,
+    is_graded,
+    reason,
+)
 from autograder.term import TermError
 from autograder.text import one_line
 
 NOTEBOOK = ROOT / "notebooks" / "grade_report.ipynb"
-MANUAL = Status.NEEDS_MANUAL.value  # status prefix of a graded submission with a cell a person must grade
-NOT_ATTEMPTED = "NotImplementedError"  # what a cell left as released raises
 COLUMNS = {
     "grades.csv": ["student", "notebook", "score", "max_score", "status"],
     "grades_by_cell.csv": ["student", "notebook", "grade_id", "score", "max_score"],
@@ -90,53 +93,6 @@ def kind(text):
     return one_line(text, 60) or "(empty)"
 
 
-WRITTEN_IDS = frozenset(gid for answers in WRITTEN.values() for gid in answers)
-NOT_GRADED_WRITTEN = "not graded: "  # a written answer of a notebook that was not graded (records.final_scores)
-
-
-def left_out(by_cell):
-    """Which grades_by_cell rows say nothing about a check, by kind (a boolean Series each): written answers (graded
-    by hand, waiting, blank: a blank answer is no failed check), cells a person grades or graded (the check could
-    not decide) and cells left as released (NotImplementedError: not attempted)."""
-    message = by_cell["message"].fillna("") if "message" in by_cell.columns else pd.Series("", index=by_cell.index)
-    written = (
-        by_cell["grade_id"].isin(WRITTEN_IDS)
-        | message.isin([WAITING, BLANK])
-        | message.str.startswith(NOT_GRADED_WRITTEN)
-    )
-    person = ~written & (by_cell["score"].isna() | (message == HAND_GRADED) | message.str.startswith(MANUAL))
-    not_attempted = ~written & ~person & message.str.contains(NOT_ATTEMPTED)
-    return {"written answers": written, "cells graded by a person": person, "cells left as released": not_attempted}
-
-
-def left_out_counts(by_cell, grades=None):
-    """How many cells of graded submissions each kind of left_out() leaves out of the check statistics."""
-    rows = _of_graded(by_cell, grades)
-    return {what: int(mask.sum()) for what, mask in left_out(rows).items()}
-
-
-def _of_graded(by_cell, grades):
-    """The rows of submissions that were graded (all of them when grades.csv rows are not given)."""
-    if grades is None:
-        return by_cell.reset_index(drop=True)
-    graded = grades.loc[grades["status"].map(is_graded), ["student", "notebook"]]
-    return by_cell.merge(graded, on=["student", "notebook"])
-
-
-def attempted_checks(by_cell, grades=None):
-    """The grades_by_cell rows that say something about a check: test cells a check scored in graded submissions.
-
-    Left out (left_out()): written answers, cells a person must grade or graded (whatever score they carry),
-    cells left as released (NotImplementedError: not attempted) and, when grades.csv rows are given, every cell
-    of a submission that was not graded (missing, unreadable).
-    """
-    rows = _of_graded(by_cell, grades)
-    if rows.empty:
-        return rows
-    kept = ~pd.concat(list(left_out(rows).values()), axis=1).any(axis=1)
-    return rows[kept]
-
-
 def check_failure_rates(by_cell, grades=None):
     """Per test cell: submissions checked, how many lost points, failure rate; worst first.
 
@@ -161,13 +117,6 @@ def check_failure_rates(by_cell, grades=None):
     return table.sort_values(
         ["failure_rate", "failed", "notebook", "grade_id"], ascending=[False, False, True, True], ignore_index=True
     )
-
-
-def reason(message, grade_id):
-    """A check's one-line message as a reason shared by many students: no prefix, numbers and lists as N."""
-    text = re.sub(rf"^(CheckFailed: )?{re.escape(grade_id)}: ", "", str(message))
-    text = re.sub(r"\[[^\]]*\]|\([-\d., ]+\)|-?\d+(\.\d+)?(e-?\d+)?", "N", text)
-    return one_line(text, 90) or "(empty)"
 
 
 def top_reasons(by_cell, n=3, grades=None):
@@ -251,11 +200,6 @@ def _count_kinds(texts, label, count):
     """Texts grouped by kind and counted: most common first, ties alphabetical."""
     counts = texts.map(kind).value_counts().rename_axis(label).reset_index(name=count)
     return counts.sort_values([count, label], ascending=[False, True], ignore_index=True)
-
-
-def is_graded(status):
-    """True for a submission that was graded, including one with a cell left to a person."""
-    return was_graded(status)
 
 
 def failures_by_kind(grades):
@@ -351,7 +295,7 @@ def main(
     except TermError as exc:
         print(f"report: {exc}", file=sys.stderr)
         return 1
-    from autograder.reports import items, timeontask  # items uses this module's tables
+    from autograder.reports import items, timeontask
 
     for path in export(out):
         print(f"wrote {path}")

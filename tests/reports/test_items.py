@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from autograder import contract
-from autograder.reports import items, report
+from autograder.reports import items, report, tables
 
 # Four students, three one-point items: totals 3, 2, 1, 0. Item variances 1/4, 1/3, 1/4, total variance 5/3,
 # so α = 3/2 · (1 − (5/6)/(5/3)) = 0.75.
@@ -151,7 +151,7 @@ def test_a_real_message_no_mutant_produces_is_listed():
         ("s4", 2): "CheckFailed: i2: returned None",
     }
     by_cell, grades = frames(GUTTMAN, messages=messages)
-    catalogue = {("nb", "i2"): {report.reason("i2: expected shape (9, 9), got (1, 1)", "i2")}}
+    catalogue = {("nb", "i2"): {tables.reason("i2: expected shape (9, 9), got (1, 1)", "i2")}}
     table = items.messages(by_cell, grades, catalogue).set_index(["grade_id", "reason"])
     assert table.loc[("i2", "expected shape N, got N")].tolist() == ["nb", 2, "hidden", True]
     assert table.loc[("i2", "returned None")].tolist() == ["nb", 1, "hidden", False]

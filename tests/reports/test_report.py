@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from autograder.contract import GRADED, max_score
-from autograder.reports import report
+from autograder.reports import report, tables
 from tests.reports import test_mark
 from tests.reports.test_mark import graded  # noqa: F401
 
@@ -342,7 +342,7 @@ def test_submission_waiting_for_a_person_is_graded_but_listed():
             "status": ["needs manual grading: scavenger_caption", "graded", "missing"],
         }
     )
-    assert [report.is_graded(s) for s in grades["status"]] == [True, True, False]
+    assert [tables.is_graded(s) for s in grades["status"]] == [True, True, False]
     assert report.failures_by_kind(grades).values.tolist() == [["missing", 1], ["needs manual grading", 1]]
 
 
@@ -486,7 +486,7 @@ def test_why_checks_fail_gives_no_blank_answer():
 def test_left_out_counts_say_what_the_check_sections_skip():
     """Does the report count what its check sections leave out: 4 written answers, 4 captions graded by a person?"""
     by_cell, grades = clip_cells()
-    assert report.left_out_counts(by_cell, grades) == {
+    assert tables.left_out_counts(by_cell, grades) == {
         "written answers": 4,
         "cells graded by a person": 4,
         "cells left as released": 0,
