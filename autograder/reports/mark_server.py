@@ -110,6 +110,10 @@ class Marking:
         )
         self.lock = threading.Lock()  # one write at a time: the log, the gradebook and rubrics.toml
         self.answers = mark.collect(self.out)
+        if encoder == "minilm":  # the first question's page then waits for its answers' encoding only
+            from autograder.reports.groups import warm_up
+
+            warm_up()
         self.groups: dict[tuple[str, str], list] = {}
         # grades.csv and the students' pages follow the gradebook in a thread of their own, so that a group
         # action answers as soon as the gradebook holds it

@@ -125,3 +125,15 @@ def test_math_symbols_tell_answers_apart():
     assert groups["a"].students == ("a", "b") and groups["a"].kind == "identical"
     groups = by_student(group_answers({"a": "Because a + b = b + a.", "c": "Because a - b = b - a."}))
     assert groups["a"].kind not in ("identical", "near-duplicate")
+
+
+@pytest.mark.slow
+def test_the_encoder_loads_in_the_background_once():
+    """Does warm_up load MiniLM in a thread of its own, so that grouping finds it loaded and loads it no more?"""
+    from autograder.reports import groups
+
+    groups._load_minilm.cache_clear()
+    groups.warm_up().join(120)
+    assert groups._load_minilm.cache_info().currsize == 1  # loaded by the thread
+    group_answers({"a": "Max pooling keeps the largest value.", "b": "It averages."}, encoder="minilm")
+    assert groups._load_minilm.cache_info().misses == 1  # and not again
