@@ -9,8 +9,8 @@ scores and the late penalty read them; an item whose points or text changed chan
 it. A mark whose item left the rubric, or whose answer changed since, is cleared (the answer is to grade
 again) and named on the console; it never becomes 0 by itself.
 
-    mark OUT                          re-derive the gradebook from the log, then serve the grading-by-question
-                                      page (reports.mark_server) on 127.0.0.1 behind a token
+    mark OUT                          re-derive the gradebook from the log; the command (reports.mark_server.main)
+                                      then serves the grading-by-question page on 127.0.0.1 behind a token
     mark OUT --status                 re-derive, then say how far each question is (agreement, open regrades)
     mark OUT --export FILE.csv        student,notebook,grade_id,items,adjustment,comment: one row per answer
     mark OUT --import FILE.csv        the same columns back (validated first; nothing written on an error)
@@ -599,12 +599,9 @@ def main(
     second: bool = False,
     regrades: Path | None = None,
     status: bool = False,
-    serve: bool = False,
-    port: int = 8891,
-    browser: bool = True,
     source: Path = paths.SOURCE,
 ) -> int:
-    """`mark`: see the module docstring. Returns the exit status."""
+    """What `mark` does before its page (see the module docstring). Returns the exit status."""
     out = Path(out)
     missing = not_graded_yet(out, "gradebook.db", "mark")
     if missing:
@@ -656,10 +653,4 @@ def main(
         print(f"wrote {shown} answers to {export} ({','.join(COLUMNS)})")
     if status:
         _summary(out, answers, found)
-    if code:
-        return code
-    if serve or not (status or import_csv or export or regrades):
-        from autograder.reports import mark_server
-
-        return mark_server.serve(mark_server.Marking(out, source, grader, encoder), port, browser)
-    return 0
+    return code

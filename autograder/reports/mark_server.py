@@ -27,7 +27,7 @@ from http.cookies import SimpleCookie
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from autograder import contract, rubrics
+from autograder import contract, paths, rubrics
 from autograder.files import atomic_write
 from autograder.records import Results
 from autograder.reports import mark
@@ -650,7 +650,40 @@ def _interrupt(signum, frame):
     raise KeyboardInterrupt
 
 
-def serve(marking: Marking, port: int, browser: bool) -> int:
+def main(
+    *,
+    out: Path,
+    export: Path | None = None,
+    import_csv: Path | None = None,
+    groups: str | None = None,
+    output: Path | None = None,
+    rubric: str | None = None,
+    grader: str | None = None,
+    encoder: str = "minilm",
+    double: str | None = None,
+    second: bool = False,
+    regrades: Path | None = None,
+    status: bool = False,
+    serve: bool = False,
+    port: int = 8891,
+    browser: bool = True,
+    source: Path = paths.SOURCE,
+) -> int:
+    """`mark`: reports.mark.main with these options, then, when none of --status, --export, --import, --regrades,
+    --groups or --rubric was given (or --serve was), the page. Returns the exit status."""
+    import getpass
+
+    grader = grader or getpass.getuser()
+    options = dict(export=export, import_csv=import_csv, groups=groups, output=output, rubric=rubric, double=double)
+    options.update(second=second, regrades=regrades, status=status)
+    code = mark.main(out=out, grader=grader, encoder=encoder, source=source, **options)
+    asked = status or export or import_csv or regrades or groups or rubric  # something other than the page
+    if code or (asked and not serve):
+        return code
+    return serve_page(Marking(out, source, grader, encoder), port, browser)
+
+
+def serve_page(marking: Marking, port: int, browser: bool) -> int:
     """Serve until interrupted; every mark is on disk as soon as the page showed it."""
     server, url = make_server(marking, port)
     signal.signal(signal.SIGTERM, _interrupt)  # a plain kill stops it as Ctrl-C does, pages brought up to date

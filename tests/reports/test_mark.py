@@ -3,6 +3,7 @@ gradebook (so grades.csv, feedback and the exports see them), CSV export and imp
 rubric edits."""
 
 import csv
+import functools
 import io
 import json
 import shutil
@@ -384,12 +385,15 @@ def test_mark_alone_serves_the_page(out, monkeypatch):
     from autograder.reports import mark_server
 
     served = []
-    monkeypatch.setattr(mark_server, "serve", lambda marking, port, browser: served.append((marking.out, port)) or 0)
-    assert run(out, port=9001) == 0
+    monkeypatch.setattr(
+        mark_server, "serve_page", lambda marking, port, browser: served.append((marking.out, port)) or 0
+    )
+    command = functools.partial(mark_server.main, out=out, source=source(out), encoder="tfidf")
+    assert command(port=9001) == 0
     assert served == [(out, 9001)]
-    assert run(out, status=True) == 0 and run(out, export=out / "e.csv") == 0
+    assert command(status=True) == 0 and command(export=out / "e.csv") == 0
     assert len(served) == 1
-    assert run(out, export=out / "e.csv", serve=True) == 0
+    assert command(export=out / "e.csv", serve=True) == 0
     assert len(served) == 2
 
 
