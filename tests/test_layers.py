@@ -104,3 +104,24 @@ def test_architecture_names_the_sandbox_order():
     text = " ".join((paths.ROOT / "docs" / "ARCHITECTURE.md").read_text().split())
     listed = ", ".join(f"`{n}`" for n in SANDBOX if n not in ("nofigures", "zygote.__main__"))
     assert f"inside it, in order: {listed};" in text, f"expected ARCHITECTURE.md to list: {listed}"
+
+
+def test_no_import_cycle():
+    """Is the import graph free of cycles, within a layer too (a module never reaches itself through its
+    imports, those inside functions included)?"""
+    graph = {name: imported(path) - {name} for name, path in MODULES.items()}
+    cycles, done = [], set()
+
+    def visit(name, trail):
+        if name in trail:
+            cycles.append(" -> ".join(trail[trail.index(name) :] + [name]))
+            return
+        if name in done:
+            return
+        for dep in sorted(graph.get(name, ())):
+            visit(dep, trail + [name])
+        done.add(name)
+
+    for name in sorted(graph):
+        visit(name, [])
+    assert not cycles, f"import cycles: {cycles}"
