@@ -459,8 +459,9 @@ def _page(title: str, body: str, token: str, nonce: str, data: str = "", script:
     e = html.escape
     code = f'<script nonce="{nonce}">{SCRIPT}</script>' if script else ""
     return (
-        f'<!DOCTYPE html><html><head><meta charset="utf-8"><meta name="a3-token" content="{e(token)}">'
-        f'<title>{e(title)}</title><style nonce="{nonce}">{STYLE}</style></head><body>{body}{data}{code}</body></html>'
+        f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="a3-token" content="{e(token)}">'
+        f'<title>{e(title)}</title><style nonce="{nonce}">{STYLE}</style></head>'
+        f"<body><main>{body}</main>{data}{code}</body></html>"
     )
 
 
@@ -493,8 +494,10 @@ def question_page(marking: Marking, cell: tuple[str, str], names: bool, token: s
     points = marking._points(cell)
     requests = marking.open_regrades(cell)
     keys = "".join(
-        f'<tr><td>{n}</td><td>{e(i.id)}</td><td><input class="points" size="5" value="{i.points:g}"></td>'
-        f'<td><input class="text" type="text" size="90" value="{e(i.text)}"><div class="note">{e(i.note)}</div></td>'
+        f'<tr><td>{n}</td><td>{e(i.id)}</td><td><input class="points" size="5" value="{i.points:g}" '
+        f'aria-label="points of item {e(i.id)}"></td>'
+        f'<td><input class="text" type="text" size="90" value="{e(i.text)}" aria-label="text of item {e(i.id)}">'
+        f'<div class="note">{e(i.note)}</div></td>'
         f'<td><button class="edit-item" data-item="{e(i.id)}">save item</button></td></tr>'
         for n, i in enumerate(rubric.items, 1)
     )
@@ -520,7 +523,7 @@ def question_page(marking: Marking, cell: tuple[str, str], names: bool, token: s
             request = requests.get(pseudonym(student))
             regrade = (
                 f'<div class="request">regrade requested: {e(request)} — why this grade: '
-                f'<input class="why" type="text" size="50"> <button class="resolve">resolve</button></div>'
+                f'<input class="why" type="text" size="50" aria-label="why this grade"> <button class="resolve">resolve</button></div>'
                 if request
                 else ""
             )
@@ -530,13 +533,15 @@ def question_page(marking: Marking, cell: tuple[str, str], names: bool, token: s
                 f'<span class="score"></span><b>{e(who)}</b>'
                 f'<div class="text">{e(shown) if shown.strip() else "<i>(blank: 0)</i>"}</div>'
                 f'<details class="outputs"><summary>their outputs above the question</summary></details>'
-                f'<select class="move"><option value="" selected disabled>move to group…</option>{moves}'
+                f'<select class="move" aria-label="move this answer to another group">'
+                f'<option value="" selected disabled>move to group…</option>{moves}'
                 f'<option value="">a new group of its own</option></select>'
                 f'<div class="items">{boxes}</div>'
-                f'adjustment <input class="adj" size="5"> comment <input class="comment" type="text" size="70"></div>'
+                f'<label>adjustment <input class="adj" size="5"></label> '
+                f'<label>comment <input class="comment" type="text" size="70"></label></div>'
             )
         groups.append(
-            f'<div class="group"><h3>{e(group.name)}: {len(group.students)} answer(s)</h3>'
+            f'<div class="group"><h2>{e(group.name)}: {len(group.students)} answer(s)</h2>'
             f"<div>apply to the whole group: {buttons}</div>{''.join(cards)}</div>"
         )
     queue = "".join(
@@ -547,6 +552,7 @@ def question_page(marking: Marking, cell: tuple[str, str], names: bool, token: s
     body = (
         f'<div id="status"><a href="/">all questions</a> · <b>{e(cell[0])}/{e(cell[1])}</b> ({points:g} points) · '
         f'<span id="graded"></span> · {toggle} · <span id="message"></span></div>'
+        f"<h1>{e(cell[0])}/{e(cell[1])}</h1>"
         f'<p class="note">Keys: j/k next/previous answer; 1-9 toggle an item on the answer; shift+1-9 on its group.</p>'
         f'<table class="rubric"><tr><th>key</th><th>item</th><th>points</th><th>text (what the student reads)</th></tr>{keys}</table>'
         f'<details><summary>model answer</summary><div class="text">{e(rubric.answer)}</div></details>{queue}'

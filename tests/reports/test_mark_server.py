@@ -271,7 +271,7 @@ def test_a_ta_splits_a_group_and_the_move_is_kept(served, tmp_path):
     body = {"notebook": "toy", "grade_id": "written_toy", "student": mark_server.pseudonym("李明")}
     assert post(base, "/api/move", dict(body, group="")) == (200, {"group": "split-1"})
     page, _ = get(base, "/q/toy/written_toy")
-    assert "<h3>split-1: 1 answer(s)</h3>" in page and "<h3>g1-identical: 1 answer(s)</h3>" in page
+    assert "<h2>split-1: 1 answer(s)</h2>" in page and "<h2>g1-identical: 1 answer(s)</h2>" in page
     status, reply = post(base, "/api/move", dict(body, group="g9"))
     assert status == 400 and reply["error"] == "no group 'g9'"
     assert (
@@ -350,3 +350,19 @@ def test_a_huge_paste_is_cut_on_the_page(served):
     page, _ = get(base, "/q/toy/written_toy")
     assert time.perf_counter() - start < 10
     assert "[cut: 5,500,000 characters in all]" in page and len(page) < 200_000
+
+
+@pytest.mark.slow
+def test_the_pages_pass_wcag_21_aa(served, tmp_path):
+    """Does axe-core find no WCAG 2.1 A or AA violation on the question list and on a question's page (labels on
+    every control, lang, a main landmark, headings in order, contrast)?"""
+    from tests.reports import axe
+    from tests.reports.browser import Browser
+
+    base, _, _ = served
+    browser = Browser(tmp_path / "profile")
+    try:
+        results = {page: axe.check(browser, f"{base}{page}?token=tok-en") for page in ("/", "/q/toy/written_toy")}
+    finally:
+        browser.close()
+    assert not any(results.values()), "\n".join(axe.report({p: v for p, v in results.items() if v}))
