@@ -384,6 +384,10 @@ def _run_on_dask(tasks, fn, workers, scheduler, failures, gpus, stats, finish, d
             future.cancel()
         raise
     finally:
+        # off the "all" topic first: else the scheduler announces this client's own removal to its closed comm
+        # and logs a CRITICAL traceback on the way out (after Ctrl-C, on the console)
+        with contextlib.suppress(Exception):
+            client.unsubscribe_topic("all")
         client.close()
         if cluster is not None:
             cluster.close()

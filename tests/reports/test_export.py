@@ -26,6 +26,9 @@ STUDENTS = ["alice", "bob", "carol"]  # carol submitted nothing
 HAND = {("alice", "nmt"): {"written_scaling": 2.0, "written_decoder_only": 1.0}}
 # The course's points, autograded and written: every total below is out of this.
 TOTAL = sum(max_score(nb) + written_max_score(nb) for nb in GRADED)
+# alice's points: her nmt (autograded and hand-graded so far) and her total over the notebooks she submitted
+ALICE_NMT = sum(POINTS[("alice", "nmt")].values()) + sum(HAND[("alice", "nmt")].values())
+ALICE = ALICE_NMT + sum(sum(POINTS[("alice", nb)].values()) for nb in GRADED if nb != "nmt" and ("alice", nb) in POINTS)
 
 
 def still_to_grade(student):
@@ -110,7 +113,7 @@ def test_nbgrader_csv_matches_nbgrader_export_byte_for_byte(tmp_path, monkeypatc
         CsvExportPlugin(to=str(theirs)).export(gb)
     ours = tmp_path / "ours.csv"
     assert export.write_nbgrader_csv(tmp_path, ours) == 3
-    assert f"a3,,2026-03-01 12:00:00,alice,,,,22.0,0.0,22.0,{TOTAL:.1f}" in theirs.read_text()
+    assert f"a3,,2026-03-01 12:00:00,alice,,,,{ALICE:.1f},0.0,{ALICE:.1f},{TOTAL:.1f}" in theirs.read_text()
     assert ours.read_text() == theirs.read_text()
 
 
@@ -121,7 +124,7 @@ def test_nbgrader_csv_without_gradebook_leaves_timestamp_empty(tmp_path):
     export.write_nbgrader_csv(tmp_path, dest)
     rows = list(csv.DictReader(open(dest)))
     assert [(r["student_id"], r["timestamp"], r["raw_score"], r["score"], r["max_score"]) for r in rows] == [
-        ("alice", "", "22.0", "22.0", f"{TOTAL:.1f}"),
+        ("alice", "", f"{ALICE:.1f}", f"{ALICE:.1f}", f"{TOTAL:.1f}"),
         ("bob", "", "3.0", "3.0", f"{TOTAL:.1f}"),
         ("carol", "", "0.0", "0.0", f"{TOTAL:.1f}"),
     ]
@@ -151,13 +154,13 @@ def test_lms_csv_has_one_row_per_student_with_totals_and_notes(tmp_path):
         [
             "alice",
             "alice",
-            "14",
+            f"{ALICE_NMT:g}",
             "3",
             "5",
             "0",
-            "22",
+            f"{ALICE:g}",
             str(TOTAL),
-            f"{100 * 22 / TOTAL:.1f}",
+            f"{100 * ALICE / TOTAL:.1f}",
             "yes",
             still_to_grade("alice") + "; theory: missing",
         ],
@@ -265,7 +268,7 @@ def test_canvas_import_matches_students_by_canvas_user_id(tmp_path):
     rows = list(csv.reader(open(dest)))
     assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "a3 (autograder)"]
     assert rows[1] == ["Points Possible", "", "", "", "", str(TOTAL)]
-    assert rows[2] == ["alicew", "12345", "", "", "", "22"]
+    assert rows[2] == ["alicew", "12345", "", "", "", f"{ALICE:g}"]
     assert rows[3] == ["bob", "", "", "bob", "", "3"]
 
 
