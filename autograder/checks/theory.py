@@ -1077,11 +1077,11 @@ def check_layernorm_norm(layernorm_norm) -> None:
 def _output_pairs(got):
     """layernorm_d2 as a list of (a, b) float pairs, else CheckFailed."""
     what = "layernorm_d2 should be a set of pairs (a, b), e.g. {(0.5, 0.5)}"
-    if pristine.isinstance(got, (str, bytes, dict)) or not pristine.isinstance(got, (set, frozenset, list, tuple)):
-        if not (pristine.isinstance(got, _np.ndarray) or is_tensor(got)):
-            raise CheckFailed(f"{what}, got {pristine.type(got).__name__}")
-    items = list(got) if not (pristine.isinstance(got, _np.ndarray) or is_tensor(got)) else list(got.reshape(-1, 2))
-    if len(items) == 2 and all(pristine.isinstance(v, (int, float, _np.integer, _np.floating)) for v in items):
+    array = pristine.isinstance(got, _np.ndarray) or is_tensor(got)
+    if not array and not pristine.isinstance(got, (set, frozenset, list, tuple)):
+        raise CheckFailed(f"{what}, got {pristine.type(got).__name__}")
+    items = list(got.reshape(-1, 2)) if array else list(got)
+    if pristine.len(items) == 2 and all(pristine.isinstance(v, (int, float, _np.integer, _np.floating)) for v in items):
         raise CheckFailed(f"{what}: one pair alone, such as {tuple(items)}, is one possible output, not the set")
     pairs = []
     for item in items:
