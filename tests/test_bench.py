@@ -292,15 +292,19 @@ def test_mark_class_is_a_graded_out_to_mark(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_bench_mark_prints_each_figure(tmp_path, capsys):
-    """Does `bench --mark` on a small class print the time of grouping, of the page, of a group action and of
-    the refresh after it, of one answer and of an item edit?"""
+    """Does `bench --mark` on a small class print the time of grouping (fresh, warm, from kept rows), of the page
+    and its groups by meaning, of a group action and of the refresh after it, of one answer, of an item edit, and
+    of a restarted page's groups?"""
     import re
 
     assert bench.main(students=12, mark=True, keep=tmp_path) == 0
     said = capsys.readouterr().out
     for figure in (
         r"grouping nmt/written_study_analysis \(12 answers, target: <= 10 s\): [\d.]+ s with minilm",
-        r"page for 12 answers \(target: <= 2 s\): [\d.]+ s the first time .*, [\d.]+ s loaded again",
+        r"grouping .*, [\d.]+ s from rows kept in OUT \(a restarted page\), [\d.]+ s with tfidf",
+        r"page for 12 answers \(target: <= 2 s\), on a server just started: [\d.]+ s the first time \(with groups by "
+        r"(words|meaning).*\); groups by meaning ready [\d.]+ s after the start; .* [\d.]+ s loaded again",
+        r"a restarted server had the question's groups [\d.]+ s after its start",
         r"group action \(.*; target: <= 200 ms\): \d+ ms; grades.csv, .* followed [\d.]+ s later",
         r"one answer: \d+ ms; its pages followed [\d.]+ s later",
         r"item text edited, .*: \d+ ms; their pages followed [\d.]+ s later",

@@ -7,17 +7,23 @@ Offline and deterministic: the same answers give the same groups. A group's `kin
 together; the TA reads one group at a time and can still mark each answer apart.
 """
 
+import contextlib
 import functools
+import hashlib
+import io
 import math
 import re
 import threading
 import unicodedata
+import zipfile
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
+from autograder.files import atomic_write
 from autograder.records import is_blank_answer
 
 STUB = "YOUR ANSWER HERE"  # nbgrader's text stub: a written answer left as released
@@ -124,8 +130,8 @@ _LOADING = threading.Lock()
 
 
 def _minilm():
-    """all-MiniLM-L6-v2's tokenizer and model, loaded once per process (a page groups one question after another,
-    and loads it in the background as it starts: warm_up)."""
+    """all-MiniLM-L6-v2's tokenizer and model, loaded once per process (a page's background thread groups one
+    question after another)."""
     with _LOADING:
         return _load_minilm()
 
@@ -139,18 +145,25 @@ def _load_minilm():
     return AutoTokenizer.from_pretrained(path), AutoModel.from_pretrained(path).eval()
 
 
-def warm_up() -> threading.Thread:
-    """Import torch and load the encoder now (about half of a first grouping's time), in a thread of its own."""
+def encoder_tag() -> str:
+    """What the "minilm" rows are computed with (rows kept from another model or length are stale)."""
+    return f"all-MiniLM-L6-v2 float32 {MAX_TOKENS} tokens"
 
-    def load():
-        try:
-            _minilm()
-        except (ImportError, OSError):  # grouping falls back to TF-IDF and says so when it runs
-            pass
 
-    thread = threading.Thread(target=load, daemon=True)
-    thread.start()
-    return thread
+@contextlib.contextmanager
+def torch_threads(n: int | None):
+    """At most `n` PyTorch threads inside the block (None: as many as PyTorch chose)."""
+    if n is None:
+        yield
+        return
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def _minilm_rows(texts: list[str]) -> np.ndarray:
@@ -160,21 +173,69 @@ def _minilm_rows(texts: list[str]) -> np.ndarray:
     tokenizer, model = _minilm()
     order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # batches of similar length pad little
     rows = np.zeros((len(texts), model.config.hidden_size))
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # on shared cores one thread is several times faster (docs/RESULTS.md)
-    try:
-        with torch.inference_mode():
-            for start in range(0, len(order), 64):
-                batch = order[start : start + 64]
-                tokens = tokenizer(
-                    [texts[i] for i in batch], padding=True, truncation=True, max_length=MAX_TOKENS, return_tensors="pt"
-                )
-                hidden = model(**tokens).last_hidden_state  # (B, T, 384)
-                mask = tokens["attention_mask"].unsqueeze(-1).to(hidden.dtype)  # (B, T, 1)
-                rows[batch] = torch.nn.functional.normalize((hidden * mask).sum(1) / mask.sum(1), dim=1).numpy()
-    finally:
-        torch.set_num_threads(threads)
+    with torch.inference_mode():
+        for start in range(0, len(order), 64):
+            batch = order[start : start + 64]
+            tokens = tokenizer(
+                [texts[i] for i in batch], padding=True, truncation=True, max_length=MAX_TOKENS, return_tensors="pt"
+            )
+            hidden = model(**tokens).last_hidden_state  # (B, T, 384)
+            mask = tokens["attention_mask"].unsqueeze(-1).to(hidden.dtype)  # (B, T, 1)
+            rows[batch] = torch.nn.functional.normalize((hidden * mask).sum(1) / mask.sum(1), dim=1).numpy()
     return rows
+
+
+class Preempted(Exception):
+    """Encoding stopped between two batches because its caller asked (another question is wanted first)."""
+
+
+class EmbeddingCache:
+    """The "minilm" rows of answers already encoded, in one file of OUT (the digest of each text and its row), so
+    that an answer is encoded once a term: a restarted page, a question regrouped or a re-graded class only
+    encodes the texts it has not seen. `preempt()`, asked between two batches, stops an encoding (Preempted)
+    with the batches done kept."""
+
+    BATCH = 64
+
+    def __init__(self, path: Path, preempt: Callable[[], bool] = lambda: False):
+        self.path, self.preempt, self.lock, self.rows = Path(path), preempt, threading.Lock(), None
+
+    def _load(self) -> dict[str, np.ndarray]:
+        tag = encoder_tag()
+        try:
+            with np.load(self.path) as stored:
+                if str(stored["tag"]) == tag:
+                    return dict(zip(stored["digests"].tolist(), stored["rows"]))
+        except (OSError, KeyError, ValueError, zipfile.BadZipFile):  # none yet, or damaged: encoded again
+            pass
+        return {}
+
+    def _save(self) -> None:
+        buffer = io.BytesIO()
+        names = sorted(self.rows)
+        rows = np.stack([self.rows[d] for d in names])  # (N, 384)
+        np.savez(buffer, tag=np.array(encoder_tag()), digests=np.array(names), rows=rows)
+        atomic_write(self.path, buffer.getvalue())
+
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        """Unit rows of `texts`, from the file where it has them, encoded (and kept) where it has not."""
+        digests = [hashlib.sha256(t.encode()).hexdigest() for t in texts]
+        with self.lock:
+            if self.rows is None:
+                self.rows = self._load()
+            missing = sorted(
+                {d: t for d, t in zip(digests, texts) if d not in self.rows}.items(), key=lambda m: len(m[1])
+            )
+            try:
+                for start in range(0, len(missing), self.BATCH):
+                    if self.preempt():
+                        raise Preempted
+                    batch = missing[start : start + self.BATCH]
+                    self.rows.update(zip([d for d, _ in batch], _minilm_rows([t for _, t in batch])))
+            finally:
+                if missing and self.rows:
+                    self._save()
+            return np.stack([self.rows[d] for d in digests])  # (len(texts), 384)
 
 
 def _clusters(rows: np.ndarray, threshold: float) -> list[list[int]]:
@@ -193,12 +254,14 @@ def _clusters(rows: np.ndarray, threshold: float) -> list[list[int]]:
     return list(found.values())
 
 
-def group_answers(answers: Mapping[str, str], stub: str = STUB, encoder: str = "tfidf") -> list[Group]:
+def group_answers(
+    answers: Mapping[str, str], stub: str = STUB, encoder: str = "tfidf", cache: EmbeddingCache | None = None
+) -> list[Group]:
     """Groups of the students in `answers` ({student: answer text}): blank first, then the largest first.
 
     Answers equal once normalised are identical; near-duplicates have character 4-gram cosine >= NEAR;
     groups whose `encoder` vectors ("minilm" or "tfidf") have average cosine >= SIMILAR[encoder] form one
-    cluster by meaning.
+    cluster by meaning. `cache` keeps the "minilm" rows between calls (and processes).
     """
     if encoder not in SIMILAR:
         raise ValueError(f"unknown encoder {encoder!r}: use one of {', '.join(SIMILAR)}")
@@ -221,7 +284,7 @@ def group_answers(answers: Mapping[str, str], stub: str = STUB, encoder: str = "
         near_groups = _components(len(texts), close)
         leaders = [first[texts[g[0]]] for g in near_groups]
         if encoder == "minilm":
-            meaning = _minilm_rows(leaders)
+            meaning = (cache or _minilm_rows)(leaders)
         else:
             meaning = _unit_rows([_words(" ".join(texts[i] for i in g)) for g in near_groups], idf=True)
         clusters = _clusters(meaning, SIMILAR[encoder])

@@ -15,6 +15,7 @@ import hashlib
 import html
 import json
 import math
+import os
 import re
 import secrets
 import signal
@@ -31,9 +32,12 @@ from autograder import contract, paths, rubrics
 from autograder.files import atomic_write
 from autograder.records import Results
 from autograder.reports import mark
+from autograder.reports.groups import EmbeddingCache, Group, Preempted, group_answers, regroup, torch_threads
 from autograder.text import one_line
 
 SHOWN = 20_000  # characters of an answer shown on the page (a 5 MB paste is cut, and says so)
+EMBEDDINGS = "mark_embeddings.npz"  # in OUT: the MiniLM rows of answers already encoded (groups.EmbeddingCache)
+PATIENCE = 1.0  # seconds a page waits for its groups by meaning before it opens with groups by words
 MAX_BODY = 1_000_000
 
 
@@ -110,11 +114,16 @@ class Marking:
         )
         self.lock = threading.Lock()  # one write at a time: the log, the gradebook and rubrics.toml
         self.answers = mark.collect(self.out)
-        if encoder == "minilm":  # the first question's page then waits for its answers' encoding only
-            from autograder.reports.groups import warm_up
-
-            warm_up()
+        # every question is grouped in the background from the start, the one a page waits for first; answers
+        # encoded once are kept in OUT (groups.EmbeddingCache), so a restarted page groups in a moment
+        self.cache = EmbeddingCache(self.out / EMBEDDINGS, self._preempt) if encoder == "minilm" else None
         self.groups: dict[tuple[str, str], list] = {}
+        self.grouping = threading.Condition()
+        self.wanted: list[tuple[str, str]] = []
+        self.current: tuple[str, str] | None = None  # the question being grouped now
+        self.closing = False
+        self.grouper = threading.Thread(target=self._group_all, daemon=True)
+        self.grouper.start()
         # grades.csv and the students' pages follow the gradebook in a thread of their own, so that a group
         # action answers as soon as the gradebook holds it
         self.pending: set[tuple[str, str]] = set()  # (student, notebook) of the pages to render again
@@ -143,17 +152,73 @@ class Marking:
         """The answers to a question by the pseudonym the page knows each student by."""
         return {pseudonym(s): a for s, a in self.cell_answers(cell).items()}
 
-    def grouped(self, cell: tuple[str, str]) -> list:
-        """The answer groups of a question (computed once per server), after the TAs' moves."""
-        from autograder.reports.groups import group_answers, regroup
-
-        if cell not in self.groups:
-            texts = {s: a.text for s, a in self.cell_answers(cell).items()}
-            try:
-                self.groups[cell] = group_answers(texts, mark.STUB, self.encoder)
-            except (ImportError, OSError):  # no MiniLM model: words still group answers
-                self.groups[cell] = group_answers(texts, mark.STUB, "tfidf")
+    def grouped(self, cell: tuple[str, str], wait: float | None = None) -> list[Group] | None:
+        """The answer groups of a question (computed once per server), after the TAs' moves; None if they are not
+        ready within `wait` seconds (None: as long as it takes)."""
+        with self.grouping:
+            if cell not in self.groups:
+                self.wanted.insert(0, cell)
+                self.grouping.notify_all()
+                if not self.grouping.wait_for(lambda: cell in self.groups, wait):
+                    return None
         return regroup(self.groups[cell], mark.read_moves(self.out).get(f"{cell[0]}/{cell[1]}", {}))
+
+    def _group(self, cell: tuple[str, str], encoder: str) -> list[Group]:
+        texts = {s: a.text for s, a in self.cell_answers(cell).items()}
+        if encoder == "minilm":
+            try:
+                return group_answers(texts, mark.STUB, "minilm", self.cache)
+            except (ImportError, OSError) as exc:  # no MiniLM model: words still group answers
+                print(f"mark: {cell[0]}/{cell[1]} grouped by words: {one_line(exc, 200)}", flush=True)
+        return group_answers(texts, mark.STUB, "tfidf")
+
+    def _group_all(self) -> None:
+        """Group every question with answers, in the rubric's order, a question a page waits for first; the
+        questions no page waits for yet on one PyTorch thread at a lower priority, so that the TA's clicks and the
+        pages they change come first."""
+        try:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 10)  # this thread only (Linux)
+        except (AttributeError, OSError):
+            pass
+        order = list(dict.fromkeys((a.notebook, a.grade_id) for a in self.answers.values()))
+        while True:
+            with self.grouping:
+                todo = [cell for cell in self.wanted + order if cell not in self.groups]
+                if self.closing:
+                    return
+                if not todo:
+                    self.grouping.wait()  # a question that had no answers when the server started
+                    continue
+                cell = self.current = todo[0]
+                waited_for = cell in self.wanted
+            try:
+                with torch_threads(None if waited_for or self.encoder != "minilm" else 1):
+                    found = self._group(cell, self.encoder)
+            except Preempted:  # a page waits for another question (or the server stops): the rows done are kept
+                continue
+            except Exception as exc:  # one question's failure must not leave the others (or a page) waiting
+                print(f"mark: {cell[0]}/{cell[1]} grouped by words: {one_line(exc, 200)}", flush=True)
+                found = group_answers({s: a.text for s, a in self.cell_answers(cell).items()}, mark.STUB, "tfidf")
+            with self.grouping:
+                self.groups[cell] = found
+                self.grouping.notify_all()
+
+    def _preempt(self) -> bool:
+        """True when the question being grouped should wait: the server stops, or a page waits for another."""
+        if self.closing:
+            return True
+        return self.current not in self.wanted and any(cell not in self.groups for cell in self.wanted)
+
+    def close(self) -> None:
+        """Stop grouping in the background (after the batch being encoded: the rows done are kept)."""
+        with self.grouping:
+            self.closing = True
+            self.grouping.notify_all()
+        self.grouper.join(60)
+
+    def provisional(self, cell: tuple[str, str]) -> list[Group]:
+        """Groups by shared words, for a page asked for before its groups by meaning are ready."""
+        return self._group(cell, "tfidf")
 
     def move(self, cell: tuple[str, str], shown: str, group) -> tuple[int, dict]:
         """Move the answer shown as `shown` to the group named `group` ('': a new group of its own)."""
@@ -447,6 +512,18 @@ document.addEventListener("toggle", async e => {
   d.dataset.loaded = "1";
 }, true);
 show(JSON.parse(document.getElementById("state").textContent));
+if (cell.waiting) {
+  const poll = setInterval(async () => {
+    const r = await fetch(`/api/ready/${encodeURIComponent(cell.notebook)}/${encodeURIComponent(cell.grade_id)}`);
+    if (!r.ok || !(await r.json()).ready) return;
+    clearInterval(poll);
+    if (document.activeElement && document.activeElement.matches("input")) {  // never lose what is being typed
+      document.getElementById("grouping").textContent = "The groups by meaning are ready: reload the page to see them.";
+    } else {
+      location.reload();
+    }
+  }, 2000);
+}
 """
 
 
@@ -502,7 +579,10 @@ def question_page(marking: Marking, cell: tuple[str, str], names: bool, token: s
         for n, i in enumerate(rubric.items, 1)
     )
     groups = []
-    grouped = marking.grouped(cell)
+    grouped = marking.grouped(cell, PATIENCE)
+    waiting = grouped is None  # still grouping by meaning: open now with groups by words
+    if waiting:
+        grouped = marking.provisional(cell)
     for group in grouped:
         buttons = "".join(
             f'<button class="group-item" data-item="{e(i.id)}">{e(i.id)} ({i.points:+g})</button> '
@@ -533,10 +613,14 @@ def question_page(marking: Marking, cell: tuple[str, str], names: bool, token: s
                 f'<span class="score"></span><b>{e(who)}</b>'
                 f'<div class="text">{e(shown) if shown.strip() else "<i>(blank: 0)</i>"}</div>'
                 f'<details class="outputs"><summary>their outputs above the question</summary></details>'
-                f'<select class="move" aria-label="move this answer to another group">'
-                f'<option value="" selected disabled>move to group…</option>{moves}'
-                f'<option value="">a new group of its own</option></select>'
-                f'<div class="items">{boxes}</div>'
+                + (
+                    ""
+                    if waiting
+                    else f'<select class="move" aria-label="move this answer to another group">'
+                    f'<option value="" selected disabled>move to group…</option>{moves}'
+                    f'<option value="">a new group of its own</option></select>'
+                )
+                + f'<div class="items">{boxes}</div>'
                 f'<label>adjustment <input class="adj" size="5"></label> '
                 f'<label>comment <input class="comment" type="text" size="70"></label></div>'
             )
@@ -553,13 +637,20 @@ def question_page(marking: Marking, cell: tuple[str, str], names: bool, token: s
         f'<div id="status"><a href="/">all questions</a> · <b>{e(cell[0])}/{e(cell[1])}</b> ({points:g} points) · '
         f'<span id="graded"></span> · {toggle} · <span id="message"></span></div>'
         f"<h1>{e(cell[0])}/{e(cell[1])}</h1>"
-        f'<p class="note">Keys: j/k next/previous answer; 1-9 toggle an item on the answer; shift+1-9 on its group.</p>'
+        + (
+            '<p id="grouping" role="status">These answers are still being grouped by meaning. Until then they are '
+            "grouped by the words they share, and an answer cannot be moved; the page reloads itself when the "
+            "groups by meaning are ready.</p>"
+            if waiting
+            else ""
+        )
+        + f'<p class="note">Keys: j/k next/previous answer; 1-9 toggle an item on the answer; shift+1-9 on its group.</p>'
         f'<table class="rubric"><tr><th>key</th><th>item</th><th>points</th><th>text (what the student reads)</th></tr>{keys}</table>'
         f'<details><summary>model answer</summary><div class="text">{e(rubric.answer)}</div></details>{queue}'
         + "".join(groups)
     )
     data = _json_script(
-        "cell", {"notebook": cell[0], "grade_id": cell[1], "points": points, "items": rubric.ids}
+        "cell", {"notebook": cell[0], "grade_id": cell[1], "points": points, "items": rubric.ids, "waiting": waiting}
     ) + _json_script("state", marking.state(cell))
     return _page(f"{cell[0]}/{cell[1]}", body, token, nonce, data, script=True)
 
@@ -608,6 +699,9 @@ def handler(marking: Marking, token: str):
                     fragment = marking.outputs((parts[1], parts[2]), parts[3])
                     if fragment is not None:
                         return self._send(200, fragment, nonce=nonce)
+                if len(parts) == 4 and parts[:2] == ["api", "ready"]:
+                    ready = (parts[2], parts[3]) in marking.groups
+                    return self._send(200, json.dumps({"ready": ready}), "application/json")
                 if len(parts) == 3 and parts[0] == "q" and (parts[1], parts[2]) in marking.rubrics():
                     names = query.get("names", ["0"])[0] == "1"
                     return self._send(
@@ -702,5 +796,6 @@ def serve_page(marking: Marking, port: int, browser: bool) -> int:
         print("stopped", file=sys.stderr)
     finally:
         server.server_close()
+        marking.close()
         marking.settle()
     return 0

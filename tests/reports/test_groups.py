@@ -3,6 +3,7 @@ together, near-duplicates, clusters by meaning, different answers apart."""
 
 import time
 
+import numpy as np
 import pytest
 
 from autograder.reports.groups import group_answers
@@ -127,13 +128,75 @@ def test_math_symbols_tell_answers_apart():
     assert groups["a"].kind not in ("identical", "near-duplicate")
 
 
-@pytest.mark.slow
-def test_the_encoder_loads_in_the_background_once():
-    """Does warm_up load MiniLM in a thread of its own, so that grouping finds it loaded and loads it no more?"""
+def _counting_encoder(monkeypatch, tag="test-encoder"):
+    """groups' MiniLM replaced by a counter of the texts it is asked to encode (rows from the text's length)."""
     from autograder.reports import groups
 
-    groups._load_minilm.cache_clear()
-    groups.warm_up().join(120)
-    assert groups._load_minilm.cache_info().currsize == 1  # loaded by the thread
-    group_answers({"a": "Max pooling keeps the largest value.", "b": "It averages."}, encoder="minilm")
-    assert groups._load_minilm.cache_info().misses == 1  # and not again
+    seen = []
+
+    def rows(texts):
+        seen.extend(texts)
+        return (
+            np.array([[len(t), 1.0, 0.0] for t in texts])
+            / np.linalg.norm([[len(t), 1.0, 0.0] for t in texts], axis=1)[:, None]
+        )
+
+    monkeypatch.setattr(groups, "_minilm_rows", rows)
+    monkeypatch.setattr(groups, "encoder_tag", lambda: tag)
+    return seen
+
+
+def test_the_cache_encodes_each_text_once_across_processes(tmp_path, monkeypatch):
+    """Does a second cache on the same file (a restarted page) encode only the texts the first had not seen?"""
+    from autograder.reports.groups import EmbeddingCache
+
+    seen = _counting_encoder(monkeypatch)
+    first = EmbeddingCache(tmp_path / "rows.npz")(["a b", "Zoë", "a b"])
+    assert sorted(seen) == ["Zoë", "a b"]
+    again = EmbeddingCache(tmp_path / "rows.npz")(["李明 wrote this", "Zoë", "a b"])
+    assert sorted(seen) == ["Zoë", "a b", "李明 wrote this"]  # only the new text
+    assert np.array_equal(again[1:], first[[1, 0]])
+
+
+@pytest.mark.parametrize("damage", ["another encoder", "a damaged file"])
+def test_a_stale_or_damaged_cache_is_encoded_again(tmp_path, monkeypatch, damage):
+    """Are rows from another model or precision, or a cache file cut short, encoded again instead of used?"""
+    from autograder.reports.groups import EmbeddingCache
+
+    path = tmp_path / "rows.npz"
+    _counting_encoder(monkeypatch, tag="old")
+    EmbeddingCache(path)(["max pooling", "mean pooling"])
+    if damage == "a damaged file":
+        path.write_bytes(path.read_bytes()[:40])
+    seen = _counting_encoder(monkeypatch, tag="old" if damage == "a damaged file" else "new")
+    EmbeddingCache(path)(["max pooling", "mean pooling"])
+    assert sorted(seen) == ["max pooling", "mean pooling"]
+
+
+def test_grouping_with_a_cache_gives_the_groups_without_one(tmp_path, monkeypatch):
+    """Are the groups the same whether the rows come from the cache or straight from the encoder?"""
+    from autograder.reports.groups import EmbeddingCache
+
+    _counting_encoder(monkeypatch)
+    answers = dict(zip("abcdef", [MEAN, *MEAN_PARAPHRASES, *MIN_POOL, UNSURE]))
+    cache = EmbeddingCache(tmp_path / "rows.npz")
+    plain = group_answers(answers, encoder="minilm")
+    assert group_answers(answers, encoder="minilm", cache=cache) == plain
+    assert group_answers(answers, encoder="minilm", cache=EmbeddingCache(tmp_path / "rows.npz")) == plain
+
+
+def test_an_encoding_asked_to_stop_keeps_the_batches_it_did(tmp_path, monkeypatch):
+    """When the page wants another question first, does the cache stop between batches (Preempted) and keep the
+    rows it encoded, so that the question resumes where it stopped?"""
+    from autograder.reports.groups import EmbeddingCache, Preempted
+
+    seen = _counting_encoder(monkeypatch)
+    texts = [f"answer number {i}" for i in range(150)]
+    with pytest.raises(Preempted):  # before a row is encoded: nothing to keep yet
+        EmbeddingCache(tmp_path / "rows.npz", preempt=lambda: True)(texts)
+    calls = iter([False, False, True])
+    with pytest.raises(Preempted):
+        EmbeddingCache(tmp_path / "rows.npz", preempt=lambda: next(calls))(texts)
+    assert len(seen) == 2 * EmbeddingCache.BATCH
+    EmbeddingCache(tmp_path / "rows.npz")(texts)
+    assert len(seen) == 150 and sorted(seen) == sorted(texts)

@@ -31,6 +31,7 @@ def served(out):  # noqa: F811
     yield url.split("/?")[0], out, marking
     server.shutdown()
     server.server_close()
+    marking.close()
     marking.settle()
 
 
@@ -366,3 +367,37 @@ def test_the_pages_pass_wcag_21_aa(served, tmp_path):
     finally:
         browser.close()
     assert not any(results.values()), "\n".join(axe.report({p: v for p, v in results.items() if v}))
+
+
+def test_a_page_opens_before_its_groups_by_meaning_are_ready(out, monkeypatch):  # noqa: F811
+    """Does a question's page open at once with groups by words (saying so, moves held back) while MiniLM still
+    groups its answers, and show the groups by meaning once /api/ready says they are there?"""
+    release, real = threading.Event(), mark_server.group_answers
+
+    def slow_minilm(texts, stub, encoder="tfidf", cache=None):
+        if encoder == "minilm":
+            release.wait(60)
+        return real(texts, stub, "tfidf")
+
+    monkeypatch.setattr(mark_server, "group_answers", slow_minilm)
+    marking = mark_server.Marking(out, source(out), "ta-ana", "minilm")
+    server, url = mark_server.make_server(marking, token="tok-en")
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = url.split("/?")[0]
+    try:
+        started = time.perf_counter()
+        page, _ = get(base, "/q/toy/written_toy")
+        assert time.perf_counter() - started < 10
+        assert "still being grouped by meaning" in page and 'class="move"' not in page
+        assert json.loads(get(base, "/api/ready/toy/written_toy")[0]) == {"ready": False}
+        release.set()
+        deadline = time.time() + 30
+        while not json.loads(get(base, "/api/ready/toy/written_toy")[0])["ready"] and time.time() < deadline:
+            time.sleep(0.05)
+        page, _ = get(base, "/q/toy/written_toy")
+        assert "still being grouped by meaning" not in page and 'class="move"' in page
+    finally:
+        release.set()
+        server.shutdown()
+        server.server_close()
+        marking.close()
