@@ -407,7 +407,8 @@ class Results:
 
     # --- recording -----------------------------------------------------------------------------
     def record(self, result: StudentResult) -> list[str]:
-        """Store one student's result: notebooks, feedback, shard merge, state, CSVs, log.
+        """Store one student's result: notebooks, feedback, shard merge, state, log. The CSVs, which read every
+        student, are written by write_csvs once a batch ends (or stops): the state files are the record.
 
         Returns:
         - the log lines saying which hand grades were kept ("HAND GRADE KEPT ...") and dropped ("... DROPPED").
@@ -423,7 +424,6 @@ class Results:
             kept = self.merge_shard(student, result.shard, before)
         atomic_write(self.state_dir / f"{student}.json", json.dumps(result.to_state(), indent=1, sort_keys=True))
         self.log(result.log + kept + [self._summary_line(result)])
-        self.write_csvs()
         return kept
 
     def answers(self, student: str, notebook: str) -> dict[str, str]:

@@ -53,11 +53,18 @@ def read(path):
     return list(csv.DictReader(open(path)))
 
 
+def recorded(out, *results):
+    """Results(out) after recording `results` and writing the CSVs, as a batch's end does."""
+    res = Results(out)
+    for r in results:
+        res.record(r)
+    res.write_csvs()
+    return res
+
+
 def test_recording_twice_keeps_one_row_per_notebook(tmp_path):
     """Does recording the same student again replace their rows instead of adding duplicates?"""
-    res = Results(tmp_path)
-    res.record(result("ann", 3.0))
-    res.record(result("ann", 1.0))
+    recorded(tmp_path, result("ann", 3.0), result("ann", 1.0))
     grades = read(tmp_path / "grades.csv")
     assert [(r["student"], r["notebook"], r["score"]) for r in grades] == [("ann", "nmt", "1"), ("ann", "bert", "0")]
     assert len(read(tmp_path / "grades_by_cell.csv")) == 3
@@ -66,7 +73,7 @@ def test_recording_twice_keeps_one_row_per_notebook(tmp_path):
 def test_csv_columns_follow_the_spec(tmp_path):
     """Do grades.csv and grades_by_cell.csv start with the spec's columns, the hand-grading columns after them, then
     the student's name as submitted (and, in grades.csv only, the lateness columns of issue 24)?"""
-    Results(tmp_path).record(result("ann"))
+    recorded(tmp_path, result("ann"))
     assert (tmp_path / "grades.csv").read_text().splitlines()[0] == (
         "student,notebook,score,max_score,status,written_score,written_max_score,ungraded,submitted_as,"
         "submitted_at,due,late_units,late_penalty"
@@ -80,7 +87,7 @@ def test_written_answers_wait_for_a_person(tmp_path):
     """Before any hand grading, are the written answers listed as ungraded, with empty scores and their points?"""
     r = result("ann")
     r.notebooks["nmt"].manual = {"written_x": 2.0, "written_y": 1.0}
-    Results(tmp_path).record(r)
+    recorded(tmp_path, r)
     row = read(tmp_path / "grades.csv")[0]
     assert (row["written_score"], row["written_max_score"], row["ungraded"]) == ("", "3", "written_x written_y")
     cells = {c["grade_id"]: c for c in read(tmp_path / "grades_by_cell.csv")}
@@ -92,7 +99,7 @@ def test_manual_cell_score_is_empty(tmp_path):
     """Is a cell that needs manual grading written with an empty score, not 0?"""
     r = result("ann")
     r.notebooks["nmt"].cells[1].score = None
-    Results(tmp_path).record(r)
+    recorded(tmp_path, r)
     row = [x for x in read(tmp_path / "grades_by_cell.csv") if x["grade_id"] == "b"][0]
     assert (row["score"], row["max_score"]) == ("", "2")
 
@@ -104,7 +111,7 @@ def test_damaged_download_has_no_score_and_no_cell_to_grade_by_hand(tmp_path):
     why = Status.DAMAGED.detail("'bert.ipynb' could not be read from the LMS download: damaged in the zip (truncated)")
     r.notebooks["bert"] = NotebookResult.failed("bert", {"test_c": 1.0}, why)
     r.notebooks["bert"].manual = {"written_z": 2.0}
-    Results(tmp_path).record(r)
+    recorded(tmp_path, r)
     row = next(x for x in read(tmp_path / "grades.csv") if x["notebook"] == "bert")
     cells = {c["grade_id"]: c for c in read(tmp_path / "grades_by_cell.csv") if c["notebook"] == "bert"}
     assert (row["score"], row["ungraded"], row["status"]) == ("", "", why)
@@ -121,8 +128,7 @@ def test_finished_student_is_done_and_crashed_one_is_retried(tmp_path):
 
 def test_failed_result_lists_every_notebook_with_the_reason(tmp_path):
     """Does a student whose worker kept dying still appear for every notebook with a one-line reason?"""
-    res = Results(tmp_path)
-    res.record(StudentResult.failed("bob", LAYOUT, "worker process died 3 times"))
+    recorded(tmp_path, StudentResult.failed("bob", LAYOUT, "worker process died 3 times"))
     grades = read(tmp_path / "grades.csv")
     assert [(r["notebook"], r["score"], r["status"]) for r in grades] == [
         ("nmt", "0", "grading failed: worker process died 3 times"),
@@ -132,10 +138,21 @@ def test_failed_result_lists_every_notebook_with_the_reason(tmp_path):
 
 def test_record_writes_feedback_log_and_timings(tmp_path):
     """Does recording write the feedback page, a log line per event and the timing row?"""
-    Results(tmp_path).record(result("ann"))
+    recorded(tmp_path, result("ann"))
     assert (tmp_path / "feedback" / "ann" / "nmt.html").read_text() == "<html>nmt</html>"
     assert "hello ann" in (tmp_path / "grading.log").read_text()
     assert read(tmp_path / "timings.csv")[0]["overhead"] == "5.000"
+
+
+def test_recording_a_student_leaves_the_csvs_to_the_end_of_the_batch(tmp_path):
+    """Does recording a student write only that student's files (state, pages, log), so that a batch of N costs
+    N, and write_csvs, once at its end, list every student recorded?"""
+    res = Results(tmp_path)
+    for name in ("ann", "Zoë Ñúñez", "李明"):
+        res.record(result(name))
+    assert not (tmp_path / "grades.csv").exists()
+    res.write_csvs()
+    assert sorted({r["student"] for r in read(tmp_path / "grades.csv")}) == sorted(["ann", "Zoë Ñúñez", "李明"])
 
 
 def test_state_survives_a_new_results_object(tmp_path):

@@ -213,15 +213,19 @@ def grade(
         results.log([line])
         print(line, file=sys.stderr)
 
-    scheduler.run(
-        tasks,
-        worker.grade_student,
-        workers=workers,
-        scheduler=scheduler_address,
-        on_result=on_result,
-        on_worker_lost=on_worker_lost,
-        desc="grading",
-    )
+    try:
+        scheduler.run(
+            tasks,
+            worker.grade_student,
+            workers=workers,
+            scheduler=scheduler_address,
+            on_result=on_result,
+            on_worker_lost=on_worker_lost,
+            desc="grading",
+        )
+    except BaseException:  # Ctrl-C, a lost scheduler: the CSVs show every student recorded so far
+        results.write_csvs()
+        raise
     worker.release_slot()  # this process's zygote, when it graded in-process
     # A local cluster's workers have exited; an existing cluster's give back their slots of this run, after
     # which what is left belongs to workers that died

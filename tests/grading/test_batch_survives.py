@@ -1,6 +1,7 @@
 """No submission can stop the batch: damaged zips are salvaged, zips in a folder are opened, Ctrl-C and an empty
 batch end with one line."""
 
+import csv
 import os
 import signal
 import subprocess
@@ -155,7 +156,8 @@ def test_an_empty_submissions_folder_is_an_error(tmp_path, capsys):
 @pytest.mark.slow
 @pytest.mark.parametrize("workers", [1, 2])
 def test_ctrl_c_prints_one_line_and_the_rerun_resumes(tmp_path, workers):
-    """Does Ctrl-C during grading print one line (no traceback) and exit 130, and does the same command resume?"""
+    """Does Ctrl-C during grading print one line (no traceback) and exit 130, list in grades.csv every student
+    recorded until then, and does the same command resume?"""
     rel = toy.release(tmp_path.parent)
     nb = nbformat.read(rel / "toy.ipynb", as_version=4)
     slow = dict(toy.RIGHT, add="import time\ntime.sleep(6)\n" + toy.RIGHT["add"])
@@ -173,6 +175,9 @@ def test_ctrl_c_prints_one_line_and_the_rerun_resumes(tmp_path, workers):
     assert proc.returncode == 130, err
     assert "Traceback" not in err and len(lines) == 1 and lines[0].startswith("interrupted: "), err
     assert lines[0].endswith("students graded, rerun the same command to resume"), lines
+    recorded = sorted(p.stem for p in (out / ".state").glob("*.json"))
+    with open(out / "grades.csv", newline="") as f:  # written as grading stopped, not after each student
+        assert sorted({row["student"] for row in csv.DictReader(f)}) == recorded
     again = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
     assert again.returncode == 0 and "skipped" in again.stdout, again.stdout + again.stderr
 
