@@ -17,7 +17,7 @@ import io
 import math
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -28,7 +28,32 @@ try:  # Python 3.11+
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10 (pyproject allows it)
     import tomli as tomllib
 
-POLICIES = ("none", "zero", "per_day", "per_hour")
+
+@dataclass(frozen=True)
+class LatePolicy:
+    """A late policy: the unit lateness is counted in, whether it takes `percent` per unit, and the share of the
+    raw score it takes off for some units late (`max_days` past, a penalising policy takes it all)."""
+
+    unit: timedelta
+    per_unit: bool
+    fraction: Callable[[int, float], float]  # (started units late, percent) -> share taken off, 0 to 1
+
+    @property
+    def penalises(self) -> bool:
+        return self.per_unit or self.fraction(1, 0.0) > 0
+
+
+def _per_unit(units: int, percent: float) -> float:
+    return min(1.0, units * percent / 100)
+
+
+# [late] policy in course.toml: a new policy is one entry here (and its test in tests/test_term.py)
+POLICIES = {
+    "none": LatePolicy(timedelta(days=1), per_unit=False, fraction=lambda units, percent: 0.0),
+    "zero": LatePolicy(timedelta(days=1), per_unit=False, fraction=lambda units, percent: 1.0),
+    "per_day": LatePolicy(timedelta(days=1), per_unit=True, fraction=_per_unit),
+    "per_hour": LatePolicy(timedelta(hours=1), per_unit=True, fraction=_per_unit),
+}
 SCHEMA = {
     "assignment": ("due", "grace_minutes", "timezone"),
     "late": ("policy", "percent", "max_days"),
@@ -65,9 +90,13 @@ class Course:
     time_on_task: bool = True  # the report reads the notebooks' own execution times (reports.timeontask)
 
     @property
+    def late_policy(self) -> LatePolicy:
+        return POLICIES[self.policy]
+
+    @property
     def unit(self) -> timedelta:
-        """The unit lateness is counted in: an hour for per_hour, else a day."""
-        return timedelta(hours=1) if self.policy == "per_hour" else timedelta(days=1)
+        """The unit lateness is counted in (an hour for per_hour, else a day)."""
+        return self.late_policy.unit
 
 
 @dataclass(frozen=True)
@@ -160,7 +189,7 @@ def parse_course(text: str, name: str = "course.toml") -> Course:
     percent = late.get("percent", 0)
     if not _is_number(percent) or not 0 <= percent <= 100:
         fail("late", "percent", f"must be a number from 0 to 100, not {percent!r}")
-    if policy in ("per_day", "per_hour") and "percent" not in late:
+    if policy in POLICIES and POLICIES[policy].per_unit and "percent" not in late:
         fail("late", None, f"policy {policy!r} needs 'percent' (of the raw score per started unit)")
     max_days = late.get("max_days")
     if max_days is not None and (not _is_number(max_days) or max_days < 0):
@@ -332,11 +361,10 @@ def lateness(
             return 0, 0.0
         units = math.ceil(late / course.unit)
         beyond = course.max_days is not None and late > timedelta(days=course.max_days)
-    if units == 0 or course.policy == "none":
+    rule = course.late_policy
+    if units == 0 or not rule.penalises:
         return units, 0.0
-    if course.policy == "zero" or beyond:
-        return units, 1.0
-    return units, min(1.0, units * course.percent / 100)
+    return units, 1.0 if beyond else rule.fraction(units, course.percent)
 
 
 def penalty(raw: float, fraction: float) -> float:

@@ -1,5 +1,6 @@
 """The course term (autograder/term.py): course file, times, extensions and the late penalty, without grading."""
 
+import dataclasses
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -54,6 +55,18 @@ def test_per_hour_counts_started_hours():
 def test_zero_policy_takes_everything():
     """Does any lateness past the grace score zero under policy 'zero'?"""
     assert term.lateness(after(minutes=11), DUE, course(policy="zero")) == (1, 1.0)
+
+
+def test_a_new_late_policy_is_one_entry_in_the_table(monkeypatch):
+    """Is a policy added to term.POLICIES accepted by the course file (its percent required when it takes one per
+    unit) and applied, with nothing else changed?"""
+    halves = term.LatePolicy(timedelta(weeks=1), per_unit=False, fraction=lambda units, percent: 1 - 0.5**units)
+    monkeypatch.setitem(term.POLICIES, "per_week_half", halves)
+    got = term.parse_course(COURSE.replace('policy = "per_day"', 'policy = "per_week_half"'))
+    assert got.policy == "per_week_half" and got.unit == timedelta(weeks=1)
+    assert term.lateness(after(days=4), DUE, got) == (1, 0.5)
+    assert term.lateness(after(days=9), DUE, dataclasses.replace(got, max_days=None)) == (2, 0.75)
+    assert term.lateness(after(days=6), DUE, dataclasses.replace(got, max_days=5)) == (1, 1.0)
 
 
 def test_none_policy_reports_lateness_without_penalty():
