@@ -82,9 +82,15 @@ def _options(name, parser):
         add("--grader", help="who marks (default: the login name), kept in OUT/marks.jsonl")
         add("--encoder", choices=["minilm", "tfidf"], default="minilm", help="clusters by meaning (default minilm)")
         add(
-            "--double", metavar="SHARE", help="with --export: a sample (e.g. 10%%) of each question for a second grader"
+            "--double",
+            metavar="SHARE",
+            help="with --export or --second: a sample (e.g. 10%%) of each question for a second grader",
         )
-        add("--second", action="store_true", help="with --import: second marks, for agreement only (not the grade)")
+        add(
+            "--second",
+            action="store_true",
+            help="second marks, for agreement only (not the grade): with --import, or the page with --double",
+        )
         add("--regrades", type=Path, help="queue regrade requests: CSV student,notebook,grade_id,reason")
         add("--status", action="store_true", help="per question: graded, blank, to grade; agreement; open regrades")
         add("--serve", action="store_true", help="serve the page after --import, --export or --regrades too")

@@ -20,6 +20,7 @@ again) and named on the console; it never becomes 0 by itself.
     mark OUT --regrades FILE.csv      student,notebook,grade_id,reason: regrade requests, queued on the page
     mark OUT --export F --double 10%  a sample of each question's answers for a second grader, who imports it
                                       with --import F --second: `mark OUT --status` then prints their agreement
+    mark OUT --second --double 10%    the page for a second grader: that sample, blind, marks for agreement only
 """
 
 import contextlib
@@ -483,6 +484,11 @@ def _regrades(out, path, answers, grader) -> int:
     return 0
 
 
+def share(text: str) -> float:
+    """A share written as "10%" or "0.1" (ValueError for anything else)."""
+    return float(text[:-1]) / 100 if text.endswith("%") else float(text)
+
+
 def double_sample(answers: Mapping[Key, Answer], fraction: float) -> set[Key]:
     """The answers two graders mark independently: per question, `fraction` of its answers that are not blank (at
     least one), the same ones on every run (chosen by a hash of student and cell)."""
@@ -625,12 +631,13 @@ def main(
     fraction = None
     if double is not None:
         try:
-            fraction = float(double[:-1]) / 100 if double.endswith("%") else float(double)
+            fraction = share(double)
         except ValueError:
             fraction = math.nan
-        if not 0 < fraction <= 1 or export is None:
+        if not 0 < fraction <= 1 or (export is None and not second):
             print(
-                f"mark: --double takes a share of the answers with --export, e.g. 10%, got {double!r}", file=sys.stderr
+                f"mark: --double takes a share of the answers with --export or --second, e.g. 10%, got {double!r}",
+                file=sys.stderr,
             )
             return 1
     answers = collect(out)

@@ -37,6 +37,7 @@ from autograder.text import one_line
 
 SHOWN = 20_000  # characters of an answer shown on the page (a 5 MB paste is cut, and says so)
 EMBEDDINGS = "mark_embeddings.npz"  # in OUT: the MiniLM rows of answers already encoded (groups.EmbeddingCache)
+SECOND_ONLY_MARKS = "a second grader marks the sample against the rubric as it is: moves, regrades and item edits are the first grader's"
 PATIENCE = 1.0  # seconds a page waits for its groups by meaning before it opens with groups by words
 MAX_BODY = 1_000_000
 
@@ -105,15 +106,19 @@ def outputs_html(found: list[tuple[str, list[dict]]]) -> str:
 class Marking:
     """The state one server shares between requests: OUT, the rubric file, the grader and the answer groups."""
 
-    def __init__(self, out: Path, source: Path, grader: str, encoder: str):
+    def __init__(self, out: Path, source: Path, grader: str, encoder: str, second: set[mark.Key] | None = None):
+        """`second`: the double-marked sample (mark.double_sample) that this grader marks blind, as a second
+        grader whose marks feed the agreement figures only (None: the marks that are the grades)."""
         self.out, self.rubric_path, self.grader, self.encoder = (
             Path(out),
             Path(source) / rubrics.FILENAME,
             grader,
             encoder,
         )
+        self.second = second
         self.lock = threading.Lock()  # one write at a time: the log, the gradebook and rubrics.toml
-        self.answers = mark.collect(self.out)
+        found = mark.collect(self.out)
+        self.answers = found if second is None else {k: a for k, a in found.items() if k in second}
         # every question is grouped in the background from the start, the one a page waits for first; answers
         # encoded once are kept in OUT (groups.EmbeddingCache), so a restarted page groups in a moment
         self.cache = EmbeddingCache(self.out / EMBEDDINGS, self._preempt) if encoder == "minilm" else None
@@ -237,14 +242,27 @@ class Marking:
             atomic_write(self.out / mark.MOVES, json.dumps(moves, ensure_ascii=False, indent=1, sort_keys=True))
         return 200, {"group": group}
 
-    def scores(self, cell: tuple[str, str]) -> dict[str, float | None]:
-        scores = mark.manual_scores(self.out, cell)
-        return {s: scores.get(s) for s in self.cell_answers(cell)}
+    def marks(self) -> dict[mark.Key, mark.Mark]:
+        """The latest marks this page shows and replaces: the grades, or a second grader's own marks (blind)."""
+        return mark.read_second(self.out) if self.second is not None else mark.read_log(self.out)[0]
+
+    def scores(self, cell: tuple[str, str], marks: dict[mark.Key, mark.Mark]) -> dict[str, float | None]:
+        """{student: score} of a question: the gradebook's, or for second marks the score their items give."""
+        if self.second is None:
+            scores = mark.manual_scores(self.out, cell)
+            return {s: scores.get(s) for s in self.cell_answers(cell)}
+        rubric = self.rubrics().get(cell)
+        found = {}
+        for student, answer in self.cell_answers(cell).items():
+            m = marks.get(answer.key)
+            derived = mark.derive(m, answer, rubric) if m is not None and m.items is not None else None
+            found[student] = derived[0] if isinstance(derived, tuple) else None
+        return found
 
     def state(self, cell: tuple[str, str]) -> dict:
         """What the page shows of a question now: each answer's score, mark and version; graded n of N."""
-        marks, _ = mark.read_log(self.out)
-        scores = self.scores(cell)
+        marks = self.marks()
+        scores = self.scores(cell, marks)
         answers = self.cell_answers(cell)
         found = {}
         for student, answer in answers.items():
@@ -262,7 +280,9 @@ class Marking:
         return {"answers": found, "graded": graded, "total": len(answers), "regrades": self.open_regrades(cell)}
 
     def open_regrades(self, cell: tuple[str, str]) -> dict[str, str]:
-        """{pseudonym: reason} of the open regrade requests of a question."""
+        """{pseudonym: reason} of the open regrade requests of a question (none for a second grader)."""
+        if self.second is not None:
+            return {}
         return {
             pseudonym(key[0]): entry["reason"]
             for key, entry in mark.read_regrades(self.out).items()
@@ -279,7 +299,7 @@ class Marking:
             request = mark.read_regrades(self.out).get(answer.key)
             if not request or request["status"] != "open":
                 return 409, {"error": "no open regrade request for this answer"}
-            score = self.scores(cell)[answer.student]
+            score = self.scores(cell, self.marks())[answer.student]
             status = "kept" if score == request.get("score") else "changed"
             entry = dict(request, status=status, score_before=request.get("score"), score_after=score)
             entry.update(why=why.strip(), by=self.grader, at=mark.now())
@@ -295,7 +315,7 @@ class Marking:
             return 404, {"error": f"no rubric for {cell[0]}/{cell[1]}"}
         answers = self.by_pseudonym(cell)
         with self.lock, mark.locked(self.out):
-            marks, _ = mark.read_log(self.out)
+            marks = self.marks()
             new, stale = [], []
             for change in changes:
                 shown = change.get("student")
@@ -319,7 +339,16 @@ class Marking:
                     continue
                 at = mark.now()
                 new.append(
-                    mark.Mark(*answer.key, items, float(adjustment), comment, self.grader, at, mark.digest(answer.text))
+                    mark.Mark(
+                        *answer.key,
+                        items,
+                        float(adjustment),
+                        comment,
+                        self.grader,
+                        at,
+                        mark.digest(answer.text),
+                        second=self.second is not None,
+                    )
                 )
             if stale:
                 now = self.state(cell)["answers"]
@@ -328,7 +357,8 @@ class Marking:
                     "now": {s: now[s] for s in stale},
                 }
             mark.append_log(self.out, new)
-            self._derive(found, cell)
+            if self.second is None:  # second marks never reach the gradebook
+                self._derive(found, cell)
         return 200, self.state(cell)
 
     def edit_item(self, cell: tuple[str, str], item_id: str, points, text) -> tuple[int, dict]:
@@ -561,7 +591,8 @@ def index_page(marking: Marking, token: str, nonce: str) -> str:
             notes.append(f"agreement on {n} double-marked: kappa {shown}, mean |score difference| {gap:.2f}")
         href = f"/q/{urllib.parse.quote(cell[0])}/{urllib.parse.quote(cell[1])}"
         rows.append(f'<li><a href="{href}">{e(cell[0])}/{e(cell[1])}</a>: {e(" · ".join(notes))}</li>')
-    return _page("written answers", f"<h1>Written answers by question</h1><ul>{''.join(rows)}</ul>", token, nonce)
+    title = "Second marking, blind, by question" if marking.second is not None else "Written answers by question"
+    return _page("written answers", f"<h1>{title}</h1><ul>{''.join(rows)}</ul>", token, nonce)
 
 
 def question_page(marking: Marking, cell: tuple[str, str], names: bool, token: str, nonce: str) -> str:
@@ -570,12 +601,18 @@ def question_page(marking: Marking, cell: tuple[str, str], names: bool, token: s
     answers = marking.cell_answers(cell)
     points = marking._points(cell)
     requests = marking.open_regrades(cell)
+    second = marking.second is not None  # a second grader marks blind against the rubric as it is
     keys = "".join(
-        f'<tr><td>{n}</td><td>{e(i.id)}</td><td><input class="points" size="5" value="{i.points:g}" '
-        f'aria-label="points of item {e(i.id)}"></td>'
-        f'<td><input class="text" type="text" size="90" value="{e(i.text)}" aria-label="text of item {e(i.id)}">'
-        f'<div class="note">{e(i.note)}</div></td>'
-        f'<td><button class="edit-item" data-item="{e(i.id)}">save item</button></td></tr>'
+        (
+            f'<tr><td>{n}</td><td>{e(i.id)}</td><td>{i.points:g}</td><td>{e(i.text)}<div class="note">{e(i.note)}</div>'
+            "</td><td></td></tr>"
+            if second
+            else f'<tr><td>{n}</td><td>{e(i.id)}</td><td><input class="points" size="5" value="{i.points:g}" '
+            f'aria-label="points of item {e(i.id)}"></td>'
+            f'<td><input class="text" type="text" size="90" value="{e(i.text)}" aria-label="text of item {e(i.id)}">'
+            f'<div class="note">{e(i.note)}</div></td>'
+            f'<td><button class="edit-item" data-item="{e(i.id)}">save item</button></td></tr>'
+        )
         for n, i in enumerate(rubric.items, 1)
     )
     groups = []
@@ -615,7 +652,7 @@ def question_page(marking: Marking, cell: tuple[str, str], names: bool, token: s
                 f'<details class="outputs"><summary>their outputs above the question</summary></details>'
                 + (
                     ""
-                    if waiting
+                    if waiting or second
                     else f'<select class="move" aria-label="move this answer to another group">'
                     f'<option value="" selected disabled>move to group…</option>{moves}'
                     f'<option value="">a new group of its own</option></select>'
@@ -637,6 +674,13 @@ def question_page(marking: Marking, cell: tuple[str, str], names: bool, token: s
         f'<div id="status"><a href="/">all questions</a> · <b>{e(cell[0])}/{e(cell[1])}</b> ({points:g} points) · '
         f'<span id="graded"></span> · {toggle} · <span id="message"></span></div>'
         f"<h1>{e(cell[0])}/{e(cell[1])}</h1>"
+        + (
+            f'<p id="second" role="note">Second marking, blind: {len(answers)} answer(s) of the double-marked '
+            "sample. Your marks are compared with the grades (agreement on the report and in <code>mark OUT "
+            "--status</code>) and never change a grade; the first grader's marks are not shown.</p>"
+            if second
+            else ""
+        )
         + (
             '<p id="grouping" role="status">These answers are still being grouped by meaning. Until then they are '
             "grouped by the words they share, and an answer cannot be moved; the page reloads itself when the "
@@ -720,7 +764,9 @@ def handler(marking: Marking, token: str):
             try:
                 body = json.loads(self.rfile.read(length) or b"{}")
                 cell = (body["notebook"], body["grade_id"])
-                if self.path == "/api/mark":
+                if marking.second is not None and self.path != "/api/mark":
+                    status, reply = 403, {"error": SECOND_ONLY_MARKS}
+                elif self.path == "/api/mark":
                     status, reply = marking.apply(cell, list(body["marks"]))
                 elif self.path == "/api/regrade":
                     status, reply = marking.resolve(cell, body.get("student"), body.get("why"))
@@ -780,6 +826,12 @@ def main(
     asked = status or export or import_csv or regrades or groups or rubric  # something other than the page
     if code or (asked and not serve):
         return code
+    if second:  # a second grader's page: the double-marked sample, blind
+        if double is None:
+            print("mark: --second on the page needs --double SHARE, the sample to mark (e.g. 10%)", file=sys.stderr)
+            return 1
+        sample = mark.double_sample(mark.collect(Path(out)), mark.share(double))
+        return serve_page(Marking(out, source, grader, encoder, second=sample), port, browser)
     return serve_page(Marking(out, source, grader, encoder), port, browser)
 
 

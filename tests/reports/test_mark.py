@@ -511,10 +511,12 @@ def test_second_marks_give_agreement_and_leave_the_grade(out, tmp_path, capsys):
 
 
 def test_double_needs_a_share_and_export(out, capsys):
-    """Is --double without --export, or with a share that is not one, refused in one line?"""
+    """Is --double without --export or --second, or with a share that is not one, refused in one line?"""
     assert run(out, double="10%") == 1
     assert run(out, export=out / "x.csv", double="lots") == 1
-    assert capsys.readouterr().err.count("--double takes a share of the answers with --export, e.g. 10%") == 2
+    assert (
+        capsys.readouterr().err.count("--double takes a share of the answers with --export or --second, e.g. 10%") == 2
+    )
 
 
 def test_regrade_requests_are_checked_then_queued(out, tmp_path, capsys):

@@ -401,3 +401,50 @@ def test_a_page_opens_before_its_groups_by_meaning_are_ready(out, monkeypatch): 
         server.shutdown()
         server.server_close()
         marking.close()
+
+
+def test_a_second_grader_marks_the_sample_blind_on_the_page(out, tmp_path):  # noqa: F811
+    """On `mark OUT --second --double SHARE`, does the page show only the sample, without the first grader's marks,
+    record the second grader's marks for agreement only (the gradebook keeps the grade), and refuse moves and item
+    edits?"""
+    from tests.reports.test_mark import run, write_csv
+
+    first = [[s, "toy", "written_toy", "counting", "", ""] for s in ("Zoë Ñúñez", "李明", "Anna Lee~moodle11")]
+    assert run(out, import_csv=write_csv(tmp_path / "a.csv", first), grader="ta-ana") == 0
+    graded_before = mark.manual_scores(out, ("toy", "written_toy"))
+    sample = mark.double_sample(mark.collect(out), mark.share("100%"))
+    marking = mark_server.Marking(out, source(out), "ta-ben", "tfidf", second=sample)
+    server, url = mark_server.make_server(marking, token="tok-en")
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = url.split("/?")[0]
+    try:
+        page, _ = get(base, "/q/toy/written_toy")
+        assert "Second marking, blind" in page and 'class="edit-item"' not in page and 'class="move"' not in page
+        state = marking.state(("toy", "written_toy"))
+        assert state["graded"] == 0 and all(a["items"] == [] for a in state["answers"].values())  # blind
+        assert set(state["answers"]) == {mark_server.pseudonym(s) for s, _, _ in sample}
+        status, body = post(
+            base,
+            "/api/mark",
+            {"notebook": "toy", "grade_id": "written_toy", "marks": [change("李明", ["counting", "order"])]},
+        )
+        assert status == 200 and body["answers"][mark_server.pseudonym("李明")]["score"] == 1
+        assert mark.read_second(out)[("李明", "toy", "written_toy")].grader == "ta-ben"
+        assert mark.manual_scores(out, ("toy", "written_toy")) == graded_before
+        n, _, gap = mark.agreement(marking.rubrics(), mark.collect(out), out)[("toy", "written_toy")]
+        assert n == 1 and gap == 0.5
+        for path, body in (("/api/move", {"student": "x", "group": ""}), ("/api/item", {"item": "counting"})):
+            status, reply = post(base, path, {"notebook": "toy", "grade_id": "written_toy", **body})
+            assert status == 403 and "second grader" in reply["error"]
+    finally:
+        server.shutdown()
+        server.server_close()
+        marking.close()
+
+
+def test_the_second_graders_page_needs_its_sample(out, capsys):  # noqa: F811
+    """Does `mark OUT --second` without --double refuse in one line instead of serving the whole class?"""
+    assert mark_server.main(out=out, source=source(out), second=True, browser=False) == 1
+    assert capsys.readouterr().err.strip() == (
+        "mark: --second on the page needs --double SHARE, the sample to mark (e.g. 10%)"
+    )
