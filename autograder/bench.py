@@ -14,6 +14,10 @@ written, and `release --lms moodle`, on a synthetic graded OUT (no grading).
 graded OUT whose answers vary as a class's do (blank, copied, with a typo, paraphrased, other): grouping one
 question, its page, a group action, the refresh of grades.csv and the pages after it, and an item edit.
 
+`bench --pipeline --students 500` times the pipeline's own work per student with the notebooks' execution replaced
+by one recorded result (a real grading of the reference submission, under each student's name): ingest, records,
+the gradebook merge, the term, pages, CSVs, exports and similarity, with peak memory.
+
 `bench --similarity --students 500` times the similarity report instead (reports.similarity) on a synthetic
 class written straight into OUT/autograded (no grading): seconds, peak memory, planted copies found, and whether
 a rerun writes the same CSV bytes.
@@ -642,6 +646,126 @@ def mark_bench(students, keep=None, question=("nmt", "written_study_analysis")):
 # --- measurement --------------------------------------------------------------------------------
 
 
+# --- the pipeline without kernels ------------------------------------------------------------------------------
+
+
+def _renamed_shard(shard: bytes, old: str, new: str) -> bytes:
+    """A gradebook shard of student `old` as if `new` had submitted it (nbgrader keys a student by their id)."""
+    import sqlite3
+
+    with tempfile.TemporaryDirectory(prefix="a3-shard-") as tmp:
+        path = Path(tmp) / "shard.db"
+        path.write_bytes(shard)
+        con = sqlite3.connect(path)
+        with con:
+            con.execute("UPDATE student SET id = ? WHERE id = ?", (new, old))
+            con.execute("UPDATE submitted_assignment SET student_id = ? WHERE student_id = ?", (new, old))
+        con.close()
+        return path.read_bytes()
+
+
+def pipeline_bench(students, keep=None):
+    """`bench --pipeline`: the pipeline's own cost per student, kernels aside. One real student (the reference
+    submission) is graded; then `students` students submit the same files and each one's grading is that recorded
+    result under their name (its gradebook shard renamed): ingest, records, the term, pages, CSVs, exports and
+    similarity run as they do."""
+    import dataclasses
+    import resource
+
+    from autograder.grading import pipeline, worker
+    from autograder.records import Results
+    from autograder.reports import export, feedback, similarity
+
+    work = keep or Path(tempfile.mkdtemp(prefix="a3-pipebench-"))
+    real = {"grade_student": worker.grade_student, "warm_up": worker.warm_up}
+    try:
+        one, subs = work / "one", work / "submissions"
+        for folder in (one, subs, work / "out", work / "out-one"):
+            shutil.rmtree(folder, ignore_errors=True)
+        template = build.template(work / "template", paths.SOURCE)
+        for notebook in build.notebooks_in(template / "release"):
+            nb = reference_submission(
+                nbformat.read(template / "release" / f"{notebook}.ipynb", as_version=4),
+                nbformat.read(paths.SOURCE / f"{notebook}.ipynb", as_version=4),
+            )
+            (one / "reference").mkdir(parents=True, exist_ok=True)
+            nbformat.write(nb, one / "reference" / f"{notebook}.ipynb")
+        recorded = []
+        worker.grade_student = lambda task: recorded.append(real["grade_student"](task)) or recorded[-1]
+        t0 = time.perf_counter()
+        pipeline.grade(one, work / "out-one", workers=1)
+        print(f"bench --pipeline: one real student graded in {time.perf_counter() - t0:.1f} s (kernels)", flush=True)
+        model = recorded[0]
+        names = [f"Zoë Ñúñez {i:05d}" if i % 3 else f"student{i:05d}" for i in range(students)]
+        for name in names:  # the same files under every name, hard-linked: what is measured is the pipeline
+            (subs / name).mkdir(parents=True)
+            for nb in (one / "reference").iterdir():
+                os.link(nb, subs / name / nb.name)
+
+        def replay(task):
+            shard = _renamed_shard(model.shard, model.student, task.student) if model.shard else None
+            return dataclasses.replace(model, student=task.student, shard=shard)
+
+        spent: dict[str, float] = {}
+
+        def timed(owner, name, label):
+            inner = getattr(owner, name)
+
+            def wrapper(*args, **kwargs):
+                t = time.perf_counter()
+                try:
+                    return inner(*args, **kwargs)
+                finally:
+                    spent[label] = spent.get(label, 0.0) + time.perf_counter() - t
+
+            setattr(owner, name, wrapper)
+            return owner, name, inner
+
+        worker.grade_student, worker.warm_up = replay, lambda task: None
+        patched = [
+            timed(worker, "grade_student", "replayed results (not the pipeline's)"),
+            timed(pipeline, "collect", "ingest"),
+            timed(Results, "record", "record (state, pages, gradebook merge)"),
+            timed(Results, "write_csvs", "CSVs"),
+            timed(feedback, "rerender", "late students' pages"),
+            timed(feedback, "write_index", "TA index"),
+            timed(similarity, "write_report", "similarity"),
+        ]
+        seed_template(work / "out", template, paths.SOURCE)  # built once a term, not a cost of the students
+        try:
+            t0 = time.perf_counter()
+            course = paths.ROOT / "course.toml"  # the term: due date and late policy (no one is late: no times)
+            summary = pipeline.grade(subs, work / "out", workers=1, course=course if course.exists() else None)
+            wall = time.perf_counter() - t0
+            t1 = time.perf_counter()
+            export.write_canvas_csv(work / "out", work / "canvas.csv")
+            export.write_moodle_csv(work / "out", work / "moodle.csv")
+            spent["exports (Canvas, Moodle)"] = time.perf_counter() - t1
+        finally:
+            for owner, name, inner in patched:
+                setattr(owner, name, inner)
+        if len(summary["graded"]) != students:
+            raise RuntimeError(f"{len(summary['graded'])} of {students} students graded: {summary['failed']}")
+        replayed = spent.pop("replayed results (not the pipeline's)", 0.0)
+        own = wall - replayed + spent["exports (Canvas, Moodle)"]
+        pages = spent.get("late students' pages", 0.0) + spent.get("TA index", 0.0)
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(
+            f"bench --pipeline: {students} students x {len(model.notebooks)} notebooks: the pipeline's own "
+            f"{own:.1f} s, {own / students * 1000:.1f} ms a student ({(own - pages) / students * 1000:.1f} ms without "
+            f"pages); replaying the recorded results {replayed:.1f} s; peak memory {peak:.0f} MiB",
+            flush=True,
+        )
+        for label, seconds in sorted(spent.items(), key=lambda kv: -kv[1]):
+            print(f"  {label}: {seconds:.2f} s, {seconds / students * 1000:.2f} ms a student")
+        print(f"(machine: {os.cpu_count()} cores)")
+        return 0
+    finally:
+        worker.grade_student, worker.warm_up = real["grade_student"], real["warm_up"]
+        if keep is None:
+            shutil.rmtree(work, ignore_errors=True)
+
+
 def cpu_times():
     """(busy, total) CPU time of the whole machine so far, in clock ticks summed over cores (/proc/stat),
     or None where there is no /proc/stat."""
@@ -892,9 +1016,12 @@ def main(
     similarity: bool = False,
     term: bool = False,
     mark: bool = False,
+    pipeline: bool = False,
 ) -> int:
     """`bench`: grade `students` synthetic students with each worker count and print the tables (or, with
     `similarity`, time the similarity report on them)."""
+    if pipeline:
+        return pipeline_bench(students, keep)
     if similarity:
         return similarity_bench(students, keep)
     if term:

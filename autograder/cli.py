@@ -39,7 +39,7 @@ COMMANDS = {
     "demo": ("autograder.demo", "build, grade sample submissions, write feedback and the report"),
     "bench": (
         "autograder.bench",
-        "grading benchmark: 1 vs 2 workers (--similarity, --term, --mark: those steps on a synthetic class)",
+        "grading benchmark: 1 vs 2 workers (--similarity, --term, --mark, --pipeline: those steps on a synthetic class)",
     ),
     "fetch-models": ("autograder.content.fetch_models", "cache the real pretrained models (needs internet)"),
 }
@@ -129,6 +129,7 @@ def _options(name, parser):
         add("--similarity", action="store_true", help="time the similarity report instead (try --students 500)")
         add("--term", action="store_true", help="time late penalties and release instead (try --students 500)")
         add("--mark", action="store_true", help="time grading written answers by question instead (try --students 500)")
+        add("--pipeline", action="store_true", help="time the pipeline's own work, kernels replayed (--students 500)")
     elif name == "fetch-models":
         add("--cache", default=None, help="hub cache folder (default: $A3_MODEL_CACHE, else the Hugging Face default)")
         add("--check", action="store_true", help="only report what is cached; exit 1 if incomplete")

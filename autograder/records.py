@@ -571,24 +571,65 @@ class Results:
                     pass
                 gb.update_or_create_student(student)
                 gb.add_submission(contract.ASSIGNMENT, student, timestamp=sub.timestamp)
-                for snb in sub.notebooks:
-                    try:
-                        tnb = gb.find_submission_notebook(snb.name, contract.ASSIGNMENT, student)
-                    except MissingEntry:
-                        continue
-                    tnb.flagged = snb.flagged
-                    tnb.late_submission_penalty = snb.late_submission_penalty
-                    for g in snb.grades:
-                        t = gb.find_grade(g.name, snb.name, contract.ASSIGNMENT, student)
-                        t.auto_score, t.manual_score = g.auto_score, g.manual_score
-                        t.extra_credit, t.needs_manual_grade = g.extra_credit, g.needs_manual_grade
-                    for c in snb.comments:
-                        t = gb.find_comment(c.name, snb.name, contract.ASSIGNMENT, student)
-                        t.auto_comment, t.manual_comment = c.auto_comment, c.manual_comment
                 gb.db.commit()
+                _copy_scores(course, shard, student)
+                gb.db.expire_all()  # the rows changed under the session
                 _reuse_submission_ids(gb.db, student, ids)
                 return _restore_hand_grades(gb, student, hand, before or {}, self.answers)
         return []
+
+
+def _copy_statement(table: str, values: tuple[str, ...], rows: str, keys: tuple[str, ...]) -> str:
+    """An UPDATE of `values` of one student's rows of `table` in the course gradebook from the shard's row with the
+    same `keys`; `rows` is the FROM and WHERE that select the student's rows (t: the table) in database {db}."""
+    key_columns = {"nb": "nb.name", "cell": "bc.name", "type": "bc.type"}
+    picked = ", ".join(f"{key_columns[k]} AS {k}" for k in keys)
+    return (
+        f"UPDATE {table} SET {', '.join(f'{v} = s.{v}' for v in values)} FROM ("
+        f"SELECT m.id AS target, {', '.join(f'x.{v}' for v in values)} "
+        f"FROM (SELECT t.id, {picked} {rows.format(db='main')}) m "
+        f"JOIN (SELECT {picked}, {', '.join(f't.{v}' for v in values)} {rows.format(db='shard')}) x "
+        f"USING ({', '.join(keys)})) AS s WHERE {table}.id = s.target"
+    )
+
+
+_SUBMISSION = """JOIN {db}.submitted_assignment sa ON {notebook}.assignment_id = sa.id
+    JOIN {db}.assignment a ON sa.assignment_id = a.id WHERE sa.student_id = :student AND a.name = :assignment"""
+_NOTEBOOKS = "FROM {db}.submitted_notebook t JOIN {db}.notebook nb ON t.notebook_id = nb.id " + _SUBMISSION.replace(
+    "{notebook}", "t"
+)
+_CELLS = """FROM {db}.%s t JOIN {db}.base_cell bc ON t.cell_id = bc.id
+    JOIN {db}.submitted_notebook snb ON t.notebook_id = snb.id JOIN {db}.notebook nb ON snb.notebook_id = nb.id """ + (
+    _SUBMISSION.replace("{notebook}", "snb")
+)
+
+# One student's notebook flags, scores and comments, copied from a shard onto the rows that nbgrader's
+# add_submission made in the course gradebook, matched by notebook, cell name and cell type: one statement a table
+# for the whole submission (the ORM took two queries a cell: most of a student's bookkeeping).
+_COPY_SCORES = (
+    _copy_statement("submitted_notebook", ("flagged", "late_submission_penalty"), _NOTEBOOKS, ("nb",)),
+    _copy_statement(
+        "grade",
+        ("auto_score", "manual_score", "extra_credit", "needs_manual_grade"),
+        _CELLS % "grade",
+        ("nb", "cell", "type"),
+    ),
+    _copy_statement("comment", ("auto_comment", "manual_comment"), _CELLS % "comment", ("nb", "cell", "type")),
+)
+
+
+def _copy_scores(course: Path, shard: Path, student: str) -> None:
+    """Copy `student`'s notebook flags, scores and comments from the gradebook `shard` into `course`, where
+    nbgrader's add_submission made the submission's rows."""
+    import contextlib
+    import sqlite3
+
+    params = {"student": student, "assignment": contract.ASSIGNMENT}
+    with contextlib.closing(sqlite3.connect(course)) as con:
+        con.execute("ATTACH DATABASE ? AS shard", (str(shard),))
+        with con:
+            for statement in _COPY_SCORES:
+                con.execute(statement, params)
 
 
 HAND_QUERY = """

@@ -310,3 +310,23 @@ def test_bench_mark_prints_each_figure(tmp_path, capsys):
         r"item text edited, .*: \d+ ms; their pages followed [\d.]+ s later",
     ):
         assert re.search(figure, said), f"expected a line matching {figure!r} in:\n{said}"
+
+
+@pytest.mark.slow
+def test_bench_pipeline_replays_one_student_for_the_class(tmp_path, capsys):
+    """Does `bench --pipeline` grade one real student, then the whole synthetic class from that recorded result,
+    every student graded, and print the pipeline's own cost a student with its parts and the peak memory?"""
+    import csv
+    import re
+
+    assert bench.main(students=4, pipeline=True, keep=tmp_path) == 0
+    said = capsys.readouterr().out
+    assert re.search(r"one real student graded in [\d.]+ s \(kernels\)", said), said
+    assert re.search(r"4 students x 4 notebooks: the pipeline's own [\d.]+ s, [\d.]+ ms a student", said), said
+    assert re.search(r"peak memory \d+ MiB", said), said
+    for part in ("ingest", "record (state, pages, gradebook merge)", "CSVs", "similarity", "exports (Canvas, Moodle)"):
+        assert re.search(rf"  {re.escape(part)}: [\d.]+ s, [\d.]+ ms a student", said), (part, said)
+    with open(tmp_path / "out" / "grades.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert len({r["student"] for r in rows}) == 4 and {r["status"] for r in rows} == {"graded"}
+    assert len({r["score"] for r in rows}) == 1  # every student's score is the recorded one
