@@ -56,13 +56,26 @@ def _defined_names(source):
     return {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
 
 
+_SIGNATURES: dict[int, tuple[NotebookNode, set, set]] = {}  # id(release) -> (release, its grade ids, long sources)
+
+
+def _signature(rel: NotebookNode) -> tuple[set, set]:
+    """A release notebook's grade ids and normalised long sources, computed once per release read (a class of
+    notebooks is compared with the same few releases)."""
+    kept = _SIGNATURES.get(id(rel))
+    if kept is None or kept[0] is not rel:  # the release itself is kept with it, so its id is never reused
+        ids = {_gid(c) for c in rel.cells} - {None}
+        kept = _SIGNATURES[id(rel)] = (rel, ids, {_norm(c.source) for c in rel.cells if len(c.source.strip()) > 40})
+    return kept[1], kept[2]
+
+
 def identify(nb: NotebookNode, releases: dict[str, NotebookNode]) -> tuple[str | None, int]:
     """Which release notebook `nb` is, by content: (name, matches) with the most matches, or (None, 0)."""
     best, best_score = None, 0
+    ids, sources = [_gid(c) for c in nb.cells], [_norm(c.source) for c in nb.cells]
     for name, rel in releases.items():
-        rel_ids = {_gid(c) for c in rel.cells} - {None}
-        rel_src = {_norm(c.source) for c in rel.cells if len(c.source.strip()) > 40}
-        score = sum(1 for c in nb.cells if _gid(c) in rel_ids) + sum(1 for c in nb.cells if _norm(c.source) in rel_src)
+        rel_ids, rel_src = _signature(rel)
+        score = sum(1 for g in ids if g in rel_ids) + sum(1 for s in sources if s in rel_src)
         if (nb.metadata.get("a3") or {}).get("notebook") == name:
             score += 5
         if score > best_score:
