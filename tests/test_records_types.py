@@ -98,15 +98,14 @@ def broken(task):
 
 
 def test_task_failure_is_told_by_type_not_by_keys():
-    """Is a task that kept raising a TaskFailure (equal to the plain {"task", "status"} dict), while a result
-    of the same keys from fn is not counted as a failure?"""
+    """Is a task that kept raising a TaskFailure (its task and a one-line reason), while a result of fn that looks
+    like one is not counted as a failure?"""
     fine = scheduler.run(["a"], ok, workers=1)
     assert fine == [{"task": "a", "status": "ok"}] and not isinstance(fine[0], scheduler.TaskFailure)
     assert scheduler.last_stats.failures == 0
     failed = scheduler.run(["b"], broken, workers=1, retries=0)
     assert isinstance(failed[0], scheduler.TaskFailure)
-    assert failed[0] == {"task": "b", "status": "raised ValueError: bad notebook"}
-    assert (failed[0].task, failed[0].status) == ("b", "raised ValueError: bad notebook")
+    assert failed[0] == scheduler.TaskFailure("b", "raised ValueError: bad notebook")
     assert scheduler.last_stats.failures == 1
 
 

@@ -100,20 +100,13 @@ def worker_env(i: int, gpus: list[str]) -> dict[str, str]:
     return {"CUDA_VISIBLE_DEVICES": gpus[i % len(gpus)]} if gpus else {}
 
 
-class TaskFailure(dict):
-    """The result of a task that did not produce one: {"task": the task, "status": one-line reason}.
+@dataclass(frozen=True)
+class TaskFailure:
+    """The result of a task that did not produce one: the task and a one-line reason. Its type tells it from any
+    result fn returns."""
 
-    Its type is the marker: `isinstance(result, TaskFailure)` tells it from any result fn returns, whatever
-    that result's keys. It is still the plain dict it always was (equal to one, picklable).
-    """
-
-    @property
-    def task(self) -> Any:
-        return self["task"]
-
-    @property
-    def status(self) -> str:
-        return self["status"]
+    task: Any
+    status: str
 
 
 def failure(task: Any, reason: object) -> TaskFailure:
@@ -192,8 +185,8 @@ def run(
       an existing cluster uses its scheduler's `distributed.scheduler.allowed-failures`).
     - gpus: CUDA device ids to pin local workers to, round robin (default: detected).
     Returns:
-    - results: list with one entry per task, in task order. A task that kept failing gives a TaskFailure,
-      {"task": task, "status": "<one-line reason>"}.
+    - results: list with one entry per task, in task order. A task that kept failing gives a TaskFailure (the
+      task and a one-line reason).
     """
     global last_stats
     tasks = list(tasks)

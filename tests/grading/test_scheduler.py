@@ -110,9 +110,9 @@ def test_a_worker_that_dies_is_named_with_the_task_it_held(address, tmp_path):
 def test_task_that_keeps_killing_workers_becomes_a_recorded_failure(address):
     """Does a task that kills every worker end as a one-line failure while the rest of the batch is graded?"""
     results = scheduler.run([{"n": 0}], always_die, scheduler=address)
-    assert results[0]["task"] == {"n": 0}
-    assert "worker process died 2 times" in results[0]["status"], results[0]["status"]
-    assert "\n" not in results[0]["status"]
+    assert results[0].task == {"n": 0}
+    assert "worker process died 2 times" in results[0].status, results[0].status
+    assert "\n" not in results[0].status
     again = scheduler.run([{"n": n} for n in range(3)], square, scheduler=address)
     assert [r["value"] for r in again] == [0, 1, 4], "the cluster did not recover after the killed workers"
 
@@ -126,7 +126,7 @@ def test_raising_task_is_retried_on_the_cluster(address, tmp_path):
 def test_task_that_always_raises_is_recorded_with_a_one_line_reason(address):
     """Does a task that always raises give {'task', 'status'} with the exception in one line?"""
     results = scheduler.run([{"n": 1}, {"n": 2}], always_raise, scheduler=address)
-    assert results[0] == {"task": {"n": 1}, "status": "raised ValueError: bad notebook"}
+    assert results[0] == scheduler.TaskFailure({"n": 1}, "raised ValueError: bad notebook")
     assert scheduler.last_stats.failures == 2
 
 
@@ -161,7 +161,9 @@ def test_one_worker_runs_in_process_and_records_failures():
     """Does workers=1 run here, keep task order and turn an exception into a failure result?"""
     results = scheduler.run([{"n": 2}, {"n": 3}], square, workers=1)
     assert [(r["value"], r["pid"]) for r in results] == [(4, os.getpid()), (9, os.getpid())]
-    assert scheduler.run(["x"], always_raise, workers=1) == [{"task": "x", "status": "raised ValueError: bad notebook"}]
+    assert scheduler.run(["x"], always_raise, workers=1) == [
+        scheduler.TaskFailure("x", "raised ValueError: bad notebook")
+    ]
 
 
 def test_progress_bar_counts_tasks(capsys):
