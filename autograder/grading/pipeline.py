@@ -222,6 +222,7 @@ def grade(
             on_result=on_result,
             on_worker_lost=on_worker_lost,
             desc="grading",
+            keep_results=False,  # each result is recorded as it comes (on_result)
         )
     except BaseException:  # Ctrl-C, a lost scheduler: the CSVs show every student recorded so far
         results.write_csvs()

@@ -168,6 +168,7 @@ def run(
     retries: int = RETRIES,
     allowed_failures: int = ALLOWED_FAILURES,
     gpus: list[str] | None = None,
+    keep_results: bool = True,
 ) -> list:
     """Run fn(task) for every task, in parallel on Dask, with a progress bar.
 
@@ -184,6 +185,8 @@ def run(
     - allowed_failures: worker deaths a task may cause before it is given up (local clusters only;
       an existing cluster uses its scheduler's `distributed.scheduler.allowed-failures`).
     - gpus: CUDA device ids to pin local workers to, round robin (default: detected).
+    - keep_results: False when on_result consumes each result: the list then holds None for it (a class's results,
+      notebooks and pages included, are not all held in memory at once).
     Returns:
     - results: list with one entry per task, in task order. A task that kept failing gives a TaskFailure (the
       task and a one-line reason).
@@ -200,7 +203,7 @@ def run(
         if done[i]:  # never report a task twice
             return
         done[i] = True
-        results[i] = result
+        results[i] = result if keep_results else None
         stats.failures += int(isinstance(result, TaskFailure))
         bar.update(1)
         if on_result is not None:

@@ -211,3 +211,12 @@ def test_unreachable_scheduler_is_a_clear_error():
     with dask.config.set({"distributed.comm.timeouts.connect": "2s"}):
         with pytest.raises(RuntimeError, match="cannot reach the Dask scheduler"):
             scheduler.run([1], square, scheduler="tcp://127.0.0.1:9")
+
+
+def test_results_consumed_as_they_come_are_not_kept():
+    """With keep_results=False, does every result reach on_result while the returned list holds None for each
+    (a class's notebooks and pages are not all held in memory at once)?"""
+    seen = []
+    results = scheduler.run([{"n": i} for i in range(3)], square, workers=1, on_result=seen.append, keep_results=False)
+    assert results == [None, None, None]
+    assert sorted(r["value"] for r in seen) == [0, 1, 4]
