@@ -237,7 +237,7 @@ def grade(
             shutil.rmtree(left, ignore_errors=True)
     late = late_students(out, [t.student for t in tasks])
     if late:  # their pages say what being late cost (computed on the final scores, as `feedback` does)
-        feedback.rerender(out, students=late)
+        feedback.rerender(out, students=late, tables=False)  # the CSVs and the index follow
     results.write_csvs()
     try:  # the TA-only similarity report; its failure never fails grading
         similarity.write_report(out, scheduler_address)

@@ -418,13 +418,14 @@ def install_mathjax(feedback_dir):
     return dest
 
 
-def rerender(out, students=None, source=paths.SOURCE, notebooks=None):
+def rerender(out, students=None, source=paths.SOURCE, notebooks=None, tables=True):
     """Re-render OUT/feedback/<student>/<nb>.html from OUT/autograded, the recorded results and the hand grades
     in OUT/gradebook.db (entered in formgrader), and rewrite the CSVs with those hand grades.
 
     students: re-render only these students' pages (None: every student's); notebooks: only these notebooks' (None:
     all of them).
-    source: the folder of rubrics.toml, whose model answers the pages show with [release] model_answers."""
+    source: the folder of rubrics.toml, whose model answers the pages show with [release] model_answers.
+    tables: also rewrite the CSVs and the TA index (False: the caller writes them next)."""
     from autograder import rubrics
     from autograder.records import Results, final_scores
     from autograder.reports.export import submitted_as
@@ -455,8 +456,9 @@ def rerender(out, students=None, source=paths.SOURCE, notebooks=None):
                 summary["late"], summary["late_penalty"] = describe(late, raw), penalty(raw, late.fraction)
             results.write_feedback(student, name, render(nb, summary, submitted_as(state)))
             count += 1
-    results.write_csvs(hand)  # hand grades entered since grading reach grades.csv too
-    write_index(out)
+    if tables:
+        results.write_csvs(hand)  # hand grades entered since grading reach grades.csv too
+        write_index(out)
     return count
 
 
