@@ -340,6 +340,16 @@ def final_scores(summary: Mapping, entered: Mapping[str, Mapping]) -> tuple[dict
     return summary, written
 
 
+@dataclass(frozen=True)
+class HandGrades:
+    """What recording a student did with the hand grades a TA had entered: the log lines, in cell order, and how
+    many were kept (their answer unchanged) and dropped (to grade again)."""
+
+    lines: tuple[str, ...] = ()
+    kept: int = 0
+    dropped: int = 0
+
+
 class Results:
     """The OUT folder of a grading run: recorded students, CSVs, log, feedback and merged gradebook."""
 
@@ -406,7 +416,7 @@ class Results:
                 f.write(f"{stamp} {line}\n")
 
     # --- recording -----------------------------------------------------------------------------
-    def record(self, result: StudentResult) -> list[str]:
+    def record(self, result: StudentResult) -> HandGrades:
         """Store one student's result: notebooks, feedback, shard merge, state, log. The CSVs, which read every
         student, are written by write_csvs once a batch ends (or stops): the state files are the record.
 
@@ -419,11 +429,11 @@ class Results:
             atomic_write(self.autograded_path(student, notebook), text)
         for notebook, html in result.feedback.items():
             self.write_feedback(student, notebook, html)
-        kept = []
+        kept = HandGrades()
         if result.shard:
             kept = self.merge_shard(student, result.shard, before)
         atomic_write(self.state_dir / f"{student}.json", json.dumps(result.to_state(), indent=1, sort_keys=True))
-        self.log(result.log + kept + [self._summary_line(result)])
+        self.log(result.log + list(kept.lines) + [self._summary_line(result)])
         return kept
 
     def answers(self, student: str, notebook: str) -> dict[str, str]:
@@ -534,7 +544,7 @@ class Results:
 
     def merge_shard(
         self, student: str, shard_bytes: bytes, before: Mapping[str, Mapping[str, str]] | None = None
-    ) -> list[str]:
+    ) -> HandGrades:
         """Put `student`'s submission from a shard into OUT/gradebook.db (replacing an older one).
 
         A TA's hand grades and comments on written answers survive: each is carried over when the answer
@@ -559,7 +569,7 @@ class Results:
                 try:
                     sub = sb.find_submission(contract.ASSIGNMENT, student)
                 except MissingEntry:
-                    return []
+                    return HandGrades()
                 hand = {
                     (nb, gid): {k: v for k, v in entered.items() if k in ("score", "comment") and v not in (None, "")}
                     for (_, nb), written in read_hand_grades(course, student).items()
@@ -579,7 +589,7 @@ class Results:
                 gb.db.expire_all()  # the rows changed under the session
                 _reuse_submission_ids(gb.db, student, ids)
                 return _restore_hand_grades(gb, student, hand, before or {}, self.answers)
-        return []
+        return HandGrades()
 
 
 # Indexes nbgrader's schema lacks: without them a student's rows are found by scanning every student's (the
@@ -750,11 +760,11 @@ def _reuse_submission_ids(session, student: str, old: Mapping[str, Mapping[tuple
     session.expire_all()  # objects loaded before hold the replaced ids
 
 
-def _restore_hand_grades(gb, student, hand, before, answers):
-    """Put back each hand grade whose answer is unchanged; log lines for what was kept and what was dropped."""
+def _restore_hand_grades(gb, student, hand, before, answers) -> HandGrades:
+    """Put back each hand grade whose answer is unchanged; what was kept and what was dropped."""
     from nbgrader.api import MissingEntry
 
-    lines = []
+    lines, kept = [], 0
     for (notebook, grade_id), entered in sorted(hand.items()):
         what = " and ".join(f"{k} {v!r}" if k == "comment" else f"{k} {v:g}" for k, v in sorted(entered.items()))
         where = f"{student}/{notebook}/{grade_id}"
@@ -776,5 +786,6 @@ def _restore_hand_grades(gb, student, hand, before, answers):
             lines.append(f"HAND GRADE DROPPED {where}: the cell is no longer in the gradebook ({what} was entered)")
             continue
         lines.append(f"HAND GRADE KEPT {where}: {what} (answer unchanged)")
+        kept += 1
     gb.db.commit()
-    return lines
+    return HandGrades(tuple(lines), kept, len(lines) - kept)

@@ -202,7 +202,8 @@ def grade(
         if not result.complete:
             failed[result.student] = result.error or Status.FAILED
         result.submission = identity[result.student]
-        hand.update(line.split(" ")[2].lower() for line in results.record(result))  # HAND GRADE KEPT|DROPPED
+        recorded = results.record(result)
+        hand.update({what: n for what, n in (("kept", recorded.kept), ("dropped", recorded.dropped)) if n})
 
     lost = []
 

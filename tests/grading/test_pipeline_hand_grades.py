@@ -41,8 +41,11 @@ def regraded(tmp_path_factory):
     enter_hand_grade(out, "same", 1.0, "Clear and right.")
     enter_hand_grade(out, "changed", 0.5, "Half right.")
     toy.write_students(subs, rel, {"changed": toy.fill(nb, dict(toy.RIGHT, written_toy="Because I say so."))})
-    pipeline.grade(subs, out, force=True, **kwargs)
+    REGRADE.update(pipeline.grade(subs, out, force=True, **kwargs))
     return out
+
+
+REGRADE = {}  # the summary of the fixture's second grading
 
 
 def test_regrading_keeps_the_hand_grade_of_an_unchanged_answer(regraded):
@@ -53,6 +56,11 @@ def test_regrading_keeps_the_hand_grade_of_an_unchanged_answer(regraded):
 def test_regrading_drops_the_hand_grade_of_a_changed_answer(regraded):
     """Is the hand grade of an answer that changed since the TA graded it dropped, to be graded again?"""
     assert hand_grade(regraded, "changed") == (None, None)
+
+
+def test_the_summary_counts_the_hand_grades_kept_and_dropped(regraded):
+    """Does the re-grade's summary count one hand grade kept and one dropped (from what recording returned)?"""
+    assert REGRADE["hand_grades"] == {"kept": 1, "dropped": 1}
 
 
 def test_log_says_what_was_kept_and_what_was_not(regraded):
