@@ -358,6 +358,7 @@ class Results:
         self.state_dir = self.out / ".state"
         self.template = Path(template) if template else None
         self.state_dir.mkdir(parents=True, exist_ok=True)
+        self._indexed = False  # OUT's gradebook has _INDEXES (added on the first merge of this object)
 
     # --- resume bookkeeping -------------------------------------------------------------------
     def state(self, student: str) -> dict | None:
@@ -558,7 +559,7 @@ class Results:
             if self.template is None:
                 raise RuntimeError("no course gradebook yet and no template to start it from")
             shutil.copy2(self.template / "gradebook.db", course)
-        if not getattr(self, "_indexed", False):
+        if not self._indexed:
             _index_gradebook(course)
             self._indexed = True
         with tempfile.TemporaryDirectory(prefix="a3-shard-") as tmp, warnings.catch_warnings():

@@ -203,7 +203,7 @@ class Marking:
                 continue
             except Exception as exc:  # one question's failure must not leave the others (or a page) waiting
                 print(f"mark: {cell[0]}/{cell[1]} grouped by words: {one_line(exc, 200)}", flush=True)
-                found = group_answers({s: a.text for s, a in self.cell_answers(cell).items()}, mark.STUB, "tfidf")
+                found = self.provisional(cell)
             with self.grouping:
                 self.groups[cell] = found
                 self.grouping.notify_all()
