@@ -747,6 +747,8 @@ def handler(marking: Marking, token: str):
                     ready = (parts[2], parts[3]) in marking.groups
                     return self._send(200, json.dumps({"ready": ready}), "application/json")
                 if len(parts) == 3 and parts[0] == "q" and (parts[1], parts[2]) in marking.rubrics():
+                    if not marking.cell_answers((parts[1], parts[2])):  # none submitted, or none in the sample
+                        return self._send(HTTPStatus.NOT_FOUND, "no answers to grade for this question", "text/plain")
                     names = query.get("names", ["0"])[0] == "1"
                     return self._send(
                         200, question_page(marking, (parts[1], parts[2]), names, token, nonce), nonce=nonce

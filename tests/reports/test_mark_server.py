@@ -442,6 +442,22 @@ def test_a_second_grader_marks_the_sample_blind_on_the_page(out, tmp_path):  # n
         marking.close()
 
 
+def test_a_question_without_answers_to_grade_is_not_found(out):  # noqa: F811
+    """Does a second grader whose sample holds no answer to a question get 404 for its page (not a dropped
+    connection)?"""
+    marking = mark_server.Marking(out, source(out), "ta-ben", "tfidf", second=set())
+    server, url = mark_server.make_server(marking, token="tok-en")
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with pytest.raises(urllib.error.HTTPError) as caught:
+            get(url.split("/?")[0], "/q/toy/written_toy")
+        assert caught.value.code == 404 and caught.value.read().decode() == "no answers to grade for this question"
+    finally:
+        server.shutdown()
+        server.server_close()
+        marking.close()
+
+
 def test_the_second_graders_page_needs_its_sample(out, capsys):  # noqa: F811
     """Does `mark OUT --second` without --double refuse in one line instead of serving the whole class?"""
     assert mark_server.main(out=out, source=source(out), second=True, browser=False) == 1
