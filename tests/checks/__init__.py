@@ -1,4 +1,6 @@
-"""Helpers shared by the check tests: run a catalogue source as a notebook cell, call a check, read its verdict."""
+"""Helpers shared by the check tests: run a catalogue source as a notebook cell, call a check, read its verdict.
+
+The loop every notebook's checks go through, and the shape of the catalogues it reads, are in harness.py."""
 
 import contextlib
 import io

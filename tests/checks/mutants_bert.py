@@ -1,7 +1,9 @@
-"""Catalogue for the bert checks: correct alternatives that must pass and realistic wrong answers that must fail.
+"""Catalogue for the bert checks, in the shape of tests/checks/harness.py: correct alternatives that must pass
+(`Correct`) and realistic wrong answers that must fail (`Mutant`).
 
-Each wrong answer is paired with a fragment of the one-line message the check should give, and carries a
-comment naming the student mistake it stands for.
+Each answer is (label, the object the student's cell defines); the label is the object's name. Each wrong answer
+carries a fragment of the one-line message the check should give, and a comment naming the student mistake it
+stands for.
 """
 
 import copy
@@ -9,6 +11,8 @@ import copy
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+from tests.checks.harness import Catalogue, Cell, Correct, Mutant
 
 # ------------------------------------------------------------------------------------------ encode_sentences
 
@@ -49,11 +53,11 @@ def encode_tokenizer_pad(tokenizer, sentences, max_len):
 
 
 ENCODE_CORRECT = [
-    encode_tokenizer_call,
-    encode_lists_then_tensor,
-    encode_manual_loop,
-    encode_from_tokens,
-    encode_tokenizer_pad,
+    Correct("encode_tokenizer_call", encode_tokenizer_call),
+    Correct("encode_lists_then_tensor", encode_lists_then_tensor),
+    Correct("encode_manual_loop", encode_manual_loop),
+    Correct("encode_from_tokens", encode_from_tokens),
+    Correct("encode_tokenizer_pad", encode_tokenizer_pad),
 ]
 
 
@@ -158,21 +162,25 @@ def encode_room_for_specials(tokenizer, sentences, max_len):
 
 
 ENCODE_MUTANTS = [
-    (encode_left_padding, "padding is on the left"),
-    (encode_no_truncation, "truncate sentences longer than max_len"),
-    (encode_no_truncation_tokenizer, "your code raised"),
-    (encode_pad_to_longest, "pad every row to exactly max_len"),
-    (encode_no_padding, "should be a torch.Tensor, got list"),
-    (encode_mask_inverted, "attention_mask is inverted"),
-    (encode_mask_all_ones, "attention_mask row"),
-    (encode_returns_lists, "should be a torch.Tensor, got list"),
-    (encode_returns_batch_encoding, "should return a tuple (input_ids, attention_mask), got BatchEncoding"),
-    (encode_pad_id_zero, "tokenizer.pad_token_id = 4, got [0]"),
-    (encode_no_special_tokens, "start with the [CLS] id"),
-    (encode_slice_after_encoding, "should still end with the [SEP]"),
-    (encode_swapped, "return (input_ids, attention_mask)"),
-    (encode_float_mask, "LongTensor (torch.int64), got torch.float32"),
-    (encode_room_for_specials, "pad every row to exactly max_len"),
+    Mutant("encode_left_padding", encode_left_padding, "padding is on the left"),
+    Mutant("encode_no_truncation", encode_no_truncation, "truncate sentences longer than max_len"),
+    Mutant("encode_no_truncation_tokenizer", encode_no_truncation_tokenizer, "your code raised"),
+    Mutant("encode_pad_to_longest", encode_pad_to_longest, "pad every row to exactly max_len"),
+    Mutant("encode_no_padding", encode_no_padding, "should be a torch.Tensor, got list"),
+    Mutant("encode_mask_inverted", encode_mask_inverted, "attention_mask is inverted"),
+    Mutant("encode_mask_all_ones", encode_mask_all_ones, "attention_mask row"),
+    Mutant("encode_returns_lists", encode_returns_lists, "should be a torch.Tensor, got list"),
+    Mutant(
+        "encode_returns_batch_encoding",
+        encode_returns_batch_encoding,
+        "should return a tuple (input_ids, attention_mask), got BatchEncoding",
+    ),
+    Mutant("encode_pad_id_zero", encode_pad_id_zero, "tokenizer.pad_token_id = 4, got [0]"),
+    Mutant("encode_no_special_tokens", encode_no_special_tokens, "start with the [CLS] id"),
+    Mutant("encode_slice_after_encoding", encode_slice_after_encoding, "should still end with the [SEP]"),
+    Mutant("encode_swapped", encode_swapped, "return (input_ids, attention_mask)"),
+    Mutant("encode_float_mask", encode_float_mask, "LongTensor (torch.int64), got torch.float32"),
+    Mutant("encode_room_for_specials", encode_room_for_specials, "pad every row to exactly max_len"),
 ]
 
 # ---------------------------------------------------------------------------------------- SentenceClassifier
@@ -234,11 +242,11 @@ class ClassifierAllTokensThenFirst(ClassifierFirstToken):
 
 
 CLASSIFIER_CORRECT = [
-    ClassifierFirstToken,
-    ClassifierPooler,
-    ClassifierTupleIndex,
-    ClassifierDropoutLossModule,
-    ClassifierAllTokensThenFirst,
+    Correct("ClassifierFirstToken", ClassifierFirstToken),
+    Correct("ClassifierPooler", ClassifierPooler),
+    Correct("ClassifierTupleIndex", ClassifierTupleIndex),
+    Correct("ClassifierDropoutLossModule", ClassifierDropoutLossModule),
+    Correct("ClassifierAllTokensThenFirst", ClassifierAllTokensThenFirst),
 ]
 
 
@@ -395,24 +403,24 @@ class ClassifierRenamedEncoder(nn.Module):
 
 
 CLASSIFIER_MUTANTS = [
-    (ClassifierThreeClasses, "use num_labels for out_features"),
-    (ClassifierHidden768, "use encoder.config.hidden_size"),
-    (ClassifierMeanPool, "mean-pools the tokens"),
-    (ClassifierMeanAll, "averages over every position"),
-    (ClassifierLastToken, "uses the last position"),
-    (ClassifierNoMask, "ignores attention_mask"),
-    (ClassifierReturnsProbs, "applies softmax to the logits"),
-    (ClassifierSoftmaxBeforeLoss, "the loss applies softmax first"),
-    (ClassifierMSE, "loss should be the mean cross-entropy"),
-    (ClassifierSumLoss, "the loss is summed over the batch"),
-    (ClassifierNllOnLogits, "the loss feeds raw logits to nll_loss"),
-    (ClassifierNoLoss, "should return a tuple (logits, loss), got tuple of length 1"),
-    (ClassifierLossFirst, "in that order"),
-    (ClassifierNoneLoss, "should return a tuple (logits,), got tuple of length 2"),
-    (ClassifierBareLogits, "should return a tuple (logits,), got Tensor"),
-    (ClassifierNoGradEncoder, "gives the encoder no gradient"),
-    (ClassifierLossNoGrad, "the loss has no gradient"),
-    (ClassifierRenamedEncoder, ".encoder should be the encoder passed in"),
+    Mutant("ClassifierThreeClasses", ClassifierThreeClasses, "use num_labels for out_features"),
+    Mutant("ClassifierHidden768", ClassifierHidden768, "use encoder.config.hidden_size"),
+    Mutant("ClassifierMeanPool", ClassifierMeanPool, "mean-pools the tokens"),
+    Mutant("ClassifierMeanAll", ClassifierMeanAll, "averages over every position"),
+    Mutant("ClassifierLastToken", ClassifierLastToken, "uses the last position"),
+    Mutant("ClassifierNoMask", ClassifierNoMask, "ignores attention_mask"),
+    Mutant("ClassifierReturnsProbs", ClassifierReturnsProbs, "applies softmax to the logits"),
+    Mutant("ClassifierSoftmaxBeforeLoss", ClassifierSoftmaxBeforeLoss, "the loss applies softmax first"),
+    Mutant("ClassifierMSE", ClassifierMSE, "loss should be the mean cross-entropy"),
+    Mutant("ClassifierSumLoss", ClassifierSumLoss, "the loss is summed over the batch"),
+    Mutant("ClassifierNllOnLogits", ClassifierNllOnLogits, "the loss feeds raw logits to nll_loss"),
+    Mutant("ClassifierNoLoss", ClassifierNoLoss, "should return a tuple (logits, loss), got tuple of length 1"),
+    Mutant("ClassifierLossFirst", ClassifierLossFirst, "in that order"),
+    Mutant("ClassifierNoneLoss", ClassifierNoneLoss, "should return a tuple (logits,), got tuple of length 2"),
+    Mutant("ClassifierBareLogits", ClassifierBareLogits, "should return a tuple (logits,), got Tensor"),
+    Mutant("ClassifierNoGradEncoder", ClassifierNoGradEncoder, "gives the encoder no gradient"),
+    Mutant("ClassifierLossNoGrad", ClassifierLossNoGrad, "the loss has no gradient"),
+    Mutant("ClassifierRenamedEncoder", ClassifierRenamedEncoder, ".encoder should be the encoder passed in"),
 ]
 
 # -------------------------------------------------------------------------------------------- freeze_encoder
@@ -445,11 +453,11 @@ def freeze_module_method(model):
 
 
 FREEZE_CORRECT = [
-    freeze_by_name,
-    freeze_all_then_unfreeze,
-    freeze_encoder_attribute,
-    freeze_not_classifier_substring,
-    freeze_module_method,
+    Correct("freeze_by_name", freeze_by_name),
+    Correct("freeze_all_then_unfreeze", freeze_all_then_unfreeze),
+    Correct("freeze_encoder_attribute", freeze_encoder_attribute),
+    Correct("freeze_not_classifier_substring", freeze_not_classifier_substring),
+    Correct("freeze_module_method", freeze_module_method),
 ]
 
 
@@ -520,15 +528,26 @@ def freeze_method_typo(model):
 
 
 FREEZE_MUTANTS = [
-    (freeze_nothing, "are still trainable"),
-    (freeze_everything, "should stay trainable"),
-    (freeze_only_embeddings, "are still trainable"),
-    (freeze_module_attribute, "are still trainable"),
-    (freeze_inverted, "should stay trainable"),
-    (freeze_layers_only, "are still trainable"),
-    (freeze_forgets_pooler, "encoder.pooler.dense"),
-    (freeze_classifier_bias_too, "classifier.bias should stay trainable"),
-    (freeze_a_copy, "are still trainable"),
-    (freeze_and_new_classifier, "keep model.classifier"),
-    (freeze_method_typo, "are still trainable"),
+    Mutant("freeze_nothing", freeze_nothing, "are still trainable"),
+    Mutant("freeze_everything", freeze_everything, "should stay trainable"),
+    Mutant("freeze_only_embeddings", freeze_only_embeddings, "are still trainable"),
+    Mutant("freeze_module_attribute", freeze_module_attribute, "are still trainable"),
+    Mutant("freeze_inverted", freeze_inverted, "should stay trainable"),
+    Mutant("freeze_layers_only", freeze_layers_only, "are still trainable"),
+    Mutant("freeze_forgets_pooler", freeze_forgets_pooler, "encoder.pooler.dense"),
+    Mutant("freeze_classifier_bias_too", freeze_classifier_bias_too, "classifier.bias should stay trainable"),
+    Mutant("freeze_a_copy", freeze_a_copy, "are still trainable"),
+    Mutant("freeze_and_new_classifier", freeze_and_new_classifier, "keep model.classifier"),
+    Mutant("freeze_method_typo", freeze_method_typo, "are still trainable"),
 ]
+
+
+# ------------------------------------------------------------------------------------------ the catalogue
+CATALOGUE = Catalogue(
+    notebook="bert",
+    cells={
+        "encode_sentences": Cell(correct=ENCODE_CORRECT, mutants=ENCODE_MUTANTS),
+        "sentence_classifier": Cell(correct=CLASSIFIER_CORRECT, mutants=CLASSIFIER_MUTANTS, name="SentenceClassifier"),
+        "freeze_encoder": Cell(correct=FREEZE_CORRECT, mutants=FREEZE_MUTANTS),
+    },
+)

@@ -1,8 +1,8 @@
-"""Catalogue of student answers for the NMT checks: correct alternatives and realistic mistakes.
+"""Catalogue of student answers for the NMT checks, in the shape of tests/checks/harness.py: correct alternatives
+(`Correct`) and realistic mistakes (`Mutant`, with the text its one-line failure must contain; `device=True` for
+the mistakes that are right on a CPU and wrong on a GPU).
 
-ALTERNATIVES[grade_id] lists correct implementations that the check must accept.
-MUTANTS[grade_id] lists (wrong implementation, text the failure message must contain).
-DEVICE_MUTANTS[grade_id] lists the mistakes of MUTANTS that are right on a CPU and wrong on a GPU.
+Each answer is (label, the object the student's cell defines); the label is the object's name.
 Each definition carries a one-line comment naming the student's mistake (or the alternative's idea).
 Attention mutants subclass the reference so that only the part a student writes differs.
 """
@@ -16,6 +16,7 @@ import torch.nn.functional as F
 
 from autograder.content.reference import nmt as ref
 from autograder.content.reference.nmt import CausalScaledDotAttention, ScaledDotAttention, create_positional_encodings
+from tests.checks.harness import Catalogue, Cell, Correct, Mutant
 
 
 def _as_3d(queries):
@@ -1019,142 +1020,210 @@ def dp_text(vocab_size, hidden_size, num_layers):
 # ============================================================================================
 # catalogue
 
-REFERENCES = {
-    "positional_encodings": ref.create_positional_encodings,
-    "scaled_dot_attention": ref.ScaledDotAttention,
-    "causal_scaled_dot_attention": ref.CausalScaledDotAttention,
-    "generate_tensors_for_training_decoder_nmt": ref.generate_tensors_for_training_decoder_nmt,
-    "decoder_only_transformer": ref.DecoderOnlyTransformer,
-    "decoder_params": ref.decoder_params,
-    "find_optimal_params": ref.find_optimal_params,
-    "fit_linear_log": ref.fit_linear_log,
-}
-
-ALTERNATIVES = {
-    "positional_encodings": [pe_loops, pe_div_term, pe_where],
-    "scaled_dot_attention": [SDAEinsum, SDAFunctional, SDASdpa],
-    "causal_scaled_dot_attention": [CausalWhereTril, CausalAdditive, CausalEinsumInf, CausalSdpa, CausalBufferMask],
-    "generate_tensors_for_training_decoder_nmt": [gen_anchor, gen_slices, gen_hstack],
-    "decoder_only_transformer": [_Decoder, DecoderLoop, DecoderInplace],
-    "decoder_params": [dp_expanded, dp_loop, dp_linear_sizes, dp_numpy_int, dp_float],
-    "find_optimal_params": [fop_lstsq, fop_roots, fop_polynomial],
-    "fit_linear_log": [fll_closed_form, fll_lstsq, fll_torch, fll_polyfit_array],
-}
-
-MUTANTS = {
-    "positional_encodings": [
-        (pe_sin_cos_swapped, "position 0 should be [0, 1, 0, 1]"),
-        (pe_base_1000, "base is 1000"),
-        (pe_exponent_j, "j/d"),
-        (pe_exponent_2j, "2j/d"),
-        (pe_positions_from_one, "position 0 should be"),
-        (pe_transposed, "transposed"),
-        (pe_integer_division, "integer division"),
-        (pe_concatenated, "position 0 should be [0, 1, 0, 1]"),
-        (pe_even_only, "raised RuntimeError"),
-        (pe_odd_last_zero, "odd hidden_size"),
-        (pe_float64, "float32"),
-    ],
-    "scaled_dot_attention": [
-        (SDANoScale, "not multiplied by scaling_factor"),
-        (SDAScaleOverH, "scaled by 1/hidden_size"),
-        (SDAScaleSqrtH, "multiplied by sqrt(hidden_size)"),
-        (SDAScalingAttribute, "scaling_factor should be 1/sqrt(hidden_size)"),
-        (SDASoftmaxQueries, "sum to 1 over the keys"),
-        (SDASoftmaxBatch, "sum to 1 over the keys"),
-        (SDATransposedWeights, "without transposing"),
-        (SDANo2D, "forward with 2-D queries (B, H) = (3, 6) should run without errors"),
-        (SDASqueezes2D, "should have shape (3, 1, 6)"),
-        (SDAWeightsTransposed, "should have shape (1, 1, 2), got (1, 2, 1)"),
-        (SDAValuesFromKeys, "context for the hand-made example"),
-        (SDAQueriesThroughK, "attention_weights for queries (3, 4, 6) has the expected shape"),
-        (SDASwappedOutputs, "should have shape (1, 1, 2)"),
-    ],
-    "causal_scaled_dot_attention": [
-        (CausalNoMask, "no causal mask"),
-        (CausalMasksDiagonal, "hides the diagonal"),
-        (CausalMasksDiagonalInf, "finite"),
-        (CausalOneAhead, "see key i+1"),
-        (CausalInverted, "inverted"),
-        (CausalMaskZeroScores, "no causal mask"),
-        (CausalMaskZeroKeys, "no causal mask"),
-        (CausalMaskFromBatch, "no causal mask"),
-        (CausalFixedSizeMask, "raised RuntimeError"),
-        (CausalCachedMask, "on (2, 7, 6) should run without errors"),
-        (CausalNoScale, "not multiplied by scaling_factor"),
-        (CausalSoftmaxQueries, "sum to 1 over the keys"),
-        (CausalAdditiveSquare, "3 queries and 5 keys"),
-        (CausalMaskAlignedToEnd, "should give weight 0 to every later key"),
-        (CausalMaskTrilZero, "never from the scores' values"),
-        (CausalMaskTriuNonzero, "never from the scores' values"),
-        (CausalNo2D, "2-D queries (B, H) = (2, 6)"),
-        (CausalMaskOnCpu, "on a GPU should run without errors, but it mixes devices"),
-    ],
-    "generate_tensors_for_training_decoder_nmt": [
-        (gen_no_drop_last, "SOS_src_EOP_tgt (a hand-made batch) should have shape (2, 8), got (2, 9)"),
-        (gen_drops_first, "SOS_src_EOP_tgt[0] should be [27, 3, 4, 5, 29, 9, 10, 11]"),
-        (gen_sos_at_end, "SOS_src_EOP_tgt[0] should be"),
-        (gen_eop_lost, "SOS_src_EOP_tgt[0] should be"),
-        (gen_target_no_eos, "src_EOP_tgt_EOS (a hand-made batch) should have shape (2, 8)"),
-        (gen_no_shift, "src_EOP_tgt_EOS[0] should be"),
-        (gen_float_sos, "dtype torch.int64"),
-        (gen_hardcoded_sos, "SOS=0"),
-        (gen_swapped, "SOS_src_EOP_tgt[0] should be"),
-        (gen_always_cuda, "raised"),
-        (gen_sos_on_cpu, "on a GPU (cuda=True) on a GPU should run without errors, but it mixes devices"),
-    ],
-    "decoder_only_transformer": [
-        (DecoderNonCausal, "should be a CausalScaledDotAttention"),
-        (DecoderNoAttnResidual, "residual around self-attention is missing"),
-        (DecoderNoMlpResidual, "residual around the MLP is missing"),
-        (DecoderNoPE, "positional encodings were not added"),
-        (DecoderSoftmaxOut, "softmax was applied to the logits"),
-        (DecoderFirstWeights, "first layer's attention weights"),
-        (DecoderLogitsOnly, "should return a pair"),
-        (DecoderPEByBatch, "raised RuntimeError"),
-        (DecoderSharedAttention, "logits for inputs (3, 6) has the expected shape"),
-        (DecoderMlpOnContext, "logits for inputs (3, 6) has the expected shape"),
-        (DecoderPlainList, "nn.ModuleList"),
-        (DecoderNoGrad, "carry gradients"),
-        (DecoderPEOnCpu, "on a GPU (model.to('cuda')) on a GPU should run without errors, but it mixes devices"),
-    ],
-    "decoder_params": [
-        (dp_no_biases, "the biases are missing"),
-        (dp_no_out_bias, "output layer's V biases"),
-        (dp_counts_pe, "fixed buffer, not parameters"),
-        (dp_tied, "not tied"),
-        (dp_no_mlp, "the MLP's Linear is missing"),
-        (dp_five_linears, "no output projection"),
-        (dp_one_layer, "num_layers is ignored"),
-        (dp_linear_as_h, "H*H weights, not H"),
-        (dp_gpt_mlp, "should be 10,333"),
-        (dp_builds_the_model, "without building a model"),
-        (dp_text, "whole number of parameters, got str"),
-    ],
-    "find_optimal_params": [
-        (fop_natural_log, "natural log"),
-        (fop_natural_log_consistent, "natural log"),
-        (fop_vertex_in_log_space, "log space"),
-        (fop_swapped, "swapped"),
-        (fop_linear, "degree 2"),
-        (fop_missing_two, "factor 2"),
-        (fop_argmin, "lowest loss"),
-        (fop_reversed_coefficients, "highest power first"),
-    ],
-    "fit_linear_log": [
-        (fll_natural_log, "natural log"),
-        (fll_swapped, "x and y were swapped"),
-        (fll_returns_c_m, "(c, m) was returned"),
-        (fll_fits_y, "y was fitted instead of log10(y)"),
-        (fll_no_log_x, "log10(x) was not taken"),
-        (fll_prefactor, "10 ** c"),
-        (fll_quadratic, "should return a pair (m, c), got an array of shape (3,)"),
-    ],
-}
-
-# Device mistakes: right on a CPU, wrong on a GPU. The checks catch them on every machine (stand-in GPU).
-DEVICE_MUTANTS = {
-    "causal_scaled_dot_attention": [CausalMaskOnCpu],
-    "generate_tensors_for_training_decoder_nmt": [gen_sos_on_cpu],
-    "decoder_only_transformer": [DecoderPEOnCpu],
-}
+CATALOGUE = Catalogue(
+    notebook="nmt",
+    cells={
+        "positional_encodings": Cell(
+            name="create_positional_encodings",
+            correct=[
+                Correct("pe_loops", pe_loops),
+                Correct("pe_div_term", pe_div_term),
+                Correct("pe_where", pe_where),
+            ],
+            mutants=[
+                Mutant("pe_sin_cos_swapped", pe_sin_cos_swapped, "position 0 should be [0, 1, 0, 1]"),
+                Mutant("pe_base_1000", pe_base_1000, "base is 1000"),
+                Mutant("pe_exponent_j", pe_exponent_j, "j/d"),
+                Mutant("pe_exponent_2j", pe_exponent_2j, "2j/d"),
+                Mutant("pe_positions_from_one", pe_positions_from_one, "position 0 should be"),
+                Mutant("pe_transposed", pe_transposed, "transposed"),
+                Mutant("pe_integer_division", pe_integer_division, "integer division"),
+                Mutant("pe_concatenated", pe_concatenated, "position 0 should be [0, 1, 0, 1]"),
+                Mutant("pe_even_only", pe_even_only, "raised RuntimeError"),
+                Mutant("pe_odd_last_zero", pe_odd_last_zero, "odd hidden_size"),
+                Mutant("pe_float64", pe_float64, "float32"),
+            ],
+        ),
+        "scaled_dot_attention": Cell(
+            name="ScaledDotAttention",
+            correct=[
+                Correct("SDAEinsum", SDAEinsum),
+                Correct("SDAFunctional", SDAFunctional),
+                Correct("SDASdpa", SDASdpa),
+            ],
+            mutants=[
+                Mutant("SDANoScale", SDANoScale, "not multiplied by scaling_factor"),
+                Mutant("SDAScaleOverH", SDAScaleOverH, "scaled by 1/hidden_size"),
+                Mutant("SDAScaleSqrtH", SDAScaleSqrtH, "multiplied by sqrt(hidden_size)"),
+                Mutant("SDAScalingAttribute", SDAScalingAttribute, "scaling_factor should be 1/sqrt(hidden_size)"),
+                Mutant("SDASoftmaxQueries", SDASoftmaxQueries, "sum to 1 over the keys"),
+                Mutant("SDASoftmaxBatch", SDASoftmaxBatch, "sum to 1 over the keys"),
+                Mutant("SDATransposedWeights", SDATransposedWeights, "without transposing"),
+                Mutant("SDANo2D", SDANo2D, "forward with 2-D queries (B, H) = (3, 6) should run without errors"),
+                Mutant("SDASqueezes2D", SDASqueezes2D, "should have shape (3, 1, 6)"),
+                Mutant("SDAWeightsTransposed", SDAWeightsTransposed, "should have shape (1, 1, 2), got (1, 2, 1)"),
+                Mutant("SDAValuesFromKeys", SDAValuesFromKeys, "context for the hand-made example"),
+                Mutant(
+                    "SDAQueriesThroughK",
+                    SDAQueriesThroughK,
+                    "attention_weights for queries (3, 4, 6) has the expected shape",
+                ),
+                Mutant("SDASwappedOutputs", SDASwappedOutputs, "should have shape (1, 1, 2)"),
+            ],
+        ),
+        "causal_scaled_dot_attention": Cell(
+            name="CausalScaledDotAttention",
+            correct=[
+                Correct("CausalWhereTril", CausalWhereTril),
+                Correct("CausalAdditive", CausalAdditive),
+                Correct("CausalEinsumInf", CausalEinsumInf),
+                Correct("CausalSdpa", CausalSdpa),
+                Correct("CausalBufferMask", CausalBufferMask),
+            ],
+            mutants=[
+                Mutant("CausalNoMask", CausalNoMask, "no causal mask"),
+                Mutant("CausalMasksDiagonal", CausalMasksDiagonal, "hides the diagonal"),
+                Mutant("CausalMasksDiagonalInf", CausalMasksDiagonalInf, "finite"),
+                Mutant("CausalOneAhead", CausalOneAhead, "see key i+1"),
+                Mutant("CausalInverted", CausalInverted, "inverted"),
+                Mutant("CausalMaskZeroScores", CausalMaskZeroScores, "no causal mask"),
+                Mutant("CausalMaskZeroKeys", CausalMaskZeroKeys, "no causal mask"),
+                Mutant("CausalMaskFromBatch", CausalMaskFromBatch, "no causal mask"),
+                Mutant("CausalFixedSizeMask", CausalFixedSizeMask, "raised RuntimeError"),
+                Mutant("CausalCachedMask", CausalCachedMask, "on (2, 7, 6) should run without errors"),
+                Mutant("CausalNoScale", CausalNoScale, "not multiplied by scaling_factor"),
+                Mutant("CausalSoftmaxQueries", CausalSoftmaxQueries, "sum to 1 over the keys"),
+                Mutant("CausalAdditiveSquare", CausalAdditiveSquare, "3 queries and 5 keys"),
+                Mutant("CausalMaskAlignedToEnd", CausalMaskAlignedToEnd, "should give weight 0 to every later key"),
+                Mutant("CausalMaskTrilZero", CausalMaskTrilZero, "never from the scores' values"),
+                Mutant("CausalMaskTriuNonzero", CausalMaskTriuNonzero, "never from the scores' values"),
+                Mutant("CausalNo2D", CausalNo2D, "2-D queries (B, H) = (2, 6)"),
+                Mutant(
+                    "CausalMaskOnCpu",
+                    CausalMaskOnCpu,
+                    "on a GPU should run without errors, but it mixes devices",
+                    device=True,
+                ),
+            ],
+        ),
+        "generate_tensors_for_training_decoder_nmt": Cell(
+            correct=[
+                Correct("gen_anchor", gen_anchor),
+                Correct("gen_slices", gen_slices),
+                Correct("gen_hstack", gen_hstack),
+            ],
+            mutants=[
+                Mutant(
+                    "gen_no_drop_last",
+                    gen_no_drop_last,
+                    "SOS_src_EOP_tgt (a hand-made batch) should have shape (2, 8), got (2, 9)",
+                ),
+                Mutant("gen_drops_first", gen_drops_first, "SOS_src_EOP_tgt[0] should be [27, 3, 4, 5, 29, 9, 10, 11]"),
+                Mutant("gen_sos_at_end", gen_sos_at_end, "SOS_src_EOP_tgt[0] should be"),
+                Mutant("gen_eop_lost", gen_eop_lost, "SOS_src_EOP_tgt[0] should be"),
+                Mutant(
+                    "gen_target_no_eos",
+                    gen_target_no_eos,
+                    "src_EOP_tgt_EOS (a hand-made batch) should have shape (2, 8)",
+                ),
+                Mutant("gen_no_shift", gen_no_shift, "src_EOP_tgt_EOS[0] should be"),
+                Mutant("gen_float_sos", gen_float_sos, "dtype torch.int64"),
+                Mutant("gen_hardcoded_sos", gen_hardcoded_sos, "SOS=0"),
+                Mutant("gen_swapped", gen_swapped, "SOS_src_EOP_tgt[0] should be"),
+                Mutant("gen_always_cuda", gen_always_cuda, "raised"),
+                Mutant(
+                    "gen_sos_on_cpu",
+                    gen_sos_on_cpu,
+                    "on a GPU (cuda=True) on a GPU should run without errors, but it mixes devices",
+                    device=True,
+                ),
+            ],
+        ),
+        "decoder_only_transformer": Cell(
+            name="DecoderOnlyTransformer",
+            correct=[
+                Correct("_Decoder", _Decoder),
+                Correct("DecoderLoop", DecoderLoop),
+                Correct("DecoderInplace", DecoderInplace),
+            ],
+            mutants=[
+                Mutant("DecoderNonCausal", DecoderNonCausal, "should be a CausalScaledDotAttention"),
+                Mutant("DecoderNoAttnResidual", DecoderNoAttnResidual, "residual around self-attention is missing"),
+                Mutant("DecoderNoMlpResidual", DecoderNoMlpResidual, "residual around the MLP is missing"),
+                Mutant("DecoderNoPE", DecoderNoPE, "positional encodings were not added"),
+                Mutant("DecoderSoftmaxOut", DecoderSoftmaxOut, "softmax was applied to the logits"),
+                Mutant("DecoderFirstWeights", DecoderFirstWeights, "first layer's attention weights"),
+                Mutant("DecoderLogitsOnly", DecoderLogitsOnly, "should return a pair"),
+                Mutant("DecoderPEByBatch", DecoderPEByBatch, "raised RuntimeError"),
+                Mutant(
+                    "DecoderSharedAttention", DecoderSharedAttention, "logits for inputs (3, 6) has the expected shape"
+                ),
+                Mutant("DecoderMlpOnContext", DecoderMlpOnContext, "logits for inputs (3, 6) has the expected shape"),
+                Mutant("DecoderPlainList", DecoderPlainList, "nn.ModuleList"),
+                Mutant("DecoderNoGrad", DecoderNoGrad, "carry gradients"),
+                Mutant(
+                    "DecoderPEOnCpu",
+                    DecoderPEOnCpu,
+                    "on a GPU (model.to('cuda')) on a GPU should run without errors, but it mixes devices",
+                    device=True,
+                ),
+            ],
+        ),
+        "decoder_params": Cell(
+            correct=[
+                Correct("dp_expanded", dp_expanded),
+                Correct("dp_loop", dp_loop),
+                Correct("dp_linear_sizes", dp_linear_sizes),
+                Correct("dp_numpy_int", dp_numpy_int),
+                Correct("dp_float", dp_float),
+            ],
+            mutants=[
+                Mutant("dp_no_biases", dp_no_biases, "the biases are missing"),
+                Mutant("dp_no_out_bias", dp_no_out_bias, "output layer's V biases"),
+                Mutant("dp_counts_pe", dp_counts_pe, "fixed buffer, not parameters"),
+                Mutant("dp_tied", dp_tied, "not tied"),
+                Mutant("dp_no_mlp", dp_no_mlp, "the MLP's Linear is missing"),
+                Mutant("dp_five_linears", dp_five_linears, "no output projection"),
+                Mutant("dp_one_layer", dp_one_layer, "num_layers is ignored"),
+                Mutant("dp_linear_as_h", dp_linear_as_h, "H*H weights, not H"),
+                Mutant("dp_gpt_mlp", dp_gpt_mlp, "should be 10,333"),
+                Mutant("dp_builds_the_model", dp_builds_the_model, "without building a model"),
+                Mutant("dp_text", dp_text, "whole number of parameters, got str"),
+            ],
+        ),
+        "find_optimal_params": Cell(
+            correct=[
+                Correct("fop_lstsq", fop_lstsq),
+                Correct("fop_roots", fop_roots),
+                Correct("fop_polynomial", fop_polynomial),
+            ],
+            mutants=[
+                Mutant("fop_natural_log", fop_natural_log, "natural log"),
+                Mutant("fop_natural_log_consistent", fop_natural_log_consistent, "natural log"),
+                Mutant("fop_vertex_in_log_space", fop_vertex_in_log_space, "log space"),
+                Mutant("fop_swapped", fop_swapped, "swapped"),
+                Mutant("fop_linear", fop_linear, "degree 2"),
+                Mutant("fop_missing_two", fop_missing_two, "factor 2"),
+                Mutant("fop_argmin", fop_argmin, "lowest loss"),
+                Mutant("fop_reversed_coefficients", fop_reversed_coefficients, "highest power first"),
+            ],
+        ),
+        "fit_linear_log": Cell(
+            correct=[
+                Correct("fll_closed_form", fll_closed_form),
+                Correct("fll_lstsq", fll_lstsq),
+                Correct("fll_torch", fll_torch),
+                Correct("fll_polyfit_array", fll_polyfit_array),
+            ],
+            mutants=[
+                Mutant("fll_natural_log", fll_natural_log, "natural log"),
+                Mutant("fll_swapped", fll_swapped, "x and y were swapped"),
+                Mutant("fll_returns_c_m", fll_returns_c_m, "(c, m) was returned"),
+                Mutant("fll_fits_y", fll_fits_y, "y was fitted instead of log10(y)"),
+                Mutant("fll_no_log_x", fll_no_log_x, "log10(x) was not taken"),
+                Mutant("fll_prefactor", fll_prefactor, "10 ** c"),
+                Mutant("fll_quadratic", fll_quadratic, "should return a pair (m, c), got an array of shape (3,)"),
+            ],
+        ),
+    },
+)

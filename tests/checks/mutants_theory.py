@@ -1,53 +1,58 @@
-"""Catalogue of solution cells for theory.ipynb: correct alternatives and realistic wrong ones (mutants).
+"""Catalogue of solution cells for theory.ipynb, in the shape of tests/checks/harness.py: correct alternatives
+(`Correct`) and realistic wrong ones (`Mutant`, with a fragment its one-line failure must contain where one is given).
 
-Each entry is (id, source of a complete solution cell). Every mutant's comment names the student mistake it
-models. The sources are exec'd as if they were notebook cells (module __main__). Value cells (the vector, the
-dict, the letter) define the graded name; function cells define the function.
+Each answer is (label, source of a complete solution cell). Every mutant's comment names the student mistake it
+models. The sources are exec'd after PRELUDE as if they were notebook cells (module __main__). Value cells (the
+vector, the dict, the letter) define the graded name; function cells define the function.
 """
+
+from tests.checks.harness import Catalogue, Cell, Correct, Mutant
 
 PRELUDE = "import numpy as np\nimport torch\n"
 
 # ---------------------------------------------------------------- counterexample_w
 COUNTEREXAMPLE_CORRECT = [
-    ("the handout's counterexample", "counterexample_w = np.array([0.5, 2.0])"),
-    ("a list of small entries", "counterexample_w = [0.1, 0.2, 0.3]"),
-    ("equal entries, not 1", "counterexample_w = np.full(4, 2.0)"),
-    ("integers", "counterexample_w = np.array([3, 1, 2])"),
-    ("a torch tensor", "counterexample_w = torch.tensor([0.25, 0.5])"),
+    Correct("the handout's counterexample", "counterexample_w = np.array([0.5, 2.0])"),
+    Correct("a list of small entries", "counterexample_w = [0.1, 0.2, 0.3]"),
+    Correct("equal entries, not 1", "counterexample_w = np.full(4, 2.0)"),
+    Correct("integers", "counterexample_w = np.array([3, 1, 2])"),
+    Correct("a torch tensor", "counterexample_w = torch.tensor([0.25, 0.5])"),
 ]
 COUNTEREXAMPLE_MUTANTS = [
     # all ones: the norms agree, so this supports the claim instead of refuting it
-    ("all ones", "counterexample_w = np.ones(3)"),
+    Mutant("all ones", "counterexample_w = np.ones(3)"),
     # largest entry exactly 1: still equal
-    ("max entry is 1", "counterexample_w = np.array([0.5, 1.0])"),
+    Mutant("max entry is 1", "counterexample_w = np.array([0.5, 1.0])", "pick w whose largest entry is not 1"),
     # mixed signs: the claim is about all-positive w
-    ("mixed signs", "counterexample_w = np.array([1.0, -2.0])"),
+    Mutant(
+        "mixed signs", "counterexample_w = np.array([1.0, -2.0])", "every entry of counterexample_w should be positive"
+    ),
     # a zero entry is not positive (and sgn(0) = 0)
-    ("zero entry", "counterexample_w = np.array([0.0, 2.0])"),
+    Mutant("zero entry", "counterexample_w = np.array([0.0, 2.0])"),
     # a matrix, not a vector
-    ("2-D array", "counterexample_w = np.array([[0.5, 2.0]])"),
+    Mutant("2-D array", "counterexample_w = np.array([[0.5, 2.0]])"),
     # a scalar
-    ("scalar", "counterexample_w = 2.0"),
+    Mutant("scalar", "counterexample_w = 2.0"),
     # the norms themselves instead of w
-    ("tuple of the norms as strings", "counterexample_w = ('0.1', '0.2')"),
+    Mutant("tuple of the norms as strings", "counterexample_w = ('0.1', '0.2')"),
     # an empty vector
-    ("empty", "counterexample_w = np.array([])"),
+    Mutant("empty", "counterexample_w = np.array([])"),
     # not finite
-    ("infinite entry", "counterexample_w = np.array([0.5, np.inf])"),
+    Mutant("infinite entry", "counterexample_w = np.array([0.5, np.inf])"),
     # booleans are 1 when True
-    ("booleans", "counterexample_w = np.array([True, True])"),
+    Mutant("booleans", "counterexample_w = np.array([True, True])"),
 ]
 
 # ---------------------------------------------------------------- logit_after_fgsm
 FGSM_CORRECT = [
-    (
+    Correct(
         "closed form with np.abs",
         """
 def logit_after_fgsm(x, w, eps):
     return float(w @ x - eps * np.abs(w).sum())
 """,
     ),
-    (
+    Correct(
         "build x' and evaluate",
         """
 def logit_after_fgsm(x, w, eps):
@@ -55,14 +60,14 @@ def logit_after_fgsm(x, w, eps):
     return float(np.dot(w, x_adv))
 """,
     ),
-    (
+    Correct(
         "np.linalg.norm with ord=1",
         """
 def logit_after_fgsm(x, w, eps):
     return np.dot(w, x) - eps * np.linalg.norm(w, ord=1)
 """,
     ),
-    (
+    Correct(
         "autograd",
         """
 def logit_after_fgsm(x, w, eps):
@@ -75,7 +80,7 @@ def logit_after_fgsm(x, w, eps):
 ]
 FGSM_MUTANTS = [
     # steps up the gradient: the logit rises
-    (
+    Mutant(
         "plus sign",
         """
 def logit_after_fgsm(x, w, eps):
@@ -83,23 +88,25 @@ def logit_after_fgsm(x, w, eps):
 """,
     ),
     # uses the FGM result (no sign)
-    (
+    Mutant(
         "FGM formula",
         """
 def logit_after_fgsm(x, w, eps):
     return float(w @ x - eps * w @ w)
 """,
+        "that is the FGM logit",
     ),
     # sgn(w)ᵀw taken as Σw (wrong with negative weights)
-    (
+    Mutant(
         "sum without abs",
         """
 def logit_after_fgsm(x, w, eps):
     return float(w @ x - eps * w.sum())
 """,
+        "sgn(w)ᵀw = Σ|wᵢ|",
     ),
     # the 2-norm instead of the 1-norm
-    (
+    Mutant(
         "l2 norm",
         """
 def logit_after_fgsm(x, w, eps):
@@ -107,7 +114,7 @@ def logit_after_fgsm(x, w, eps):
 """,
     ),
     # the sign of the input instead of the gradient
-    (
+    Mutant(
         "sign of x",
         """
 def logit_after_fgsm(x, w, eps):
@@ -115,24 +122,26 @@ def logit_after_fgsm(x, w, eps):
 """,
     ),
     # returns the adversarial input, not its logit
-    (
+    Mutant(
         "returns x'",
         """
 def logit_after_fgsm(x, w, eps):
     return x - eps * np.sign(w)
 """,
+        "should return one number (the logit f(x′)), got an array of shape (5,)",
     ),
     # perturbs x in place
-    (
+    Mutant(
         "in place",
         """
 def logit_after_fgsm(x, w, eps):
     x -= eps * np.sign(w)
     return float(w @ x)
 """,
+        "should leave x unchanged",
     ),
     # forgets ε
-    (
+    Mutant(
         "eps ignored",
         """
 def logit_after_fgsm(x, w, eps):
@@ -140,7 +149,7 @@ def logit_after_fgsm(x, w, eps):
 """,
     ),
     # ε times the number of entries
-    (
+    Mutant(
         "eps times d",
         """
 def logit_after_fgsm(x, w, eps):
@@ -151,28 +160,28 @@ def logit_after_fgsm(x, w, eps):
 
 # ---------------------------------------------------------------- logit_after_fgm
 FGM_CORRECT = [
-    (
+    Correct(
         "closed form",
         """
 def logit_after_fgm(x, w, eps):
     return float(w @ x - eps * (w @ w))
 """,
     ),
-    (
+    Correct(
         "build x' and evaluate",
         """
 def logit_after_fgm(x, w, eps):
     return float(np.dot(w, x - eps * w))
 """,
     ),
-    (
+    Correct(
         "squared norm",
         """
 def logit_after_fgm(x, w, eps):
     return np.dot(w, x) - eps * np.linalg.norm(w) ** 2
 """,
     ),
-    (
+    Correct(
         "autograd",
         """
 def logit_after_fgm(x, w, eps):
@@ -185,23 +194,25 @@ def logit_after_fgm(x, w, eps):
 ]
 FGM_MUTANTS = [
     # the norm, not squared (as if the step were normalised)
-    (
+    Mutant(
         "norm not squared",
         """
 def logit_after_fgm(x, w, eps):
     return float(w @ x - eps * np.linalg.norm(w))
 """,
+        "you subtracted ε‖w‖₂",
     ),
     # keeps the sign: that is FGSM
-    (
+    Mutant(
         "FGSM formula",
         """
 def logit_after_fgm(x, w, eps):
     return float(w @ x - eps * np.abs(w).sum())
 """,
+        "that is the FGSM logit",
     ),
     # steps up the gradient
-    (
+    Mutant(
         "plus sign",
         """
 def logit_after_fgm(x, w, eps):
@@ -209,7 +220,7 @@ def logit_after_fgm(x, w, eps):
 """,
     ),
     # sum of weights instead of sum of squares
-    (
+    Mutant(
         "sum of w",
         """
 def logit_after_fgm(x, w, eps):
@@ -217,7 +228,7 @@ def logit_after_fgm(x, w, eps):
 """,
     ),
     # ε squared
-    (
+    Mutant(
         "eps squared",
         """
 def logit_after_fgm(x, w, eps):
@@ -225,7 +236,7 @@ def logit_after_fgm(x, w, eps):
 """,
     ),
     # elementwise product instead of a dot product: returns a vector
-    (
+    Mutant(
         "elementwise",
         """
 def logit_after_fgm(x, w, eps):
@@ -233,7 +244,7 @@ def logit_after_fgm(x, w, eps):
 """,
     ),
     # in place
-    (
+    Mutant(
         "in place",
         """
 def logit_after_fgm(x, w, eps):
@@ -245,7 +256,7 @@ def logit_after_fgm(x, w, eps):
 
 # ---------------------------------------------------------------- ridge_closed_form
 RIDGE_CORRECT = [
-    (
+    Correct(
         "np.linalg.solve",
         """
 def ridge_closed_form(X, t, lam):
@@ -253,7 +264,7 @@ def ridge_closed_form(X, t, lam):
     return np.linalg.solve(X.T @ X + 2 * n * lam * np.eye(d), X.T @ t)
 """,
     ),
-    (
+    Correct(
         "inverse",
         """
 def ridge_closed_form(X, t, lam):
@@ -261,7 +272,7 @@ def ridge_closed_form(X, t, lam):
     return np.linalg.inv(X.T @ X + 2 * n * lam * np.identity(d)) @ X.T @ t
 """,
     ),
-    (
+    Correct(
         "scaled by 1/n on both sides",
         """
 def ridge_closed_form(X, t, lam):
@@ -269,7 +280,7 @@ def ridge_closed_form(X, t, lam):
     return np.linalg.solve(X.T @ X / n + 2 * lam * np.eye(d), X.T @ t / n)
 """,
     ),
-    (
+    Correct(
         "augmented least squares",
         """
 def ridge_closed_form(X, t, lam):
@@ -279,7 +290,7 @@ def ridge_closed_form(X, t, lam):
     return np.linalg.lstsq(A, b, rcond=None)[0]
 """,
     ),
-    (
+    Correct(
         "push-through identity (dual form)",
         """
 def ridge_closed_form(X, t, lam):
@@ -287,7 +298,7 @@ def ridge_closed_form(X, t, lam):
     return X.T @ np.linalg.solve(X @ X.T + 2 * n * lam * np.eye(n), t)
 """,
     ),
-    (
+    Correct(
         "gradient descent to convergence",
         """
 def ridge_closed_form(X, t, lam):
@@ -303,25 +314,27 @@ def ridge_closed_form(X, t, lam):
 ]
 RIDGE_MUTANTS = [
     # the printed model answer: nλ instead of 2nλ
-    (
+    Mutant(
         "LLM answer n lambda",
         """
 def ridge_closed_form(X, t, lam):
     n, d = X.shape
     return np.linalg.solve(X.T @ X + n * lam * np.eye(d), X.T @ t)
 """,
+        "the printed model answer",
     ),
     # λ without n
-    (
+    Mutant(
         "lambda without n",
         """
 def ridge_closed_form(X, t, lam):
     d = X.shape[1]
     return np.linalg.solve(X.T @ X + lam * np.eye(d), X.T @ t)
 """,
+        "(XᵀX + λI)⁻¹Xᵀt",
     ),
     # 2λ without n
-    (
+    Mutant(
         "2 lambda without n",
         """
 def ridge_closed_form(X, t, lam):
@@ -330,16 +343,17 @@ def ridge_closed_form(X, t, lam):
 """,
     ),
     # Xᵀt not divided by n after dividing XᵀX
-    (
+    Mutant(
         "1/n on one side only",
         """
 def ridge_closed_form(X, t, lam):
     n, d = X.shape
     return np.linalg.solve(X.T @ X / n + 2 * lam * np.eye(d), X.T @ t)
 """,
+        "divide Xᵀt by n too",
     ),
     # identity of the wrong size (n × n): crashes
-    (
+    Mutant(
         "identity n by n",
         """
 def ridge_closed_form(X, t, lam):
@@ -348,7 +362,7 @@ def ridge_closed_form(X, t, lam):
 """,
     ),
     # plain least squares
-    (
+    Mutant(
         "no regularisation",
         """
 def ridge_closed_form(X, t, lam):
@@ -356,16 +370,17 @@ def ridge_closed_form(X, t, lam):
 """,
     ),
     # a column vector (d, 1)
-    (
+    Mutant(
         "column vector",
         """
 def ridge_closed_form(X, t, lam):
     n, d = X.shape
     return np.linalg.solve(X.T @ X + 2 * n * lam * np.eye(d), X.T @ t.reshape(-1, 1))
 """,
+        "should return shape (d,) = (3,), got (3, 1)",
     ),
     # a torch tensor
-    (
+    Mutant(
         "torch result",
         """
 def ridge_closed_form(X, t, lam):
@@ -373,9 +388,10 @@ def ridge_closed_form(X, t, lam):
     n, d = X.shape
     return torch.linalg.solve(X.T @ X + 2 * n * lam * torch.eye(d, dtype=X.dtype), X.T @ t)
 """,
+        "should return a numpy array",
     ),
     # centres the data in place (changes the caller's X)
-    (
+    Mutant(
         "centres X in place",
         """
 def ridge_closed_form(X, t, lam):
@@ -388,7 +404,7 @@ def ridge_closed_form(X, t, lam):
 
 # ---------------------------------------------------------------- eps_to_zero_logit
 EPS_CORRECT = [
-    (
+    Correct(
         "uses ridge_closed_form",
         """
 def eps_to_zero_logit(x, X, t, lam):
@@ -396,7 +412,7 @@ def eps_to_zero_logit(x, X, t, lam):
     return float(x / w)
 """,
     ),
-    (
+    Correct(
         "1-D formula",
         """
 def eps_to_zero_logit(x, X, t, lam):
@@ -405,7 +421,7 @@ def eps_to_zero_logit(x, X, t, lam):
     return x / w
 """,
     ),
-    (
+    Correct(
         "root of the logit by bisection-free algebra",
         """
 def eps_to_zero_logit(x, X, t, lam):
@@ -416,7 +432,7 @@ def eps_to_zero_logit(x, X, t, lam):
 ]
 EPS_MUTANTS = [
     # x·w instead of x / w
-    (
+    Mutant(
         "x times w",
         """
 def eps_to_zero_logit(x, X, t, lam):
@@ -426,7 +442,7 @@ def eps_to_zero_logit(x, X, t, lam):
 """,
     ),
     # solved w x − ε w = 0
-    (
+    Mutant(
         "x over w squared",
         """
 def eps_to_zero_logit(x, X, t, lam):
@@ -434,9 +450,10 @@ def eps_to_zero_logit(x, X, t, lam):
     w = np.sum(X * t) / (np.sum(X ** 2) + 2 * n * lam)
     return x / w ** 2
 """,
+        "that is x / w²",
     ),
     # the plausible wrong derivation in the handout
-    (
+    Mutant(
         "handout derivation",
         """
 def eps_to_zero_logit(x, X, t, lam):
@@ -444,9 +461,10 @@ def eps_to_zero_logit(x, X, t, lam):
     w = np.sum(X * t) / (np.sum(X ** 2) + 2 * n * lam)
     return x * w / ((1 + 2 * lam) * w ** 2)
 """,
+        "plausible wrong derivation",
     ),
     # the printed model answer's ridge (nλ)
-    (
+    Mutant(
         "ridge with n lambda",
         """
 def eps_to_zero_logit(x, X, t, lam):
@@ -454,9 +472,10 @@ def eps_to_zero_logit(x, X, t, lam):
     w = np.sum(X * t) / (np.sum(X ** 2) + n * lam)
     return x / w
 """,
+        "nλ instead of 2nλ",
     ),
     # λ without n
-    (
+    Mutant(
         "ridge with lambda",
         """
 def eps_to_zero_logit(x, X, t, lam):
@@ -465,7 +484,7 @@ def eps_to_zero_logit(x, X, t, lam):
 """,
     ),
     # sign flipped
-    (
+    Mutant(
         "negative",
         """
 def eps_to_zero_logit(x, X, t, lam):
@@ -475,7 +494,7 @@ def eps_to_zero_logit(x, X, t, lam):
 """,
     ),
     # no weight decay
-    (
+    Mutant(
         "least squares w",
         """
 def eps_to_zero_logit(x, X, t, lam):
@@ -484,7 +503,7 @@ def eps_to_zero_logit(x, X, t, lam):
 """,
     ),
     # passes the 1-D inputs to ridge_closed_form, which wants X of shape (n, 1): crashes
-    (
+    Mutant(
         "1-D X passed to ridge_closed_form",
         """
 def eps_to_zero_logit(x, X, t, lam):
@@ -493,7 +512,7 @@ def eps_to_zero_logit(x, X, t, lam):
 """,
     ),
     # returns w instead of ε
-    (
+    Mutant(
         "returns w",
         """
 def eps_to_zero_logit(x, X, t, lam):
@@ -504,7 +523,7 @@ def eps_to_zero_logit(x, X, t, lam):
 
 # ---------------------------------------------------------------- eps_fgsm_to_zero_logit
 EPS_FGSM_CORRECT = [
-    (
+    Correct(
         "uses ridge_closed_form",
         """
 def eps_fgsm_to_zero_logit(x, X, t, lam):
@@ -512,14 +531,14 @@ def eps_fgsm_to_zero_logit(x, X, t, lam):
     return float(x * np.sign(w))
 """,
     ),
-    (
+    Correct(
         "absolute value of x",
         """
 def eps_fgsm_to_zero_logit(x, X, t, lam):
     return abs(x)  # w x > 0, so x sgn(w) = |x|, and lambda drops out
 """,
     ),
-    (
+    Correct(
         "divides by the sign",
         """
 def eps_fgsm_to_zero_logit(x, X, t, lam):
@@ -527,7 +546,7 @@ def eps_fgsm_to_zero_logit(x, X, t, lam):
     return x / np.sign(w)
 """,
     ),
-    (
+    Correct(
         "the gradient's sign from autograd",
         """
 def eps_fgsm_to_zero_logit(x, X, t, lam):
@@ -540,15 +559,16 @@ def eps_fgsm_to_zero_logit(x, X, t, lam):
 ]
 EPS_FGSM_MUTANTS = [
     # the FGM intuition carried over: weight decay shrinks w, so "the step must grow with λ"
-    (
+    Mutant(
         "|x| times (1 + 2 lambda)",
         """
 def eps_fgsm_to_zero_logit(x, X, t, lam):
     return float(abs(x) * (1 + 2 * lam))
 """,
+        "that is |x|(1 + 2λ)",
     ),
     # the same factor on the other side
-    (
+    Mutant(
         "|x| over (1 + 2 lambda)",
         """
 def eps_fgsm_to_zero_logit(x, X, t, lam):
@@ -556,24 +576,26 @@ def eps_fgsm_to_zero_logit(x, X, t, lam):
 """,
     ),
     # the FGM answer of 1.2.3, copied
-    (
+    Mutant(
         "FGM answer x over w",
         """
 def eps_fgsm_to_zero_logit(x, X, t, lam):
     w = ridge_closed_form(X.reshape(-1, 1), t, lam)[0]
     return float(x / w)
 """,
+        "that is the FGM answer x / w",
     ),
     # ε = x, right only while w > 0
-    (
+    Mutant(
         "x without abs",
         """
 def eps_fgsm_to_zero_logit(x, X, t, lam):
     return float(x)
 """,
+        "here w < 0 and x < 0",
     ),
     # the step pushed along +sgn(w): ε comes out negative
-    (
+    Mutant(
         "minus x sgn w",
         """
 def eps_fgsm_to_zero_logit(x, X, t, lam):
@@ -581,9 +603,10 @@ def eps_fgsm_to_zero_logit(x, X, t, lam):
     w = np.sum(X * t) / (np.sum(X ** 2) + 2 * n * lam)
     return float(-x * np.sign(w))
 """,
+        "the sign is flipped",
     ),
     # the size of w kept, its sign dropped
-    (
+    Mutant(
         "x over |w|",
         """
 def eps_fgsm_to_zero_logit(x, X, t, lam):
@@ -593,7 +616,7 @@ def eps_fgsm_to_zero_logit(x, X, t, lam):
 """,
     ),
     # returns the direction of the step, not its size
-    (
+    Mutant(
         "returns sgn w",
         """
 def eps_fgsm_to_zero_logit(x, X, t, lam):
@@ -602,7 +625,7 @@ def eps_fgsm_to_zero_logit(x, X, t, lam):
 """,
     ),
     # solved w x − ε w = 0 with the sign in the wrong place: ε = x·w
-    (
+    Mutant(
         "x times w",
         """
 def eps_fgsm_to_zero_logit(x, X, t, lam):
@@ -611,19 +634,20 @@ def eps_fgsm_to_zero_logit(x, X, t, lam):
 """,
     ),
     # passes the 1-D inputs to ridge_closed_form, which wants X of shape (n, 1): crashes
-    (
+    Mutant(
         "1-D X passed to ridge_closed_form",
         """
 def eps_fgsm_to_zero_logit(x, X, t, lam):
     w = ridge_closed_form(X, t, lam)
     return float(x * np.sign(w))
 """,
+        "your code raised ValueError",
     ),
 ]
 
 # ---------------------------------------------------------------- nqm_expected_loss
 NQM_CORRECT = [
-    (
+    Correct(
         "loop over steps",
         """
 def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):
@@ -633,7 +657,7 @@ def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):
     return 0.5 * a * m2
 """,
     ),
-    (
+    Correct(
         "closed form of the geometric series",
         """
 def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):
@@ -642,7 +666,7 @@ def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):
     return 0.5 * a * (r ** steps * w0 ** 2 + q * (1 - r ** steps) / (1 - r))
 """,
     ),
-    (
+    Correct(
         "mean and variance tracked separately",
         """
 def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):
@@ -653,7 +677,7 @@ def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):
     return a * (mean ** 2 + var) / 2
 """,
     ),
-    (
+    Correct(
         "numpy arrays of moments",
         """
 def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):
@@ -667,7 +691,7 @@ def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):
 ]
 NQM_MUTANTS = [
     # η instead of η² on the noise
-    (
+    Mutant(
         "lr not squared on noise",
         """
 def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):
@@ -676,9 +700,10 @@ def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):
         m2 = (1 - lr * a) ** 2 * m2 + lr * sigma ** 2 / batch_size
     return 0.5 * a * m2
 """,
+        "η²σ²/B, not ησ²/B",
     ),
     # noise not averaged over the batch
-    (
+    Mutant(
         "no batch size",
         """
 def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):
@@ -687,9 +712,10 @@ def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):
         m2 = (1 - lr * a) ** 2 * m2 + lr ** 2 * sigma ** 2
     return 0.5 * a * m2
 """,
+        "divided by the batch size",
     ),
     # σ/B: standard deviation instead of variance
-    (
+    Mutant(
         "sigma not squared",
         """
 def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):
@@ -700,7 +726,7 @@ def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):
 """,
     ),
     # E[w] recursion used for E[w²]: (1 − ηa) not squared
-    (
+    Mutant(
         "decay not squared",
         """
 def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):
@@ -709,9 +735,10 @@ def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):
         m2 = (1 - lr * a) * m2 + lr ** 2 * sigma ** 2 / batch_size
     return 0.5 * a * m2
 """,
+        "(1 − ηa)² per step",
     ),
     # only the mean: noise ignored
-    (
+    Mutant(
         "mean only",
         """
 def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):
@@ -722,7 +749,7 @@ def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):
 """,
     ),
     # returns E[w²]
-    (
+    Mutant(
         "no half a",
         """
 def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):
@@ -731,9 +758,10 @@ def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):
         m2 = (1 - lr * a) ** 2 * m2 + lr ** 2 * sigma ** 2 / batch_size
     return m2
 """,
+        "that is E[w²]",
     ),
     # one step too many
-    (
+    Mutant(
         "off by one",
         """
 def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):
@@ -742,9 +770,10 @@ def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):
         m2 = (1 - lr * a) ** 2 * m2 + lr ** 2 * sigma ** 2 / batch_size
     return 0.5 * a * m2
 """,
+        "off by one",
     ),
     # E[w0²] taken as w0
-    (
+    Mutant(
         "start not squared",
         """
 def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):
@@ -755,7 +784,7 @@ def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):
 """,
     ),
     # variance of a mean taken as σ²/B²
-    (
+    Mutant(
         "batch squared",
         """
 def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):
@@ -766,7 +795,7 @@ def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):
 """,
     ),
     # a single Monte Carlo run instead of the expectation
-    (
+    Mutant(
         "one sampled run",
         """
 def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):
@@ -781,7 +810,7 @@ def nqm_expected_loss(lr, batch_size, a, sigma, w0, steps):
 
 # ---------------------------------------------------------------- best_learning_rate
 BEST_LR_CORRECT = [
-    (
+    Correct(
         "argmin over a list",
         """
 def best_learning_rate(batch_size, lrs, a, sigma, w0, steps):
@@ -789,14 +818,14 @@ def best_learning_rate(batch_size, lrs, a, sigma, w0, steps):
     return lrs[int(np.argmin(losses))]
 """,
     ),
-    (
+    Correct(
         "min with a key",
         """
 def best_learning_rate(batch_size, lrs, a, sigma, w0, steps):
     return min(lrs, key=lambda lr: nqm_expected_loss(lr, batch_size, a, sigma, w0, steps))
 """,
     ),
-    (
+    Correct(
         "numpy array of lrs",
         """
 def best_learning_rate(batch_size, lrs, a, sigma, w0, steps):
@@ -805,7 +834,7 @@ def best_learning_rate(batch_size, lrs, a, sigma, w0, steps):
     return lrs[losses.argmin()]
 """,
     ),
-    (
+    Correct(
         "explicit loop",
         """
 def best_learning_rate(batch_size, lrs, a, sigma, w0, steps):
@@ -820,7 +849,7 @@ def best_learning_rate(batch_size, lrs, a, sigma, w0, steps):
 ]
 BEST_LR_MUTANTS = [
     # argmax
-    (
+    Mutant(
         "highest loss",
         """
 def best_learning_rate(batch_size, lrs, a, sigma, w0, steps):
@@ -829,16 +858,17 @@ def best_learning_rate(batch_size, lrs, a, sigma, w0, steps):
 """,
     ),
     # the index
-    (
+    Mutant(
         "returns index",
         """
 def best_learning_rate(batch_size, lrs, a, sigma, w0, steps):
     losses = [nqm_expected_loss(lr, batch_size, a, sigma, w0, steps) for lr in lrs]
     return int(np.argmin(losses))
 """,
+        "position of the best learning rate",
     ),
     # the loss
-    (
+    Mutant(
         "returns loss",
         """
 def best_learning_rate(batch_size, lrs, a, sigma, w0, steps):
@@ -846,16 +876,17 @@ def best_learning_rate(batch_size, lrs, a, sigma, w0, steps):
 """,
     ),
     # batch size not passed on
-    (
+    Mutant(
         "batch size ignored",
         """
 def best_learning_rate(batch_size, lrs, a, sigma, w0, steps):
     losses = [nqm_expected_loss(lr, 1, a, sigma, w0, steps) for lr in lrs]
     return lrs[int(np.argmin(losses))]
 """,
+        "pass batch_size on",
     ),
     # argmin taken in the sorted grid, then indexed into the original order
-    (
+    Mutant(
         "sorted then indexed",
         """
 def best_learning_rate(batch_size, lrs, a, sigma, w0, steps):
@@ -864,7 +895,7 @@ def best_learning_rate(batch_size, lrs, a, sigma, w0, steps):
 """,
     ),
     # a single step instead of `steps`
-    (
+    Mutant(
         "one step",
         """
 def best_learning_rate(batch_size, lrs, a, sigma, w0, steps):
@@ -873,7 +904,7 @@ def best_learning_rate(batch_size, lrs, a, sigma, w0, steps):
 """,
     ),
     # the largest stable learning rate, as a rule of thumb
-    (
+    Mutant(
         "largest stable lr",
         """
 def best_learning_rate(batch_size, lrs, a, sigma, w0, steps):
@@ -884,40 +915,40 @@ def best_learning_rate(batch_size, lrs, a, sigma, w0, steps):
 
 # ---------------------------------------------------------------- most_efficient_batch
 EFFICIENT_CORRECT = [
-    ("the letter", 'most_efficient_batch = "C"'),
-    ("lower case with spaces", 'most_efficient_batch = " c "'),
-    ("letter and text", 'most_efficient_batch = "C. the knee"'),
-    ("in parentheses", 'most_efficient_batch = "(C)"'),
+    Correct("the letter", 'most_efficient_batch = "C"'),
+    Correct("lower case with spaces", 'most_efficient_batch = " c "'),
+    Correct("letter and text", 'most_efficient_batch = "C. the knee"'),
+    Correct("in parentheses", 'most_efficient_batch = "(C)"'),
 ]
 EFFICIENT_MUTANTS = [
     # the fewest steps, whatever each costs
-    ("B", 'most_efficient_batch = "B"'),
+    Mutant("B", 'most_efficient_batch = "B"', "'B' (the large-batch end): that is not the best trade-off"),
     # the least compute per example, whatever the wait
-    ("A", 'most_efficient_batch = "A"'),
+    Mutant("A", 'most_efficient_batch = "A"'),
     # two answers
-    ("two letters", 'most_efficient_batch = "A, C"'),
+    Mutant("two letters", 'most_efficient_batch = "A, C"'),
     # a list
-    ("list", 'most_efficient_batch = ["C"]'),
+    Mutant("list", 'most_efficient_batch = ["C"]'),
     # the batch size read off the plot
-    ("batch size", 'most_efficient_batch = "128"'),
+    Mutant("batch size", 'most_efficient_batch = "128"', "should be one of 'A', 'B' or 'C', got '128'"),
     # the text of the option
-    ("text only", 'most_efficient_batch = "the knee"'),
+    Mutant("text only", 'most_efficient_batch = "the knee"', "should be the option's letter"),
     # an option that does not exist
-    ("D", 'most_efficient_batch = "D"'),
+    Mutant("D", 'most_efficient_batch = "D"'),
     # an index
-    ("number", "most_efficient_batch = 3"),
+    Mutant("number", "most_efficient_batch = 3"),
 ]
 
 # ---------------------------------------------------------------- regimes
 REGIMES_CORRECT = [
-    (
+    Correct(
         "the handout's wording",
         """
 regimes = {"A": ("noise dominated", "seek parallel compute"),
            "B": ("curvature dominated", "use higher order optimizers")}
 """,
     ),
-    (
+    Correct(
         "hyphens, capitals and lists",
         """
 regimes = {"A": ["Noise-dominated", "Seek parallel compute"],
@@ -927,7 +958,7 @@ regimes = {"A": ["Noise-dominated", "Seek parallel compute"],
 ]
 REGIMES_MUTANTS = [
     # regimes swapped
-    (
+    Mutant(
         "regimes swapped",
         """
 regimes = {"A": ("curvature dominated", "seek parallel compute"),
@@ -935,15 +966,16 @@ regimes = {"A": ("curvature dominated", "seek parallel compute"),
 """,
     ),
     # remedies swapped
-    (
+    Mutant(
         "remedies swapped",
         """
 regimes = {"A": ("noise dominated", "use higher order optimizers"),
            "B": ("curvature dominated", "seek parallel compute")}
 """,
+        "the remedy of A and the remedy of B are not right",
     ),
     # both swapped
-    (
+    Mutant(
         "both swapped",
         """
 regimes = {"A": ("curvature dominated", "use higher order optimizers"),
@@ -951,23 +983,25 @@ regimes = {"A": ("curvature dominated", "use higher order optimizers"),
 """,
     ),
     # remedy first
-    (
+    Mutant(
         "pair in the wrong order",
         """
 regimes = {"A": ("seek parallel compute", "noise dominated"),
            "B": ("use higher order optimizers", "curvature dominated")}
 """,
+        "(regime, remedy) in that order",
     ),
     # own words
-    (
+    Mutant(
         "own wording",
         """
 regimes = {"A": ("noisy", "bigger batches"),
            "B": ("curvature dominated", "use higher order optimizers")}
 """,
+        "should be one of ['noise dominated', 'curvature dominated']",
     ),
     # lower-case keys
-    (
+    Mutant(
         "lower-case keys",
         """
 regimes = {"a": ("noise dominated", "seek parallel compute"),
@@ -975,7 +1009,7 @@ regimes = {"a": ("noise dominated", "seek parallel compute"),
 """,
     ),
     # only the regimes
-    (
+    Mutant(
         "regimes only",
         """
 regimes = {"A": "noise dominated", "B": "curvature dominated"}
@@ -985,52 +1019,39 @@ regimes = {"A": "noise dominated", "B": "curvature dominated"}
 
 # ---------------------------------------------------------------- scaling_choice
 SCALING_CORRECT = [
-    ("the letter", 'scaling_choice = "C"'),
-    ("lower case with spaces", 'scaling_choice = " c "'),
-    ("letter and text", 'scaling_choice = "C. a larger model"'),
-    ("in parentheses", 'scaling_choice = "(C)"'),
+    Correct("the letter", 'scaling_choice = "C"'),
+    Correct("lower case with spaces", 'scaling_choice = " c "'),
+    Correct("letter and text", 'scaling_choice = "C. a larger model"'),
+    Correct("in parentheses", 'scaling_choice = "(C)"'),
 ]
 SCALING_MUTANTS = [
     # more steps
-    ("A", 'scaling_choice = "A"'),
+    Mutant("A", 'scaling_choice = "A"'),
     # larger batch
-    ("B", 'scaling_choice = "B"'),
+    Mutant("B", 'scaling_choice = "B"'),
     # two answers
-    ("two letters", 'scaling_choice = "B, C"'),
+    Mutant("two letters", 'scaling_choice = "B, C"'),
     # a list
-    ("list", 'scaling_choice = ["C"]'),
+    Mutant("list", 'scaling_choice = ["C"]'),
     # an option that does not exist
-    ("D", 'scaling_choice = "D"'),
+    Mutant("D", 'scaling_choice = "D"'),
     # the text of the option
-    ("text only", 'scaling_choice = "a larger model"'),
+    Mutant("text only", 'scaling_choice = "a larger model"', "should be the option's letter"),
     # an index
-    ("number", "scaling_choice = 3"),
+    Mutant("number", "scaling_choice = 3"),
 ]
 
-CATALOGUE = {  # grade id -> (correct alternatives, mutants)
-    "counterexample_w": (COUNTEREXAMPLE_CORRECT, COUNTEREXAMPLE_MUTANTS),
-    "logit_after_fgsm": (FGSM_CORRECT, FGSM_MUTANTS),
-    "logit_after_fgm": (FGM_CORRECT, FGM_MUTANTS),
-    "ridge_closed_form": (RIDGE_CORRECT, RIDGE_MUTANTS),
-    "eps_to_zero_logit": (EPS_CORRECT, EPS_MUTANTS),
-    "eps_fgsm_to_zero_logit": (EPS_FGSM_CORRECT, EPS_FGSM_MUTANTS),
-    "nqm_expected_loss": (NQM_CORRECT, NQM_MUTANTS),
-    "best_learning_rate": (BEST_LR_CORRECT, BEST_LR_MUTANTS),
-    "most_efficient_batch": (EFFICIENT_CORRECT, EFFICIENT_MUTANTS),
-    "regimes": (REGIMES_CORRECT, REGIMES_MUTANTS),
-    "scaling_choice": (SCALING_CORRECT, SCALING_MUTANTS),
-}
 
 # ---------------------------------------------------------------- relu_chain_grad_bound
 RELU_CHAIN_CORRECT = [
-    (
+    Correct(
         "np.prod of np.abs",
         """
 def relu_chain_grad_bound(ws):
     return 0.0, float(np.prod(np.abs(ws)))
 """,
     ),
-    (
+    Correct(
         "a loop",
         """
 def relu_chain_grad_bound(ws):
@@ -1040,14 +1061,14 @@ def relu_chain_grad_bound(ws):
     return (0, upper)
 """,
     ),
-    (
+    Correct(
         "abs of the product, as a list",
         """
 def relu_chain_grad_bound(ws):
     return [0.0, abs(float(np.prod(ws)))]
 """,
     ),
-    (
+    Correct(
         "math.prod",
         """
 import math
@@ -1057,21 +1078,21 @@ def relu_chain_grad_bound(ws):
     return 0, math.prod(abs(float(w)) for w in ws)
 """,
     ),
-    (
+    Correct(
         "float32 tensor product",
         """
 def relu_chain_grad_bound(ws):
     return 0.0, torch.tensor(ws).abs().prod()
 """,
     ),
-    (
+    Correct(
         "np.float32",
         """
 def relu_chain_grad_bound(ws):
     return np.float32(0), np.prod(np.abs(np.asarray(ws, dtype=np.float32)))
 """,
     ),
-    (
+    Correct(
         "a tensor pair",
         """
 def relu_chain_grad_bound(ws):
@@ -1082,48 +1103,53 @@ def relu_chain_grad_bound(ws):
 ]
 RELU_CHAIN_MUTANTS = [
     # the product without absolute values: negative when w_1 < 0
-    (
+    Mutant(
         "product without abs",
         """
 def relu_chain_grad_bound(ws):
     return 0.0, float(np.prod(ws))
 """,
+        "∏w_i without absolute values",
     ),
     # the largest weight: as if the chain rule took the steepest layer
-    (
+    Mutant(
         "max weight",
         """
 def relu_chain_grad_bound(ws):
     return 0.0, float(np.max(np.abs(ws)))
 """,
+        "that is max|w_i|",
     ),
     # the w_i = 1 answer for every chain
-    (
+    Mutant(
         "always 1",
         """
 def relu_chain_grad_bound(ws):
     return 0.0, 1.0
 """,
+        "1 holds only when every |w_i| = 1",
     ),
     # sums the slopes instead of multiplying them
-    (
+    Mutant(
         "sum of abs",
         """
 def relu_chain_grad_bound(ws):
     return 0.0, float(np.sum(np.abs(ws)))
 """,
+        "your upper is above it",
     ),
     # lower bound −∏|w_i|: a bound on f′, not on |f′|
-    (
+    Mutant(
         "negative lower bound",
         """
 def relu_chain_grad_bound(ws):
     upper = float(np.prod(np.abs(ws)))
     return -upper, upper
 """,
+        "expected lower = 0, got -1",
     ),
     # skips the first layer's slope
-    (
+    Mutant(
         "first weight left out",
         """
 def relu_chain_grad_bound(ws):
@@ -1131,7 +1157,7 @@ def relu_chain_grad_bound(ws):
 """,
     ),
     # upper and lower swapped
-    (
+    Mutant(
         "pair swapped",
         """
 def relu_chain_grad_bound(ws):
@@ -1139,15 +1165,16 @@ def relu_chain_grad_bound(ws):
 """,
     ),
     # returns the upper bound only
-    (
+    Mutant(
         "upper only",
         """
 def relu_chain_grad_bound(ws):
     return float(np.prod(np.abs(ws)))
 """,
+        "should return a pair (lower, upper)",
     ),
     # lower bound min|w_i|^n: as if every unit were always active
-    (
+    Mutant(
         "lower bound from the smallest weight",
         """
 def relu_chain_grad_bound(ws):
@@ -1159,8 +1186,8 @@ def relu_chain_grad_bound(ws):
 
 # ---------------------------------------------------------------- rnn_jacobian_bound
 RNN_CORRECT = [
-    ("closed form", "def rnn_jacobian_bound(sigma_max_w, n):\n    return (sigma_max_w / 4) ** (n - 1)\n"),
-    (
+    Correct("closed form", "def rnn_jacobian_bound(sigma_max_w, n):\n    return (sigma_max_w / 4) ** (n - 1)\n"),
+    Correct(
         "a loop over the steps",
         """
 def rnn_jacobian_bound(sigma_max_w, n):
@@ -1170,41 +1197,53 @@ def rnn_jacobian_bound(sigma_max_w, n):
     return bound
 """,
     ),
-    (
+    Correct(
         "np.power, as an array",
         """
 def rnn_jacobian_bound(sigma_max_w, n):
     return np.power(np.float64(sigma_max_w) / 4.0, n - 1) * np.ones(1)
 """,
     ),
-    (
+    Correct(
         "in logs",
         """
 def rnn_jacobian_bound(sigma_max_w, n):
     return float(np.exp((n - 1) * (np.log(sigma_max_w) - np.log(4))))
 """,
     ),
-    ("0-d tensor", "def rnn_jacobian_bound(sigma_max_w, n):\n    return torch.tensor(sigma_max_w / 4) ** (n - 1)\n"),
-    (
+    Correct(
+        "0-d tensor", "def rnn_jacobian_bound(sigma_max_w, n):\n    return torch.tensor(sigma_max_w / 4) ** (n - 1)\n"
+    ),
+    Correct(
         "float32",
         "def rnn_jacobian_bound(sigma_max_w, n):\n    return np.float32(sigma_max_w / 4) ** np.float32(n - 1)\n",
     ),
 ]
 RNN_MUTANTS = [
     # forgets that σ′ ≤ ¼
-    ("no quarter", "def rnn_jacobian_bound(sigma_max_w, n):\n    return sigma_max_w ** (n - 1)\n"),
+    Mutant("no quarter", "def rnn_jacobian_bound(sigma_max_w, n):\n    return sigma_max_w ** (n - 1)\n", "σ′ ≤ ¼"),
     # n factors instead of n − 1
-    ("n steps", "def rnn_jacobian_bound(sigma_max_w, n):\n    return (sigma_max_w / 4) ** n\n"),
+    Mutant(
+        "n steps", "def rnn_jacobian_bound(sigma_max_w, n):\n    return (sigma_max_w / 4) ** n\n", "the bound fails"
+    ),
     # the sigmoid's slope taken as ½
-    ("slope one half", "def rnn_jacobian_bound(sigma_max_w, n):\n    return (sigma_max_w / 2) ** (n - 1)\n"),
+    Mutant(
+        "slope one half",
+        "def rnn_jacobian_bound(sigma_max_w, n):\n    return (sigma_max_w / 2) ** (n - 1)\n",
+        "at most ¼, not ½",
+    ),
     # the quarter once, not per step
-    ("quarter once", "def rnn_jacobian_bound(sigma_max_w, n):\n    return sigma_max_w ** (n - 1) / 4\n"),
+    Mutant(
+        "quarter once",
+        "def rnn_jacobian_bound(sigma_max_w, n):\n    return sigma_max_w ** (n - 1) / 4\n",
+        "once per step",
+    ),
     # the worked example's σ_max = ¼ hard-coded
-    ("example hard-coded", "def rnn_jacobian_bound(sigma_max_w, n):\n    return (1 / 16) ** (n - 1)\n"),
+    Mutant("example hard-coded", "def rnn_jacobian_bound(sigma_max_w, n):\n    return (1 / 16) ** (n - 1)\n"),
     # operator precedence: (σ/4)**n − 1
-    ("precedence", "def rnn_jacobian_bound(sigma_max_w, n):\n    return (sigma_max_w / 4) ** n - 1\n"),
+    Mutant("precedence", "def rnn_jacobian_bound(sigma_max_w, n):\n    return (sigma_max_w / 4) ** n - 1\n"),
     # a loop one step short
-    (
+    Mutant(
         "loop one short",
         """
 def rnn_jacobian_bound(sigma_max_w, n):
@@ -1213,14 +1252,15 @@ def rnn_jacobian_bound(sigma_max_w, n):
         bound *= sigma_max_w / 4
     return bound
 """,
+        "holds but is looser than",
     ),
     # adds the steps instead of multiplying them
-    ("linear in n", "def rnn_jacobian_bound(sigma_max_w, n):\n    return (n - 1) * sigma_max_w / 4\n"),
+    Mutant("linear in n", "def rnn_jacobian_bound(sigma_max_w, n):\n    return (n - 1) * sigma_max_w / 4\n"),
 ]
 
 # ---------------------------------------------------------------- relative_attention
 ATTENTION_CORRECT = [
-    (
+    Correct(
         "float32 throughout",
         """
 def relative_attention(q, k, v, p):
@@ -1231,7 +1271,7 @@ def relative_attention(q, k, v, p):
     return (weights / weights.sum(axis=1, keepdims=True)) @ np.asarray(v, dtype=np.float32)
 """,
     ),
-    (
+    Correct(
         "double loop",
         """
 def relative_attention(q, k, v, p):
@@ -1244,7 +1284,7 @@ def relative_attention(q, k, v, p):
     return out
 """,
     ),
-    (
+    Correct(
         "torch softmax",
         """
 def relative_attention(q, k, v, p):
@@ -1254,7 +1294,7 @@ def relative_attention(q, k, v, p):
     return (torch.softmax(scores, dim=-1) @ torch.as_tensor(v, dtype=torch.float64)).numpy()
 """,
     ),
-    (
+    Correct(
         "p on an array of offsets, -inf as -1e9",
         """
 def relative_attention(q, k, v, p):
@@ -1267,7 +1307,7 @@ def relative_attention(q, k, v, p):
     return np.einsum("ij,j->i", weights, v)
 """,
     ),
-    (
+    Correct(
         "logsumexp",
         """
 def relative_attention(q, k, v, p):
@@ -1281,7 +1321,7 @@ def relative_attention(q, k, v, p):
 ]
 ATTENTION_MUTANTS = [
     # softmax over the queries i instead of the keys j
-    (
+    Mutant(
         "softmax over i",
         """
 def relative_attention(q, k, v, p):
@@ -1291,9 +1331,10 @@ def relative_attention(q, k, v, p):
     weights /= weights.sum(axis=0, keepdims=True)
     return weights @ v
 """,
+        "it should run over j",
     ),
     # offset j − i instead of i − j
-    (
+    Mutant(
         "offset j minus i",
         """
 def relative_attention(q, k, v, p):
@@ -1303,9 +1344,10 @@ def relative_attention(q, k, v, p):
     weights /= weights.sum(axis=1, keepdims=True)
     return weights @ v
 """,
+        "the offsets are j − i",
     ),
     # no max subtraction: exp overflows for large scores
-    (
+    Mutant(
         "no max subtraction",
         """
 def relative_attention(q, k, v, p):
@@ -1315,9 +1357,10 @@ def relative_attention(q, k, v, p):
     weights /= weights.sum(axis=1, keepdims=True)
     return weights @ v
 """,
+        "subtract each row's largest score",
     ),
     # the relative bias p left out
-    (
+    Mutant(
         "p ignored",
         """
 def relative_attention(q, k, v, p):
@@ -1326,9 +1369,10 @@ def relative_attention(q, k, v, p):
     weights /= weights.sum(axis=1, keepdims=True)
     return weights @ v
 """,
+        "p was not added",
     ),
     # weights transposed before the values
-    (
+    Mutant(
         "weights transposed",
         """
 def relative_attention(q, k, v, p):
@@ -1338,9 +1382,10 @@ def relative_attention(q, k, v, p):
     weights /= weights.sum(axis=1, keepdims=True)
     return weights.T @ v
 """,
+        "the weights are transposed",
     ),
     # p added after the softmax
-    (
+    Mutant(
         "p after the softmax",
         """
 def relative_attention(q, k, v, p):
@@ -1353,7 +1398,7 @@ def relative_attention(q, k, v, p):
 """,
     ),
     # |i − j|: a symmetric bias
-    (
+    Mutant(
         "absolute offset",
         """
 def relative_attention(q, k, v, p):
@@ -1365,7 +1410,7 @@ def relative_attention(q, k, v, p):
 """,
     ),
     # the weights, not the weighted values
-    (
+    Mutant(
         "returns the weights",
         """
 def relative_attention(q, k, v, p):
@@ -1374,9 +1419,10 @@ def relative_attention(q, k, v, p):
     weights = np.exp(scores - scores.max(axis=1, keepdims=True))
     return weights / weights.sum(axis=1, keepdims=True)
 """,
+        "should return shape (n,) = (7,), got (7, 7)",
     ),
     # scaled by 1/√n as if d_k were the sequence length
-    (
+    Mutant(
         "scaled by sqrt n",
         """
 def relative_attention(q, k, v, p):
@@ -1388,7 +1434,7 @@ def relative_attention(q, k, v, p):
 """,
     ),
     # normalises q in place
-    (
+    Mutant(
         "changes q in place",
         """
 def relative_attention(q, k, v, p):
@@ -1402,6 +1448,7 @@ def relative_attention(q, k, v, p):
     weights /= weights.sum(axis=1, keepdims=True)
     return weights @ v
 """,
+        "should leave q unchanged",
     ),
 ]
 
@@ -1414,13 +1461,13 @@ def _conv_cell(p, wq="0.0", wk="0.0", wv="3.0", before=""):
 
 
 CONV_CORRECT = [
-    ("float32 biases", _conv_cell("lambda m: {1: np.float32(np.log(2)), -1: np.float32(0)}.get(m, -np.inf)")),
-    (
+    Correct("float32 biases", _conv_cell("lambda m: {1: np.float32(np.log(2)), -1: np.float32(0)}.get(m, -np.inf)")),
+    Correct(
         "np.where, works on arrays too",
         _conv_cell("lambda m: np.where(m == 1, np.log(2.0), np.where(m == -1, 0.0, -np.inf))"),
     ),
-    ("dict lookup", _conv_cell("lambda m: {1: np.log(2), -1: 0.0}.get(m, -np.inf)")),
-    (
+    Correct("dict lookup", _conv_cell("lambda m: {1: np.log(2), -1: 0.0}.get(m, -np.inf)")),
+    Correct(
         "a function, shifted biases, W_Q = 1, W_K = 0",
         _conv_cell(
             "conv_p",
@@ -1429,30 +1476,55 @@ CONV_CORRECT = [
             before="def conv_p(m):\n    return 5 + np.log(2) if m == 1 else (5.0 if m == -1 else -np.inf)\n\n\n",
         ),
     ),
-    ("-1e9 for -inf, integer W_V", _conv_cell("lambda m: np.log(2) if m == 1 else (0.0 if m == -1 else -1e9)", wv="3")),
-    ("log weights", _conv_cell("lambda m: np.log({1: 2.0, -1: 1.0}.get(m, 0.0))", wq="0", wk="2.5")),
+    Correct(
+        "-1e9 for -inf, integer W_V",
+        _conv_cell("lambda m: np.log(2) if m == 1 else (0.0 if m == -1 else -1e9)", wv="3"),
+    ),
+    Correct("log weights", _conv_cell("lambda m: np.log({1: 2.0, -1: 1.0}.get(m, 0.0))", wq="0", wk="2.5")),
 ]
 CONV_MUTANTS = [
     # the sibling write-up: offsets flipped and sigmoid taken for softmax
-    ("write-up answer", _conv_cell("lambda m: {-1: np.log(2), 1: -np.log(2)}.get(m, -np.inf)")),
+    Mutant(
+        "write-up answer",
+        _conv_cell("lambda m: {-1: np.log(2), 1: -np.log(2)}.get(m, -np.inf)"),
+        "0.6·x_(i−1) + 0·x_i + 2.4·x_(i+1)",
+    ),
     # offsets flipped only
-    ("offsets flipped", _conv_cell("lambda m: {-1: np.log(2), 1: 0.0}.get(m, -np.inf)")),
+    Mutant(
+        "offsets flipped", _conv_cell("lambda m: {-1: np.log(2), 1: 0.0}.get(m, -np.inf)"), "the offsets are flipped"
+    ),
     # sigmoid for softmax only: ±ln 2 gives 0.8 and 0.2
-    ("sigmoid for softmax", _conv_cell("lambda m: {1: np.log(2), -1: -np.log(2)}.get(m, -np.inf)")),
+    Mutant(
+        "sigmoid for softmax",
+        _conv_cell("lambda m: {1: np.log(2), -1: -np.log(2)}.get(m, -np.inf)"),
+        "the logistic sigmoid of ln 2",
+    ),
     # W_V = 1: the weights sum to 1
-    ("W_V = 1", _conv_cell("lambda m: {1: np.log(2), -1: 0.0}.get(m, -np.inf)", wv="1.0")),
+    Mutant(
+        "W_V = 1",
+        _conv_cell("lambda m: {1: np.log(2), -1: 0.0}.get(m, -np.inf)", wv="1.0"),
+        "coefficients sum to W_V = 1",
+    ),
     # offsets outside ±1 left at 0
-    ("other offsets 0", _conv_cell("lambda m: {1: np.log(2), -1: 0.0}.get(m, 0.0)")),
+    Mutant(
+        "other offsets 0",
+        _conv_cell("lambda m: {1: np.log(2), -1: 0.0}.get(m, 0.0)"),
+        "p should be −inf at every offset other than ±1",
+    ),
     # W_Q = W_K = 1: the scores depend on x
-    ("W_Q W_K = 1", _conv_cell("lambda m: {1: np.log(2), -1: 0.0}.get(m, -np.inf)", wq="1.0", wk="1.0")),
+    Mutant(
+        "W_Q W_K = 1",
+        _conv_cell("lambda m: {1: np.log(2), -1: 0.0}.get(m, -np.inf)", wq="1.0", wk="1.0"),
+        "a convolution's weights do not",
+    ),
     # p only defined on ±1: raises KeyError elsewhere
-    ("p without a default", _conv_cell("lambda m: {1: np.log(2), -1: 0.0}[m]")),
+    Mutant("p without a default", _conv_cell("lambda m: {1: np.log(2), -1: 0.0}[m]"), "raised KeyError"),
     # the kernel weights as biases: softmax(2, 1) is not (⅔, ⅓)
-    ("kernel values as biases", _conv_cell("lambda m: {1: 2.0, -1: 1.0}.get(m, -np.inf)")),
+    Mutant("kernel values as biases", _conv_cell("lambda m: {1: 2.0, -1: 1.0}.get(m, -np.inf)")),
     # p_0 left finite: x_i gets weight too
-    ("offset 0 kept", _conv_cell("lambda m: {1: np.log(2), -1: 0.0, 0: 0.0}.get(m, -np.inf)")),
+    Mutant("offset 0 kept", _conv_cell("lambda m: {1: np.log(2), -1: 0.0, 0: 0.0}.get(m, -np.inf)")),
     # a list of biases, not a function
-    ("p as a list", _conv_cell("[0.0, -np.inf, np.log(2)]")),
+    Mutant("p as a list", _conv_cell("[0.0, -np.inf, np.log(2)]")),
 ]
 
 # ---------------------------------------------------------------- maxpool_layer
@@ -1467,12 +1539,12 @@ def _pool_cell(p="0.0 if abs(m) <= k else -np.inf", wq="30.0", wk="30.0", wv="1.
 
 
 MAXPOOL_CORRECT = [
-    ("C = 20, just sharp enough", _pool_cell(wq="20.0", wk="20.0")),
-    ("np.where window", _pool_cell(p="np.where(np.abs(m) <= k, 0.0, -np.inf)")),
-    ("C = 30", _pool_cell()),
-    ("C = 1000, -1e9 outside", _pool_cell(p="0.0 if -k <= m <= k else -1e9", wq="1000.0", wk="1000.0")),
-    ("W_Q = C squared, W_K = 1", _pool_cell(wq="400", wk="1")),
-    (
+    Correct("C = 20, just sharp enough", _pool_cell(wq="20.0", wk="20.0")),
+    Correct("np.where window", _pool_cell(p="np.where(np.abs(m) <= k, 0.0, -np.inf)")),
+    Correct("C = 30", _pool_cell()),
+    Correct("C = 1000, -1e9 outside", _pool_cell(p="0.0 if -k <= m <= k else -1e9", wq="1000.0", wk="1000.0")),
+    Correct("W_Q = C squared, W_K = 1", _pool_cell(wq="400", wk="1")),
+    Correct(
         "a helper and a constant bias",
         """
 C = 50.0
@@ -1493,34 +1565,35 @@ def maxpool_layer(k):
 MAXPOOL_MUTANTS = [
     # W_Q = W_K = 10: within 0.01 on random x, but 0.012 (k = 2) and 0.016 (k = 3) where the query is 0.5
     # and the maximum sits beside near-maxima
-    ("C = 10", _pool_cell(wq="10.0", wk="10.0")),
+    Mutant("C = 10", _pool_cell(wq="10.0", wk="10.0")),
     # W_Q·W_K = 144: 0.012 at k = 3 in the worst case
-    ("C = 12", _pool_cell(wq="12.0", wk="12.0")),
+    Mutant("C = 12", _pool_cell(wq="12.0", wk="12.0")),
     # the sibling write-up: W_Q = W_K = W_V = 1, nearly the window mean
-    ("write-up answer", _pool_cell(wq="1.0", wk="1.0")),
+    Mutant("write-up answer", _pool_cell(wq="1.0", wk="1.0"), "close to the window's mean"),
     # W_Q·W_K < 0: min pooling
-    ("negative scale", _pool_cell(wk="-30.0")),
+    Mutant("negative scale", _pool_cell(wk="-30.0"), "that is min pooling"),
     # p = 0 everywhere: pools over the whole sequence
-    ("no window", _pool_cell(p="0.0")),
+    Mutant("no window", _pool_cell(p="0.0"), "the maximum over the whole sequence"),
     # width ignores k
-    ("window fixed at 3", _pool_cell(p="0.0 if abs(m) <= 1 else -np.inf")),
+    Mutant("window fixed at 3", _pool_cell(p="0.0 if abs(m) <= 1 else -np.inf"), "that is max pooling of width 3"),
     # C too small to be sharp
-    ("C = 3", _pool_cell(wq="3.0", wk="3.0")),
+    Mutant("C = 3", _pool_cell(wq="3.0", wk="3.0"), "not sharp enough"),
     # W_V = C as well
-    ("W_V = C", _pool_cell(wv="30.0")),
+    Mutant("W_V = C", _pool_cell(wv="30.0"), "W_V scales the output"),
     # a one-sided window
-    ("one-sided window", _pool_cell(p="0.0 if 0 <= m <= 2 * k else -np.inf")),
+    Mutant("one-sided window", _pool_cell(p="0.0 if 0 <= m <= 2 * k else -np.inf")),
     # the window off by one: |m| < k
-    ("window too narrow", _pool_cell(p="0.0 if abs(m) < k else -np.inf")),
+    Mutant("window too narrow", _pool_cell(p="0.0 if abs(m) < k else -np.inf")),
     # the window inverted: −inf inside
-    ("window inverted", _pool_cell(p="-np.inf if abs(m) <= k else 0.0")),
+    Mutant("window inverted", _pool_cell(p="-np.inf if abs(m) <= k else 0.0")),
     # returns a tuple instead of the dict
-    (
+    Mutant(
         "tuple",
         """
 def maxpool_layer(k):
     return (lambda m: 0.0 if abs(m) <= k else -np.inf), 30.0, 30.0, 1.0
 """,
+        "should be a dict",
     ),
 ]
 
@@ -1531,10 +1604,10 @@ def _norm_cell(body):
 
 
 LAYERNORM_NORM_CORRECT = [
-    ("math.sqrt", "import math\n\n\n" + _norm_cell("return math.sqrt(d)")),
-    ("power one half", _norm_cell("return d**0.5")),
-    ("a 0-d tensor", _norm_cell("return torch.tensor(float(d)).sqrt()")),
-    (
+    Correct("math.sqrt", "import math\n\n\n" + _norm_cell("return math.sqrt(d)")),
+    Correct("power one half", _norm_cell("return d**0.5")),
+    Correct("a 0-d tensor", _norm_cell("return torch.tensor(float(d)).sqrt()")),
+    Correct(
         "measured on a random x",
         """
 def layernorm_norm(d):
@@ -1542,16 +1615,16 @@ def layernorm_norm(d):
     return float(np.linalg.norm((x - x.mean()) / x.std()))
 """,
     ),
-    ("float32", _norm_cell("return np.sqrt(np.float32(d))")),
+    Correct("float32", _norm_cell("return np.sqrt(np.float32(d))")),
 ]
 LAYERNORM_NORM_MUTANTS = [
     # LayerNorm taken to normalise the vector's norm
-    ("unit norm", _norm_cell("return 1.0")),
+    Mutant("unit norm", _norm_cell("return 1.0")),
     # the squared norm
-    ("squared norm", _norm_cell("return float(d)")),
+    Mutant("squared norm", _norm_cell("return float(d)")),
     # the sample standard deviation (1/(d − 1)), as np.std(ddof=1) or torch.std computes it
-    ("sample std", _norm_cell("return float(np.sqrt(d - 1))")),
-    (
+    Mutant("sample std", _norm_cell("return float(np.sqrt(d - 1))")),
+    Mutant(
         "measured with torch.std",
         """
 def layernorm_norm(d):
@@ -1560,59 +1633,69 @@ def layernorm_norm(d):
 """,
     ),
     # 1/√d: the entries' size taken for the norm
-    ("one over root d", _norm_cell("return 1 / np.sqrt(d)")),
+    Mutant("one over root d", _norm_cell("return 1 / np.sqrt(d)")),
     # d squared
-    ("d squared", _norm_cell("return float(d**2)")),
+    Mutant("d squared", _norm_cell("return float(d**2)")),
     # the mean is 0, so the norm is 0
-    ("zero", _norm_cell("return 0.0")),
+    Mutant("zero", _norm_cell("return 0.0")),
     # a constant from the d = 2 case
-    ("root two always", _norm_cell("return float(np.sqrt(2))")),
+    Mutant("root two always", _norm_cell("return float(np.sqrt(2))")),
     # returns the output vector, not its norm
-    ("the vector", _norm_cell("return np.ones(d)")),
+    Mutant("the vector", _norm_cell("return np.ones(d)")),
 ]
 
 # ---------------------------------------------------------------- layernorm_d2
 LAYERNORM_D2_CORRECT = [
-    ("a list of tuples", "layernorm_d2 = [(-1.0, 1.0), (1.0, -1.0)]"),
-    ("integers", "layernorm_d2 = {(1, -1), (-1, 1)}"),
-    ("numpy arrays", "layernorm_d2 = [np.array([1.0, -1.0]), np.array([-1.0, 1.0])]"),
-    ("a 2x2 array", "layernorm_d2 = np.array([[1.0, -1.0], [-1.0, 1.0]])"),
-    ("computed", "layernorm_d2 = {tuple(s * np.array([1.0, -1.0])) for s in (1, -1)}"),
+    Correct("a list of tuples", "layernorm_d2 = [(-1.0, 1.0), (1.0, -1.0)]"),
+    Correct("integers", "layernorm_d2 = {(1, -1), (-1, 1)}"),
+    Correct("numpy arrays", "layernorm_d2 = [np.array([1.0, -1.0]), np.array([-1.0, 1.0])]"),
+    Correct("a 2x2 array", "layernorm_d2 = np.array([[1.0, -1.0], [-1.0, 1.0]])"),
+    Correct("computed", "layernorm_d2 = {tuple(s * np.array([1.0, -1.0])) for s in (1, -1)}"),
 ]
 LAYERNORM_D2_MUTANTS = [
     # only x_1 > x_2
-    ("one output", "layernorm_d2 = {(1.0, -1.0)}"),
+    Mutant("one output", "layernorm_d2 = {(1.0, -1.0)}"),
     # normalised to unit norm
-    ("unit norm", "layernorm_d2 = {(2**-0.5, -(2**-0.5)), (-(2**-0.5), 2**-0.5)}"),
+    Mutant("unit norm", "layernorm_d2 = {(2**-0.5, -(2**-0.5)), (-(2**-0.5), 2**-0.5)}"),
     # the constant x given the output 0
-    ("zero included", "layernorm_d2 = {(1.0, -1.0), (-1.0, 1.0), (0.0, 0.0)}"),
+    Mutant("zero included", "layernorm_d2 = {(1.0, -1.0), (-1.0, 1.0), (0.0, 0.0)}"),
     # the sample standard deviation: ±1/√2
-    ("sample std", "layernorm_d2 = {(0.5**0.5, -(0.5**0.5)), (-(0.5**0.5), 0.5**0.5)}"),
+    Mutant("sample std", "layernorm_d2 = {(0.5**0.5, -(0.5**0.5)), (-(0.5**0.5), 0.5**0.5)}"),
     # one pair, not a set of pairs
-    ("a single pair", "layernorm_d2 = (1.0, -1.0)"),
+    Mutant("a single pair", "layernorm_d2 = (1.0, -1.0)"),
     # centred only, not scaled
-    ("half", "layernorm_d2 = {(0.5, -0.5), (-0.5, 0.5)}"),
+    Mutant("half", "layernorm_d2 = {(0.5, -0.5), (-0.5, 0.5)}"),
     # a string
-    ("text", 'layernorm_d2 = "(1, -1) and (-1, 1)"'),
+    Mutant("text", 'layernorm_d2 = "(1, -1) and (-1, 1)"'),
     # infinities for the constant x
-    ("infinite", "layernorm_d2 = {(1.0, -1.0), (-1.0, 1.0), (np.inf, -np.inf)}"),
+    Mutant("infinite", "layernorm_d2 = {(1.0, -1.0), (-1.0, 1.0), (np.inf, -np.inf)}"),
     # the mean left in
-    ("not centred", "layernorm_d2 = {(1.0, 0.0), (0.0, 1.0)}"),
+    Mutant("not centred", "layernorm_d2 = {(1.0, 0.0), (0.0, 1.0)}"),
 ]
 
-CATALOGUE.update(
-    {
-        "layernorm_norm": (LAYERNORM_NORM_CORRECT, LAYERNORM_NORM_MUTANTS),
-        "layernorm_d2": (LAYERNORM_D2_CORRECT, LAYERNORM_D2_MUTANTS),
-    }
-)
 
-CATALOGUE.update(
-    {
-        "relu_chain_grad_bound": (RELU_CHAIN_CORRECT, RELU_CHAIN_MUTANTS),
-        "rnn_jacobian_bound": (RNN_CORRECT, RNN_MUTANTS),
-        "relative_attention": (ATTENTION_CORRECT, ATTENTION_MUTANTS),
-        "conv1d_layer": (CONV_CORRECT, CONV_MUTANTS),
-        "maxpool_layer": (MAXPOOL_CORRECT, MAXPOOL_MUTANTS),
-    }
+# ---------------------------------------------------------------- the catalogue
+CATALOGUE = Catalogue(
+    notebook="theory",
+    prelude=PRELUDE,
+    cells={
+        "counterexample_w": Cell(correct=COUNTEREXAMPLE_CORRECT, mutants=COUNTEREXAMPLE_MUTANTS),
+        "logit_after_fgsm": Cell(correct=FGSM_CORRECT, mutants=FGSM_MUTANTS),
+        "logit_after_fgm": Cell(correct=FGM_CORRECT, mutants=FGM_MUTANTS),
+        "ridge_closed_form": Cell(correct=RIDGE_CORRECT, mutants=RIDGE_MUTANTS),
+        "eps_to_zero_logit": Cell(correct=EPS_CORRECT, mutants=EPS_MUTANTS),
+        "eps_fgsm_to_zero_logit": Cell(correct=EPS_FGSM_CORRECT, mutants=EPS_FGSM_MUTANTS),
+        "nqm_expected_loss": Cell(correct=NQM_CORRECT, mutants=NQM_MUTANTS),
+        "best_learning_rate": Cell(correct=BEST_LR_CORRECT, mutants=BEST_LR_MUTANTS),
+        "most_efficient_batch": Cell(correct=EFFICIENT_CORRECT, mutants=EFFICIENT_MUTANTS),
+        "regimes": Cell(correct=REGIMES_CORRECT, mutants=REGIMES_MUTANTS),
+        "scaling_choice": Cell(correct=SCALING_CORRECT, mutants=SCALING_MUTANTS),
+        "layernorm_norm": Cell(correct=LAYERNORM_NORM_CORRECT, mutants=LAYERNORM_NORM_MUTANTS),
+        "layernorm_d2": Cell(correct=LAYERNORM_D2_CORRECT, mutants=LAYERNORM_D2_MUTANTS),
+        "relu_chain_grad_bound": Cell(correct=RELU_CHAIN_CORRECT, mutants=RELU_CHAIN_MUTANTS),
+        "rnn_jacobian_bound": Cell(correct=RNN_CORRECT, mutants=RNN_MUTANTS),
+        "relative_attention": Cell(correct=ATTENTION_CORRECT, mutants=ATTENTION_MUTANTS),
+        "conv1d_layer": Cell(correct=CONV_CORRECT, mutants=CONV_MUTANTS),
+        "maxpool_layer": Cell(correct=MAXPOOL_CORRECT, mutants=MAXPOOL_MUTANTS),
+    },
 )

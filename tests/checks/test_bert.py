@@ -1,4 +1,5 @@
-"""The bert checks accept the reference and correct alternatives, and reject the catalogue of mistakes."""
+"""The bert checks accept the reference and correct alternatives, and reject the catalogue of mistakes
+(tests/checks/mutants_bert.py, run through the loop of tests/checks/harness.py); the tests below it are bert's own."""
 
 import time
 
@@ -9,6 +10,7 @@ from autograder.checks import CheckFailed
 from autograder.checks import bert as checks
 from autograder.content.reference import bert as ref
 from tests.checks import mutants_bert as mutants
+from tests.checks.harness import CatalogueTests
 
 CHECKS = {
     "encode_sentences": (checks.check_encode_sentences, ref.encode_sentences),
@@ -35,14 +37,10 @@ def assert_fails(check_fn, obj, fragment, capsys):
     assert out.err == "", f"expected nothing on stderr, got {out.err!r}"
 
 
-@pytest.mark.parametrize("grade_id", sorted(CHECKS))
-def test_reference_passes(grade_id, capsys):
-    """Does the check pass the reference solution and print exactly one PASSED line, nothing on stderr?"""
-    check_fn, solution = CHECKS[grade_id]
-    check_fn(solution)
-    out = capsys.readouterr()
-    assert out.out == f"PASSED {grade_id}\n", f"expected one pass line, got {out.out!r}"
-    assert out.err == "", f"expected nothing on stderr, got {out.err!r}"
+class TestCatalogue(CatalogueTests):
+    """Every check against the reference and every answer of tests/checks/mutants_bert.py (harness.py)."""
+
+    catalogue = mutants.CATALOGUE
 
 
 @pytest.mark.parametrize("grade_id", sorted(CHECKS))
@@ -56,14 +54,6 @@ def test_check_is_fast(grade_id):
 
 
 @pytest.mark.parametrize("grade_id", sorted(CHECKS))
-def test_rejects_object_imported_from_autograder(grade_id, monkeypatch, capsys):
-    """Does the check refuse the reference itself when it is imported instead of written in the notebook?"""
-    monkeypatch.delenv("A3_ALLOW_NON_NOTEBOOK")
-    check_fn, solution = CHECKS[grade_id]
-    assert_fails(check_fn, solution, "must be defined in this notebook", capsys)
-
-
-@pytest.mark.parametrize("grade_id", sorted(CHECKS))
 def test_leaves_global_rng_alone(grade_id):
     """Does running a check leave the student's global torch random state unchanged?"""
     check_fn, solution = CHECKS[grade_id]
@@ -73,56 +63,6 @@ def test_leaves_global_rng_alone(grade_id):
     check_fn(solution)
     got = torch.rand(3)
     assert torch.equal(got, expected), f"expected the same random draws {expected.tolist()}, got {got.tolist()}"
-
-
-@pytest.mark.parametrize("fn", mutants.ENCODE_CORRECT, ids=lambda f: f.__name__)
-def test_encode_accepts_correct_alternative(fn, capsys):
-    """Does check_encode_sentences accept this correct way of tokenising, padding and truncating?"""
-    checks.check_encode_sentences(fn)
-    assert capsys.readouterr().out == "PASSED encode_sentences\n"
-
-
-@pytest.mark.parametrize("fn,fragment", mutants.ENCODE_MUTANTS, ids=lambda x: getattr(x, "__name__", ""))
-def test_encode_rejects_mistake(fn, fragment, capsys):
-    """Does check_encode_sentences reject this mistake and name it?"""
-    assert_fails(checks.check_encode_sentences, fn, fragment, capsys)
-
-
-@pytest.mark.parametrize("cls", mutants.CLASSIFIER_CORRECT, ids=lambda c: c.__name__)
-def test_classifier_accepts_correct_alternative(cls, capsys):
-    """Does check_sentence_classifier accept this correct SentenceClassifier (first token or pooler)?"""
-    checks.check_sentence_classifier(cls)
-    assert capsys.readouterr().out == "PASSED sentence_classifier\n"
-
-
-@pytest.mark.parametrize("cls,fragment", mutants.CLASSIFIER_MUTANTS, ids=lambda x: getattr(x, "__name__", ""))
-def test_classifier_rejects_mistake(cls, fragment, capsys):
-    """Does check_sentence_classifier reject this mistake and name it?"""
-    assert_fails(checks.check_sentence_classifier, cls, fragment, capsys)
-
-
-@pytest.mark.parametrize("fn", mutants.FREEZE_CORRECT, ids=lambda f: f.__name__)
-def test_freeze_accepts_correct_alternative(fn, capsys):
-    """Does check_freeze_encoder accept this correct way of freezing everything but the classifier?"""
-    checks.check_freeze_encoder(fn)
-    assert capsys.readouterr().out == "PASSED freeze_encoder\n"
-
-
-@pytest.mark.parametrize("fn,fragment", mutants.FREEZE_MUTANTS, ids=lambda x: getattr(x, "__name__", ""))
-def test_freeze_rejects_mistake(fn, fragment, capsys):
-    """Does check_freeze_encoder reject this mistake and name it?"""
-    assert_fails(checks.check_freeze_encoder, fn, fragment, capsys)
-
-
-def test_catalogue_is_big_enough():
-    """Does the catalogue hold at least six mistakes and two correct alternatives per graded cell?"""
-    sizes = {
-        "encode_sentences": (len(mutants.ENCODE_MUTANTS), len(mutants.ENCODE_CORRECT)),
-        "sentence_classifier": (len(mutants.CLASSIFIER_MUTANTS), len(mutants.CLASSIFIER_CORRECT)),
-        "freeze_encoder": (len(mutants.FREEZE_MUTANTS), len(mutants.FREEZE_CORRECT)),
-    }
-    small = {k: v for k, v in sizes.items() if v[0] < 6 or v[1] < 2}
-    assert not small, f"expected >= 6 mistakes and >= 2 alternatives per cell, got {small}"
 
 
 def test_classifier_check_does_not_depend_on_student_rng_use(capsys):

@@ -1,7 +1,5 @@
 """Hidden checks of clip.ipynb, proved both ways: they pass correct solutions and fail realistic mistakes."""
 
-import inspect
-
 import pytest
 import torch
 
@@ -13,13 +11,10 @@ from autograder.content.samples.clip import WRONG
 from autograder.contract import GRADED
 from tests.checks import failure, notebook_cell, run
 from tests.checks import mutants_clip as M
+from tests.checks.harness import CatalogueTests, device_mutants
 
-CHECKS = {
-    "similarity_matrix": checks.check_similarity_matrix,
-    "zero_shot_probs": checks.check_zero_shot_probs,
-    "build_prompts": checks.check_build_prompts,
-    "rank_images": checks.check_rank_images,
-}
+CATALOGUE = M.CATALOGUE
+CHECKS = {grade_id: CATALOGUE.check(grade_id) for grade_id in CATALOGUE}
 needs_cuda = pytest.mark.gpu
 
 
@@ -28,143 +23,7 @@ def cell(source, name):
     return notebook_cell(M.PRELUDE, source, name)
 
 
-def reference_cell(name):
-    """The reference implementation, re-defined as if typed into the notebook (with its helpers)."""
-    return cell(inspect.getsource(ref), name)
-
-
-def cases(entries, grade_id):
-    return [pytest.param(grade_id, source, id=f"{grade_id}: {label}") for label, source in entries]
-
-
-CORRECT = (
-    cases(M.SIMILARITY_CORRECT, "similarity_matrix")
-    + cases(M.ZERO_SHOT_CORRECT, "zero_shot_probs")
-    + cases(M.PROMPTS_CORRECT, "build_prompts")
-    + cases(M.RANK_CORRECT, "rank_images")
-)
-MUTANTS = (
-    cases(M.SIMILARITY_MUTANTS, "similarity_matrix")
-    + cases(M.ZERO_SHOT_MUTANTS, "zero_shot_probs")
-    + cases(M.PROMPTS_MUTANTS, "build_prompts")
-    + cases(M.RANK_MUTANTS, "rank_images")
-)
-DEVICE_MUTANTS = (
-    cases(M.SIMILARITY_MUTANTS_DEVICE, "similarity_matrix")
-    + cases(M.ZERO_SHOT_MUTANTS_DEVICE, "zero_shot_probs")
-    + cases(M.RANK_MUTANTS_DEVICE, "rank_images")
-)
-
-
-# ---------------------------------------------------------------- the four function checks
-
-
-@pytest.mark.parametrize("grade_id", list(CHECKS))
-def test_reference_passes(grade_id):
-    """Does the check pass the reference solution and print exactly one PASSED line?"""
-    printed = run(CHECKS[grade_id], reference_cell(grade_id))
-    assert printed == f"PASSED {grade_id}\n"
-
-
-@pytest.mark.parametrize("grade_id, source", CORRECT)
-def test_correct_alternative_passes(grade_id, source):
-    """Does the check accept this correct alternative implementation?"""
-    printed = run(CHECKS[grade_id], cell(source, grade_id))
-    assert printed == f"PASSED {grade_id}\n"
-
-
-@pytest.mark.parametrize("grade_id, source", MUTANTS)
-def test_mutant_fails(grade_id, source, capsys):
-    """Does the check reject this realistic mistake with one line and nothing on stderr?"""
-    message = failure(CHECKS[grade_id], cell(source, grade_id))
-    assert message.startswith(f"{grade_id}: ")
-    assert "\n" not in message
-    assert capsys.readouterr().err == ""
-
-
-@pytest.mark.parametrize("grade_id, source", DEVICE_MUTANTS)
-def test_device_mutant_fails_without_a_gpu(grade_id, source, capsys):
-    """On any machine, GPU or not, does the check reject results or tokens left on the wrong device?"""
-    message = failure(CHECKS[grade_id], cell(source, grade_id))
-    assert message.startswith(f"{grade_id}: ") and "\n" not in message, message
-    assert "GPU" in message, message
-    assert capsys.readouterr().err == ""
-
-
-@needs_cuda
-@pytest.mark.parametrize("grade_id, source", DEVICE_MUTANTS)
-def test_device_mutant_is_wrong_on_a_real_gpu(grade_id, source):
-    """Is each device mistake really wrong on CUDA (so the stand-in GPU judges it as a real GPU would)?"""
-    fn = cell(source, grade_id)
-    img, txt = torch.randn(4, 8, device="cuda"), torch.randn(3, 8, device="cuda")
-    try:
-        if grade_id == "rank_images":
-            from autograder.content.tinyclip import tiny_clip
-
-            model, _, tokenizer = tiny_clip(device="cuda")
-            fn("a cat", model, tokenizer, torch.randn(4, model.text_projection.shape[1], device="cuda"))
-            pytest.fail("expected the device mistake to raise on CUDA")
-        got = fn(img, txt)
-    except (RuntimeError, TypeError) as e:
-        assert "device" in str(e) or "cuda" in str(e), e
-        return
-    assert got.device.type != "cuda", "expected the result off the GPU"
-
-
-@pytest.mark.parametrize("grade_id", list(CHECKS))
-def test_imported_reference_is_rejected(grade_id):
-    """Does the check refuse an object imported from the autograder instead of defined in the notebook?"""
-    message = failure(CHECKS[grade_id], getattr(ref, grade_id))
-    assert "must be defined in this notebook" in message
-
-
-def test_at_least_six_mutants_per_function():
-    """Does every function check face at least six realistic mistakes (CPU-detectable)?"""
-    for entries in (M.SIMILARITY_MUTANTS, M.ZERO_SHOT_MUTANTS, M.PROMPTS_MUTANTS, M.RANK_MUTANTS):
-        assert len(entries) >= 6
-
-
-@pytest.mark.parametrize(
-    "grade_id, label, expected",
-    [
-        ("similarity_matrix", "no normalisation", "features were not normalised"),
-        ("similarity_matrix", "normalise wrong axis", "each column (dim=0)"),
-        ("similarity_matrix", "transposed output", "should have shape (N_images, N_texts) = (5, 3), got (3, 5)"),
-        ("similarity_matrix", "normalises the inputs in place", "image_features should be left unchanged"),
-        ("zero_shot_probs", "softmax over images", "softmax over images (dim=0)"),
-        ("zero_shot_probs", "logit scale ignored", "logit_scale was not applied"),
-        ("zero_shot_probs", "hard-coded 100", "fixed scale of 100"),
-        ("zero_shot_probs", "logit scale applied twice", "logit_scale was applied twice"),
-        ("build_prompts", "returns map object", "should return a list of 3 strings, got map"),
-        ("build_prompts", "mutates input", "should leave class_names unchanged"),
-        ("rank_images", "ascending", "worst first"),
-        ("rank_images", "returns scores", "got a torch.float32 tensor (scores instead of indices?)"),
-        ("rank_images", "returns ranks instead of order", "each image's rank"),
-        ("rank_images", "image features not normalised", "image features were not normalised"),
-    ],
-)
-def test_failure_message_names_the_mistake(grade_id, label, expected):
-    """Does the one-line failure say what was expected and what was seen, naming the likely mistake?"""
-    catalogue = {
-        "similarity_matrix": M.SIMILARITY_MUTANTS,
-        "zero_shot_probs": M.ZERO_SHOT_MUTANTS,
-        "build_prompts": M.PROMPTS_MUTANTS,
-        "rank_images": M.RANK_MUTANTS,
-    }[grade_id]
-    source = dict(catalogue)[label]
-    assert expected in failure(CHECKS[grade_id], cell(source, grade_id))
-
-
-def test_crash_in_student_code_is_one_line():
-    """Does a crash inside the student's function become a one-line failure naming the exception?"""
-    broken = cell(
-        "def similarity_matrix(image_features, text_features):\n    raise NotImplementedError()\n", "similarity_matrix"
-    )
-    message = failure(checks.check_similarity_matrix, broken)
-    assert message == "similarity_matrix: your code raised NotImplementedError:"
-
-
-# ---------------------------------------------------------------- scavenger hunt
+# ---------------------------------------------------------------- a stand-in CLIP for the scavenger hunt
 
 # A deterministic stand-in for CLIP whose text encoder we control: an image's features are its 8 x 8
 # thumbnail (centred), and a caption's features are the sum of the features of the images its keywords
@@ -218,22 +77,47 @@ def keyword_loader(device):
     return KeywordCLIP().to(device), KeywordCLIP.preprocess, KeywordTokenizer()
 
 
-def caption_of(source):
-    return cell(source, "scavenger_caption")
+# ---------------------------------------------------------------- every check, both ways
 
 
-@pytest.mark.parametrize("label, source", M.CAPTION_CORRECT)
-def test_scavenger_target_first_passes(label, source):
-    """When the model ranks the target image first for the caption, does the check award the point?"""
-    printed = run(checks.check_scavenger_caption, caption_of(source), loader=keyword_loader)
-    assert printed == "PASSED scavenger_caption\n"
+class TestCatalogue(CatalogueTests):
+    """Every check against the reference and every answer of tests/checks/mutants_clip.py (harness.py); the caption
+    is judged by the keyword stand-in for CLIP."""
+
+    catalogue = CATALOGUE
+    check_kwargs = {"scavenger_caption": {"loader": keyword_loader}}
 
 
-@pytest.mark.parametrize("label, source", M.CAPTION_MUTANTS)
-def test_scavenger_wrong_caption_fails(label, source):
-    """When another image comes first (or the caption breaks the rules), does the check fail in one line?"""
-    message = failure(checks.check_scavenger_caption, caption_of(source), loader=keyword_loader)
-    assert message.startswith("scavenger_caption: ") and "\n" not in message
+@needs_cuda
+@pytest.mark.parametrize("grade_id, source", device_mutants(CATALOGUE))
+def test_device_mutant_is_wrong_on_a_real_gpu(grade_id, source):
+    """Is each device mistake really wrong on CUDA (so the stand-in GPU judges it as a real GPU would)?"""
+    fn = cell(source, grade_id)
+    img, txt = torch.randn(4, 8, device="cuda"), torch.randn(3, 8, device="cuda")
+    try:
+        if grade_id == "rank_images":
+            from autograder.content.tinyclip import tiny_clip
+
+            model, _, tokenizer = tiny_clip(device="cuda")
+            fn("a cat", model, tokenizer, torch.randn(4, model.text_projection.shape[1], device="cuda"))
+            pytest.fail("expected the device mistake to raise on CUDA")
+        got = fn(img, txt)
+    except (RuntimeError, TypeError) as e:
+        assert "device" in str(e) or "cuda" in str(e), e
+        return
+    assert got.device.type != "cuda", "expected the result off the GPU"
+
+
+def test_crash_in_student_code_is_one_line():
+    """Does a crash inside the student's function become a one-line failure naming the exception?"""
+    broken = cell(
+        "def similarity_matrix(image_features, text_features):\n    raise NotImplementedError()\n", "similarity_matrix"
+    )
+    message = failure(checks.check_similarity_matrix, broken)
+    assert message == "similarity_matrix: your code raised NotImplementedError:"
+
+
+# ---------------------------------------------------------------- scavenger hunt
 
 
 def test_scavenger_failure_names_the_winner():

@@ -1,7 +1,8 @@
 """Tests of the hidden NMT checks (autograder/checks/nmt.py).
 
 Each check must accept the reference and correct alternative implementations and reject every
-realistic mistake in tests/checks/mutants_nmt.py with a one-line message saying what was expected.
+realistic mistake in tests/checks/mutants_nmt.py with a one-line message saying what was expected
+(the loop of tests/checks/harness.py); the tests below it are the NMT checks' own.
 """
 
 import inspect
@@ -19,33 +20,14 @@ from autograder.checks import nmt as checks
 from autograder.content.reference import nmt as ref
 from autograder.content.samples.nmt import WRONG
 from autograder.contract import GRADED
-from tests.checks.mutants_nmt import ALTERNATIVES, DEVICE_MUTANTS, MUTANTS, REFERENCES
+from tests.checks.harness import CatalogueTests, device_mutants
+from tests.checks.mutants_nmt import CATALOGUE
 
-CHECKS = {
-    "positional_encodings": checks.check_positional_encodings,
-    "scaled_dot_attention": checks.check_scaled_dot_attention,
-    "causal_scaled_dot_attention": checks.check_causal_scaled_dot_attention,
-    "generate_tensors_for_training_decoder_nmt": checks.check_generate_tensors_for_training_decoder_nmt,
-    "decoder_only_transformer": checks.check_decoder_only_transformer,
-    "decoder_params": checks.check_decoder_params,
-    "find_optimal_params": checks.check_find_optimal_params,
-    "fit_linear_log": checks.check_fit_linear_log,
-}
+CHECKS = {gid: CATALOGUE.check(gid) for gid in CATALOGUE}
+REFERENCES = {gid: CATALOGUE.imported_reference(gid) for gid in CATALOGUE}
 
 # The name each graded solution cell defines.
-NAMES = {gid: obj.__name__ for gid, obj in REFERENCES.items()}
-
-
-def _cases(catalogue):
-    return [
-        pytest.param(gid, *entry, id=f"{gid}-{entry[0].__name__}")
-        for gid, entries in catalogue.items()
-        for entry in entries
-    ]
-
-
-def _alternatives():
-    return [pytest.param(gid, alt, id=f"{gid}-{alt.__name__}") for gid, alts in ALTERNATIVES.items() for alt in alts]
+NAMES = {gid: CATALOGUE.name(gid) for gid in CATALOGUE}
 
 
 @pytest.fixture(autouse=True)
@@ -74,54 +56,18 @@ def _notebook_namespace(**names):
 
 
 # --------------------------------------------------------------------------------------------
-# coverage of the contract
-
-
-def test_every_graded_cell_has_a_check():
-    """Is there exactly one check per NMT grade id, registered under that id?"""
-    assert set(CHECKS) == set(GRADED["nmt"])
-    assert all(fn.check_id == gid for gid, fn in CHECKS.items())
-
-
-def test_catalogue_is_large_enough():
-    """Does every graded cell have at least 6 mutants and at least 2 correct alternatives?"""
-    assert set(MUTANTS) == set(ALTERNATIVES) == set(GRADED["nmt"])
-    assert all(len(MUTANTS[gid]) >= 6 for gid in GRADED["nmt"]), {g: len(m) for g, m in MUTANTS.items()}
-    assert all(len(ALTERNATIVES[gid]) >= 2 for gid in GRADED["nmt"])
-
-
-# --------------------------------------------------------------------------------------------
 # both ways: correct answers pass, mistakes fail
 
 
-@pytest.mark.parametrize("gid", sorted(GRADED["nmt"]))
-def test_check_passes_reference(gid, capsys):
-    """Does the check pass the reference implementation and print one PASSED line?"""
-    CHECKS[gid](REFERENCES[gid])
-    assert capsys.readouterr().out == f"PASSED {gid}\n"
+class TestCatalogue(CatalogueTests):
+    """Every check against the reference and every answer of tests/checks/mutants_nmt.py (harness.py)."""
 
-
-@pytest.mark.parametrize("gid, alternative", _alternatives())
-def test_check_passes_correct_alternative(gid, alternative, capsys):
-    """Does the check accept a correct implementation written differently from the reference?"""
-    CHECKS[gid](alternative)
-    assert capsys.readouterr().out == f"PASSED {gid}\n"
-
-
-@pytest.mark.parametrize("gid, mutant, fragment", _cases(MUTANTS))
-def test_check_rejects_mutant(gid, mutant, fragment):
-    """Does the check reject this realistic mistake with a one-line message that names what is wrong?"""
-    message = _failure(gid, mutant)
-    _assert_student_message(gid, message)
-    assert fragment in message, message
-
-
-def _device_cases():
-    return [pytest.param(gid, m, id=f"{gid}-{m.__name__}") for gid, ms in DEVICE_MUTANTS.items() for m in ms]
+    catalogue = CATALOGUE
+    message_words = ("should", "expected")  # every NMT failure says what was expected
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("gid, mutant", _device_cases())
+@pytest.mark.parametrize("gid, mutant", device_mutants(CATALOGUE))
 def test_device_mutant_is_wrong_on_a_real_gpu(gid, mutant):
     """Does each device mistake really fail on CUDA, so the stand-in GPU judges as a real one would?"""
     with pytest.raises(RuntimeError, match="device"):
@@ -139,12 +85,6 @@ def test_device_mutant_is_wrong_on_a_real_gpu(gid, mutant):
             mutant(11, 8, 2).to("cuda")(torch.zeros(2, 5, dtype=torch.long, device="cuda"))
 
 
-@pytest.mark.parametrize("gid, mutant", _device_cases())
-def test_device_mutant_is_in_the_catalogue(gid, mutant):
-    """Is each device mistake among the mutants every machine's check must reject (no GPU needed)?"""
-    assert mutant in [m for m, _ in MUTANTS[gid]]
-
-
 def test_check_rejects_softmax_over_query_axis_with_axis_hint():
     """Does the check reject softmax over the query axis and say which axis softmax belongs on?"""
     from tests.checks.mutants_nmt import SDASoftmaxQueries
@@ -155,15 +95,6 @@ def test_check_rejects_softmax_over_query_axis_with_axis_hint():
 
 # --------------------------------------------------------------------------------------------
 # notebook-defined objects
-
-
-@pytest.mark.parametrize("gid", sorted(GRADED["nmt"]))
-def test_check_rejects_object_imported_from_autograder(gid, monkeypatch):
-    """Does the check refuse the reference itself when it is imported instead of defined in the notebook?"""
-    monkeypatch.delenv("A3_ALLOW_NON_NOTEBOOK")
-    message = _failure(gid, REFERENCES[gid])
-    assert "must be defined in this notebook" in message and "autograder.content.reference.nmt" in message
-    assert "\n" not in message
 
 
 @pytest.mark.parametrize("gid", sorted(GRADED["nmt"]))

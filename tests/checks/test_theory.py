@@ -9,13 +9,12 @@ import pytest
 from autograder.checks import theory as checks
 from autograder.content.reference import theory as ref
 from autograder.content.samples.theory import WRONG
-from autograder.contract import GRADED
 from tests.checks import failure, notebook_cell, run
 from tests.checks import mutants_theory as M
+from tests.checks.harness import CatalogueTests
 
 CATALOGUE = M.CATALOGUE
-CHECKS = {grade_id: getattr(checks, f"check_{grade_id}") for grade_id in CATALOGUE}
-FUNCTIONS = [g for g in CATALOGUE if callable(getattr(ref, g))]
+CHECKS = {grade_id: CATALOGUE.check(grade_id) for grade_id in CATALOGUE}
 
 
 def cell(source, name):
@@ -28,132 +27,16 @@ def reference_cell(name):
     return cell(inspect.getsource(ref), name)
 
 
-def entries(which):
-    return [
-        pytest.param(grade_id, source, id=f"{grade_id}: {label}")
-        for grade_id, pair in CATALOGUE.items()
-        for label, source in pair[which]
-    ]
+class TestCatalogue(CatalogueTests):
+    """Every check against the reference and every answer of tests/checks/mutants_theory.py (harness.py)."""
 
-
-def test_every_graded_cell_has_a_check():
-    """Does every graded cell of theory in the contract have a check and a catalogue?"""
-    assert set(CATALOGUE) == set(GRADED["theory"])
-
-
-@pytest.mark.parametrize("grade_id", list(CATALOGUE))
-def test_reference_passes(grade_id):
-    """Does the check pass the reference answer and print exactly one PASSED line?"""
-    assert run(CHECKS[grade_id], reference_cell(grade_id)) == f"PASSED {grade_id}\n"
-
-
-@pytest.mark.parametrize("grade_id, source", entries(0))
-def test_correct_alternative_passes(grade_id, source):
-    """Does the check accept this correct alternative?"""
-    assert run(CHECKS[grade_id], cell(source, grade_id)) == f"PASSED {grade_id}\n"
-
-
-@pytest.mark.parametrize("grade_id, source", entries(1))
-def test_mutant_fails(grade_id, source, capsys):
-    """Does the check reject this realistic mistake with one line and nothing on stderr?"""
-    message = failure(CHECKS[grade_id], cell(source, grade_id))
-    assert message.startswith(f"{grade_id}: ") and "\n" not in message, message
-    assert capsys.readouterr().err == ""
+    catalogue = CATALOGUE
 
 
 @pytest.mark.parametrize("grade_id", list(CATALOGUE))
 def test_sample_wrong_answer_fails(grade_id):
     """Does the demo's sample wrong answer for this cell lose its point?"""
     failure(CHECKS[grade_id], cell(WRONG[grade_id], grade_id))
-
-
-def test_at_least_six_mutants_per_cell():
-    """Does every check face at least six realistic mistakes?"""
-    assert all(len(mutants) >= 6 for _, mutants in CATALOGUE.values())
-
-
-@pytest.mark.parametrize("grade_id", FUNCTIONS)
-def test_imported_reference_is_rejected(grade_id):
-    """Does the check refuse a function imported from the autograder instead of written in the notebook?"""
-    assert "must be defined in this notebook" in failure(CHECKS[grade_id], getattr(ref, grade_id))
-
-
-@pytest.mark.parametrize(
-    "grade_id, label, expected",
-    [
-        ("counterexample_w", "max entry is 1", "pick w whose largest entry is not 1"),
-        ("counterexample_w", "mixed signs", "every entry of counterexample_w should be positive"),
-        ("logit_after_fgsm", "FGM formula", "that is the FGM logit"),
-        ("logit_after_fgsm", "sum without abs", "sgn(w)ᵀw = Σ|wᵢ|"),
-        ("logit_after_fgsm", "returns x'", "should return one number (the logit f(x′)), got an array of shape (5,)"),
-        ("logit_after_fgsm", "in place", "should leave x unchanged"),
-        ("logit_after_fgm", "norm not squared", "you subtracted ε‖w‖₂"),
-        ("logit_after_fgm", "FGSM formula", "that is the FGSM logit"),
-        ("ridge_closed_form", "LLM answer n lambda", "the printed model answer"),
-        ("ridge_closed_form", "lambda without n", "(XᵀX + λI)⁻¹Xᵀt"),
-        ("ridge_closed_form", "1/n on one side only", "divide Xᵀt by n too"),
-        ("ridge_closed_form", "column vector", "should return shape (d,) = (3,), got (3, 1)"),
-        ("ridge_closed_form", "torch result", "should return a numpy array"),
-        ("eps_to_zero_logit", "handout derivation", "plausible wrong derivation"),
-        ("eps_to_zero_logit", "ridge with n lambda", "nλ instead of 2nλ"),
-        ("eps_to_zero_logit", "x over w squared", "that is x / w²"),
-        ("eps_fgsm_to_zero_logit", "|x| times (1 + 2 lambda)", "that is |x|(1 + 2λ)"),
-        ("eps_fgsm_to_zero_logit", "FGM answer x over w", "that is the FGM answer x / w"),
-        ("eps_fgsm_to_zero_logit", "x without abs", "here w < 0 and x < 0"),
-        ("eps_fgsm_to_zero_logit", "minus x sgn w", "the sign is flipped"),
-        ("eps_fgsm_to_zero_logit", "1-D X passed to ridge_closed_form", "your code raised ValueError"),
-        ("nqm_expected_loss", "lr not squared on noise", "η²σ²/B, not ησ²/B"),
-        ("nqm_expected_loss", "no batch size", "divided by the batch size"),
-        ("nqm_expected_loss", "decay not squared", "(1 − ηa)² per step"),
-        ("nqm_expected_loss", "off by one", "off by one"),
-        ("nqm_expected_loss", "no half a", "that is E[w²]"),
-        ("best_learning_rate", "returns index", "position of the best learning rate"),
-        ("best_learning_rate", "batch size ignored", "pass batch_size on"),
-        ("regimes", "pair in the wrong order", "(regime, remedy) in that order"),
-        ("regimes", "own wording", "should be one of ['noise dominated', 'curvature dominated']"),
-        ("regimes", "remedies swapped", "the remedy of A and the remedy of B are not right"),
-        ("most_efficient_batch", "B", "'B' (the large-batch end): that is not the best trade-off"),
-        ("most_efficient_batch", "text only", "should be the option's letter"),
-        ("most_efficient_batch", "batch size", "should be one of 'A', 'B' or 'C', got '128'"),
-        ("scaling_choice", "text only", "should be the option's letter"),
-        ("relu_chain_grad_bound", "product without abs", "∏w_i without absolute values"),
-        ("relu_chain_grad_bound", "max weight", "that is max|w_i|"),
-        ("relu_chain_grad_bound", "always 1", "1 holds only when every |w_i| = 1"),
-        ("relu_chain_grad_bound", "sum of abs", "your upper is above it"),
-        ("relu_chain_grad_bound", "negative lower bound", "expected lower = 0, got -1"),
-        ("relu_chain_grad_bound", "upper only", "should return a pair (lower, upper)"),
-        ("rnn_jacobian_bound", "no quarter", "σ′ ≤ ¼"),
-        ("rnn_jacobian_bound", "n steps", "the bound fails"),
-        ("rnn_jacobian_bound", "slope one half", "at most ¼, not ½"),
-        ("rnn_jacobian_bound", "quarter once", "once per step"),
-        ("rnn_jacobian_bound", "loop one short", "holds but is looser than"),
-        ("relative_attention", "softmax over i", "it should run over j"),
-        ("relative_attention", "offset j minus i", "the offsets are j − i"),
-        ("relative_attention", "no max subtraction", "subtract each row's largest score"),
-        ("relative_attention", "p ignored", "p was not added"),
-        ("relative_attention", "weights transposed", "the weights are transposed"),
-        ("relative_attention", "returns the weights", "should return shape (n,) = (7,), got (7, 7)"),
-        ("relative_attention", "changes q in place", "should leave q unchanged"),
-        ("conv1d_layer", "write-up answer", "0.6·x_(i−1) + 0·x_i + 2.4·x_(i+1)"),
-        ("conv1d_layer", "offsets flipped", "the offsets are flipped"),
-        ("conv1d_layer", "sigmoid for softmax", "the logistic sigmoid of ln 2"),
-        ("conv1d_layer", "W_V = 1", "coefficients sum to W_V = 1"),
-        ("conv1d_layer", "other offsets 0", "p should be −inf at every offset other than ±1"),
-        ("conv1d_layer", "W_Q W_K = 1", "a convolution's weights do not"),
-        ("conv1d_layer", "p without a default", "raised KeyError"),
-        ("maxpool_layer", "write-up answer", "close to the window's mean"),
-        ("maxpool_layer", "negative scale", "that is min pooling"),
-        ("maxpool_layer", "no window", "the maximum over the whole sequence"),
-        ("maxpool_layer", "window fixed at 3", "that is max pooling of width 3"),
-        ("maxpool_layer", "C = 3", "not sharp enough"),
-        ("maxpool_layer", "W_V = C", "W_V scales the output"),
-        ("maxpool_layer", "tuple", "should be a dict"),
-    ],
-)
-def test_failure_message_names_the_mistake(grade_id, label, expected):
-    """Does the one-line failure say what was expected and name the likely mistake?"""
-    source = dict(CATALOGUE[grade_id][1])[label]
-    assert expected in failure(CHECKS[grade_id], cell(source, grade_id))
 
 
 def test_crash_in_student_code_is_one_line():
@@ -167,7 +50,7 @@ def test_crash_in_student_code_is_one_line():
 
 def test_patched_numpy_does_not_change_the_expected_answer(monkeypatch):
     """If a notebook patches np.linalg.solve, is the ridge check's expected answer still right?"""
-    wrong = cell(dict(M.RIDGE_MUTANTS)["LLM answer n lambda"], "ridge_closed_form")
+    wrong = cell(CATALOGUE["ridge_closed_form"].mutant("LLM answer n lambda"), "ridge_closed_form")
     monkeypatch.setattr(np.linalg, "solve", lambda A, b: np.zeros(A.shape[1]))
     failure(checks.check_ridge_closed_form, reference_cell("ridge_closed_form"))  # the patch breaks the student
     monkeypatch.undo()
@@ -178,7 +61,9 @@ def test_eps_check_lends_the_reference_ridge():
     """Is eps_to_zero_logit judged on its own, even when the notebook's ridge_closed_form is wrong?"""
     namespace = {"__name__": "__main__"}
     exec(
-        M.PRELUDE + dict(M.RIDGE_MUTANTS)["LLM answer n lambda"] + dict(M.EPS_CORRECT)["uses ridge_closed_form"],
+        M.PRELUDE
+        + CATALOGUE["ridge_closed_form"].mutant("LLM answer n lambda")
+        + CATALOGUE["eps_to_zero_logit"].alternative("uses ridge_closed_form"),
         namespace,
     )
     assert run(checks.check_eps_to_zero_logit, namespace["eps_to_zero_logit"]) == "PASSED eps_to_zero_logit\n"
@@ -189,7 +74,9 @@ def test_fgsm_eps_check_lends_the_reference_ridge():
     """Is eps_fgsm_to_zero_logit judged on its own, even when the notebook's ridge_closed_form is wrong?"""
     namespace = {"__name__": "__main__"}
     exec(
-        M.PRELUDE + dict(M.RIDGE_MUTANTS)["LLM answer n lambda"] + dict(M.EPS_FGSM_CORRECT)["uses ridge_closed_form"],
+        M.PRELUDE
+        + CATALOGUE["ridge_closed_form"].mutant("LLM answer n lambda")
+        + CATALOGUE["eps_fgsm_to_zero_logit"].alternative("uses ridge_closed_form"),
         namespace,
     )
     result = run(checks.check_eps_fgsm_to_zero_logit, namespace["eps_fgsm_to_zero_logit"])
@@ -200,7 +87,8 @@ def test_fgsm_eps_check_lends_the_reference_ridge():
 def test_best_lr_check_lends_the_reference_nqm():
     """Is best_learning_rate judged on its own, even when the notebook has no working nqm_expected_loss?"""
     namespace = {"__name__": "__main__"}
-    exec(M.PRELUDE + dict(M.BEST_LR_CORRECT)["min with a key"], namespace)  # nqm_expected_loss never defined
+    alternative = CATALOGUE["best_learning_rate"].alternative("min with a key")
+    exec(M.PRELUDE + alternative, namespace)  # nqm_expected_loss never defined
     assert run(checks.check_best_learning_rate, namespace["best_learning_rate"]) == "PASSED best_learning_rate\n"
     assert "nqm_expected_loss" not in namespace
 
@@ -334,10 +222,10 @@ def test_reference_layers_compute_convolution_and_max_pooling():
 def test_write_up_answers_miss_by_the_documented_margins():
     """Does the write-up's conv layer miss by 1.31 on x ~ U[0, 1]^12 and its max-pooling layer by about 0.2?"""
     x = np.random.default_rng(0).uniform(0, 1, size=12)
-    conv = cell(dict(M.CONV_MUTANTS)["write-up answer"], "conv1d_layer")
+    conv = cell(CATALOGUE["conv1d_layer"].mutant("write-up answer"), "conv1d_layer")
     y = checks._run_layer(checks._layer_parts(conv, "conv1d_layer", 12), x)
     assert round(float(np.abs(y[1:-1] - (2 * x[:-2] + x[2:])).max()), 2) == 1.31
-    pool = cell(dict(M.MAXPOOL_MUTANTS)["write-up answer"], "maxpool_layer")
+    pool = cell(CATALOGUE["maxpool_layer"].mutant("write-up answer"), "maxpool_layer")
     for k in (1, 2):
         _, x = checks._pool_inputs()[0]
         y = checks._run_layer(checks._layer_parts(pool(k), "maxpool_layer", len(x)), x)
@@ -350,9 +238,9 @@ def test_layer_checks_do_not_use_the_notebooks_relative_attention():
     namespace = {"__name__": "__main__"}
     exec(
         M.PRELUDE
-        + dict(M.ATTENTION_MUTANTS)["offset j minus i"]
-        + dict(M.CONV_CORRECT)["dict lookup"]
-        + dict(M.MAXPOOL_CORRECT)["C = 30"],
+        + CATALOGUE["relative_attention"].mutant("offset j minus i")
+        + CATALOGUE["conv1d_layer"].alternative("dict lookup")
+        + CATALOGUE["maxpool_layer"].alternative("C = 30"),
         namespace,
     )
     assert run(checks.check_conv1d_layer, namespace["conv1d_layer"]) == "PASSED conv1d_layer\n"

@@ -51,8 +51,14 @@ def raising_cell(answer):
 # A relative_attention written differently, or wrongly, beside correct layers: the layers keep their points
 # (their checks never call it). Each variant maps to the cells that must score 0.
 ATTENTION_VARIANTS = {
-    "attention_on_offset_arrays": (dict(MT.ATTENTION_CORRECT)["p on an array of offsets, -inf as -1e9"], set()),
-    "attention_without_shift": (dict(MT.ATTENTION_MUTANTS)["no max subtraction"], {"relative_attention"}),
+    "attention_on_offset_arrays": (
+        MT.CATALOGUE["relative_attention"].alternative("p on an array of offsets, -inf as -1e9"),
+        set(),
+    ),
+    "attention_without_shift": (
+        MT.CATALOGUE["relative_attention"].mutant("no max subtraction"),
+        {"relative_attention"},
+    ),
 }
 
 

@@ -1,7 +1,7 @@
 """A pytest plugin that writes the failure messages the mutant catalogues produce, for the report's item analysis
 (`reports.items.CATALOGUE`). Not a test module; run after changing a check or a catalogue:
 
-    .venv/bin/python -m pytest -q -n 0 -p tests.reports.catalogue_messages tests/checks -k "mutant or rejects_mistake"
+    .venv/bin/python -m pytest -q -n 0 -p tests.reports.catalogue_messages tests/checks -k mutant
 
 Every CheckFailed raised while a mutant test (a mistake a check must reject) of tests/checks/test_<notebook>.py runs is recorded under its grade id
 (the message's prefix), and the file is written when the session ends."""
@@ -23,7 +23,7 @@ _current = {"notebook": None}
 def pytest_runtest_call(item):
     module = item.module.__name__.rsplit(".", 1)[-1]
     notebook = module.removeprefix("test_")
-    mutant = "mutant" in item.name or "rejects_mistake" in item.name
+    mutant = "mutant" in item.name
     _current["notebook"] = notebook if mutant and notebook in contract.GRADED else None
     try:
         return (yield)

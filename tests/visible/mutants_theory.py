@@ -12,16 +12,12 @@ from tests.visible.run import Right, Wrong
 _CELLS = M.CATALOGUE
 
 
-def _source(grade_id, label, which):
-    return M.PRELUDE + dict(_CELLS[grade_id][which])[label]
-
-
 def _wrong(grade_id, label, expect):
-    return Wrong(grade_id, label.replace(" ", "_"), expect, source=_source(grade_id, label, 1))
+    return Wrong(grade_id, label.replace(" ", "_"), expect, source=M.PRELUDE + _CELLS[grade_id].mutant(label))
 
 
 def _right(grade_id, label):
-    return Right(grade_id, label.replace(" ", "_"), source=_source(grade_id, label, 0))
+    return Right(grade_id, label.replace(" ", "_"), source=M.PRELUDE + _CELLS[grade_id].alternative(label))
 
 
 WRONG = [
@@ -161,7 +157,7 @@ WRONG = [
 
 RIGHT = [
     *[Right(grade_id, "reference") for grade_id in _CELLS],
-    *[_right(grade_id, label) for grade_id, (correct, _) in _CELLS.items() for label, _ in correct],
+    *[_right(grade_id, label) for grade_id, cell in _CELLS.items() for label, _ in cell.correct],
 ]
 
 # Problem 3.
@@ -275,7 +271,7 @@ WRONG += [
 # One cell, one grade: a correct layer passes beside a relative_attention that is wrong or written
 # differently (the layer checks never call it). The case's cell redefines relative_attention first.
 _ATTENTIONS = {
-    "without the max shift": dict(M.ATTENTION_MUTANTS)["no max subtraction"],
+    "without the max shift": _CELLS["relative_attention"].mutant("no max subtraction"),
     "shifted by the global max": """
 def relative_attention(q, k, v, p):
     n = len(q)
@@ -283,7 +279,9 @@ def relative_attention(q, k, v, p):
     weights = np.exp(scores - scores.max())  # one shift for all rows: rows far below it underflow to 0 / 0
     return (weights / weights.sum(axis=1, keepdims=True)) @ v
 """,
-    "calling p on an array of offsets": dict(M.ATTENTION_CORRECT)["p on an array of offsets, -inf as -1e9"],
+    "calling p on an array of offsets": _CELLS["relative_attention"].alternative(
+        "p on an array of offsets, -inf as -1e9"
+    ),
     "not written yet": """
 def relative_attention(q, k, v, p):
     raise NotImplementedError("relative_attention")
@@ -293,5 +291,5 @@ RIGHT += [
     Right(grade_id, f"{label}_beside_an_attention_{attention}".replace(" ", "_"), source=M.PRELUDE + body + layer)
     for attention, body in _ATTENTIONS.items()
     for grade_id in ("conv1d_layer", "maxpool_layer")
-    for label, layer in M.CATALOGUE[grade_id][0][:2]
+    for label, layer in _CELLS[grade_id].correct[:2]
 ]
