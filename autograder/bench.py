@@ -41,7 +41,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograder import contract, envvars, paths
+from autograder import contract, envvars, lms, paths
 from autograder.content import build
 from autograder.demo import reference_submission, with_cell, wrong_samples
 
@@ -125,7 +125,7 @@ def term_class(out, n, seed=0):
     """A synthetic graded OUT of n students (no grading): recorded states, feedback pages, LMS ids, and a course file
     with submission times for everyone (a third late) and extensions for a tenth. Written answers are blank (0 by
     themselves), so no cell waits for a person and every student can be released."""
-    from autograder.records import NotebookResult
+    from autograder.records import CellResult, NotebookResult, StudentResult
 
     rng = random.Random(seed)
     term_dir = out / "term"
@@ -134,7 +134,7 @@ def term_class(out, n, seed=0):
         '[assignment]\ndue = 2023-03-31T23:59:00-04:00\ngrace_minutes = 10\n[late]\npolicy = "per_day"\n'
         "percent = 10\nmax_days = 5\n"
     )
-    submitted, ext, lms = (
+    submitted, ext, lms_files = (
         ["student,submitted_at,evidence"],
         ["student,due"],
         ["student,lms,lms_user_id,lms_file_id,lms_name"],
@@ -144,31 +144,25 @@ def term_class(out, n, seed=0):
         notebooks = {}
         for nb in contract.NOTEBOOKS:
             cells = [
-                {"grade_id": g, "score": float(rng.choice([0, p])), "max_score": float(p), "note": "passed"}
-                for g, p in contract.GRADED[nb].items()
+                CellResult(g, float(rng.choice([0, p])), float(p), "passed") for g, p in contract.GRADED[nb].items()
             ]
-            result = NotebookResult.graded(nb, [], sum(contract.GRADED[nb].values())).to_dict()
-            notebooks[nb] = dict(
-                result,
-                cells=cells,
-                score=sum(c["score"] for c in cells),
-                manual=dict(contract.WRITTEN[nb]),
-                blank=list(contract.WRITTEN[nb]),
-            )
+            result = NotebookResult.graded(nb, cells, sum(contract.GRADED[nb].values()))
+            result.manual, result.blank = dict(contract.WRITTEN[nb]), list(contract.WRITTEN[nb])
+            notebooks[nb] = result
             page = out / "feedback" / student / f"{nb}.html"
             page.parent.mkdir(parents=True, exist_ok=True)
             page.write_text(f"<html><body>{nb} feedback for {student}</body></html>" + "x" * 20_000)
-        state = {"student": student, "complete": True, "notebooks": notebooks, "submission": {"submitted_as": student}}
+        state = StudentResult(student, notebooks=notebooks, submission={"submitted_as": student})
         (out / ".state").mkdir(exist_ok=True)
-        (out / ".state" / f"{student}.json").write_text(json.dumps(state))
+        (out / ".state" / f"{student}.json").write_text(json.dumps(state.to_state()))
         late = rng.random() < 1 / 3
         submitted.append(f"{student},2023-04-0{rng.randint(1, 6) if late else 1}T0{rng.randint(0, 3)}:00:00Z,bench")
         if i % 10 == 0:
             ext.append(f"{student},2023-04-03T23:59:00-04:00")
-        lms.append(f"{student},moodle,{1000 + i},,{student}")
+        lms_files.append(f"{student},moodle,{1000 + i},,{student}")
     (term_dir / "submitted.csv").write_text("\n".join(submitted) + "\n")
     (term_dir / "extensions.csv").write_text("\n".join(ext) + "\n")
-    (term_dir / "lms_files.csv").write_text("\n".join(lms) + "\n")
+    (term_dir / "lms_files.csv").write_text("\n".join(lms_files) + "\n")
 
 
 def term_bench(students):
@@ -191,7 +185,7 @@ def term_bench(students):
             results.write_csvs()
             times[label] = time.perf_counter() - t0
         t0 = time.perf_counter()
-        got = release.release(out, "moodle", moodle_max=100)
+        got = release.release(out, "moodle", setting=100)
         release_seconds = time.perf_counter() - t0
         size = (out / "release" / "moodle_feedback.zip").stat().st_size / 2**20
     late = times["with the course file"] - times["without it"]
@@ -433,7 +427,7 @@ def mark_class(out, n, source, template, seed=0):
     from nbgrader.api import Gradebook
 
     from autograder import rubrics
-    from autograder.records import CellResult, NotebookResult
+    from autograder.records import CellResult, NotebookResult, StudentResult
 
     rng = random.Random(seed)
     out, template = Path(out), Path(template)
@@ -473,10 +467,10 @@ def mark_class(out, n, source, template, seed=0):
             summary = NotebookResult.graded(nb, checked, sum(tests[nb].values()))
             summary.manual = dict(written[nb])
             summary.blank = [g for g in written[nb] if answers[nb, g][i][0] == "blank"]
-            notebooks[nb] = summary.to_dict()
-        state = {"student": student, "complete": True, "notebooks": notebooks, "submission": {"submitted_as": student}}
+            notebooks[nb] = summary
+        state = StudentResult(student, notebooks=notebooks, submission={"submitted_as": student})
         (out / ".state").mkdir(parents=True, exist_ok=True)
-        (out / ".state" / f"{student}.json").write_text(json.dumps(state))
+        (out / ".state" / f"{student}.json").write_text(json.dumps(state.to_state()))
     db = out / "gradebook.db"
     shutil.copy2(template / "gradebook.db", db)
     with warnings.catch_warnings(), Gradebook(f"sqlite:///{db}") as gb:
@@ -727,7 +721,7 @@ def pipeline_bench(students, keep=None):
             timed(pipeline, "collect", "ingest"),
             timed(Results, "record", "record (state, pages, gradebook merge)"),
             timed(Results, "write_csvs", "CSVs"),
-            timed(feedback, "rerender", "late students' pages"),
+            timed(feedback, "rerender", "pages re-rendered (kept hand grades)"),
             timed(feedback, "write_index", "TA index"),
             timed(similarity, "write_report", "similarity"),
         ]
@@ -738,17 +732,17 @@ def pipeline_bench(students, keep=None):
             summary = pipeline.grade(subs, work / "out", workers=1, course=course if course.exists() else None)
             wall = time.perf_counter() - t0
             t1 = time.perf_counter()
-            export.write_canvas_csv(work / "out", work / "canvas.csv")
-            export.write_moodle_csv(work / "out", work / "moodle.csv")
+            export.write_gradebook(work / "out", work / "canvas.csv", lms.CANVAS)
+            export.write_gradebook(work / "out", work / "moodle.csv", lms.MOODLE)
             spent["exports (Canvas, Moodle)"] = time.perf_counter() - t1
         finally:
             for owner, name, inner in patched:
                 setattr(owner, name, inner)
-        if len(summary["graded"]) != students:
-            raise RuntimeError(f"{len(summary['graded'])} of {students} students graded: {summary['failed']}")
+        if len(summary.graded) != students:
+            raise RuntimeError(f"{len(summary.graded)} of {students} students graded: {summary.failed}")
         replayed = spent.pop("replayed results (not the pipeline's)", 0.0)
         own = wall - replayed + spent["exports (Canvas, Moodle)"]
-        pages = spent.get("late students' pages", 0.0) + spent.get("TA index", 0.0)
+        pages = spent.get("pages re-rendered (kept hand grades)", 0.0) + spent.get("TA index", 0.0)
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(
             f"bench --pipeline: {students} students x {len(model.notebooks)} notebooks: the pipeline's own "
@@ -915,11 +909,13 @@ def fixed_costs(out):
     work (its process, reading and writing the notebooks, the gradebook: overhead is shared out evenly
     between a student's notebooks, so only the mean over all of them splits), and the zygotes' import time
     ('' if absent)."""
-    states = [json.loads(p.read_text()) for p in sorted((Path(out) / ".state").glob("*.json"))]
+    from autograder.records import Results
+
+    states = Results(out).states() if (Path(out) / ".state").is_dir() else []
     timings = {}
     for state in states:
-        for nb, summary in state.get("notebooks", {}).items():
-            t = summary.get("timing") or {}
+        for nb, summary in state.notebooks.items():
+            t = summary.timing
             if "kernel_start" in t:
                 timings.setdefault(nb, []).append((t["kernel_start"], t["overhead"]))
     lines = []
@@ -935,9 +931,9 @@ def fixed_costs(out):
             f"{overhead - kernel:.2f} s"
         )
     zygotes = [
-        s["zygote"]["preload_seconds"]
+        s.zygote["preload_seconds"]
         for s in states
-        if (s.get("zygote") or {}).get("resets") == 0 and s["zygote"].get("preload_seconds") is not None
+        if (s.zygote or {}).get("resets") == 0 and s.zygote.get("preload_seconds") is not None
     ]
     if zygotes:
         lines.append(

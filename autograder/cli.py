@@ -6,7 +6,7 @@ import importlib
 import sys
 from pathlib import Path
 
-from autograder import paths
+from autograder import lms, paths
 
 DESCRIPTION = "The A3 course kit: build, grade, give feedback, release. `python -m autograder <command> --help` gives a command's options."
 # command -> (module whose main(**options) runs it, one-line help)
@@ -29,8 +29,8 @@ COMMANDS = {
     "export": ("autograder.reports.export", "write the nbgrader and LMS grade exports of OUT"),
     "release": (
         "autograder.reports.release",
-        "release OUT --lms canvas|moodle [--partial] [--moodle-max N | --canvas-assignment-id N] [--roster FILE]: "
-        "feedback and grades as the LMS imports them (OUT/release)",
+        f"release OUT --lms {'|'.join(lms.REGISTRY)} [--partial] [{' | '.join(f'{lms.option(s)} N' for s in lms.REGISTRY.values())}] "
+        "[--roster FILE]: feedback and grades as the LMS imports them (OUT/release)",
     ),
     "similarity": (
         "autograder.reports.similarity",
@@ -108,11 +108,11 @@ def _options(name, parser):
         _term_options(add)
     elif name == "release":
         add("out", type=Path, help="a graded OUT folder")
-        add("--lms", required=True, choices=["canvas", "moodle"], help="the LMS to upload to")
+        add("--lms", required=True, choices=list(lms.REGISTRY), help="the LMS to upload to")
         add("--partial", action="store_true", help="release the final students new or changed since their last release")
         add("--lms-applies-late-policy", action="store_true", help="raw scores: the LMS deducts its own penalty")
-        add("--moodle-max", type=float, help="the Moodle assignment's maximum grade: grades are scaled to it")
-        add("--canvas-assignment-id", type=int, help="the Canvas assignment's id: the gradebook column 'a3 (id)'")
+        for system in lms.REGISTRY.values():
+            add(lms.option(system), type=system.setting_type, help=system.setting_help)
         add("--roster", type=Path, help="CSV student,lms_id or the LMS's worksheet/gradebook export: LMS ids")
         _term_options(add)
     elif name == "similarity":

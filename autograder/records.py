@@ -28,7 +28,7 @@ import tempfile
 import time
 import warnings
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
 
@@ -249,6 +249,11 @@ class StudentResult:
             notebooks={nb: NotebookResult.failed(nb, cells["tests"], why) for nb, cells in notebooks.items()},
         )
 
+    @property
+    def submitted_as(self) -> str:
+        """The name the student submitted under (the id when the pipeline did not record one)."""
+        return (self.submission or {}).get("submitted_as") or self.student
+
     def to_state(self) -> dict:
         """The dict recorded in OUT/.state/<student>.json: every field but the bulky ones, an optional one (error,
         limits, zygote, submission) only when set. The keys and values are those OUT has always held."""
@@ -298,46 +303,46 @@ def was_graded(status: str) -> bool:
     return status == Status.GRADED or Status.NEEDS_MANUAL.starts(status)
 
 
-def final_scores(summary: Mapping, entered: Mapping[str, Mapping]) -> tuple[dict, dict[str, tuple[float | None, str]]]:
+def final_scores(
+    result: NotebookResult, entered: Mapping[str, Mapping]
+) -> tuple[NotebookResult, dict[str, tuple[float | None, str]]]:
     """One notebook's scores as they stand: what grading decided, completed by what people entered.
 
     Inputs:
-    - summary: the notebook's recorded result (NotebookResult.to_dict(), "manual": {written grade id: points}).
+    - result: the notebook's recorded result (its `manual`: {written grade id: points}).
     - entered: {grade_id: {"score", "comment"}} from the gradebook (read_hand_grades) for this student x notebook.
     Returns:
-    - (summary with each autograded cell a person scored filled in, its score and status updated;
+    - (a copy of result with each autograded cell a person scored filled in, its score and status updated;
        {written grade id: (score or None while waiting for a person, one-line note)}).
       A blank written answer scores 0 by itself, and so does every written answer of a notebook that was not
       graded at all (missing, not a notebook, ...: it has no formgrader page); a failure of the grader itself
       leaves them waiting, since the next run grades them, and a damaged download leaves them waiting for a good one.
     """
-    summary = dict(summary)
     cells, by_hand = [], 0.0
-    for c in summary["cells"]:
-        score = (entered.get(contract.test_cell_id(c["grade_id"])) or {}).get("score")
-        if c["score"] is None and score is not None:
-            c = dict(c, score=float(score), note=HAND_GRADED)
+    for c in result.cells:
+        score = (entered.get(contract.test_cell_id(c.grade_id)) or {}).get("score")
+        if c.score is None and score is not None:
+            c = replace(c, score=float(score), note=HAND_GRADED)
             by_hand += float(score)
         cells.append(c)
-    summary["cells"] = cells
-    summary["score"] = summary["score"] + by_hand
-    if Status.NEEDS_MANUAL.starts(summary["status"]) and all(c["score"] is not None for c in cells):
-        summary["status"] = str(Status.GRADED)
+    status = result.status
+    if Status.NEEDS_MANUAL.starts(status) and all(c.score is not None for c in cells):
+        status = Status.GRADED
+    final = replace(result, cells=cells, score=result.score + by_hand, status=status)
     written = {}
-    blank = set(summary.get("blank") or ())
-    for gid in summary.get("manual") or {}:
+    for gid in result.manual:
         score = (entered.get(gid) or {}).get("score")
-        if score is not None and was_graded(summary["status"]):
+        if score is not None and was_graded(status):
             written[gid] = (float(score), HAND_GRADED)
-        elif Status.DAMAGED.starts(summary["status"]):
+        elif Status.DAMAGED.starts(status):
             written[gid] = (None, REDOWNLOAD)
-        elif not was_graded(summary["status"]) and not Status.FAILED.starts(summary["status"]):
-            written[gid] = (0.0, f"not graded: {summary['status']}")
-        elif gid in blank:
+        elif not was_graded(status) and not Status.FAILED.starts(status):
+            written[gid] = (0.0, f"not graded: {status}")
+        elif gid in result.blank:
             written[gid] = (0.0, BLANK)
         else:
             written[gid] = (None, WAITING)
-    return summary, written
+    return final, written
 
 
 @dataclass(frozen=True)
@@ -361,14 +366,24 @@ class Results:
         self._indexed = False  # OUT's gradebook has _INDEXES (added on the first merge of this object)
 
     # --- resume bookkeeping -------------------------------------------------------------------
-    def state(self, student: str) -> dict | None:
-        """The recorded result of `student` (without bulky parts), or None."""
+    def state(self, student: str) -> StudentResult | None:
+        """The recorded result of `student` (without the bulky fields), or None."""
         path = self.state_dir / f"{student}.json"
-        return json.loads(path.read_text()) if path.exists() else None
+        return StudentResult.from_dict(json.loads(path.read_text())) if path.exists() else None
 
-    def states(self) -> list[dict]:
-        """All recorded results, sorted by student."""
-        return [json.loads(p.read_text()) for p in sorted(self.state_dir.glob("*.json"))]
+    def states(self, strict: bool = True) -> list[StudentResult]:
+        """All recorded results (without the bulky fields), sorted by student.
+
+        strict: False skips a state file that does not read as a result (one of another version, a damaged one),
+        for readers that can do without it (a report's plot, the names of a table)."""
+        found = []
+        for path in sorted(self.state_dir.glob("*.json")):
+            try:
+                found.append(StudentResult.from_dict(json.loads(path.read_text())))
+            except (ValueError, KeyError, AttributeError, TypeError):
+                if strict:
+                    raise
+        return found
 
     def is_done(self, student: str, submission: Mapping[str, str] | None = None) -> bool:
         """True when `student` was graded to the end from this very submission (a crashed grading is retried).
@@ -378,18 +393,18 @@ class Results:
         all match it (None: any recorded complete result will do).
         """
         state = self.state(student)
-        if not (state and state.get("complete")):
+        if not (state and state.complete):
             return False
-        return submission is None or state.get("submission") == dict(submission)
+        return submission is None or state.submission == dict(submission)
 
     def why_not_reused(self, student: str, submission: Mapping[str, str]) -> str:
         """Why `student`'s recorded result cannot stand for `submission` (one line), or '' when it can."""
         state = self.state(student)
         if not state:
             return ""
-        if not state.get("complete"):
+        if not state.complete:
             return "the last grading did not finish"
-        old = state.get("submission") or {}
+        old = state.submission or {}
         for key, what in (
             ("submitted_as", "a different name was submitted under this id"),
             ("digest", "the submitted files changed"),
@@ -482,52 +497,47 @@ class Results:
         """
         return read_hand_grades(self.gradebook_path())
 
-    def write_csvs(self, hand: Mapping[tuple[str, str], Mapping] | None = None) -> None:
+    def write_csvs(
+        self, hand: Mapping[tuple[str, str], Mapping] | None = None, recorded: term.Term | None = None
+    ) -> None:
         """Rewrite the CSVs from every recorded student (idempotent: one row per student x notebook).
 
-        `hand`: the hand grades when the caller has read them already (default: read from the gradebook).
+        `hand` / `recorded`: the hand grades and the term when the caller has read them already (default: read from
+        the gradebook and OUT/term).
         """
         grades, cells, timings = [], [], []
         order = {name: i for i, name in enumerate(contract.NOTEBOOKS)}
         hand = self.hand_grades() if hand is None else hand
-        try:
-            late = term.Term.load(self.out)
-        except term.TermError as exc:  # a hand-edited OUT/term file: no penalty from it, and the log says why
-            self.log([f"TERM not applied: {exc}"])
-            late = term.Term(None, {}, {})
+        late = self.recorded_term() if recorded is None else recorded
         for state in self.states():
-            student, shown = state["student"], (state.get("submission") or {}).get("submitted_as", "")
-            for nb, s in sorted(state["notebooks"].items(), key=lambda kv: (order.get(kv[0], 99), kv[0])):
-                s, written = final_scores(s, hand.get((student, nb), {}))
+            student, submitted_as = state.student, (state.submission or {}).get("submitted_as", "")
+            for nb, graded in sorted(state.notebooks.items(), key=lambda kv: (order.get(kv[0], 99), kv[0])):
+                s, written = final_scores(graded, hand.get((student, nb), {}))
                 entered = [score for score, _ in written.values() if score is not None]
-                points = s.get("manual") or {}
-                damaged = Status.DAMAGED.starts(s["status"])  # no score at all until a good download is graded
-                ungraded = [c["grade_id"] for c in s["cells"] if c["score"] is None]
+                damaged = Status.DAMAGED.starts(s.status)  # no score at all until a good download is graded
+                ungraded = [c.grade_id for c in s.cells if c.score is None]
                 ungraded += [gid for gid, (score, note) in written.items() if score is None and note == WAITING]
                 grades.append(
                     [
                         student,
                         nb,
-                        "" if damaged else _num(s["score"]),
-                        _num(s["max_score"]),
-                        s["status"],
+                        "" if damaged else _num(s.score),
+                        _num(s.max_score),
+                        str(s.status),
                         _num(sum(entered)) if entered else "",
-                        _num(sum(points.values())) if points else "",
+                        _num(sum(s.manual.values())) if s.manual else "",
                         " ".join(ungraded),
-                        shown,
-                        *late.columns(student, s["score"] + sum(entered)),
+                        submitted_as,
+                        *late.columns(student, s.score + sum(entered)),
                     ]
                 )
-                for c in s["cells"]:
-                    score = None if damaged else c["score"]
-                    cells.append(
-                        [student, nb, c["grade_id"], _num(score), _num(c["max_score"]), c.get("note", ""), shown]
-                    )
+                for c in s.cells:
+                    score = None if damaged else c.score
+                    cells.append([student, nb, c.grade_id, _num(score), _num(c.max_score), c.note, submitted_as])
                 for gid, (score, note) in written.items():
-                    cells.append([student, nb, gid, _num(score), _num(points[gid]), note, shown])
-                t = s.get("timing") or {}
-                if "setup" in t:
-                    timings.append([student, nb] + [f"{t[k]:.3f}" for k in TIMING_COLUMNS[2:]])
+                    cells.append([student, nb, gid, _num(score), _num(s.manual[gid]), note, submitted_as])
+                if "setup" in s.timing:
+                    timings.append([student, nb] + [f"{s.timing[k]:.3f}" for k in TIMING_COLUMNS[2:]])
         for name, columns, rows in (
             ("grades.csv", GRADES_COLUMNS, grades),
             ("grades_by_cell.csv", CELL_COLUMNS, cells),
@@ -538,6 +548,14 @@ class Results:
             writer.writerow(columns)
             writer.writerows(rows)
             atomic_write(self.out / name, buf.getvalue())
+
+    def recorded_term(self) -> term.Term:
+        """The term OUT/term records; a damaged one (a hand-edited file) counts as none, and the log says why."""
+        try:
+            return term.Term.load(self.out)
+        except term.TermError as exc:
+            self.log([f"TERM not applied: {exc}"])
+            return term.Term(None, {}, {})
 
     # --- gradebook -----------------------------------------------------------------------------
     def gradebook_path(self) -> Path:
@@ -566,9 +584,9 @@ class Results:
             warnings.simplefilter("ignore")
             shard = Path(tmp) / "shard.db"
             shard.write_bytes(shard_bytes)
-            with Gradebook(f"sqlite:///{course}") as gb, Gradebook(f"sqlite:///{shard}") as sb:
+            with Gradebook(f"sqlite:///{course}") as gb, Gradebook(f"sqlite:///{shard}") as shard_gb:
                 try:
-                    sub = sb.find_submission(contract.ASSIGNMENT, student)
+                    sub = shard_gb.find_submission(contract.ASSIGNMENT, student)
                 except MissingEntry:
                     return HandGrades()
                 hand = {

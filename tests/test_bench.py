@@ -9,6 +9,7 @@ from nbformat.v4 import new_code_cell, new_notebook
 
 from autograder import bench
 from autograder.grading import pipeline, scheduler
+from autograder.records import NotebookResult, StudentResult
 
 
 def nbg(grade_id, solution=False, grade=False):
@@ -155,11 +156,10 @@ def test_fixed_costs_split_the_overhead_and_count_each_zygote_once(tmp_path):
     zygotes' import time counted once per zygote (its first student)?"""
 
     def state(student, resets, kernel_start):
-        return {
-            "student": student,
-            "zygote": {"preload_seconds": 4.0, "resets": resets, "kernels": 1},
-            "notebooks": {"nmt": {"timing": {"overhead": 1.5, "kernel_start": kernel_start}}, "bert": {"timing": {}}},
-        }
+        nmt = NotebookResult("nmt", "graded", 1.0, 1.0, [], timing={"overhead": 1.5, "kernel_start": kernel_start})
+        bert = NotebookResult("bert", "graded", 1.0, 1.0, [])
+        zygote = {"preload_seconds": 4.0, "resets": resets, "kernels": 1}
+        return StudentResult(student, notebooks={"nmt": nmt, "bert": bert}, zygote=zygote).to_state()
 
     (tmp_path / ".state").mkdir()
     for student, resets, ks in (("a", 0, 0.4), ("b", 1, 0.6)):
@@ -249,7 +249,7 @@ def test_term_bench_class_is_released_whole(tmp_path):
     from autograder.reports import release
 
     bench.term_class(tmp_path, 30)
-    got = release.release(tmp_path, "moodle", moodle_max=100)
+    got = release.release(tmp_path, "moodle", setting=100)
     with open(tmp_path / "grades.csv", newline="") as f:
         penalised = {r["student"] for r in csv.DictReader(f) if float(r["late_penalty"] or 0) > 0}
     assert (len(got["released"]), got["held"], bool(penalised)) == (30, {}, True)

@@ -6,11 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from autograder import cli
+from autograder import cli, lms
 
 
 def test_every_command_parses_into_its_engine_signature():
-    """Does each command's parsed namespace name exactly the keyword options its module's main takes?"""
+    """Does each command's parsed namespace name exactly the keyword options its module's main takes (release's
+    main takes each LMS's setting as a keyword of **settings, one per record of lms.REGISTRY)?"""
     required = {
         "grade": ["SUBS", "--out", "OUT"],
         "feedback": ["OUT"],
@@ -25,8 +26,13 @@ def test_every_command_parses_into_its_engine_signature():
         options = vars(cli.parser().parse_args([name] + required.get(name, [])))
         options.pop("command")
         params = inspect.signature(importlib.import_module(module).main).parameters
-        assert all(p.kind is p.KEYWORD_ONLY for p in params.values()), f"{module}.main takes positional arguments"
-        assert set(options) == set(params), f"{name}: parsed {sorted(options)}, {module}.main takes {sorted(params)}"
+        named = {n for n, p in params.items() if p.kind is p.KEYWORD_ONLY}
+        more = {n for n, p in params.items() if p.kind is p.VAR_KEYWORD}
+        assert set(params) == named | more, f"{module}.main takes positional arguments"
+        settings = {system.setting for system in lms.REGISTRY.values()} if more else set()
+        assert set(options) == named | settings, (
+            f"{name}: parsed {sorted(options)}, {module}.main takes {sorted(params)}"
+        )
 
 
 def test_unknown_command_is_a_usage_error(capsys):

@@ -159,7 +159,7 @@ def test_state_survives_a_new_results_object(tmp_path):
     """Is what was recorded before a crash still there for the next run (a new Results on the same OUT)?"""
     Results(tmp_path).record(result("ann"))
     again = Results(tmp_path)
-    assert again.is_done("ann") and again.state("ann")["notebooks"]["nmt"]["score"] == 3.0
+    assert again.is_done("ann") and again.state("ann").notebooks["nmt"].score == 3.0
 
 
 def gradebooks(folder, scores):

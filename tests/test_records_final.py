@@ -20,7 +20,7 @@ def graded(caption_score=1.0, blank=()):
     cells = [("add", 2.0, 2.0, "passed"), ("caption", caption_score, 1.0, "passed")]
     result = NotebookResult.graded("clip", [CellResult(*c) for c in cells], 3.0)
     result.manual, result.blank = dict(WRITTEN), list(blank)
-    return result.to_dict()
+    return result
 
 
 def test_written_answers_wait_for_a_person():
@@ -45,7 +45,7 @@ def test_a_missing_notebook_has_its_written_answers_zero_and_final():
     """Are the written answers of a missing notebook 0 and final (it has no formgrader page)?"""
     missing = NotebookResult.failed("clip", TESTS, "missing")
     missing.manual = dict(WRITTEN)
-    _, written = final_scores(missing.to_dict(), {})
+    _, written = final_scores(missing, {})
     assert written == {"written_why": (0.0, "not graded: missing"), "written_how": (0.0, "not graded: missing")}
 
 
@@ -53,7 +53,7 @@ def test_an_invalid_notebook_has_its_written_answers_zero_and_final():
     """Are the written answers of a file that is not a notebook 0 and final too?"""
     bad = NotebookResult.failed("clip", TESTS, "not a notebook: invalid JSON (line 1, column 2)")
     bad.manual = dict(WRITTEN)
-    _, written = final_scores(bad.to_dict(), {})
+    _, written = final_scores(bad, {})
     assert all(score == 0.0 for score, _ in written.values()), written
 
 
@@ -61,7 +61,7 @@ def test_a_grader_failure_leaves_written_answers_waiting():
     """When the grader itself failed (the next run grades the notebook), do written answers stay waiting?"""
     failed = NotebookResult.failed("clip", TESTS, "grading failed: worker process died 3 times")
     failed.manual = dict(WRITTEN)
-    _, written = final_scores(failed.to_dict(), {})
+    _, written = final_scores(failed, {})
     assert all(score is None for score, _ in written.values()), written
 
 
@@ -70,7 +70,7 @@ def test_a_damaged_download_leaves_written_answers_waiting_for_a_good_one():
     download?"""
     damaged = NotebookResult.failed("clip", TESTS, Status.DAMAGED.detail("'clip.ipynb' could not be read"))
     damaged.manual = dict(WRITTEN)
-    _, written = final_scores(damaged.to_dict(), {})
+    _, written = final_scores(damaged, {})
     assert written == {"written_why": (None, REDOWNLOAD), "written_how": (None, REDOWNLOAD)}
 
 
@@ -78,23 +78,23 @@ def test_a_hand_score_completes_a_cell_left_to_a_person():
     """Does a score entered on a test cell that needed a person (the CLIP caption) count, and make the notebook
     graded?"""
     summary = graded(caption_score=None)
-    assert summary["status"] == "needs manual grading: caption"
+    assert summary.status == "needs manual grading: caption"
     done, _ = final_scores(summary, {"test_caption": {"score": 1.0, "comment": ""}})
-    caption = next(c for c in done["cells"] if c["grade_id"] == "caption")
-    assert (caption["score"], caption["note"], done["score"], done["status"]) == (1.0, HAND_GRADED, 3.0, "graded")
+    caption = next(c for c in done.cells if c.grade_id == "caption")
+    assert (caption.score, caption.note, done.score, done.status) == (1.0, HAND_GRADED, 3.0, "graded")
 
 
 def test_a_hand_score_never_replaces_an_automatic_one():
     """Is a manual score on an autograded cell that the checks decided left alone?"""
     done, _ = final_scores(graded(caption_score=0.0), {"test_caption": {"score": 1.0, "comment": ""}})
-    assert done["score"] == 2.0
+    assert done.score == 2.0
 
 
 def test_final_scores_leaves_the_recorded_summary_as_it_was():
     """Does completing a summary leave the recorded one unchanged (it is the grader's verdict)?"""
     summary = graded(caption_score=None)
     final_scores(summary, {"test_caption": {"score": 1.0, "comment": ""}})
-    assert summary["cells"][1]["score"] is None and summary["status"].startswith("needs manual")
+    assert summary.cells[1].score is None and summary.status.startswith("needs manual")
 
 
 def test_blank_answers():

@@ -156,7 +156,7 @@ def test_old_state_file_reads_back_and_writes_the_same(tmp_path):
     results = Results(tmp_path)
     results.record(StudentResult.from_dict(OLD_STATE))
     assert (tmp_path / ".state" / "ann.json").read_text() == json.dumps(OLD_STATE, indent=1, sort_keys=True)
-    assert results.state("ann") == OLD_STATE
+    assert results.state("ann").to_state() == OLD_STATE
 
 
 def test_student_result_round_trips_and_pickles():

@@ -13,13 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder import contract
+from autograder.lms import REGISTRY
 
 log = logging.getLogger(__name__)
 
 NOTEBOOK_NAMES = contract.NOTEBOOKS
 JUNK_DIRS = {"__MACOSX", ".ipynb_checkpoints", "__pycache__", ".git"}
-CANVAS = re.compile(r"^(?P<login>[^_\s/]+)(?P<late>_LATE)?_(?P<uid>\d+)_(?P<sid>\d+)_(?P<file>.+)$")
-MOODLE = re.compile(r"^(?P<name>.+?)_(?P<uid>\d+)_assignsubmission_[a-z]+_?$")
 TIMESTAMP_FILE = "timestamp.txt"  # nbgrader's record of when the student submitted: evidence, not a submitted file
 ID_CHARS = 64  # longest student id kept as it is (a file name holds 255 bytes: 64 CJK characters are 192)
 
@@ -110,7 +109,7 @@ def discover(root: Path | str, unwrap: bool = False) -> dict[str, tuple[str, lis
         entries = [p for p in root.iterdir() if not p.name.startswith(".") and p.name not in JUNK_DIRS]
         only = entries[0] if len(entries) == 1 and entries[0].is_dir() else None
         holds_notebooks = only and any(
-            f.is_file() and not CANVAS.match(f.name) and notebook_from_name(f.name) for f in only.iterdir()
+            f.is_file() and not _lms_file(f.name)[1] and notebook_from_name(f.name) for f in only.iterdir()
         )
         if unwrap and only and not holds_notebooks:  # a wrapper folder, not a student's folder
             root = entries[0]
@@ -126,28 +125,40 @@ def discover(root: Path | str, unwrap: bool = False) -> dict[str, tuple[str, lis
 
     for entry in sorted(entries):
         if entry.is_dir():
-            m = MOODLE.match(entry.name)
-            raw = m.group("name") if m else entry.name
-            lms = {"lms": "moodle", "user_id": m.group("uid"), "name": raw} if m else {}
+            raw, lms = _lms_folder(entry.name)
             add(raw, lms=lms)
             for f in files_under(entry):
                 shown = str(f.relative_to(entry))
                 add(raw, Candidate(f, shown, f.stat().st_mtime, notebook_from_name(f.name), lms), lms)
         elif entry.is_file():
-            m = CANVAS.match(entry.name)
+            system, m = _lms_file(entry.name)
             if not m:
-                log.warning("ignored %s: not in a student folder and not an LMS (Canvas) file name", entry.name)
+                named = ", ".join(lms.name for lms in REGISTRY.values() if lms.per_student == "file")
+                log.warning("ignored %s: not in a student folder and not an LMS (%s) file name", entry.name, named)
                 continue
-            filename = re.sub(r"-\d+(?=\.[A-Za-z]+$)", "", m.group("file"))  # Canvas resubmission suffix
-            lms = {"lms": "canvas", "user_id": m.group("uid"), "name": m.group("login"), "file_id": m.group("sid")}
-            if m.group("late"):  # Canvas says late (no time): the late policy's one unit
-                lms["late"] = True
+            raw, lms = system.ids(m)
             add(
-                m.group("login"),
-                Candidate(entry, entry.name, entry.stat().st_mtime, notebook_from_name(filename), lms),
+                raw,
+                Candidate(entry, entry.name, entry.stat().st_mtime, notebook_from_name(system.file_name(m)), lms),
                 lms,
             )
     return students
+
+
+def _lms_folder(name: str) -> tuple[str, dict]:
+    """(the student's name, their LMS ids or {}) of a student's folder, named by an LMS or by hand."""
+    for lms in REGISTRY.values():
+        if lms.per_student == "folder" and (m := lms.download.match(name)):
+            return lms.ids(m)
+    return name, {}
+
+
+def _lms_file(name: str):
+    """(the LMS, the match) of a file an LMS named for its student, or (None, None)."""
+    for lms in REGISTRY.values():
+        if lms.per_student == "file" and (m := lms.download.match(name)):
+            return lms, m
+    return None, None
 
 
 def submission_digest(raw: str, files: Iterable[tuple[str, Path]]) -> str:

@@ -35,6 +35,7 @@ class Submission:
     lms: dict = field(default_factory=dict)  # {"lms": "canvas" or "moodle", "user_id", "name"} when an LMS named it
     submitted_as: str = ""  # the folder or LMS name exactly as submitted
     digest: str = ""  # hash of the student's submitted files (names and bytes): same bytes, same digest
+    timestamp: Path | None = None  # nbgrader's timestamp.txt in the student's folder (evidence of when they submitted)
 
     @classmethod
     def missing(cls, student: str, notebook: str, status: str = Status.MISSING, **more) -> "Submission":
@@ -47,7 +48,7 @@ class Submission:
         return self.status == Status.OK and self.path is not None
 
 
-def _prepare(candidate, releases, damaged):
+def _read_candidate(candidate, releases, damaged):
     """Read and identify one candidate: (notebook name or None, nb or None, problem or None, repairs).
 
     damaged: {path: why} of the entries that could not be read, "download" for the LMS download's (the TA's copy:
@@ -95,7 +96,7 @@ def _sort_candidates(candidates, releases, damaged):
         if not is_ipynb and not cand.name_says:
             others.append(cand.shown)
             continue
-        name, nb, problem, repairs = _prepare(cand, releases, damaged)
+        name, nb, problem, repairs = _read_candidate(cand, releases, damaged)
         if not is_ipynb and nb is None:  # e.g. nmt.pdf or nmt.py instead of the notebook
             problems.setdefault(cand.name_says, f"not a notebook: {cand.shown!r} is not an .ipynb file")
             continue
@@ -143,6 +144,7 @@ def ingest_student(
     releases: dict[str, NotebookNode],
     staging: Path,
     damaged: dict[Path, str] | None = None,
+    stamps: bool = True,
 ) -> list[Submission]:
     """Pick and repair one student's notebooks.
 
@@ -153,6 +155,8 @@ def ingest_student(
     - staging: repaired notebooks are written to staging/<student>/<notebook>.ipynb.
     - damaged: {path: why} of the entries of the LMS download that could not be read: such a notebook waits for a
       good download (Status.DAMAGED), as does every notebook missing beside a damaged file whose name names none.
+    - stamps: take nbgrader's timestamp.txt among the candidates as the submission time (False for an LMS zip,
+      where a student could have uploaded one).
     Returns:
     - one Submission per notebook of contract.NOTEBOOKS, in that order.
     """
@@ -162,6 +166,10 @@ def ingest_student(
     if any(c.lms.get("late") for c in candidates):  # a file Canvas marked late makes the submission late
         lms = dict(lms, late=True)
     digest = discover.submission_digest(raw, [(c.shown, c.path) for c in candidates])
+    stamp = None
+    if stamps:  # the shallowest one
+        found = [c.path for c in candidates if c.path.name == discover.TIMESTAMP_FILE]
+        stamp = min(found, key=lambda p: len(p.parts), default=None)
     lost = [
         _redownload(c, damaged["download"]) for c in candidates if c.path in damaged["download"] and not c.name_says
     ]
@@ -171,7 +179,7 @@ def ingest_student(
     out = []
 
     def submission(name, path, status, repairs):
-        return Submission(student, name, path, status, list(repairs), dict(lms), raw, digest)
+        return Submission(student, name, path, status, list(repairs), dict(lms), raw, digest, stamp)
 
     for name in contract.NOTEBOOKS:
         if not by_nb.get(name):
@@ -228,14 +236,14 @@ def ingest(
     submissions, staging = Path(submissions), Path(staging)
     releases = read.load_releases(_default_release(staging) if release is None else release)
     staging.mkdir(parents=True, exist_ok=True)
-    damaged = {}
+    damaged, stamps = {}, submissions.is_dir()
     if submissions.is_file():
         submissions, damaged = read.unpack(submissions, staging, [] if notes is None else notes)
     out = []
     for student, (raw, candidates) in sorted(
         discover.discover(submissions, unwrap=submissions.name == ".unpacked").items()
     ):
-        out += ingest_student(student, raw, candidates, releases, staging, damaged)
+        out += ingest_student(student, raw, candidates, releases, staging, damaged, stamps)
     if notes is not None:  # whose notebooks the damage took, beside the line about the zip
         notes += [f"{s.student}/{s.notebook}: {s.status}" for s in out if Status.DAMAGED.starts(s.status)]
     return out

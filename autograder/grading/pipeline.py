@@ -13,6 +13,7 @@ import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from autograder import contract, paths, rubrics, term
@@ -62,12 +63,14 @@ def plain_ingest(submissions: Path | str, staging: Path | str, notebooks: Iterab
     for folder in sorted(p for p in Path(submissions).iterdir() if p.is_dir() and not p.name.startswith(".")):
         digest = discover.submission_digest(folder.name, [(f.name, f) for f in folder.iterdir() if f.is_file()])
         student = discover.student_id(folder.name)
+        stamp = folder / discover.TIMESTAMP_FILE
+        given = dict(submitted_as=folder.name, digest=digest, timestamp=stamp if stamp.is_file() else None)
         for nb in notebooks:
             path = folder / f"{nb}.ipynb"
             if path.is_file():
-                subs.append(Submission(student, nb, path, Status.OK, submitted_as=folder.name, digest=digest))
+                subs.append(Submission(student, nb, path, Status.OK, **given))
             else:
-                subs.append(Submission.missing(student, nb, submitted_as=folder.name, digest=digest))
+                subs.append(Submission.missing(student, nb, **given))
     return subs
 
 
@@ -98,6 +101,42 @@ def collect(
     }
 
 
+@dataclass(frozen=True)
+class Summary:
+    """What one `grade` run did, for the summary it prints and the callers that check it.
+
+    limits: {student: ["<notebook>: cell N (grade id): <cause>"]} for cells a limit stopped (time, memory,
+    processes) and not_graded: {student: ["<notebook>: <status>"]} for notebooks that could not be graded, both
+    for every student of the batch, those recorded by an earlier run included; workers_lost: ["<worker> died
+    holding <students>"] for each Dask worker that died; no_submission_time: students taken as on time for want
+    of evidence.
+    """
+
+    graded: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    failed: dict[str, str] = field(default_factory=dict)
+    seconds: float = 0.0
+    statuses: Counter = field(default_factory=Counter)
+    hand_grades: dict[str, int] = field(default_factory=dict)  # {"kept": n, "dropped": n}, the counts that are not 0
+    students: int = 0
+    notes: list[str] = field(default_factory=list)  # the batch's own problems (a damaged LMS zip)
+    limits: dict[str, list[str]] = field(default_factory=dict)
+    not_graded: dict[str, list[str]] = field(default_factory=dict)
+    workers_lost: list[str] = field(default_factory=list)
+    no_submission_time: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Batch:
+    """The students of a run, taken in: each one's notebooks as ingest left them, and what identifies them."""
+
+    students: dict[str, list[Submission]]
+    identity: dict[str, dict[str, str]]  # {student: submission_identity(...)}
+    notes: list[str]
+    timed: set[str]  # the students whose submission time was found
+    log: list[str]  # lines for grading.log on the submission times (a timestamp.txt that did not read, ...)
+
+
 def grade(
     submissions: Path | str,
     out: Path | str,
@@ -114,8 +153,8 @@ def grade(
     extensions: Path | str | None = None,
     submitted: Path | str | None = None,
     worksheet: Path | str | None = None,
-) -> dict:
-    """Grade every student in `submissions` into `out`; returns a summary dict.
+) -> Summary:
+    """Grade every student in `submissions` into `out`: take the batch in, grade who needs it, finish OUT.
 
     Inputs:
     - submissions: folder of student folders, or an LMS zip (handled by autograder.grading.ingest).
@@ -126,20 +165,14 @@ def grade(
     - course / extensions / submitted / worksheet: the term's files (autograder/term.py), checked before anything is graded
       and kept in OUT/term (None: keep what OUT has). Raises term.TermError (one line) for a bad one.
     Returns:
-    - {"graded": [...], "skipped": [...], "failed": {student: reason}, "seconds": float, "statuses": Counter,
-      "limits": {student: ["<notebook>: cell N (grade id): <cause>"]} for cells a limit stopped (time, memory,
-      processes), "not_graded": {student: ["<notebook>: <status>"]} for notebooks that could not be graded; both
-      cover every student of the batch, those recorded by an earlier run included; "workers_lost": ["<worker>
-      died holding <students>"] for each Dask worker that died}
+    - a Summary.
     """
     start = time.perf_counter()
     out = Path(out)
-    if course is not None:  # a bad course file stops the run before anything is graded
-        term.read_course(course)
+    course_file = term.read_course(course) if course is not None else None  # a bad one stops the run here
     out.mkdir(parents=True, exist_ok=True)
     template = ensure_template(out, source)
     layout = worker.course_layout(template / "release")
-    notebooks = list(layout)
     results = Results(out, template)
     n_workers = workers or scheduler.default_workers()
     threads = max(1, scheduler.default_workers() // n_workers) if not scheduler_address else None
@@ -149,43 +182,97 @@ def grade(
                 student="", notebooks=[], template=str(template), work=str(out / ".work" / "-"), threads=threads
             )
         )
+    batch = take_in(
+        submissions, out, template, results, ingest_fn, course_file, course, extensions, submitted, worksheet
+    )
+    results.log([f"RUN grade {submissions} -> {out} ({len(batch.students)} students, force={force})"] + batch.log)
+    results.log(look_alikes(batch.students))
+    recorded = results.recorded_term()  # the term as recorded: late notes on the pages, columns of the CSVs
+    defaults = worker.Task(
+        student="",
+        notebooks=[],
+        template=str(template),
+        work="",
+        cell_timeout=cell_timeout,
+        notebook_timeout=notebook_timeout,
+        threads=threads,
+        keep_work=keep_work,
+        model_answers=feedback.model_answers(recorded, source),
+    )
+    tasks, skipped = plan(batch, results, out, recorded, defaults, force)
+    failed, hand, lost = run_tasks(tasks, batch, results, layout, workers, scheduler_address)
+    finish(out, results, recorded, scheduler_address, source, redo=[s for s, n in hand.items() if n["kept"]])
+    states = [st for st in results.states() if st.student in batch.students]  # those it skipped too
+    kept = Counter()
+    for n in hand.values():
+        kept.update(n)
+    summary = Summary(
+        graded=sorted(t.student for t in tasks if t.student not in failed),
+        skipped=skipped,
+        failed=failed,
+        seconds=time.perf_counter() - start,
+        statuses=Counter(str(s.status) for st in results.states() for s in st.notebooks.values()),
+        hand_grades={what: n for what, n in sorted(kept.items()) if n},
+        students=len(batch.students),
+        notes=batch.notes,
+        limits={st.student: st.limits for st in states if st.limits},
+        not_graded=not_graded(states),
+        workers_lost=lost,
+        no_submission_time=sorted(set(batch.students) - batch.timed),
+    )
+    results.log(
+        [f"END graded {len(summary.graded)}, skipped {len(skipped)}, failed {len(failed)} in {summary.seconds:.1f} s"]
+    )
+    return summary
+
+
+def take_in(
+    submissions, out, template, results, ingest_fn, course_file, course, extensions, submitted, worksheet
+) -> Batch:
+    """Ingest the submissions, record the LMS's ids and the term (course, extensions, when each student submitted).
+
+    course_file: the course file `course` as read (None: none given). Raises term.TermError for a bad term file."""
     staging = out / ".cache" / "staging"
     if staging.exists():
         shutil.rmtree(staging)
     staging.mkdir(parents=True)
     notes = []
+    notebooks = list(worker.course_layout(template / "release"))
     students = collect(submissions, staging, notebooks, template / "release", ingest_fn, notes)
     results.log(f"SUBMISSIONS {note}" for note in notes)
     results.record_lms_ids({student: next((s.lms for s in subs if s.lms), {}) for student, subs in students.items()})
-    # when each student submitted
-    found, stamp_log = times.evidence(submissions, students, submitted, worksheet, times.zone(out, course))
+    found, stamp_log = times.evidence(students, submitted, worksheet, times.zone(out, course_file))
     everyone = {**term.recorded_names(out), **times.names(students)}  # a TA names students as they know them
     term.write_term(out, course=course, extensions=extensions, evidence=found, students=everyone)
     timeontask.forget(out)  # the course may turn time on task off: the execution times ingest kept go
     times.record_lms_files(out, students)
-    results.log([f"RUN grade {submissions} -> {out} ({len(students)} students, force={force})"] + stamp_log)
-    results.log(look_alikes(students))
     source_hash = (template / "source.sha256").read_text()
     identity = {student: submission_identity(subs, student, source_hash) for student, subs in students.items()}
+    return Batch(students, identity, notes, set(found), stamp_log)
 
+
+def plan(
+    batch: Batch, results: Results, out: Path, recorded: term.Term, settings: worker.Task, force: bool
+) -> tuple[list[worker.Task], list[str]]:
+    """(one Task per student to grade, heaviest first; the students skipped as graded from the same files).
+
+    settings: a Task whose grading settings (time limits, threads, model answers) every task takes."""
     tasks, skipped, regrade = [], [], []
-    for student, subs in students.items():
-        if not force and results.is_done(student, identity[student]):
+    for student, subs in batch.students.items():
+        if not force and results.is_done(student, batch.identity[student]):
             skipped.append(student)
             continue
-        why = results.why_not_reused(student, identity[student])
+        why = results.why_not_reused(student, batch.identity[student])
         if why and not force:
             regrade.append(f"REGRADE {student}: {why}")
         tasks.append(
-            worker.Task(
+            replace(
+                settings,
                 student=student,
                 notebooks=subs,
-                template=str(template),
                 work=str(out / ".work" / student),
-                cell_timeout=cell_timeout,
-                notebook_timeout=notebook_timeout,
-                threads=threads,
-                keep_work=keep_work,
+                submitted_as=batch.identity[student]["submitted_as"],
+                late=recorded.late(student),
             )
         )
     # Heaviest students first, so that no worker is left alone with a full student at the end of the batch
@@ -193,19 +280,26 @@ def grade(
     if skipped:
         results.log([f"SKIP {len(skipped)} students already graded from the same files (use --force to regrade)"])
     results.log(regrade)
+    return tasks, skipped
 
-    failed, hand = {}, Counter()
+
+def run_tasks(tasks, batch, results, layout, workers, scheduler_address):
+    """Grade `tasks` on the workers, recording each student as their result comes.
+
+    Returns:
+    - ({student: why} of those whose grading failed, {student: {"kept": n, "dropped": n}} of their hand grades,
+       ["<worker> died holding <students>"])."""
+    failed, hand, lost = {}, {}, []
 
     def on_result(result: StudentResult | scheduler.TaskFailure):
         if isinstance(result, scheduler.TaskFailure):  # the worker never returned a result
             result = StudentResult.failed(result.task.student, layout, result.status)
         if not result.complete:
             failed[result.student] = result.error or Status.FAILED
-        result.submission = identity[result.student]
+        result.submission = batch.identity[result.student]
         recorded = results.record(result)
-        hand.update({what: n for what, n in (("kept", recorded.kept), ("dropped", recorded.dropped)) if n})
-
-    lost = []
+        if recorded.kept or recorded.dropped:
+            hand[result.student] = {"kept": recorded.kept, "dropped": recorded.dropped}
 
     def on_worker_lost(address: str, held: list[worker.Task]):
         names = ", ".join(t.student for t in held)
@@ -228,6 +322,12 @@ def grade(
     except BaseException:  # Ctrl-C, a lost scheduler: the CSVs show every student recorded so far
         results.write_csvs()
         raise
+    return failed, hand, lost
+
+
+def finish(out, results, recorded, scheduler_address, source, redo):
+    """After the workers: free their slots, re-render the pages of `redo` (students whose kept hand grades the
+    workers could not know), then the CSVs, the similarity report and the TA index."""
     worker.release_slot()  # this process's zygote, when it graded in-process
     # A local cluster's workers have exited; an existing cluster's give back their slots of this run, after
     # which what is left belongs to workers that died
@@ -236,61 +336,26 @@ def grade(
     ):
         for left in slot.leftovers(out / ".work"):
             shutil.rmtree(left, ignore_errors=True)
-    late = late_students(out, [t.student for t in tasks])
-    if late:  # their pages say what being late cost (computed on the final scores, as `feedback` does)
-        feedback.rerender(out, students=late, tables=False)  # the CSVs and the index follow
-    results.write_csvs()
+    hand = results.hand_grades()
+    if redo:
+        feedback.rerender(out, students=redo, source=source, tables=False, hand=hand, recorded=recorded)
+    results.write_csvs(hand, recorded)
     try:  # the TA-only similarity report; its failure never fails grading
         similarity.write_report(out, scheduler_address)
     except Exception as exc:
         results.log([f"SIMILARITY not written: {type(exc).__name__}: {exc}"])
     feedback.write_index(out)
-    states = results.states()
-    statuses = Counter(s["status"] for st in states for s in st["notebooks"].values())
-    batch = [st for st in states if st["student"] in students]  # a resumed run reports the students it skipped too
-    summary = {
-        "graded": sorted(t.student for t in tasks if t.student not in failed),
-        "skipped": skipped,
-        "failed": failed,
-        "seconds": time.perf_counter() - start,
-        "statuses": statuses,
-        "hand_grades": dict(hand),
-        "students": len(students),
-        "notes": notes,
-        "limits": {st["student"]: st["limits"] for st in batch if st.get("limits")},
-        "not_graded": not_graded(batch),
-        "workers_lost": lost,
-        "no_submission_time": sorted(set(students) - set(found)),  # on time for want of evidence
-    }
-    results.log(
-        [
-            f"END graded {len(summary['graded'])}, skipped {len(skipped)}, failed {len(failed)} "
-            f"in {summary['seconds']:.1f} s"
-        ]
-    )
-    return summary
 
 
-def not_graded(states: list[dict]) -> dict[str, list[str]]:
+def not_graded(states: list[StudentResult]) -> dict[str, list[str]]:
     """{student: ["<notebook>: <status>"]} for the notebooks of recorded `states` that could not be graded
     (damaged, not a notebook, ...), missing ones and grader failures left out."""
     found = {}
     for st in states:
-        for nb, s in st["notebooks"].items():
-            if not is_settled(s["status"]) and not Status.FAILED.starts(s["status"]):
-                found.setdefault(st["student"], []).append(f"{nb}: {s['status']}")
+        for nb, s in st.notebooks.items():
+            if not is_settled(s.status) and not Status.FAILED.starts(s.status):
+                found.setdefault(st.student, []).append(f"{nb}: {s.status}")
     return found
-
-
-def late_students(out: Path, students: list[str]) -> list[str]:
-    """Those of `students` who submitted late under OUT's course term (none without a course file)."""
-    try:
-        recorded = term.Term.load(out)
-    except term.TermError:  # a damaged term file: grades.csv says so (records), the pages go without the line
-        return []
-    if recorded.course is None:
-        return []
-    return [s for s in students if (late := recorded.late(s)) is not None and late.units > 0]
 
 
 def submission_identity(subs: list[Submission], student: str, source_hash: str) -> dict[str, str]:
@@ -316,45 +381,45 @@ def look_alikes(students: dict[str, list[Submission]]) -> list[str]:
     ]
 
 
-def print_summary(summary: dict, out: Path) -> None:
+def print_summary(summary: Summary, out: Path) -> None:
     """The end-of-run summary: counts, failures with reasons, Dask workers that died, each student's notebooks
     that could not be graded and why, the students whose cells a limit stopped (and which), hand grades kept and
     dropped, time, where things are."""
-    for note in summary.get("notes", []):
+    for note in summary.notes:
         print(f"submissions: {note}")
     print(
-        f"graded {len(summary['graded'])} students, skipped {len(summary['skipped'])} already graded, "
-        f"{len(summary['failed'])} failed, in {summary['seconds']:.1f} s"
+        f"graded {len(summary.graded)} students, skipped {len(summary.skipped)} already graded, "
+        f"{len(summary.failed)} failed, in {summary.seconds:.1f} s"
     )
-    for status, n in sorted(summary["statuses"].items()):
+    for status, n in sorted(summary.statuses.items()):
         print(f"  {n:4d} notebooks: {status}")
-    for student, why in summary["failed"].items():
+    for student, why in summary.failed.items():
         print(f"  FAILED {student}: {why}")
-    for line in summary.get("workers_lost") or []:
+    for line in summary.workers_lost:
         print(f"  Dask worker {line}: graded again on another worker (grading.log)")
-    damaged = sum(n for status, n in summary["statuses"].items() if Status.DAMAGED.starts(status))
+    damaged = sum(n for status, n in summary.statuses.items() if Status.DAMAGED.starts(status))
     if damaged:
         print(
             f"  {damaged} notebooks could not be read from the LMS download: download the submissions again and grade "
             "them into the same OUT (until then they have no score and are not released)"
         )
-    for student, lines in (summary.get("not_graded") or {}).items():
+    for student, lines in summary.not_graded.items():
         for line in lines:
             print(f"    NOT GRADED {student}: {line}")
-    hand = summary.get("hand_grades") or {}
+    hand = summary.hand_grades
     if hand:
         print(
             f"  hand grades: {hand.get('kept', 0)} kept (answer unchanged), {hand.get('dropped', 0)} dropped "
             "(answer changed: grade it again; grading.log names each)"
         )
-    stopped = summary.get("limits") or {}
+    stopped = summary.limits
     if stopped:
         print(f"  {len(stopped)} student(s) had cells stopped by a limit (their feedback pages say so):")
         for student, lines in stopped.items():
             for line in lines:
                 print(f"    {student}: {line}")
-    if summary.get("no_submission_time") and (Path(out) / term.TERM_DIR / "course.toml").exists():
-        print(f"  {len(summary['no_submission_time'])} students without a submission time: taken as on time")
+    if summary.no_submission_time and (Path(out) / term.TERM_DIR / "course.toml").exists():
+        print(f"  {len(summary.no_submission_time)} students without a submission time: taken as on time")
     print(
         f"grades: {out / 'grades.csv'}, {out / 'grades_by_cell.csv'}; feedback: {out / 'feedback'}; "
         f"log: {out / 'grading.log'}"
@@ -412,11 +477,11 @@ def main(
         print(f"grade: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
-        done = sum(1 for state in Results(out).states() if state.get("complete")) if Path(out).exists() else 0
+        done = sum(1 for state in Results(out).states() if state.complete) if Path(out).exists() else 0
         print(f"\ninterrupted: {done} students graded, rerun the same command to resume", file=sys.stderr)
         return 130
     print_summary(summary, out)
-    if not summary.get("students", True):
+    if not summary.students:
         print(f"grade: nothing to grade: no student folders or LMS-named files found in {submissions}", file=sys.stderr)
         return 1
     return 0

@@ -30,7 +30,7 @@ from autograder.sandbox import bwrap, launcher, linux
 from autograder.text import one_line
 
 
-def install_kernel(ws: Path, kernel_env: dict[str, str]) -> tuple[str, dict, dict, bool]:
+def sandboxed_kernel(ws: Path, kernel_env: dict[str, str]) -> tuple[str, dict, dict, bool]:
     """Kernel for this workspace from autograder.sandbox.launcher (bubblewrap whenever available).
 
     Returns:
@@ -67,7 +67,7 @@ class KeyedKernel(NbGraderPreprocessor):
         stamps = json.loads(stamps_path.read_text()) if stamps_path.exists() else {}
         stamps[name] = time.time()
         stamps_path.write_text(json.dumps(stamps))
-        install_kernel(Path(info["workspace"]), {**info["kernel_env"], envvars.CHECK_KEY: info["keys"][name]})
+        sandboxed_kernel(Path(info["workspace"]), {**info["kernel_env"], envvars.CHECK_KEY: info["keys"][name]})
         return nb, resources
 
 
@@ -225,7 +225,7 @@ def run_autograde(
     - AutogradeRun.
     """
     ws, run_id = workspace, secrets.token_hex(8)
-    kernel_name, extra_env, config, sandboxed = install_kernel(
+    kernel_name, extra_env, config, sandboxed = sandboxed_kernel(
         ws, {**kernel_env, envvars.CHECK_KEY: keys[notebooks[0]]}
     )
     if not sandboxed:

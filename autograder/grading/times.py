@@ -8,24 +8,8 @@ _LATE marker alone (no time) records 'late (time unknown)'. No evidence: on time
 from collections.abc import Mapping
 from pathlib import Path
 
-from autograder import term
-from autograder.grading import discover
+from autograder import lms, term
 from autograder.grading.ingest import Submission
-
-
-def timestamp_files(submissions: Path | str) -> dict[str, Path]:
-    """{student id: the timestamp.txt in their folder} for a folder of student folders (an LMS zip has none)."""
-    root = Path(submissions)
-    if not root.is_dir():
-        return {}
-    found = {}
-    for student, (_, candidates) in discover.discover(root).items():
-        stamps = sorted(
-            (c.path for c in candidates if c.path.name == discover.TIMESTAMP_FILE), key=lambda p: len(p.parts)
-        )
-        if stamps:
-            found[student] = stamps[0]
-    return found
 
 
 def names(students: Mapping[str, list[Submission]]) -> dict[str, set[str]]:
@@ -36,14 +20,13 @@ def names(students: Mapping[str, list[Submission]]) -> dict[str, set[str]]:
     }
 
 
-def zone(out: Path | str, course: Path | str | None) -> str:
+def zone(out: Path | str, course: term.Course | None) -> str:
     """The course's time zone name: from `course` when given, else from the course file OUT keeps ('' if none)."""
-    settings = term.read_course(course) if course else term.Term.load(out).course
+    settings = course or term.Term.load(out).course
     return settings.timezone if settings else ""
 
 
 def evidence(
-    submissions: Path | str,
     students: Mapping[str, list[Submission]],
     submitted: Path | str | None = None,
     worksheet: Path | str | None = None,
@@ -52,7 +35,8 @@ def evidence(
     """Each student's submission time and how we know it.
 
     Inputs:
-    - students: {student: [Submission]} (pipeline.collect; a submission's lms may say "late": True).
+    - students: {student: [Submission]} (pipeline.collect; a submission's lms may say "late": True, its timestamp
+      is nbgrader's timestamp.txt in the student's folder).
     - submitted: a CSV student,submitted_at (grade --submitted), checked against `students`.
     - worksheet, zone: a Moodle grading worksheet (grade --worksheet) and the time zone its dates are in.
     Returns:
@@ -66,15 +50,15 @@ def evidence(
             s.lms.get("user_id"): student
             for student, subs in students.items()
             for s in subs
-            if s.lms.get("lms") == "moodle"
+            if s.lms.get("lms") == lms.MOODLE.id  # the worksheet is Moodle's
         }
         sheet, notes = term.read_worksheet(worksheet, participants, zone)
         log += [f"WORKSHEET {note}" for note in notes]
-    stamps = timestamp_files(submissions)
     for student, subs in students.items():
-        if student in stamps:
+        stamp = next((s.timestamp for s in subs if s.timestamp), None)
+        if stamp:
             try:
-                found[student] = (term.read_timestamp_file(stamps[student]).isoformat(), "timestamp.txt")
+                found[student] = (term.read_timestamp_file(stamp).isoformat(), "timestamp.txt")
                 continue
             except term.TermError as exc:
                 log.append(f"TIMESTAMP ignored for {student}: {exc}")

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograder import contract, envvars, paths, tokens
+from autograder import contract, envvars, paths, term, tokens
 from autograder.content import build
 from autograder.grading import runner
 from autograder.grading.execute import LIMIT_ERROR
@@ -57,6 +57,9 @@ class Task:
     threads: int | None = None  # OMP/torch threads for the kernel (None: library default)
     keep_work: bool = False  # keep the workspace after a clean run
     env: dict = field(default_factory=dict)  # extra environment for the kernel
+    submitted_as: str = ""  # the name the student submitted under, which their pages show ('': the id)
+    late: term.Late | None = None  # the student's lateness, for the late note on their pages (None: no course file)
+    model_answers: dict = field(default_factory=dict)  # {notebook: {grade id: markdown}} shown on the pages
 
 
 def course_layout(release: Path | str) -> dict[str, dict[str, dict[str, float]]]:
@@ -151,7 +154,7 @@ def verify_cell(
     return min(float(nbgrader_score), points), "passed"
 
 
-def _prepare(task, ws, claimed=None):
+def _prepare_workspace(task, ws, claimed=None):
     """Create the workspace course for `task` in `ws` (the claimed slot's workspace is emptied but for what
     its zygote has mounted); returns {notebook: submitted path} to grade."""
     if claimed is not None:
@@ -190,7 +193,7 @@ def _say_once(log_lines, line):
 _slots: dict[int, Slot] = {}  # {thread: its slot}, reused from student to student
 
 
-def kernel_environment(task: Task) -> dict[str, str]:
+def grading_variables(task: Task) -> dict[str, str]:
     """The grading kernels' environment for `task`: quick mode, offline hubs, no figures, the course's check
     modules, the task's threads and extra variables."""
     env = {
@@ -214,7 +217,7 @@ def warm_up(task: Task) -> None:
     in the background, so a caller can ingest meanwhile; the first task like `task` (same template, threads
     and environment) then finds them started. Without zygotes only the fork server starts."""
     if slot.available():
-        _slot_for(task, kernel_environment(task))
+        _slot_for(task, grading_variables(task))
     runner.start_fork_server()
 
 
@@ -494,7 +497,24 @@ def _record_notebook(result, task, notebook, sub, layout, graded):
             result.log.append(f"NOTE {task.student}/{notebook}: submitted outputs not shown ({exc})")
     if nb is not None:
         result.autograded[notebook] = nbformat.writes(sanitize.safe_for_readers(nb))  # formgrader shows it
-    result.feedback[notebook] = feedback.render(nb, summary.to_dict(), task.student)
+    page = feedback.Page.of(
+        summary, task.submitted_as or task.student, late=task.late, model_answers=task.model_answers.get(notebook)
+    )
+    result.feedback[notebook] = feedback.render(nb, page)
+
+
+def _workspace(task: Task, kernel_env: dict[str, str], log: list[str]) -> tuple[Slot | None, Path]:
+    """(the slot claimed for `task`, None without one; the workspace grading runs in: the slot's, else task.work).
+
+    A student with nothing to grade, or a machine without slots, grades in task.work."""
+    if not (any(s.ready for s in task.notebooks) and slot.available()):
+        return None, Path(task.work)
+    if Path(task.work).exists():
+        shutil.rmtree(task.work)  # a workspace kept by an earlier run
+    claimed = _claim_slot(task, kernel_env)
+    if procs.cgroup_base() is None:  # a weaker bound on a student's processes: say so, once
+        _say_once(log, f"WARNING process limit: {procs.bound()}")
+    return claimed, claimed.workspace
 
 
 def _is_clean(result: StudentResult, ran: Iterable[str]) -> bool:
@@ -514,21 +534,14 @@ def grade_student(task: Task) -> StudentResult:
       kernels; limits lists each cell that a limit stopped.
     """
     start = time.perf_counter()
-    ws = Path(task.work)
     layout = course_layout(Path(task.template) / "release")
     result = StudentResult(student=task.student)
     subs = {s.notebook: s for s in task.notebooks}
-    claimed, todo = None, {}
+    claimed, ws, todo = None, Path(task.work), {}  # until a slot is claimed, the workspace is the task's own folder
     try:
-        kernel_env = kernel_environment(task)
-        if any(s.ready for s in task.notebooks) and slot.available():
-            if ws.exists():
-                shutil.rmtree(ws)  # a workspace kept by an earlier run
-            claimed = _claim_slot(task, kernel_env)
-            ws = claimed.workspace
-            if procs.cgroup_base() is None:  # a weaker bound on a student's processes: say so, once
-                _say_once(result.log, f"WARNING process limit: {procs.bound()}")
-        todo = _prepare(task, ws, claimed)
+        kernel_env = grading_variables(task)
+        claimed, ws = _workspace(task, kernel_env, result.log)
+        todo = _prepare_workspace(task, ws, claimed)
         graded = _graded_or_not(task, ws, todo, layout, kernel_env, result.log)
         for notebook in layout:
             sub = subs.get(notebook) or Submission.missing(task.student, notebook)

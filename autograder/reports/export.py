@@ -20,7 +20,7 @@ and which students the LMS will not match (no LMS id).
 import contextlib
 import csv
 import datetime
-import json
+import functools
 import math
 import re
 import sqlite3
@@ -29,6 +29,7 @@ from pathlib import Path
 
 from autograder import term
 from autograder.contract import ASSIGNMENT, NOTEBOOKS, max_score, written_max_score
+from autograder.lms import REGISTRY
 from autograder.records import Results, Status, was_graded
 
 NBGRADER_COLUMNS = [
@@ -140,22 +141,12 @@ def is_provisional(notebooks):
     return any(row.get("ungraded") for row in notebooks.values()) or bool(damaged_downloads(notebooks))
 
 
-def submitted_as(state):
-    """The name a recorded student submitted under (state "submission" -> "submitted_as", or a top-level
-    "submitted_as"), else the student id."""
-    return (state.get("submission") or {}).get("submitted_as") or state.get("submitted_as") or state["student"]
-
-
 def submitted_names(out):
     """{student id: the name the student submitted under} from grades.csv's `submitted_as` or the recorded results
-    (OUT/.state, key "submitted_as"); the id itself where neither says."""
+    (OUT/.state); the id itself where neither says."""
     names = {}
-    for path in sorted((Path(out) / ".state").glob("*.json")):
-        try:
-            state = json.loads(path.read_text())
-            names[state["student"]] = submitted_as(state)
-        except (ValueError, KeyError, TypeError):
-            continue  # a state file from another version: the id stands for the name
+    if (Path(out) / ".state").is_dir():  # one of another version is skipped: the id stands for the name
+        names = {state.student: state.submitted_as for state in Results(out).states(strict=False)}
     for student, notebooks in read_grades(out).items():
         shown = next((r["submitted_as"] for r in notebooks.values() if r.get("submitted_as")), None)
         names[student] = shown or names.get(student, student)
@@ -247,40 +238,33 @@ def read_lms_ids(out):
         return {r["student"]: r for r in csv.DictReader(f)}
 
 
-CANVAS_COLUMNS = ["Student", "ID", "SIS User ID", "SIS Login ID", "Section"]
-# The column names Moodle's importer looks for (assignfeedback_offline: Identifier, Grade and Last modified
-# (grade) are required, in the English language pack; a feedback plugin's column by its name)
-MOODLE_COLUMNS = ["Identifier", "Full name", "Grade", "Maximum Grade", "Last modified (grade)", "Feedback comments"]
-
-
 def _final(grades):
     """The students whose totals are final (nothing waits for a person), in grades' order."""
     return {s: nbs for s, nbs in grades.items() if not is_provisional(nbs)}
 
 
-def write_canvas_csv(out, dest, title=f"{ASSIGNMENT} (autograder)", lms_applies_late_policy=False):
-    """Canvas gradebook import: one row per student with a final total, matched by Canvas user id; returns the
-    row count. Provisional totals are left out (Canvas would post them as the grade). Scores carry the late
-    penalty unless `lms_applies_late_policy` (then Canvas deducts it)."""
+def write_gradebook(out, dest, lms, setting=None, now=None, lms_applies_late_policy=False):
+    """The gradebook file `lms` imports (an autograder.lms record): one row per student with a final total, matched
+    by the LMS's own id; returns the row count. Provisional totals are left out (the LMS would post them as the
+    grade). Scores carry the late penalty unless `lms_applies_late_policy` (then the LMS deducts it).
+
+    Inputs:
+    - setting: the LMS's setting from the course file ([lms]: Canvas's assignment id names the column, Moodle's
+      maximum grade scales the grades), None when it has none.
+    - now: the time the file says it was written (default: now).
+    """
     grades, ids, names = read_grades(out), read_lms_ids(out), submitted_names(out)
+    stamp = (now or datetime.datetime.now(datetime.timezone.utc)).strftime("%Y-%m-%d %H:%M:%S UTC")
     possible = max((student_totals(nbs)[1] for nbs in grades.values()), default=0)
-    rows = [["Points Possible", "", "", "", "", f"{possible:g}"]]
-    final = _final(grades)
+    final, rows = _final(grades), lms.head_rows(possible)
     for student, notebooks in final.items():
-        score, _, _ = _after_late(notebooks, student_totals(notebooks), lms_applies_late_policy)
-        lms = ids.get(student, {})
-        canvas = lms.get("lms") == "canvas"
-        rows.append(
-            [
-                lms.get("lms_name") or names.get(student, student),
-                lms.get("lms_user_id", "") if canvas else "",
-                "",
-                "" if canvas else student,
-                "",
-                f"{score:g}",
-            ]
-        )
-    _write_csv(dest, CANVAS_COLUMNS + [title], rows)
+        score, total, _ = _after_late(notebooks, student_totals(notebooks), lms_applies_late_policy)
+        theirs = ids.get(student, {})
+        name = theirs.get("lms_name") or names.get(student, student)
+        late = 0.0 if lms_applies_late_policy else term.student_late(notebooks.values())[0]
+        grade, top = lms.scale(score, total, setting)
+        rows.append(lms.row(theirs, student, name, f"{grade:g}", f"{top:g}", stamp, student_comment(notebooks, late)))
+    _write_csv(dest, lms.columns(setting), rows)
     return len(final)
 
 
@@ -311,30 +295,6 @@ def student_comment(notebooks, late=0.0):
     return text + " Your feedback pages explain each score."
 
 
-def write_moodle_csv(out, dest, now=None, lms_applies_late_policy=False, maximum=None):
-    """Moodle offline grading worksheet: Identifier "Participant <id>", grade, maximum, the time of this export
-    as "Last modified (grade)" and a comment for the student; returns the row count. Provisional totals are
-    left out (Moodle would release them as the grade). Grades carry the late penalty unless
-    `lms_applies_late_policy`, and are scaled to `maximum`, the Moodle assignment's maximum grade, when given
-    (Moodle reads a grade as out of its own maximum)."""
-    grades, ids, names = read_grades(out), read_lms_ids(out), submitted_names(out)
-    stamp = (now or datetime.datetime.now(datetime.timezone.utc)).strftime("%Y-%m-%d %H:%M:%S UTC")
-    final, rows = _final(grades), []
-    for student, notebooks in final.items():
-        score, total, _ = _after_late(notebooks, student_totals(notebooks), lms_applies_late_policy)
-        lms = ids.get(student, {})
-        ident = f"Participant {lms['lms_user_id']}" if lms.get("lms") == "moodle" else student
-        name = lms.get("lms_name") or names.get(student, student)
-        late = 0.0 if lms_applies_late_policy else term.student_late(notebooks.values())[0]
-        grade, top = (round(score * maximum / total, 2), maximum) if maximum and total else (score, total)
-        rows.append([ident, name, f"{grade:g}", f"{top:g}", stamp, student_comment(notebooks, late)])
-    _write_csv(dest, MOODLE_COLUMNS, rows)
-    return len(final)
-
-
-LMS_NAMES = {"canvas": "Canvas user id", "moodle": "Moodle participant id"}
-
-
 def lms_warnings(out, first=5):
     """Console lines about the LMS imports: provisional totals left out, and students the LMS cannot match
     because ingest found no Canvas or Moodle id for them (plain folders); each names the first few."""
@@ -353,7 +313,7 @@ def lms_warnings(out, first=5):
             f"{some(waiting)}"
         )
     final = [s for s in grades if s not in waiting]
-    used = sorted({ids[s].get("lms") for s in final if ids.get(s, {}).get("lms") in LMS_NAMES})
+    used = sorted({ids[s].get("lms") for s in final if ids.get(s, {}).get("lms") in REGISTRY})
     if final and not used:
         lines.append(
             f"export: {len(final)} student(s) have no LMS id (plain folders, not an LMS download): neither Canvas "
@@ -363,8 +323,8 @@ def lms_warnings(out, first=5):
         unmatched = [s for s in final if ids.get(s, {}).get("lms") != lms]
         if unmatched:
             lines.append(
-                f"export: {len(unmatched)} student(s) in {lms}_grades.csv have no {LMS_NAMES[lms]} "
-                f"({lms.capitalize()} will not match them): {some(unmatched)}"
+                f"export: {len(unmatched)} student(s) in {lms}_grades.csv have no {REGISTRY[lms].user_id} "
+                f"({REGISTRY[lms].name} will not match them): {some(unmatched)}"
             )
     return lines
 
@@ -384,35 +344,23 @@ def export(out, *, lms_applies_late_policy=False):
     assignment id and the Moodle grades are scaled to its maximum grade when OUT's course file gives them ([lms])."""
     folder = Path(out) / "export"
     folder.mkdir(parents=True, exist_ok=True)
-    lms = {"lms_applies_late_policy": lms_applies_late_policy}
     try:
         course = term.Term.load(out).course
     except term.TermError:  # a damaged course file only costs its [lms] settings here
         course = None
-    canvas_id, moodle_max = (course.canvas_assignment_id, course.moodle_max) if course else (None, None)
-    title = f"{ASSIGNMENT} ({canvas_id})" if canvas_id else f"{ASSIGNMENT} (autograder)"
-    writers = {
-        "nbgrader_grades.csv": write_nbgrader_csv,
-        "lms_grades.csv": write_lms_csv,
-        "canvas_grades.csv": lambda out, dest: write_canvas_csv(out, dest, title=title, **lms),
-        "moodle_grades.csv": lambda out, dest: write_moodle_csv(out, dest, maximum=moodle_max, **lms),
-    }
+    settings = {lms: lms.setting_value(getattr(course, lms.setting, None)) for lms in REGISTRY.values()}
+    writers = {"nbgrader_grades.csv": write_nbgrader_csv, "lms_grades.csv": write_lms_csv}
+    for lms, setting in settings.items():
+        writers[f"{lms.id}_grades.csv"] = functools.partial(
+            write_gradebook, lms=lms, setting=setting, lms_applies_late_policy=lms_applies_late_policy
+        )
     for name, write in writers.items():
         write(out, folder / name)
     for line in lms_warnings(out):
         print(line)
-    if not canvas_id:
-        print(
-            f"export: canvas_grades.csv's column {title!r} names no assignment id, so Canvas would create a new "
-            "assignment: set canvas_assignment_id under [lms] in the course file, or use release --lms canvas "
-            "--canvas-assignment-id N"
-        )
-    if not moodle_max:
-        print(
-            "export: moodle_grades.csv gives points out of the course total, which Moodle reads as out of the "
-            "assignment's maximum grade: set moodle_max under [lms] in the course file, or use release --lms moodle "
-            "--moodle-max N"
-        )
+    for lms, setting in settings.items():
+        if not setting:
+            print(lms.export_unset.format(title=lms.columns(None)[-1]))
     return tuple(folder / name for name in writers)
 
 

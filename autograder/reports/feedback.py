@@ -18,12 +18,14 @@ import sys
 import sysconfig
 import tempfile
 import urllib.parse
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
 
-from autograder import contract, paths
-from autograder.records import Status, is_settled
+from autograder import contract, lms, paths, term
+from autograder.records import BLANK, NotebookResult, Results, Status, final_scores, is_settled
 from autograder.reports import nbhtml
 from autograder.reports.sanitize import ANCHOR, sanitize
 from autograder.text import one_line
@@ -194,7 +196,7 @@ def _without_colab_badge(nb):
 
 # The part of a student id that is the grader's, never the student's: the LMS user id or the hash ingest adds
 # ('Anna Lee~moodle1017' names Anna Lee on her page).
-_ID_SUFFIX = re.compile(r"~(?:moodle|canvas)\d+$|~[0-9a-f]{10}$")
+_ID_SUFFIX = re.compile(rf"{lms.ID_SUFFIX.pattern}|~[0-9a-f]{{10}}$")
 
 
 def shown_name(student):
@@ -210,37 +212,71 @@ def _esc(text):
     return html.escape(str(text), quote=False).replace("|", "&#124;").replace("*", "&#42;").replace("_", "&#95;")
 
 
-def summary_markdown(summary, student):
+@dataclass(frozen=True)
+class Page:
+    """What one feedback page shows: a notebook's recorded result, whom it belongs to, and what came after grading.
+
+    student: the name they submitted under (the page shows it without the grader's suffix, shown_name).
+    hand: {grade id: {"score", "comment"}} entered by people (records.read_hand_grades) for this notebook.
+    late / late_penalty: the late note (term.describe) and the points it takes off ('' and 0 when on time).
+    model_answers: {written grade id: markdown} shown under each answer (course option [release] model_answers).
+    """
+
+    result: NotebookResult
+    student: str
+    hand: Mapping[str, Mapping] = field(default_factory=dict)
+    late: str = ""
+    late_penalty: float = 0.0
+    model_answers: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, result, student, hand=None, late=None, model_answers=None):
+        """The page of `result`, its late note and penalty computed from `late` (a term.Late, None without a course
+        file) on the notebook's final raw score."""
+        hand = hand or {}
+        note, off = "", 0.0
+        if late is not None:
+            final, written = final_scores(result, hand)
+            raw = final.score + sum(score or 0.0 for score, _ in written.values())
+            note, off = term.describe(late, raw), term.penalty(raw, late.fraction)
+        shown = {gid: text for gid, text in (model_answers or {}).items() if gid in result.manual}
+        return cls(result, student, hand, note, off, shown)
+
+    @functools.cached_property
+    def scores(self) -> tuple[NotebookResult, dict[str, tuple[float | None, str]]]:
+        """(the result with the hand-scored cells filled in, {written grade id: (score or None, note)})."""
+        return final_scores(self.result, self.hand)
+
+
+def summary_markdown(page):
     """The header of a feedback page: score, per-cell table, written answers, total, late penalty, repairs and
     notes (scores as they stand: what grading decided, completed by the hand grades entered so far,
     records.final_scores). A student reads it: what they did and earned, nothing meant for staff."""
-    from autograder.records import final_scores
-
-    summary, written = final_scores(summary, summary.get("hand") or {})
+    summary, written = page.scores
     lines = [
-        f"# Feedback: {_esc(summary['notebook'])}.ipynb, {_esc(shown_name(student))}",
+        f"# Feedback: {_esc(summary.notebook)}.ipynb, {_esc(shown_name(page.student))}",
         "",
-        f"**Autograded score: {_fmt(summary['score'])} / {_fmt(summary['max_score'])}**"
-        + ("" if summary["status"] == Status.GRADED else f" (status: {_esc(student_status(summary['status']))})"),
+        f"**Autograded score: {_fmt(summary.score)} / {_fmt(summary.max_score)}**"
+        + ("" if summary.status == Status.GRADED else f" (status: {_esc(student_status(summary.status))})"),
         "",
     ]
-    if summary.get("cells"):
+    if summary.cells:
         lines += ["| graded cell | score | message |", "|---|---|---|"]
-        for c in summary["cells"]:
-            score = Status.NEEDS_MANUAL if c["score"] is None else f"{_fmt(c['score'])} / {_fmt(c['max_score'])}"
-            note = "" if c["note"] == "passed" else _esc(student_note(c["note"]))
-            lines.append(f"| `{c['grade_id']}` | {score} | {note} |")
+        for c in summary.cells:
+            score = Status.NEEDS_MANUAL if c.score is None else f"{_fmt(c.score)} / {_fmt(c.max_score)}"
+            note = "" if c.note == "passed" else _esc(student_note(c.note))
+            lines.append(f"| `{c.grade_id}` | {score} | {note} |")
         lines.append("")
-    if summary.get("manual"):
-        lines += written_markdown(summary["manual"], written, summary.get("hand") or {})
-    lines += total_markdown(summary, written, summary.get("late_penalty"))
-    if summary.get("late"):  # the late note (reports.feedback.rerender, from autograder.term)
-        lines += [f"**{_esc(summary['late'])}**", ""]
-    repairs = [r for r in summary.get("repairs") or [] if not _ID_REPAIR.match(r)]
+    if summary.manual:
+        lines += written_markdown(summary.manual, written, page.hand)
+    lines += total_markdown(summary, written, page.late_penalty)
+    if page.late:
+        lines += [f"**{_esc(page.late)}**", ""]
+    repairs = [r for r in summary.repairs if not _ID_REPAIR.match(r)]
     if repairs:
         lines += ["**Repairs made to your submission before grading:**", ""]
         lines += [f"- {_esc(for_students(r))}" for r in repairs] + [""]
-    for note in summary.get("notes", []):
+    for note in summary.notes:
         lines.append(f"- {_esc(for_students(note))}")
     return "\n".join(lines)
 
@@ -280,13 +316,13 @@ def total_markdown(summary, written, late_penalty=None):
     - summary: the notebook's scores as they stand (records.final_scores); written: {grade id: (score or None,
       note)}; late_penalty: points the late policy takes off (term.penalty), None or 0 when on time.
     """
-    points = summary.get("manual") or {}
+    points = summary.manual
     if not points and not late_penalty:
         return []
-    cells_waiting = sum(c["score"] is None for c in summary.get("cells", []))
+    cells_waiting = sum(c.score is None for c in summary.cells)
     waiting = sum(score is None for score, _ in written.values())
-    raw = (summary["score"] or 0.0) + sum(score for score, _ in written.values() if score is not None)
-    most = (summary["max_score"] or 0.0) + sum(points.values())
+    raw = (summary.score or 0.0) + sum(score for score, _ in written.values() if score is not None)
+    most = (summary.max_score or 0.0) + sum(points.values())
     total = f"{_fmt(raw)} / {_fmt(most)}"
     if late_penalty:
         total = f"{_fmt(raw)} − {_fmt(late_penalty)} late penalty = {_fmt(max(0.0, raw - late_penalty))} / {_fmt(most)}"
@@ -299,8 +335,6 @@ def total_markdown(summary, written, late_penalty=None):
 
 def summary_blank(written, gid):
     """True when the written answer `gid` scored 0 by itself (blank, or its notebook was not graded)."""
-    from autograder.records import BLANK
-
     note = written.get(gid, (None, ""))[1]
     return note == BLANK or note.startswith("not graded")
 
@@ -309,42 +343,36 @@ def contents_markdown(summary, nb):
     """A table of contents: each graded cell and written answer, linked to its place on the page."""
     present = {contract.nbgrader_meta(c).get("grade_id") for c in nb.cells}
     links = [
-        f"[{c['grade_id']}](#{ANCHOR}{c['grade_id']})"
-        for c in summary.get("cells", [])
-        if contract.test_cell_id(c["grade_id"]) in present
+        f"[{c.grade_id}](#{ANCHOR}{c.grade_id})" for c in summary.cells if contract.test_cell_id(c.grade_id) in present
     ]
-    links += [f"[{gid}](#{ANCHOR}{gid})" for gid in summary.get("manual") or {} if gid in present]
+    links += [f"[{gid}](#{ANCHOR}{gid})" for gid in summary.manual if gid in present]
     return "**Contents:** " + " · ".join(links) if links else ""
 
 
-def annotate(nb, summary, student):
+def annotate(nb, page):
     """Sanitized notebook with the summary on top and each test cell's verdict (hand grades included) right after
     it."""
-    from autograder.records import final_scores
-
+    summary = page.result
     nb = _for_student_outputs(_without_colab_badge(sanitize(nb))) if nb is not None else nbformat.v4.new_notebook()
-    nb.metadata["title"] = f"{summary['notebook']}.ipynb feedback: {shown_name(student)}"
-    scored = final_scores(summary, summary.get("hand") or {})[0]["cells"] if summary.get("cells") else []
-    verdicts = {contract.test_cell_id(c["grade_id"]): c for c in scored}
-    cells = [
-        nbformat.v4.new_markdown_cell(summary_markdown(summary, student) + "\n\n" + contents_markdown(summary, nb))
-    ]
+    nb.metadata["title"] = f"{summary.notebook}.ipynb feedback: {shown_name(page.student)}"
+    verdicts = {contract.test_cell_id(c.grade_id): c for c in page.scores[0].cells}
+    cells = [nbformat.v4.new_markdown_cell(summary_markdown(page) + "\n\n" + contents_markdown(summary, nb))]
     for cell in nb.cells:
         gid = contract.nbgrader_meta(cell).get("grade_id")
-        if gid in (summary.get("manual") or {}):
+        if gid in summary.manual:
             cells.append(nbformat.v4.new_markdown_cell(f'<a id="{ANCHOR}{gid}"></a>**written answer `{gid}`**'))
         cells.append(cell)
-        if gid in (summary.get("model_answers") or {}):
-            cells.append(nbformat.v4.new_markdown_cell(model_answer_markdown(gid, summary)))
+        if gid in page.model_answers:
+            cells.append(nbformat.v4.new_markdown_cell(model_answer_markdown(gid, page)))
         if contract.is_test_cell(cell) and gid in verdicts:
             c = verdicts.pop(gid)
-            anchor = f'<a id="{ANCHOR}{c["grade_id"]}"></a>'
-            if c["score"] is None:
-                text = f"**{c['grade_id']}: {Status.NEEDS_MANUAL}** — a TA grades this cell by hand"
-            elif c["note"] == "passed":
-                text = f"**{c['grade_id']}: {_fmt(c['score'])} / {_fmt(c['max_score'])}** — passed"
+            anchor = f'<a id="{ANCHOR}{c.grade_id}"></a>'
+            if c.score is None:
+                text = f"**{c.grade_id}: {Status.NEEDS_MANUAL}** — a TA grades this cell by hand"
+            elif c.note == "passed":
+                text = f"**{c.grade_id}: {_fmt(c.score)} / {_fmt(c.max_score)}** — passed"
             else:
-                text = f"**{c['grade_id']}: {_fmt(c['score'])} / {_fmt(c['max_score'])}** — {_esc(student_note(c['note']))}"
+                text = f"**{c.grade_id}: {_fmt(c.score)} / {_fmt(c.max_score)}** — {_esc(student_note(c.note))}"
             cells.append(nbformat.v4.new_markdown_cell(anchor + text))
     nb.cells = cells
     for i, cell in enumerate(nb.cells):
@@ -352,30 +380,25 @@ def annotate(nb, summary, student):
     return nb
 
 
-def model_answer_markdown(gid, summary):
+def model_answer_markdown(gid, page):
     """Under a written answer (course option [release] model_answers): the TA's marks, one per line (the rubric
     items applied with their points, then the comment), and the model answer."""
-    marks = ((summary.get("hand") or {}).get(gid) or {}).get("comment") or ""
+    marks = (page.hand.get(gid) or {}).get("comment") or ""
     lines = [f"- {_esc(line)}" for line in marks.splitlines() if line.strip()]
     lines = [f"**Marks on `{gid}`:**", "", *lines, ""] if lines else []
-    return "\n".join(lines + [f"**Model answer for `{gid}`:**", "", summary["model_answers"][gid]])
+    return "\n".join(lines + [f"**Model answer for `{gid}`:**", "", page.model_answers[gid]])
 
 
-def render(nb, summary, student):
+def render(nb, page):
     """Feedback HTML for one notebook.
 
     Inputs:
     - nb: the autograded notebook (NotebookNode), or None when there is nothing graded to show.
-    - summary: the worker's summary of this notebook ("notebook", "score", "max_score", "status",
-      "cells" [{"grade_id", "score", "max_score", "note"}], "repairs", "notes", "manual" {grade_id: points}
-      and, when re-rendered after hand grading, "hand" {grade_id: {"score", "comment"}}, and for a late student
-      "late" (term.describe) and "late_penalty" (points taken off), and with [release] model_answers
-      "model_answers" {grade_id: markdown}).
-    - student: the student's id or the name they submitted under (shown_name() is what the page says).
+    - page: a Page (the notebook's recorded result, the student's name, hand grades, late note, model answers).
     Returns:
     - a standalone HTML page (str).
     """
-    return nbhtml.notebook_html(annotate(nb, summary, student), MATHJAX_URL)
+    return nbhtml.notebook_html(annotate(nb, page), MATHJAX_URL)
 
 
 # Pages are read offline (a TA's laptop, a student's download), so the math in them is typeset by MathJax 2
@@ -418,48 +441,54 @@ def install_mathjax(feedback_dir):
     return dest
 
 
-def rerender(out, students=None, source=paths.SOURCE, notebooks=None, tables=True):
+def rerender(out, students=None, source=paths.SOURCE, notebooks=None, tables=True, hand=None, recorded=None):
     """Re-render OUT/feedback/<student>/<nb>.html from OUT/autograded, the recorded results and the hand grades
     in OUT/gradebook.db (entered in formgrader), and rewrite the CSVs with those hand grades.
 
     students: re-render only these students' pages (None: every student's); notebooks: only these notebooks' (None:
     all of them).
     source: the folder of rubrics.toml, whose model answers the pages show with [release] model_answers.
-    tables: also rewrite the CSVs and the TA index (False: the caller writes them next)."""
-    from autograder import rubrics
-    from autograder.records import Results, final_scores
-    from autograder.reports.export import submitted_as
-    from autograder.term import Term, describe, penalty
-
+    tables: also rewrite the CSVs and the TA index (False: the caller writes them next).
+    hand / recorded: the hand grades (Results.hand_grades) and the term (term.Term.load) when the caller has read
+    them already."""
     results = Results(out)
-    hand = results.hand_grades()
-    term = Term.load(out)
-    models = {}
-    if term.course is not None and term.course.model_answers:
-        models = {cell: r.answer for cell, r in rubrics.load(Path(source) / rubrics.FILENAME).items()}
+    hand = results.hand_grades() if hand is None else hand
+    recorded = term.Term.load(out) if recorded is None else recorded
+    models = model_answers(recorded, source)
     count = 0
     for state in results.states():
-        student = state["student"]
-        if students is not None and student not in students:
+        if students is not None and state.student not in students:
             continue
-        late = term.late(student)
-        for name, summary in state["notebooks"].items():
+        late = recorded.late(state.student)
+        for name, summary in state.notebooks.items():
             if notebooks is not None and name not in notebooks:
                 continue
-            graded = results.autograded_path(student, name)
+            graded = results.autograded_path(state.student, name)
             nb = nbformat.read(graded, as_version=4) if graded.exists() else None
-            summary = dict(summary, hand=hand.get((student, name), {}))
-            summary["model_answers"] = {g: models[name, g] for g in summary.get("manual") or {} if (name, g) in models}
-            if late is not None:  # the late note and penalty, on this notebook's final raw score
-                final, written = final_scores(summary, summary["hand"])
-                raw = final["score"] + sum(score or 0.0 for score, _ in written.values())
-                summary["late"], summary["late_penalty"] = describe(late, raw), penalty(raw, late.fraction)
-            results.write_feedback(student, name, render(nb, summary, submitted_as(state)))
+            page = Page.of(summary, state.submitted_as, hand.get((state.student, name)), late, models.get(name))
+            results.write_feedback(state.student, name, render(nb, page))
             count += 1
     if tables:
-        results.write_csvs(hand)  # hand grades entered since grading reach grades.csv too
+        results.write_csvs(hand, recorded)  # hand grades entered since grading reach grades.csv too
         write_index(out)
     return count
+
+
+def model_answers(recorded, source=paths.SOURCE):
+    """{notebook: {written grade id: model answer}} from rubrics.toml when the course shows them on the pages
+    ([release] model_answers), else {}.
+
+    Inputs:
+    - recorded: the term (term.Term) whose course file says whether to show them; source: rubrics.toml's folder.
+    """
+    from autograder import rubrics
+
+    if recorded.course is None or not recorded.course.model_answers:
+        return {}
+    found = {}
+    for (notebook, gid), rubric in rubrics.load(Path(source) / rubrics.FILENAME).items():
+        found.setdefault(notebook, {})[gid] = rubric.answer
+    return found
 
 
 def pending(row, reasons):
@@ -490,19 +519,16 @@ def index_html(out):
     """OUT/feedback/index.html (for TAs): every student's pages with scores, those with work still pending first."""
     import csv
 
-    from autograder.records import Results
-    from autograder.reports.export import submitted_as
-
     results = Results(out)
     states = results.states()
-    repairs = {(st["student"], nb): s.get("repairs", []) for st in states for nb, s in st["notebooks"].items()}
+    repairs = {(st.student, nb): s.repairs for st in states for nb, s in st.notebooks.items()}
     # the reason a cell waits for a person is for the TA (it may say what to fetch or set), never the student
     manual = {
-        (st["student"], nb): {c["grade_id"]: c["note"] for c in s.get("cells", []) if c.get("score") is None}
+        (st.student, nb): {c.grade_id: c.note for c in s.cells if c.score is None}
         for st in states
-        for nb, s in st["notebooks"].items()
+        for nb, s in st.notebooks.items()
     }
-    shown = {st["student"]: submitted_as(st) for st in states}  # as the student submitted
+    shown = {st.student: st.submitted_as for st in states}  # as the student submitted
     with open(Path(out) / "grades.csv", newline="") as f:
         rows = list(csv.DictReader(f))
     names = {r["student"]: r.get("submitted_as") or shown.get(r["student"], r["student"]) for r in rows}
@@ -558,13 +584,11 @@ def write_index(out):
 
 def main(*, out: Path, course: Path | None = None, extensions: Path | None = None) -> int:
     """`feedback`: render OUT's feedback pages, CSVs and exports again with its hand grades."""
-    from autograder import term
-
     out = Path(out)
     if not (out / ".state").is_dir():
         print(f"feedback: {out} holds no grading results", file=sys.stderr)
         return 1
-    try:  # issue 24: --course/--extensions replace what OUT keeps; the penalty is re-computed below
+    try:  # --course/--extensions replace what OUT keeps, so every later command computes the same penalty
         term.replace_files(out, course, extensions)
     except term.TermError as exc:
         print(f"feedback: {exc}", file=sys.stderr)

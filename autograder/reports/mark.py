@@ -104,20 +104,18 @@ def collect(out: Path, notebooks: Iterable[str] | None = None) -> dict[Key, Answ
     results = Results(out)
     found = {}
     for state in results.states():
-        student = state["student"]
-        for notebook, summary in state["notebooks"].items():
-            if (notebooks is not None and notebook not in notebooks) or not was_graded(summary["status"]):
+        for notebook, summary in state.notebooks.items():
+            if (notebooks is not None and notebook not in notebooks) or not was_graded(summary.status):
                 continue
-            texts = results.answers(student, notebook)
-            blank = set(summary.get("blank") or ())
-            for grade_id, points in (summary.get("manual") or {}).items():
+            texts = results.answers(state.student, notebook)
+            for grade_id, points in summary.manual.items():
                 text = texts.get(grade_id, "")
-                answer = Answer(student, notebook, grade_id, text, float(points), grade_id in blank)
+                answer = Answer(state.student, notebook, grade_id, text, float(points), grade_id in summary.blank)
                 found[answer.key] = answer
-            for cell in summary.get("cells") or []:  # a cell its check could not decide: a person grades it
-                if cell["score"] is None:
-                    test = contract.test_cell_id(cell["grade_id"])
-                    answer = Answer(student, notebook, test, texts.get(test, ""), float(cell["max_score"]), False)
+            for cell in summary.cells:  # a cell its check could not decide: a person grades it
+                if cell.score is None:
+                    test = contract.test_cell_id(cell.grade_id)
+                    answer = Answer(state.student, notebook, test, texts.get(test, ""), float(cell.max_score), False)
                     found[answer.key] = answer
     return found
 

@@ -69,7 +69,7 @@ def _minimal(text):
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
-def _highlighted(html_code):
+def _input_block(html_code):
     """A highlighted input for the page: while render() collects them, its element becomes an empty placeholder
     element (the whitespace around it stays, as BeautifulSoup folds it with the template's), else the HTML."""
     table = getattr(_blocks, "table", None)
@@ -166,7 +166,7 @@ def _exporter(mathjax_url):
     )
     clean = _remembered(sanitize.cleaner().clean)
     exporter.filters = {
-        "highlight_code": lambda source, language=None, metadata=None: _highlighted(
+        "highlight_code": lambda source, language=None, metadata=None: _input_block(
             highlighted(source, language, (metadata or {}).get("magics_language"))
         ),
         "clean_html": lambda html: html if isinstance(html, _Highlighted) else clean(str(html)),

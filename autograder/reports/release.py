@@ -1,4 +1,4 @@
-"""Release feedback through the LMS (issue 24): `python -m autograder release OUT --lms canvas|moodle [--partial]`.
+"""Release feedback through the LMS: `python -m autograder release OUT --lms canvas|moodle [--partial]`.
 
 Writes OUT/release/:
 - moodle: moodle_feedback.zip for "Upload multiple feedback files in a zip" (one folder per participant, named as
@@ -43,7 +43,6 @@ import hashlib
 import io
 import re
 import sys
-import unicodedata
 import zipfile
 from datetime import datetime, timezone
 from pathlib import Path
@@ -51,6 +50,7 @@ from pathlib import Path
 from autograder import term, tokens
 from autograder.contract import ASSIGNMENT, NOTEBOOKS, max_score, written_max_score
 from autograder.files import atomic_write
+from autograder.lms import LMS, REGISTRY
 from autograder.records import Results
 from autograder.reports import export
 
@@ -59,28 +59,6 @@ HISTORY_COLUMNS = ["student", "lms", "lms_id", "score", "digest", "released_at"]
 LMS_FILES = Path(term.TERM_DIR) / "lms_files.csv"
 ROSTER = Path(term.TERM_DIR) / "roster.csv"
 ROSTER_COLUMNS = ["student", "lms", "lms_user_id", "lms_name"]
-MOODLE_MAX_NEEDED = (
-    "Moodle ignores the worksheet's Maximum Grade and skips a grade above the assignment's maximum grade (100 unless "
-    "changed), so scores out of {total:g} would import as points out of that maximum: pass --moodle-max N (the "
-    "assignment's Maximum grade in Moodle) or set moodle_max under [lms] in course.toml"
-)
-CANVAS_ID_NEEDED = (
-    "Canvas matches a gradebook column to its assignment by the id in 'Title (id)' and creates a new assignment "
-    "otherwise: pass --canvas-assignment-id N (the number in the assignment's URL, .../assignments/N) or set "
-    "canvas_assignment_id under [lms] in course.toml"
-)
-MOODLE_STEPS = """\
-Upload to Moodle in this order (the assignment > View all submissions > Grading action):
-  1. "Upload grading worksheet": {sheet} (leave "Allow updating records that have been modified more recently in
-     Moodle than in the spreadsheet" unticked), then "Import grades".
-  2. "Upload multiple feedback files in a zip": {zip}. Not before the worksheet: the zip import stamps every grade
-     it touches as modified now, and the worksheet's grades and comments are then skipped as stale.
-  The assignment needs Feedback types "Feedback comments", "Offline grading worksheet" and "Feedback files", and
-  Maximum grade {max:g} (as --moodle-max)."""
-CANVAS_STEPS = """\
-Upload to Canvas (either order):
-  - Grades > Import: {grades} (its column "{column}" is the assignment with that id).
-  - The assignment > Download submissions' page > "Re-upload submissions": {zip} (attached as comments)."""
 
 
 class ReleaseError(ValueError):
@@ -89,7 +67,6 @@ class ReleaseError(ValueError):
 
 # What a page a student reads must never hold (feedback pages are cleaned of them; checked again before release)
 FORBIDDEN = ("BEGIN HIDDEN TESTS", "END HIDDEN TESTS", "BEGIN SOLUTION", "END SOLUTION")
-WORKSHEET_COLUMNS = ["Identifier", "Full name", "Grade", "Maximum Grade", "Last modified (grade)", "Feedback comments"]
 
 
 def _lms_ids(out: Path, lms: str) -> dict[str, dict]:
@@ -104,8 +81,8 @@ def _lms_ids(out: Path, lms: str) -> dict[str, dict]:
 
 
 def _roster_rows(path: Path) -> tuple[str, list[tuple[int, dict]]]:
-    """(kind, [(line, row)]) of a roster file: 'csv' (student,lms_id,...), 'moodle' (Moodle's grading worksheet) or
-    'canvas' (Canvas's gradebook export). Raises ReleaseError for anything else."""
+    """(kind, [(line, row)]) of a roster file: 'csv' (student,lms_id,...) or the id of the LMS whose own grade export
+    it is (Moodle's grading worksheet, Canvas's gradebook export). Raises ReleaseError for anything else."""
     try:
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
@@ -113,34 +90,18 @@ def _roster_rows(path: Path) -> tuple[str, list[tuple[int, dict]]]:
     reader = csv.DictReader(io.StringIO(text))
     header = [h.strip() for h in reader.fieldnames or []]
     reader.fieldnames = header
-    if header[:2] == ["student", "lms_id"]:
-        kind = "csv"
-    elif {"Identifier", "Full name"} <= set(header):
-        kind = "moodle"
-    elif header[:2] == ["Student", "ID"]:
-        kind = "canvas"
-    else:
+    kind = (
+        "csv"
+        if header[:2] == ["student", "lms_id"]
+        else next((l for l in REGISTRY if REGISTRY[l].is_roster(header)), "")
+    )
+    if not kind:
+        exports = " or ".join(f"{lms.name}'s {lms.export_name}" for lms in REGISTRY.values())
         raise ReleaseError(
-            f"{path}:1: a roster is a CSV student,lms_id,..., Moodle's grading worksheet or Canvas's gradebook "
-            f"export, not a file with the columns {','.join(header)}"
+            f"{path}:1: a roster is a CSV student,lms_id,..., {exports}, not a file with the columns {','.join(header)}"
         )
     rows = [(reader.line_num, row) for row in reader if any((v or "").strip() for v in row.values())]
     return kind, rows
-
-
-def _roster_names(kind: str, row: dict) -> tuple[str, list[str]]:
-    """(LMS id, the names the row's student may have submitted under) of one row of an LMS's own export."""
-    if kind == "moodle":
-        email = (row.get("Email address") or "").strip()
-        return re.sub(r"^\D*", "", row["Identifier"] or ""), [row["Full name"], email, email.split("@")[0]]
-    student = (row.get("Student") or "").strip()
-    last, _, first = student.partition(", ")  # Canvas's sortable name: 'Lee, Anna'
-    return (row.get("ID") or "").strip(), [
-        student,
-        f"{first} {last}" if first else student,
-        row.get("SIS Login ID") or "",
-        row.get("SIS User ID") or "",
-    ]
 
 
 def read_roster(path: Path | str, lms: str, students: dict[str, set[str]]) -> tuple[dict[str, dict], list[str]]:
@@ -175,7 +136,7 @@ def read_roster(path: Path | str, lms: str, students: dict[str, set[str]]) -> tu
     matches: dict[str, list[tuple[str, str]]] = {}
     unmatched = []
     for _, row in rows:
-        uid, names = _roster_names(kind, row)
+        uid, names = REGISTRY[kind].roster_names(row)
         if not uid.isdigit():
             continue  # Canvas's "Points Possible" row, or a row without an id
         wanted = {term.name_key(n) for n in names if n and n.strip()}
@@ -214,20 +175,6 @@ def keep_roster(out: Path, roster: Path | str, lms: str) -> list[str]:
 def _points(x: float) -> str:
     """A grade as Moodle's and Canvas's importers read it: at most 2 decimals, a '.' decimal point."""
     return f"{round(x, 2):g}"
-
-
-def moodle_folder(name: str, participant: str) -> str:
-    """The folder Moodle's feedback zip import reads for a participant: '<name>_<id>_assignsubmission_file_'."""
-    clean = re.sub(r"[\s_]+", " ", unicodedata.normalize("NFC", name)).strip(" .~/\\") or "student"
-    return f"{clean.replace('/', ' ')}_{participant}_assignsubmission_file_"
-
-
-def canvas_prefix(login: str, user_id: str, file_id: str) -> str:
-    """The start of a feedback file's name Canvas's re-upload matches: '<login>_<user id>_<file id>_'."""
-    login = re.sub(r"[\s_/\\]+", "-", login).strip(".-")
-    if not login or login.isdigit():  # an all-digit login would be read as the user id
-        login = "student"
-    return f"{login}_{user_id}_{file_id}_"
 
 
 def summary_text(notebooks: dict, score: float, raw: float, total: float, late_line: str, scaled: str = "") -> str:
@@ -283,23 +230,18 @@ def given(grade: str, files: dict[str, bytes]) -> str:
     return h.hexdigest()
 
 
-def lms_settings(out: Path, lms: str, moodle_max: float | None, canvas_assignment_id: int | None) -> float | int:
-    """The Moodle assignment's maximum grade or the Canvas assignment's id: as given, else from OUT's course file;
-    raises ReleaseError (one line) when neither says."""
+def lms_settings(out: Path, lms: LMS, given: float | int | None) -> float | int:
+    """The setting a release to `lms` needs (Moodle's maximum grade, Canvas's assignment id): as given, else from
+    OUT's course file; raises ReleaseError (one line) when neither says."""
     try:
         course = term.Term.load(out).course
     except term.TermError:  # a damaged course file only costs its [lms] settings here
         course = None
-    if lms == "moodle":
-        value = moodle_max if moodle_max is not None else course and course.moodle_max
-        if not value or value <= 0:
-            total = sum(max_score(nb) + written_max_score(nb) for nb in NOTEBOOKS)
-            raise ReleaseError(MOODLE_MAX_NEEDED.format(total=total))
-        return float(value)
-    value = canvas_assignment_id if canvas_assignment_id is not None else course and course.canvas_assignment_id
-    if not value or value <= 0:
-        raise ReleaseError(CANVAS_ID_NEEDED)
-    return int(value)
+    value = lms.setting_value(given if given is not None else getattr(course, lms.setting, None))
+    if not value:
+        total = sum(max_score(nb) + written_max_score(nb) for nb in NOTEBOOKS)
+        raise ReleaseError(lms.setting_needed.format(total=total))
+    return value
 
 
 def release(
@@ -308,15 +250,14 @@ def release(
     *,
     partial: bool = False,
     lms_applies_late_policy: bool = False,
-    moodle_max: float | None = None,
-    canvas_assignment_id: int | None = None,
+    setting: float | int | None = None,
     roster: Path | str | None = None,
 ) -> dict:
-    """Build OUT/release for `lms` ("canvas" or "moodle").
+    """Build OUT/release for `lms` (an id of autograder.lms.REGISTRY: "canvas", "moodle").
 
     Inputs:
-    - moodle_max / canvas_assignment_id: the Moodle assignment's maximum grade (grades are scaled to it) or the
-      Canvas assignment's id (None: OUT's course file, [lms]); ReleaseError when neither gives it.
+    - setting: the LMS's setting (autograder.lms: Moodle's maximum grade, to which grades are scaled; Canvas's
+      assignment id); None: OUT's course file, [lms]; ReleaseError when neither gives it.
     - roster: a roster mapping students of plain folders to LMS ids (read_roster), kept in OUT for later runs.
     - partial: release the final students only, and of them only those given something else than at their last
       release to `lms` (OUT/release/HISTORY.csv); the others are "unchanged".
@@ -325,8 +266,8 @@ def release(
        "refused": [students not final] (set only when nothing was written because of them), "why": {student: why
        not final}, "files": [paths written], "notes": [roster notes], "setting": the maximum or the id used}
     """
-    out = Path(out)
-    setting = lms_settings(out, lms, moodle_max, canvas_assignment_id)
+    out, system = Path(out), REGISTRY[lms]
+    setting = lms_settings(out, system, setting)
     notes = keep_roster(out, roster, lms) if roster is not None else []
     if (out / ".state").is_dir():  # grades.csv from the hand grades and term files as they are now, never stale
         Results(out).write_csvs()
@@ -363,27 +304,16 @@ def release(
         st = late.late(student)
         line = term.describe(st, raw) if st is not None and not lms_applies_late_policy else ""
         status = "released"
-        if lms == "moodle":
-            grade = score * setting / total if total else 0.0
-            scaled = f"Moodle grade: {_points(grade)} / {setting:g}" if setting != total else ""
-            summary = summary_text(notebooks, score, raw, total, line, scaled).encode()
-            folder = moodle_folder(lms_id.get("lms_name") or student, lms_id["lms_user_id"])
-            files = {f"{folder}/{p.name}": p.read_bytes() for p in pages}
-            files[f"{folder}/summary.txt"] = summary
-            comment = "; ".join(line for line in summary.decode().split("\n") if line)
-            name = lms_id.get("lms_name") or student
-            row = [f"Participant {lms_id['lms_user_id']}", name, _points(grade), f"{setting:g}", stamp, comment]
-        elif lms_id.get("lms_file_id"):
-            summary = summary_text(notebooks, score, raw, total, line).encode()
-            prefix = canvas_prefix(lms_id.get("lms_name") or student, lms_id["lms_user_id"], lms_id["lms_file_id"])
-            files = {f"{prefix}feedback-{p.name}": p.read_bytes() for p in pages}
-            files[f"{prefix}summary.txt"] = summary
-        else:  # from the roster: Canvas attaches feedback files only to a file the student submitted through it
+        grade, _ = system.scale(score, total, setting)
+        summary = summary_text(notebooks, score, raw, total, line, system.scaled_line(grade, setting, total)).encode()
+        files = system.feedback_files(lms_id, student, {p.name: p.read_bytes() for p in pages}, summary)
+        if files is None:
             files = {}
-            status = "released: grade only (no Canvas submission file to attach the feedback pages to)"
-        if lms == "canvas":  # the gradebook import matches the row by its ID, the Canvas user id
-            row = [lms_id.get("lms_name") or student, lms_id["lms_user_id"], "", "", "", _points(score)]
-        digest = given(row[2] if lms == "moodle" else row[5], files)
+            status = f"released: grade only (no {system.name} submission file to attach the feedback pages to)"
+        comment = "; ".join(line for line in summary.decode().split("\n") if line)
+        name = lms_id.get("lms_name") or student
+        row = system.row(lms_id, student, name, _points(grade), f"{setting:g}", stamp, comment)
+        digest = given(_points(grade), files)
         last = before.get(student)
         if last and last["digest"] == digest and last["lms_id"] == lms_id["lms_user_id"]:
             unchanged[student] = last["released_at"]
@@ -406,14 +336,10 @@ def release(
                 z.writestr(name, members[name])
         atomic_write(zip_path, buf.getvalue())
         written.append(zip_path)
-        if lms == "moodle":
-            written.append(_write(dest / "moodle_worksheet.csv", WORKSHEET_COLUMNS, sheet))
-        else:
-            possible = max(export.student_totals(grades[s])[1] for s in released)
-            rows = [["Points Possible", "", "", "", "", f"{possible:g}"], *sheet]
-            written.append(_write(dest / "canvas_grades.csv", canvas_columns(setting), rows))
+        possible = max(export.student_totals(grades[s])[1] for s in released)
+        written.append(_write(dest / system.sheet, system.columns(setting), system.head_rows(possible) + sheet))
     else:  # OUT/release holds this release's files only: an earlier one's must not be uploaded twice
-        for name in (f"{lms}_feedback.zip", "moodle_worksheet.csv" if lms == "moodle" else "canvas_grades.csv"):
+        for name in (f"{lms}_feedback.zip", system.sheet):
             (dest / name).unlink(missing_ok=True)
     written.append(_write(dest / "MANIFEST.csv", MANIFEST_COLUMNS, manifest))
     if history:
@@ -429,11 +355,6 @@ def release(
         "notes": notes,
         "setting": setting,
     }
-
-
-def canvas_columns(assignment_id: int) -> list[str]:
-    """The gradebook import's header: Canvas's student columns, then the assignment as 'a3 (<id>)'."""
-    return [*export.CANVAS_COLUMNS, f"{ASSIGNMENT} ({assignment_id})"]
 
 
 def stale_pages(out: Path, students: list[str]) -> int:
@@ -471,13 +392,15 @@ def main(
     lms_applies_late_policy: bool = False,
     course: Path | None = None,
     extensions: Path | None = None,
-    moodle_max: float | None = None,
-    canvas_assignment_id: int | None = None,
     roster: Path | None = None,
+    **settings: float | int | None,
 ) -> int:
     """`release`: write OUT/release for the LMS and say how to upload it. Returns 1 when it refuses (a student not
-    final without --partial, no Moodle maximum or Canvas id, a bad roster) or releases no one."""
-    out = Path(out)
+    final without --partial, no Moodle maximum or Canvas id, a bad roster) or releases no one.
+
+    settings: each LMS's setting by its key (autograder.lms: moodle_max, canvas_assignment_id), None when not given.
+    """
+    out, system = Path(out), REGISTRY[lms]
     try:
         export.use_term_files(out, course, extensions)  # grades.csv re-computed with them
         got = release(
@@ -485,8 +408,7 @@ def main(
             lms,
             partial=partial,
             lms_applies_late_policy=lms_applies_late_policy,
-            moodle_max=moodle_max,
-            canvas_assignment_id=canvas_assignment_id,
+            setting=settings.get(system.setting),
             roster=roster,
         )
     except (FileNotFoundError, term.TermError, ReleaseError) as exc:
@@ -526,13 +448,6 @@ def main(
         print(f"release: nothing released to {lms}: MANIFEST.csv says why for each student", file=sys.stderr)
         return 1
     dest = out / "release"
-    if lms == "moodle":
-        print(
-            MOODLE_STEPS.format(
-                sheet=dest / "moodle_worksheet.csv", zip=dest / "moodle_feedback.zip", max=got["setting"]
-            )
-        )
-    else:
-        column = canvas_columns(got["setting"])[-1]
-        print(CANVAS_STEPS.format(grades=dest / "canvas_grades.csv", zip=dest / "canvas_feedback.zip", column=column))
+    sheet, column = dest / system.sheet, system.columns(got["setting"])[-1]
+    print(system.steps.format(sheet=sheet, zip=dest / f"{lms}_feedback.zip", setting=got["setting"], column=column))
     return 0

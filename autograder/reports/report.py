@@ -9,7 +9,6 @@ timings.csv (student,notebook,seconds[,overhead,setup,cells,tests]) and the repa
 per-student results in .state/*.json.
 """
 
-import json
 import os
 import re
 import sys
@@ -21,7 +20,7 @@ import pandas as pd
 from autograder import envvars
 from autograder.contract import NOTEBOOKS
 from autograder.paths import ROOT, SOURCE
-from autograder.records import HAND_GRADED, WAITING, Status, not_graded_yet
+from autograder.records import HAND_GRADED, WAITING, Results, Status, not_graded_yet
 from autograder.reports import nbhtml
 from autograder.reports.export import export, natural_key, use_term_files
 from autograder.reports.tables import (
@@ -66,18 +65,11 @@ def read_table(out, name):
 
 
 def read_repairs(out):
-    """Every ingest repair as (student, notebook, repair), from the recorded results.
-
-    The grade command records each student's result in OUT/.state/<student>.json, whose
-    notebooks.<nb>.repairs lists the repairs.
-    """
-    rows = []
-    for path in sorted((Path(out) / ".state").glob("*.json"), key=lambda p: natural_key(p.stem)):
-        try:
-            state = json.loads(path.read_text())
-            rows += [(state["student"], nb, r) for nb, s in state["notebooks"].items() for r in s.get("repairs", [])]
-        except (ValueError, KeyError, AttributeError, TypeError):
-            continue  # a state file from another version: the repairs plot just lacks it
+    """Every ingest repair as (student, notebook, repair), from the recorded results (OUT/.state; one of another
+    version is left out of the plot)."""
+    states = Results(out).states(strict=False) if (Path(out) / ".state").is_dir() else []
+    states.sort(key=lambda st: natural_key(st.student))
+    rows = [(st.student, nb, r) for st in states for nb, s in st.notebooks.items() for r in s.repairs]
     return pd.DataFrame(rows, columns=REPAIR_COLUMNS)
 
 
@@ -246,7 +238,7 @@ def student_table(grades):
     return table.loc[order].reset_index()
 
 
-def render(out, dest=None, show_code=False, timeout=600):
+def render_report(out, dest=None, show_code=False, timeout=600):
     """Execute the report notebook against OUT and write HTML (default OUT/report.html); returns its path."""
     import nbformat
     from jupyter_client.manager import KernelManager
@@ -303,5 +295,5 @@ def main(
     times = timeontask.write(out)
     if times:
         print(f"wrote {times}")
-    print(f"wrote {render(out, output, show_code)}")
+    print(f"wrote {render_report(out, output, show_code)}")
     return 0

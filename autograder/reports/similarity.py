@@ -717,7 +717,7 @@ border:1px solid #ddd;padding:6px;overflow-x:auto;font-size:12px;white-space:pre
 """
 
 
-def _highlighted(source: str, spans: list[tuple[int, int]], starter_lines: set[str]) -> str:
+def _marked_source(source: str, spans: list[tuple[int, int]], starter_lines: set[str]) -> str:
     """A cell's source as HTML: shared fragments marked, lines of the starter code greyed."""
     marks = bytearray(len(source))
     for s, e in spans:
@@ -803,9 +803,9 @@ def html_text(reports: list[CellReport], notes: list[str], n_students: int) -> s
             parts.append(
                 f"<details><summary>{e(pair['student_a'])} ↔ {e(pair['student_b'])} side by side</summary>"
                 f"<div class='pair'><div><b>{e(pair['student_a'])}</b><pre>"
-                f"{_highlighted(pair['source_a'], pair['spans_a'], starter_lines)}</pre></div>"
+                f"{_marked_source(pair['source_a'], pair['spans_a'], starter_lines)}</pre></div>"
                 f"<div><b>{e(pair['student_b'])}</b><pre>"
-                f"{_highlighted(pair['source_b'], pair['spans_b'], starter_lines)}</pre></div></div></details>"
+                f"{_marked_source(pair['source_b'], pair['spans_b'], starter_lines)}</pre></div></div></details>"
             )
     parts.append(f"<h2 id='notes'>Notes ({len(notes)})</h2>")
     parts.append("<ul class='note'>" + "".join(f"<li>{e(n)}</li>" for n in notes) + "</ul></main></body></html>")

@@ -175,7 +175,7 @@ def kernel_variables(source, pass_names) -> dict[str, str]:
     return {n: source[n] for n in names if n in source}
 
 
-def kernel_environment(workspace, visible, kernel_env, fds_env) -> dict[str, str]:
+def sandboxed_environment(workspace, visible, kernel_env, fds_env) -> dict[str, str]:
     """The whole environment of a sandboxed kernel (or zygote) whose writable folders are `visible`."""
     python_roots = sorted(
         {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)}

@@ -29,10 +29,10 @@ from autograder.sandbox.bwrap import (
     STATE,
     available,
     bwrap_command,
-    kernel_environment,
     kernel_variables,
     prepare_workspace,
     runtime_dir,
+    sandboxed_environment,
 )
 from autograder.sandbox.limits import limits
 from autograder.sandbox.zygote import client
@@ -166,7 +166,7 @@ def launch(argv=None) -> None:
     os.set_inheritable(events, True)
     fds = {envvars.KEY_FD: str(r), envvars.EVENTS_FD: str(events)}
     if args.bwrap:
-        env = kernel_environment(workspace, [cwd, sockets], kernel_env, fds)
+        env = sandboxed_environment(workspace, [cwd, sockets], kernel_env, fds)
         os.execvp("bwrap", bwrap_command(workspace, cwd, connection_file, sockets, env) + kernel_args)
     env = {k: v for k, v in os.environ.items() if k not in NEVER_ENV}
     env.update(FORCED_ENV)

@@ -14,6 +14,7 @@ import pytest
 
 from autograder import contract, paths
 from autograder.grading import ingest
+from autograder.records import NotebookResult, StudentResult
 from tests.fixtures import toy
 
 STUDENTS = ["李明", "Zoë Ñúñez", "Anna Lee"]
@@ -209,7 +210,7 @@ def test_a_damaged_download_waits_and_a_good_download_grades_it(tmp_path, theory
     bad = damaged_copy(good, tmp_path / "bad.zip", how)
     out, student = tmp_path / "out", "Zoë Ñúñez~moodle101"
     summary = pipeline.grade(bad, out, workers=1)
-    assert [line.split(":")[0] for line in summary["not_graded"][student]] == ["theory"]
+    assert [line.split(":")[0] for line in summary.not_graded[student]] == ["theory"]
     before = export.read_grades(out)[student]
     assert (before["theory"]["status"].startswith("damaged download:"), before["theory"]["score"]) == (True, None)
     assert release.not_final(before).startswith("theory damaged in the LMS download")
@@ -226,8 +227,8 @@ def test_summary_says_to_download_damaged_notebooks_again(tmp_path, capsys):
     from autograder.grading import pipeline
 
     damaged = "damaged download: 'theory.ipynb' could not be read from the LMS download: damaged in the zip (truncated)"
-    summary = {"graded": ["李明"], "skipped": [], "failed": {}, "seconds": 1.0}
-    pipeline.print_summary(dict(summary, statuses=Counter({damaged: 2, "graded": 6})), tmp_path)
+    summary = pipeline.Summary(graded=["李明"], seconds=1.0, students=2, statuses=Counter({damaged: 2, "graded": 6}))
+    pipeline.print_summary(summary, tmp_path)
     assert "2 notebooks could not be read from the LMS download: download the submissions again" in (
         capsys.readouterr().out
     )
@@ -241,8 +242,13 @@ def test_summary_names_the_students_whose_notebooks_were_not_graded(tmp_path, ca
 
     damaged = "damaged download: 'theory.ipynb' could not be read from the LMS download: damaged in the zip (truncated)"
     own = "'hw.zip/nmt.ipynb' could not be read: damaged in the zip (truncated)"
-    summary = {"graded": ["李明"], "skipped": [], "failed": {}, "seconds": 1.0, "statuses": Counter({damaged: 1})}
-    summary["not_graded"] = {"Zoë Ñúñez~moodle102": [f"theory: {damaged}"], "李明": [f"nmt: {own}"]}
+    summary = pipeline.Summary(
+        graded=["李明"],
+        seconds=1.0,
+        statuses=Counter({damaged: 1}),
+        students=2,
+        not_graded={"Zoë Ñúñez~moodle102": [f"theory: {damaged}"], "李明": [f"nmt: {own}"]},
+    )
     pipeline.print_summary(summary, tmp_path)
     printed = capsys.readouterr().out
     assert f"NOT GRADED Zoë Ñúñez~moodle102: theory: {damaged}" in printed
@@ -254,7 +260,7 @@ def test_not_graded_leaves_out_what_was_graded_missing_or_failed():
     from autograder.grading import pipeline
 
     def state(student, **statuses):
-        return {"student": student, "notebooks": {nb: {"status": s} for nb, s in statuses.items()}}
+        return StudentResult(student, notebooks={nb: NotebookResult(nb, s, 0.0, 1.0, []) for nb, s in statuses.items()})
 
     states = [
         state("李明", nmt="graded", bert="missing", clip="needs manual grading: scavenger_caption"),

@@ -125,14 +125,14 @@ def test_fork_probe_leaves_the_other_cells_graded(forks):
     """Does the notebook with the fork probe finish by itself, its other cells graded as usual?"""
     out, summary = forks
     assert by_cell(out)[("Zoë Ñúñez", "mul")]["message"] == "passed"
-    assert "Zoë Ñúñez" in summary["graded"]
+    assert "Zoë Ñúñez" in summary.graded
     assert not any("FAILED Zoë Ñúñez" in line for line in log_lines(out))
 
 
 def test_fork_bomb_is_recorded_on_its_cell(forks):
     """Is a fork bomb stopped with its kernel and recorded on its cell, whose test then fails with that cause?"""
     out, summary = forks
-    if "李明" not in summary["graded"]:
+    if "李明" not in summary.graded:
         pytest.skip("no hard bound on processes here (root without a writable pids cgroup): no bomb was graded")
     assert by_cell(out)[("李明", "add")]["message"] == (
         "killed: more than 256 processes in an earlier cell, cell 4 (add); "
@@ -144,7 +144,7 @@ def test_fork_bomb_costs_only_its_own_cell(forks):
     """After a fork bomb killed the kernel, are the later cells graded in a fresh kernel (the cells before the
     bomb run again in it), as after a time-out, instead of all scoring 0?"""
     out, summary = forks
-    if "李明" not in summary["graded"]:
+    if "李明" not in summary.graded:
         pytest.skip("no hard bound on processes here (root without a writable pids cgroup): no bomb was graded")
     mul = by_cell(out)[("李明", "mul")]
     assert (mul["message"], mul["score"]) == ("passed", mul["max_score"])
@@ -189,8 +189,8 @@ def test_a_resumed_run_still_names_the_students_a_limit_stopped(stopped):
     """Does a run on the same OUT, which grades no one again, still list the students a limit stopped and why?"""
     out, _ = stopped
     again = pipeline.grade(out.parent / "subs", out, workers=1, source=toy.TOY_SOURCE, ingest_fn=pipeline.plain_ingest)
-    assert (again["graded"], len(again["skipped"])) == ([], 5)
-    assert again["limits"] == {
+    assert (again.graded, len(again.skipped)) == ([], 5)
+    assert again.limits == {
         "Zoë Ñúñez": ["toy: cell 4 (add): timed out after 5 s"],
         "王芳": ["toy: cell 6 (mul): ran out of memory (3 GB limit)"],
     }

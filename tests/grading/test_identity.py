@@ -129,9 +129,7 @@ def test_adding_a_student_keeps_every_grade_with_its_student(rerun):
     out, _, second, _ = rerun
     got = {s: r["score"] for s, r in grades(out).items()}
     assert got == {"丁一": "0", "李明": "3", "王芳": "0", "Anna Lee": "3", "Anna_Lee": "0"}, got
-    assert second["graded"] == ["丁一"] and sorted(second["skipped"]) == sorted(
-        ["李明", "王芳", "Anna Lee", "Anna_Lee"]
-    )
+    assert second.graded == ["丁一"] and sorted(second.skipped) == sorted(["李明", "王芳", "Anna Lee", "Anna_Lee"])
 
 
 def test_look_alike_names_keep_their_own_grades(rerun):
@@ -171,7 +169,7 @@ def test_changed_files_are_graded_again_without_force(tmp_path):
     rel = toy.release(tmp_path.parent)
     toy.write_students(subs, rel, {"Zoë Ñúñez": toy.fill(nb, dict(toy.RIGHT, mul=toy.WRONG_MUL))})
     again = pipeline.grade(subs, out, **KWARGS)
-    assert again["graded"] == ["Zoë Ñúñez"] and grades(out)["Zoë Ñúñez"]["score"] == "1"
+    assert again.graded == ["Zoë Ñúñez"] and grades(out)["Zoë Ñúñez"]["score"] == "1"
     assert "REGRADE Zoë Ñúñez: the submitted files changed" in (out / "grading.log").read_text(encoding="utf-8")
 
 
@@ -182,4 +180,4 @@ def test_a_renamed_folder_does_not_inherit_a_grade(tmp_path):
     shutil.rmtree(subs / "李明")
     toy.write_students(subs, toy.release(tmp_path.parent), {"李 明": nb})
     again = pipeline.grade(subs, out, **KWARGS)
-    assert again["graded"] == ["李 明"] and grades(out)["李 明"]["score"] == "0"
+    assert again.graded == ["李 明"] and grades(out)["李 明"]["score"] == "0"

@@ -162,6 +162,28 @@ def test_lms_zip_with_wrapper_folder_and_junk(tmp_path, release_dir, rel, src):
     assert not (tmp_path / "evil.ipynb").exists(), "a '../' entry escaped the staging folder"
 
 
+def test_the_shallowest_timestamp_file_is_the_submission_time_evidence(tmp_path, release_dir, rel, src):
+    """Does each notebook of a student carry the timestamp.txt nearest the top of their folder (nbgrader's record of
+    when they submitted), and a student without one none?"""
+    stamp = "2023-04-01 00:00:00.000000 UTC"
+    files = {"Zoë Ñúñez/nmt.ipynb": mc.solved(rel, src), "Zoë Ñúñez/timestamp.txt": stamp}
+    files |= {"Zoë Ñúñez/old/timestamp.txt": stamp, "李明/nmt.ipynb": mc.solved(rel, src)}
+    subs = run(tmp_path, files, release_dir)
+    zoe = {s.timestamp for s in subs if s.student == "Zoë Ñúñez"}
+    assert zoe == {tmp_path / "subs" / "Zoë Ñúñez" / "timestamp.txt"}
+    assert {s.timestamp for s in subs if s.student == "李明"} == {None}
+
+
+def test_a_timestamp_file_inside_an_lms_zip_is_not_evidence(tmp_path, release_dir, rel, src):
+    """Is a timestamp.txt in an LMS zip, which a student could have uploaded, left out of the submission time?"""
+    archive = tmp_path / "export.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("alice/nmt.ipynb", nbformat.writes(mc.solved(rel, src)))
+        zf.writestr("alice/timestamp.txt", "2023-04-01 00:00:00.000000 UTC")
+    subs = ingest.ingest(archive, tmp_path / "staging", release=release_dir)
+    assert {s.timestamp for s in subs} == {None}
+
+
 def test_several_candidates_take_most_complete_then_newest(tmp_path, release_dir, rel, src):
     """With several files for one notebook, is the most complete one taken, the newest on ties, and logged?"""
     subs_dir = tmp_path / "subs"

@@ -112,8 +112,8 @@ def test_rerun_skips_graded_students_without_duplicates(toy_graded, tmp_path):
     shutil.copytree(out.parent / "toy_subs", subs)
     before = (out / "grades.csv").read_text()
     summary = pipeline.grade(subs, out, workers=1, source=toy.TOY_SOURCE, ingest_fn=pipeline.plain_ingest)
-    assert set(summary["skipped"]) == {"ref", "untouched", "wrongmul", "nothing", "broken"}
-    assert summary["graded"] == []
+    assert set(summary.skipped) == {"ref", "untouched", "wrongmul", "nothing", "broken"}
+    assert summary.graded == []
     assert (out / "grades.csv").read_text() == before
 
 
@@ -126,9 +126,9 @@ def test_force_regrades(tmp_path):
     out = tmp_path / "out"
     pipeline.grade(subs, out, workers=1, source=toy.TOY_SOURCE, ingest_fn=pipeline.plain_ingest)
     kept = pipeline.grade(subs, out, workers=1, source=toy.TOY_SOURCE, ingest_fn=pipeline.plain_ingest)
-    assert kept["skipped"] == ["alice"] and scores(out)[("alice", "toy")]["score"] == "3"
+    assert kept.skipped == ["alice"] and scores(out)[("alice", "toy")]["score"] == "3"
     redone = pipeline.grade(subs, out, workers=1, source=toy.TOY_SOURCE, ingest_fn=pipeline.plain_ingest, force=True)
-    assert redone["graded"] == ["alice"]
+    assert redone.graded == ["alice"]
     assert len(rows(out / "grades.csv")) == 1 and scores(out)[("alice", "toy")]["score"] == "3"
 
 
@@ -148,7 +148,7 @@ def test_students_with_most_notebooks_are_started_first(tmp_path, monkeypatch):
     monkeypatch.setattr(pipeline.scheduler, "run", spy)
     summary = pipeline.grade(subs, tmp_path / "out", workers=1, source=toy.TOY_SOURCE, ingest_fn=pipeline.plain_ingest)
     assert started == ["zoe", "anna", "bob"], f"expected zoe (one notebook) before the empty ones, saw {started}"
-    assert summary["graded"] == ["anna", "bob", "zoe"]
+    assert summary.graded == ["anna", "bob", "zoe"]
 
 
 @pytest.mark.slow
@@ -377,7 +377,7 @@ def test_a_copy_of_the_course_source_gets_the_repairing_ingest(tmp_path, monkeyp
 
     def fake_grade(submissions, out, **kw):
         seen[kw["source"]] = kw["ingest_fn"]
-        return {"graded": [], "skipped": [], "failed": {}, "seconds": 0.0, "statuses": {}}
+        return pipeline.Summary(students=1)
 
     monkeypatch.setattr(pipeline, "grade", fake_grade)
     monkeypatch.setattr(pipeline, "print_summary", lambda *a: None)

@@ -70,7 +70,7 @@ def test_grading_through_an_existing_scheduler(toy_students, address, tmp_path):
     assert (stats.mode, stats.n_workers, stats.n_tasks) == ("scheduler", 2, 4)
     assert len(stats.workers) == 2, f"expected both workers to grade, saw {[vars(w) for w in stats.workers.values()]}"
     assert_graded_correctly(out)
-    assert sorted(summary["graded"]) == ["broken", "nothing", "ref", "wrongmul"]
+    assert sorted(summary.graded) == ["broken", "nothing", "ref", "wrongmul"]
 
 
 @pytest.fixture(scope="module")
@@ -118,9 +118,9 @@ def test_a_killed_worker_is_named_with_the_students_graded_again(killed):
     """Do the summary and grading.log name the worker that died and the students it held, the one it was grading
     (a student with a file: only they open a slot) among them?"""
     out, summary, victim = killed
-    assert len(summary["workers_lost"]) == 1, summary["workers_lost"]
-    held = re.fullmatch(rf"{re.escape(victim)} died holding (.+)", summary["workers_lost"][0])
-    assert held and {"ref", "wrongmul", "broken"} & set(held.group(1).split(", ")), summary["workers_lost"]
+    assert len(summary.workers_lost) == 1, summary.workers_lost
+    held = re.fullmatch(rf"{re.escape(victim)} died holding (.+)", summary.workers_lost[0])
+    assert held and {"ref", "wrongmul", "broken"} & set(held.group(1).split(", ")), summary.workers_lost
     log = (out / "grading.log").read_text()
     assert f"WORKER LOST: Dask worker {summary['workers_lost'][0]}; graded again on another worker" in log
 
@@ -143,8 +143,8 @@ def test_local_two_worker_cluster_grades_correctly(toy_students, tmp_path):
 
 def test_summary_names_each_dask_worker_that_died(tmp_path, capsys):
     """Does the console summary name each Dask worker that died and the students it held?"""
-    summary = {"graded": ["李明"], "skipped": [], "failed": {}, "seconds": 1.0, "statuses": {}}
-    summary["workers_lost"] = ["tcp://127.0.0.1:40001 died holding 李明, Zoë Ñúñez"]
+    lost = ["tcp://127.0.0.1:40001 died holding 李明, Zoë Ñúñez"]
+    summary = pipeline.Summary(graded=["李明"], seconds=1.0, students=1, workers_lost=lost)
     pipeline.print_summary(summary, tmp_path)
     assert (
         "  Dask worker tcp://127.0.0.1:40001 died holding 李明, Zoë Ñúñez: graded again on another worker (grading.log)"

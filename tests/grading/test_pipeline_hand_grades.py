@@ -41,7 +41,7 @@ def regraded(tmp_path_factory):
     enter_hand_grade(out, "same", 1.0, "Clear and right.")
     enter_hand_grade(out, "changed", 0.5, "Half right.")
     toy.write_students(subs, rel, {"changed": toy.fill(nb, dict(toy.RIGHT, written_toy="Because I say so."))})
-    REGRADE.update(pipeline.grade(subs, out, force=True, **kwargs))
+    REGRADE["summary"] = pipeline.grade(subs, out, force=True, **kwargs)
     return out
 
 
@@ -60,7 +60,7 @@ def test_regrading_drops_the_hand_grade_of_a_changed_answer(regraded):
 
 def test_the_summary_counts_the_hand_grades_kept_and_dropped(regraded):
     """Does the re-grade's summary count one hand grade kept and one dropped (from what recording returned)?"""
-    assert REGRADE["hand_grades"] == {"kept": 1, "dropped": 1}
+    assert REGRADE["summary"].hand_grades == {"kept": 1, "dropped": 1}
 
 
 def test_log_says_what_was_kept_and_what_was_not(regraded):
@@ -119,3 +119,11 @@ def test_index_lists_every_page_with_what_needs_attention(regraded):
     attention = page.split("<h2 id='all'>")[0]
     assert "to grade by hand: written_toy" in attention and ">changed<" in attention
     assert ">same<" not in attention
+
+
+def test_a_kept_hand_grade_is_on_the_student_page_after_regrading(regraded):
+    """After grade --force, does the page of the student whose hand grade was kept show it (the worker that rendered
+    the page could not know it), and the page of the one whose answer changed not show the dropped one?"""
+    same = (regraded / "feedback" / "same" / "toy.html").read_text(encoding="utf-8")
+    changed = (regraded / "feedback" / "changed" / "toy.html").read_text(encoding="utf-8")
+    assert "Clear and right." in same and "Half right." not in changed

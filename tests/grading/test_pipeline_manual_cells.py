@@ -70,5 +70,5 @@ def test_a_hand_score_on_the_caption_counts(caption):
 def test_regrading_keeps_the_caption_score_and_says_so(caption):
     """Does grade --force keep the caption's hand score (the answer is unchanged) and count it on the console?"""
     *_, summary, again = caption
-    assert summary["hand_grades"] == {"kept": 1}, summary["hand_grades"]
+    assert summary.hand_grades == {"kept": 1}, summary.hand_grades
     assert (again["score"], again["ungraded"]) == ("5", ""), again

@@ -62,7 +62,7 @@ def test_late_columns_come_after_submitted_as(term_out):
 
 def test_student_without_evidence_is_counted(term_out):
     """Does the summary name the student with no submission time (taken as on time)?"""
-    assert term_out[3]["no_submission_time"] == ["nobody"]
+    assert term_out[3].no_submission_time == ["nobody"]
 
 
 def test_hand_grade_added_after_grading_is_penalised(term_out, tmp_path):
@@ -83,7 +83,7 @@ def test_extension_added_after_grading_recomputes(term_out, tmp_path):
     (tmp_path / "ext.csv").write_text("student,due\n李明,2023-04-03T23:59:00-04:00\n", encoding="utf-8")
     summary = pipeline.grade(subs, copy, extensions=tmp_path / "ext.csv", **KW)
     row = rows(copy)["李明"]
-    assert (summary["graded"], row["due"], row["late_penalty"]) == ([], "2023-04-03T23:59:00-04:00", "0")
+    assert (summary.graded, row["due"], row["late_penalty"]) == ([], "2023-04-03T23:59:00-04:00", "0")
 
 
 def test_extension_earlier_than_submission_still_late(term_out, tmp_path):
@@ -124,16 +124,17 @@ def test_canvas_late_without_time_is_recorded(tmp_path):
     """Is a Canvas-late submission without any time recorded as 'late (time unknown)'?"""
     lms = {"lms": "canvas", "user_id": "1234", "late": True}
     students = {"leeanna~canvas1234": [Submission.missing("leeanna~canvas1234", "toy", lms=lms)]}
-    found, _ = times.evidence(tmp_path, students)
+    found, _ = times.evidence(students)
     assert found == {"leeanna~canvas1234": (term.UNKNOWN_TIME, "canvas _LATE")}
 
 
 def test_timestamp_wins_over_submitted_csv(tmp_path):
     """When a student has both a timestamp.txt and a --submitted row, is timestamp.txt used (first found)?"""
-    (tmp_path / "subs" / "李明").mkdir(parents=True)
-    (tmp_path / "subs" / "李明" / "timestamp.txt").write_text("2023-04-01 00:00:00.000000 UTC")
+    stamp = tmp_path / "subs" / "李明" / "timestamp.txt"
+    stamp.parent.mkdir(parents=True)
+    stamp.write_text("2023-04-01 00:00:00.000000 UTC")
     (tmp_path / "s.csv").write_text("student,submitted_at\n李明,2023-05-01T00:00:00Z\n", encoding="utf-8")
-    found, _ = times.evidence(tmp_path / "subs", {"李明": [Submission.missing("李明", "toy")]}, tmp_path / "s.csv")
+    found, _ = times.evidence({"李明": [Submission.missing("李明", "toy", timestamp=stamp)]}, tmp_path / "s.csv")
     assert found["李明"] == ("2023-04-01T00:00:00+00:00", "timestamp.txt")
 
 
@@ -141,7 +142,9 @@ def test_bad_timestamp_is_logged_not_guessed(tmp_path):
     """Is a timestamp.txt that does not parse ignored with a log line naming the file, and no time guessed?"""
     (tmp_path / "李明").mkdir()
     (tmp_path / "李明" / "timestamp.txt").write_text("last tuesday")
-    found, log = times.evidence(tmp_path, {"李明": [Submission.missing("李明", "toy")]})
+    found, log = times.evidence(
+        {"李明": [Submission.missing("李明", "toy", timestamp=tmp_path / "李明" / "timestamp.txt")]}
+    )
     assert (found, len(log), "timestamp.txt:1" in log[0]) == ({}, 1, True)
 
 
@@ -155,7 +158,7 @@ def test_worksheet_time_used_for_moodle_students(tmp_path):
     (tmp_path / "s.csv").write_text("student,submitted_at\nJane Doe~moodle123,2023-05-01T00:00:00Z\n")
     lms = {"lms": "moodle", "user_id": "123"}
     students = {"Jane Doe~moodle123": [Submission.missing("Jane Doe~moodle123", "toy", lms=lms)]}
-    found, _ = times.evidence(tmp_path, students, tmp_path / "s.csv", ws, "America/Toronto")
+    found, _ = times.evidence(students, tmp_path / "s.csv", ws, "America/Toronto")
     assert found == {"Jane Doe~moodle123": ("2023-04-01T00:05:00-04:00", "worksheet")}
 
 

@@ -12,6 +12,7 @@ from autograder import contract, demo, paths
 from autograder.grading import pipeline
 from autograder.reports import feedback, nbhtml, report
 from tests.fixtures import toy
+from tests.fixtures.pages import page_of
 from tests.reports import axe
 from tests.reports.browser import Browser
 
@@ -37,7 +38,7 @@ def _course_page(notebook):
         "manual": dict(contract.WRITTEN[notebook]),
         "repairs": [f"renamed 'Copy of {notebook}.ipynb' to {notebook}.ipynb"],
     }
-    return feedback.render(nb, summary, "Zoë Ñúñez")
+    return feedback.render(nb, page_of(summary, "Zoë Ñúñez"))
 
 
 @pytest.fixture(scope="module")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from autograder import lms
 from autograder.contract import GRADED, WRITTEN, max_score, written_max_score
 from autograder.reports import export
 
@@ -264,7 +265,7 @@ def test_canvas_import_matches_students_by_canvas_user_id(tmp_path):
         [["student", "lms", "lms_user_id", "lms_name"], ["alice", "canvas", "12345", "alicew"]],
     )
     dest = tmp_path / "canvas.csv"
-    assert export.write_canvas_csv(tmp_path, dest) == 3
+    assert export.write_gradebook(tmp_path, dest, lms.CANVAS) == 3
     rows = list(csv.reader(open(dest)))
     assert rows[0] == ["Student", "ID", "SIS User ID", "SIS Login ID", "Section", "a3 (autograder)"]
     assert rows[1] == ["Points Possible", "", "", "", "", str(TOTAL)]
@@ -279,7 +280,7 @@ def test_moodle_worksheet_uses_participant_ids(tmp_path):
         tmp_path / "lms_ids.csv", [["student", "lms", "lms_user_id", "lms_name"], ["bob", "moodle", "456", "Bob Jones"]]
     )
     dest = tmp_path / "moodle.csv"
-    export.write_moodle_csv(tmp_path, dest)
+    export.write_gradebook(tmp_path, dest, lms.MOODLE)
     rows = {r["Full name"]: r for r in csv.DictReader(open(dest))}
     assert list(rows["Bob Jones"].values())[:4] == ["Participant 456", "Bob Jones", "3", str(TOTAL)]
     assert rows["carol"]["Identifier"] == "carol"
@@ -376,7 +377,7 @@ def test_moodle_worksheet_has_the_columns_moodles_importer_requires(tmp_path):
     Last modified (grade)), with a time it can parse, and Participant identifiers?"""
     out = write_course(tmp_path, lms={LI: ("moodle", "31", LI)})
     now = datetime.datetime(2026, 11, 24, 7, 5, tzinfo=datetime.timezone.utc)
-    export.write_moodle_csv(out, tmp_path / "m.csv", now=now)
+    export.write_gradebook(out, tmp_path / "m.csv", lms.MOODLE, now=now)
     rows = list(csv.DictReader(open(tmp_path / "m.csv", encoding="utf-8")))
     assert {"Identifier", "Grade", "Last modified (grade)", "Feedback comments"} <= set(rows[0])
     row = next(r for r in rows if r["Full name"] == LI)
@@ -424,7 +425,7 @@ def test_moodle_comment_of_a_late_student_adds_up_to_the_grade(tmp_path):
     for row in rows[1:]:
         row.append("2" if row[0] == LI else "0")
     write_csv(out / "grades.csv", rows)
-    export.write_moodle_csv(out, tmp_path / "m.csv")
+    export.write_gradebook(out, tmp_path / "m.csv", lms.MOODLE)
     row = next(r for r in csv.DictReader(open(tmp_path / "m.csv", encoding="utf-8")) if r["Full name"] == LI)
     grade = TOTAL - 2 * len(GRADED)
     assert (

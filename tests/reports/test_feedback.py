@@ -10,6 +10,7 @@ import pytest
 
 from autograder.reports import feedback, nbhtml, sanitize
 from tests.fixtures import toy
+from tests.fixtures.pages import page_of
 
 HIDDEN = ["from toycheck import check_add", "check_add(add)", "from toycheck import check_mul", "check_mul(mul)"]
 
@@ -126,7 +127,7 @@ def test_render_escapes_student_controlled_text():
         "notes": [],
         "manual": {},
     }
-    page = feedback.render(None, summary, "eve")
+    page = feedback.render(None, page_of(summary, "eve"))
     assert "<script>alert(1)</script>" not in page
 
 
@@ -155,7 +156,7 @@ def test_render_never_lets_student_html_run():
     markdown = nbformat.v4.new_markdown_cell(
         "Answer <script>alert(4)</script><img src=x onerror=alert(5)> <a href='javascript:alert(6)'>link</a>"
     )
-    page = feedback.render(nbformat.v4.new_notebook(cells=[code, markdown]), EMPTY_SUMMARY, "eve")
+    page = feedback.render(nbformat.v4.new_notebook(cells=[code, markdown]), page_of(EMPTY_SUMMARY, "eve"))
     for bad in ("<script>alert", "onerror", "javascript:"):
         assert bad not in page, f"{bad!r} from the student's notebook reached the feedback page"
 
@@ -174,7 +175,7 @@ def test_render_keeps_harmless_student_html():
         )
     ]
     markdown = nbformat.v4.new_markdown_cell("The loss is **lower** on the large set.")
-    page = feedback.render(nbformat.v4.new_notebook(cells=[cell, markdown]), EMPTY_SUMMARY, "eve")
+    page = feedback.render(nbformat.v4.new_notebook(cells=[cell, markdown]), page_of(EMPTY_SUMMARY, "eve"))
     assert "<td>one plus two</td>" in page and "<thead>" in page
     assert "<strong>lower</strong>" in page
 
@@ -182,13 +183,15 @@ def test_render_keeps_harmless_student_html():
 def test_render_shows_highlighted_code_text():
     """Does a code cell's text still appear in the page, highlighted, after the faster rendering path?"""
     cell = nbformat.v4.new_code_cell("def add(a, b):\n    return a < b")
-    page = feedback.render(nbformat.v4.new_notebook(cells=[cell]), EMPTY_SUMMARY, "eve")
+    page = feedback.render(nbformat.v4.new_notebook(cells=[cell]), page_of(EMPTY_SUMMARY, "eve"))
     assert '<span class="k">def</span>' in page and "&lt;" in page
 
 
 def _page_through_beautifulsoup(nb, summary, student):
     """The page as nbconvert makes it when every highlighted input goes through its BeautifulSoup pass."""
-    body, _ = nbhtml._exporter(feedback.MATHJAX_URL).from_notebook_node(feedback.annotate(nb, summary, student))
+    body, _ = nbhtml._exporter(feedback.MATHJAX_URL).from_notebook_node(
+        feedback.annotate(nb, page_of(summary, student))
+    )
     return body
 
 
@@ -208,7 +211,7 @@ def test_fast_render_writes_the_page_beautifulsoup_writes():
     cells = [nbformat.v4.new_code_cell(src) for src in TRICKY_CODE]
     cells.append(nbformat.v4.new_markdown_cell("Text with `code` and <b>bold</b>"))
     nb = nbformat.v4.new_notebook(cells=cells)
-    assert feedback.render(nb, EMPTY_SUMMARY, "eve") == _page_through_beautifulsoup(nb, EMPTY_SUMMARY, "eve")
+    assert feedback.render(nb, page_of(EMPTY_SUMMARY, "eve")) == _page_through_beautifulsoup(nb, EMPTY_SUMMARY, "eve")
 
 
 def test_a_page_does_not_depend_on_the_pages_rendered_before_it():
@@ -231,12 +234,12 @@ def test_a_page_does_not_depend_on_the_pages_rendered_before_it():
         cells=[own] + shared + [long_html, nbformat.v4.new_code_cell(magics, metadata={"magics_language": "sql"})]
     )
     nbhtml._exporter.cache_clear()
-    fresh = feedback.render(second, EMPTY_SUMMARY, "eve")
+    fresh = feedback.render(second, page_of(EMPTY_SUMMARY, "eve"))
     nbhtml._exporter.cache_clear()
-    feedback.render(first, EMPTY_SUMMARY, "eve")
-    after = feedback.render(second, EMPTY_SUMMARY, "eve")
+    feedback.render(first, page_of(EMPTY_SUMMARY, "eve"))
+    after = feedback.render(second, page_of(EMPTY_SUMMARY, "eve"))
     assert after == fresh
-    assert feedback.render(second, EMPTY_SUMMARY, "eve") == fresh  # every cell remembered now
+    assert feedback.render(second, page_of(EMPTY_SUMMARY, "eve")) == fresh  # every cell remembered now
     assert "<td>cell</td>" in fresh and '<span class="k">select</span>' in fresh  # the long output; SQL
 
 
@@ -254,7 +257,7 @@ def test_page_has_a_title_and_contents_linking_each_graded_cell():
     summary = dict(
         EMPTY_SUMMARY, cells=[{"grade_id": "fit_linear_log", "score": 1.0, "max_score": 1.0, "note": "passed"}]
     )
-    page = feedback.render(nbformat.v4.new_notebook(cells=[test]), summary, "eve")
+    page = feedback.render(nbformat.v4.new_notebook(cells=[test]), page_of(summary, "eve"))
     assert "<title>nmt.ipynb feedback: eve</title>" in page
     assert 'href="#a3-fit_linear_log"' in page and 'id="a3-fit_linear_log"' in page
 
@@ -350,7 +353,7 @@ def caption_notebook():
 def test_student_page_leaves_instructor_instructions_out():
     """Does a student's page say only that a TA grades the caption, without `fetch-models`, A3_MODEL_CACHE or the
     grader's model cache path?"""
-    page = feedback.render(caption_notebook(), CAPTION_SUMMARY, ZOE)
+    page = feedback.render(caption_notebook(), page_of(CAPTION_SUMMARY, ZOE))
     text = visible_text(page)
     assert "a TA grades this cell by hand" in text
     leaks = [w for w in ("fetch-models", "A3_MODEL_CACHE", "/srv/models") if w in page]
@@ -373,7 +376,7 @@ def test_student_page_shows_no_grader_paths():
         "\x1b[0;31mRuntimeError\x1b[0m: mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)",
     ]
     cell.outputs = [nbformat.v4.new_output("error", ename="RuntimeError", evalue="mat1 and mat2", traceback=tb)]
-    page = feedback.render(nbformat.v4.new_notebook(cells=[cell]), dict(EMPTY_SUMMARY), LI)
+    page = feedback.render(nbformat.v4.new_notebook(cells=[cell]), page_of(dict(EMPTY_SUMMARY), LI))
     text = visible_text(page)
     assert "torch/nn/functional.py" in text and "torch/nn/modules/module.py" in text
     leaks = [w for w in (packages, sys.prefix, ".venv", "site-packages") if w in page]
@@ -387,7 +390,7 @@ def test_feedback_page_drops_the_colab_badge():
     nb = nbformat.v4.new_notebook(
         cells=[nbformat.v4.new_markdown_cell(badge), nbformat.v4.new_markdown_cell(f"{badge}\n\n# Ridge regression")]
     )
-    page = feedback.render(nb, dict(EMPTY_SUMMARY, notebook="theory"), ZOE)
+    page = feedback.render(nb, page_of(dict(EMPTY_SUMMARY, notebook="theory"), ZOE))
     assert "colab-badge" not in page and "colab.research.google.com" not in page
     assert "Ridge regression" in visible_text(page)
 
@@ -401,7 +404,7 @@ def test_long_output_is_folded():
             "print('short')", outputs=[nbformat.v4.new_output("stream", name="stdout", text="short\n")]
         ),
     ]
-    page = feedback.render(nbformat.v4.new_notebook(cells=cells), dict(EMPTY_SUMMARY), LI)
+    page = feedback.render(nbformat.v4.new_notebook(cells=cells), page_of(dict(EMPTY_SUMMARY), LI))
     (details,) = re.findall(r"<details>.*?</details>", page, flags=re.S)
     assert "200 lines of output" in details and "epoch 199: loss 0.0050" in details
     assert "short" in page and "short" not in details
@@ -427,7 +430,7 @@ def unicode_out(tmp_path):
     for student, state in states.items():
         (results.state_dir / f"{student}.json").write_text(json.dumps(state))
         results.write_feedback(
-            student, "clip", feedback.render(caption_notebook(), state["notebooks"]["clip"], student)
+            student, "clip", feedback.render(caption_notebook(), page_of(state["notebooks"]["clip"], student))
         )
     results.write_csvs()
     feedback.write_index(out)
@@ -472,7 +475,7 @@ def _clip_summary(caption=None, blank=()):
 
 def test_page_shows_a_blank_answer_as_zero_and_final():
     """Does a page show a blank written answer as 0 (no answer), not as waiting for a TA?"""
-    text = feedback.summary_markdown(_clip_summary(caption=1.0, blank=["written_caption"]), "Zoë Ñúñez")
+    text = feedback.summary_markdown(page_of(_clip_summary(caption=1.0, blank=["written_caption"]), "Zoë Ñúñez"))
     assert "| `written_caption` | 0 / 1 (no answer) |" in text
     assert "| `written_prompts` | not graded yet |" in text and "provisional: 1 written answer(s)" in text
 
@@ -480,5 +483,5 @@ def test_page_shows_a_blank_answer_as_zero_and_final():
 def test_page_shows_the_hand_score_of_a_cell_left_to_a_ta():
     """After a TA scored the caption in formgrader, does the page count it in the autograded score?"""
     summary = dict(_clip_summary(caption=None), hand={"test_scavenger_caption": {"score": 1.0, "comment": ""}})
-    text = feedback.summary_markdown(summary, "李明")
+    text = feedback.summary_markdown(page_of(summary, "李明"))
     assert "**Autograded score: 2 / 2**" in text and "| `scavenger_caption` | 1 / 1 |" in text

@@ -11,6 +11,7 @@ from autograder import contract, demo, paths
 from autograder.grading import pipeline
 from autograder.reports import feedback
 from tests.fixtures import term as term_fixture
+from tests.fixtures.pages import page_of
 
 pytestmark = pytest.mark.slow
 
@@ -92,7 +93,9 @@ def _pages(out):
 def _release_page(notebook):
     """The released notebook as a feedback page shows it, before any student's work or result is added."""
     summary = {"notebook": notebook, "score": 0.0, "max_score": 0.0, "status": "graded", "cells": []}
-    return feedback.render(nbformat.read(paths.RELEASE / f"{notebook}.ipynb", as_version=4), summary, "student")
+    return feedback.render(
+        nbformat.read(paths.RELEASE / f"{notebook}.ipynb", as_version=4), page_of(summary, "student")
+    )
 
 
 def _staff_text(pages, root):

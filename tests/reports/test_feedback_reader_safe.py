@@ -8,6 +8,7 @@ import pytest
 from nbconvert import HTMLExporter
 
 from autograder.reports import feedback, sanitize
+from tests.fixtures.pages import page_of
 from tests.reports.browser import rendered_text
 from tests.reports.payloads import MARK, MARKDOWN_PAYLOADS, OUTPUT_PAYLOADS
 
@@ -70,17 +71,19 @@ def test_feedback_page_is_inert_in_a_browser(tmp_path):
     page.write_text(
         feedback.render(
             hostile_notebook(),
-            {
-                "notebook": "nmt",
-                "score": 1.0,
-                "max_score": 11.0,
-                "status": "graded",
-                "cells": [],
-                "repairs": [],
-                "notes": [],
-                "manual": {},
-            },
-            "eve",
+            page_of(
+                {
+                    "notebook": "nmt",
+                    "score": 1.0,
+                    "max_score": 11.0,
+                    "status": "graded",
+                    "cells": [],
+                    "repairs": [],
+                    "notes": [],
+                    "manual": {},
+                },
+                "eve",
+            ),
         )
     )
     _, dom = rendered_text(page, tmp_path)

@@ -8,6 +8,7 @@ import pytest
 
 from autograder import contract, paths
 from autograder.reports import feedback
+from tests.fixtures.pages import page_of
 from tests.reports.browser import rendered_text
 
 MESSAGE = "CheckFailed: fit_linear_log: (m, c) should be (0.5, 0.4771) for y = 3 * x**0.5, got (0, 0)"
@@ -50,7 +51,7 @@ def autograded_page():
             {"grade_id": "fit_linear_log", "score": 0.0, "max_score": 1.0, "note": MESSAGE},
         ],
     }
-    return feedback.render(nb, summary, "alice")
+    return feedback.render(nb, page_of(summary, "alice"))
 
 
 def test_feedback_page_shows_score_and_message(tmp_path):
@@ -99,7 +100,7 @@ def test_math_renders_offline(tmp_path):
     feedback.install_mathjax(folder)
     page = folder / "Zoë Ñúñez" / "theory.html"
     page.parent.mkdir(parents=True)
-    page.write_text(feedback.render(nbformat.v4.new_notebook(cells=cells), summary, "Zoë Ñúñez"))
+    page.write_text(feedback.render(nbformat.v4.new_notebook(cells=cells), page_of(summary, "Zoë Ñúñez")))
     assert 'src="../.mathjax/MathJax.js' in page.read_text(), "expected MathJax from the feedback folder"
     text, dom = rendered_text(page, tmp_path)
     assert dom.count('class="MathJax"') + dom.count('class="MathJax_Display"') >= 2, "MathJax did not typeset"
@@ -126,7 +127,7 @@ def test_primes_render_offline(tmp_path):
     page = folder / "李明" / "theory.html"
     page.parent.mkdir(parents=True)
     page.write_text(
-        feedback.render(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(md)]), summary, "李明")
+        feedback.render(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(md)]), page_of(summary, "李明"))
     )
     _, dom = rendered_text(page, tmp_path, budget_ms=10000)
     assert typeset(dom) == (3, 3, [])
@@ -150,6 +151,6 @@ def test_every_formula_of_every_notebook_renders_offline(tmp_path, name):
     feedback.install_mathjax(folder)
     page = folder / "Zoë Ñúñez" / f"{name}.html"
     page.parent.mkdir(parents=True)
-    page.write_text(feedback.render(nb, summary, "Zoë Ñúñez"))
+    page.write_text(feedback.render(nb, page_of(summary, "Zoë Ñúñez")))
     _, dom = rendered_text(page, tmp_path, budget_ms=60000)
     assert typeset(dom) == (formulas(nb), formulas(nb), [])

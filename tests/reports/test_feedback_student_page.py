@@ -9,6 +9,7 @@ import pytest
 
 from autograder.records import Results
 from autograder.reports import feedback
+from tests.fixtures.pages import page_of
 
 ANNA = "Anna Lee~moodle1017"  # one of two Moodle students called Anna Lee, as ingest names her
 ZOE = "Zoë Ñúñez"
@@ -88,7 +89,7 @@ HAND = {"test_scavenger_caption": {"score": 1.0, "comment": ""}, "written_captio
 
 
 def page(summary, student=ANNA):
-    return feedback.render(nbformat.v4.new_notebook(cells=[caption_cell()]), summary, student)
+    return feedback.render(nbformat.v4.new_notebook(cells=[caption_cell()]), page_of(summary, student))
 
 
 @pytest.mark.parametrize("hand", [{}, HAND], ids=["waiting", "hand graded"])

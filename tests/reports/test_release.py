@@ -78,13 +78,13 @@ def write_out(out, lms, pending=True, students=None):
 @pytest.fixture
 def moodle(tmp_path):
     out = write_out(tmp_path / "out", "moodle", pending=False)
-    return out, release.release(out, "moodle", moodle_max=MAXIMUM)
+    return out, release.release(out, "moodle", setting=MAXIMUM)
 
 
 @pytest.fixture
 def canvas(tmp_path):
     out = write_out(tmp_path / "out", "canvas", pending=False)
-    return out, release.release(out, "canvas", canvas_assignment_id=CANVAS_ID)
+    return out, release.release(out, "canvas", setting=CANVAS_ID)
 
 
 def test_moodle_zip_files_every_member_under_its_participant(moodle):
@@ -134,7 +134,7 @@ def test_canvas_grades_released_students_only(tmp_path):
     """With --partial, does canvas_grades.csv hold the released students (and Points Possible) but not the one
     still waiting for a hand grade?"""
     out = write_out(tmp_path / "out", "canvas")
-    release.release(out, "canvas", canvas_assignment_id=CANVAS_ID, partial=True)
+    release.release(out, "canvas", setting=CANVAS_ID, partial=True)
     with open(out / "release" / "canvas_grades.csv", encoding="utf-8") as f:
         ids = [r[1] for r in list(csv.reader(f))[1:]]
     assert sorted(ids) == ["", "201", "202", "203", "204", "205"]
@@ -157,7 +157,7 @@ def test_refuses_while_hand_grading_is_open(tmp_path, capsys):
 def test_partial_lists_who_was_held_back(tmp_path):
     """With --partial, does MANIFEST.csv say the waiting student was not released and why?"""
     out = write_out(tmp_path / "out", "moodle")
-    release.release(out, "moodle", moodle_max=MAXIMUM, partial=True)
+    release.release(out, "moodle", setting=MAXIMUM, partial=True)
     with open(out / "release" / "MANIFEST.csv", encoding="utf-8") as f:
         row = next(r for r in csv.DictReader(f) if r["student"] == PENDING)
     assert row["status"] == "not released: cells to grade by hand (nmt/written_scaling)"
@@ -180,12 +180,12 @@ def test_partial_releases_again_only_whose_grade_or_page_changed(tmp_path):
     """After a release, does --partial release only the students whose grade changed, whose page changed, or who
     became final since, in the zip and worksheet alone, the others named unchanged in MANIFEST.csv?"""
     out = write_out(tmp_path / "out", "moodle")
-    first = release.release(out, "moodle", moodle_max=MAXIMUM, partial=True)
+    first = release.release(out, "moodle", setting=MAXIMUM, partial=True)
     assert sorted(first["released"]) == sorted(STUDENTS)
     set_grades(out, "Zoë Ñúñez", written_score="1", written_max_score="2")
     (out / "feedback" / "Jane_Doe" / "bert.html").write_text("<html><body>a TA's comment</body></html>")
     set_grades(out, PENDING, ungraded="")
-    got = release.release(out, "moodle", moodle_max=MAXIMUM, partial=True)
+    got = release.release(out, "moodle", setting=MAXIMUM, partial=True)
     assert sorted(got["released"]) == sorted(["Zoë Ñúñez", "Jane_Doe", PENDING])
     assert sorted(got["unchanged"]) == sorted(set(STUDENTS) - {"Zoë Ñúñez", "Jane_Doe"})
     assert {m.split("_")[1] for m in names(out / "release" / "moodle_feedback.zip")} == {"102", "105", "106"}
@@ -201,8 +201,8 @@ def test_release_history_keeps_every_release(tmp_path):
     """Does OUT/release/HISTORY.csv keep one row per student per release (a full release re-releasing everyone),
     so that --partial compares with the latest?"""
     out = write_out(tmp_path / "out", "moodle", pending=False)
-    release.release(out, "moodle", moodle_max=MAXIMUM)
-    release.release(out, "moodle", moodle_max=MAXIMUM)
+    release.release(out, "moodle", setting=MAXIMUM)
+    release.release(out, "moodle", setting=MAXIMUM)
     with open(out / "release" / "HISTORY.csv", encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     assert len(rows) == 2 * len(STUDENTS) and set(release.released_before(out, "moodle")) == set(STUDENTS)
@@ -239,7 +239,7 @@ def test_partial_holds_back_a_damaged_download(tmp_path):
     manifest saying to download it again?"""
     out = write_out(tmp_path / "out", "moodle", pending=False)
     damage(out, "Zoë Ñúñez", "theory")
-    got = release.release(out, "moodle", moodle_max=MAXIMUM, partial=True)
+    got = release.release(out, "moodle", setting=MAXIMUM, partial=True)
     assert got["held"]["Zoë Ñúñez"] == (
         "not released: theory damaged in the LMS download: download the submissions again and grade"
     )
@@ -273,7 +273,7 @@ def test_page_with_hidden_tests_is_held_back(tmp_path):
     """Is a student whose page shows a hidden-test region held back instead of released?"""
     out = write_out(tmp_path / "out", "moodle", pending=False)
     (out / "feedback" / "李明" / "nmt.html").write_text("### BEGIN HIDDEN TESTS\ncheck()", encoding="utf-8")
-    got = release.release(out, "moodle", moodle_max=MAXIMUM)
+    got = release.release(out, "moodle", setting=MAXIMUM)
     assert "hidden tests" in got["held"]["李明"] and "李明" not in got["released"]
 
 
@@ -283,15 +283,13 @@ def test_student_without_lms_id_is_held_back(tmp_path):
     shutil.copy(out / "term" / "lms_files.csv", tmp_path / "ids.csv")
     text = (tmp_path / "ids.csv").read_text(encoding="utf-8")
     (out / "term" / "lms_files.csv").write_text("\n".join(ln for ln in text.splitlines() if not ln.startswith("李明")))
-    assert release.release(out, "canvas", canvas_assignment_id=CANVAS_ID)["held"]["李明"].startswith(
-        "not released: no canvas id"
-    )
+    assert release.release(out, "canvas", setting=CANVAS_ID)["held"]["李明"].startswith("not released: no canvas id")
 
 
 def test_lms_applies_late_policy_releases_raw(tmp_path):
     """With --lms-applies-late-policy, does the worksheet carry 李明's raw total?"""
     out = write_out(tmp_path / "out", "moodle", pending=False)
-    release.release(out, "moodle", moodle_max=MAXIMUM, lms_applies_late_policy=True)
+    release.release(out, "moodle", setting=MAXIMUM, lms_applies_late_policy=True)
     text = (out / "release" / "moodle_worksheet.csv").read_text(encoding="utf-8")
     assert next(csv.DictReader(io.StringIO(text)))["Grade"] == str(TOTAL)
 
@@ -336,7 +334,7 @@ def test_pages_older_than_term_files_are_reported(tmp_path):
     out = write_out(tmp_path / "out", "moodle", pending=False)
     for page in (out / "feedback").glob("*/*.html"):
         os.utime(page, (1_000_000, 1_000_000))
-    got = release.release(out, "moodle", moodle_max=MAXIMUM)
+    got = release.release(out, "moodle", setting=MAXIMUM)
     assert got["stale"] == len(STUDENTS) * len(contract.NOTEBOOKS)
 
 
@@ -347,7 +345,7 @@ def test_fresh_pages_are_not_reported(tmp_path):
     out = write_out(tmp_path / "out", "moodle", pending=False)
     for page in (out / "feedback").glob("*/*.html"):
         os.utime(page, (4_000_000_000, 4_000_000_000))
-    assert release.release(out, "moodle", moodle_max=MAXIMUM)["stale"] == 0
+    assert release.release(out, "moodle", setting=MAXIMUM)["stale"] == 0
 
 
 # --- what Moodle and Canvas do with the files, by their import code ---------------------------------------------
@@ -355,7 +353,7 @@ def test_moodle_grades_are_scaled_to_the_assignments_maximum(tmp_path):
     """With --moodle-max 100, is 李明's grade his penalised points scaled to 100, the worksheet's Maximum Grade 100,
     and does Moodle's importer (maximum 100) take every row?"""
     out = write_out(tmp_path / "out", "moodle", pending=False)
-    release.release(out, "moodle", moodle_max=100)
+    release.release(out, "moodle", setting=100)
     text = (out / "release" / "moodle_worksheet.csv").read_text(encoding="utf-8")
     row = next(r for r in csv.DictReader(io.StringIO(text)) if r["Identifier"] == "Participant 101")
     assert (row["Grade"], row["Maximum Grade"]) == (f"{round(TOTAL * 0.8 / MAXIMUM * 100, 2):g}", "100")
@@ -388,7 +386,7 @@ def test_moodle_upload_order_imports_every_grade_and_comment(tmp_path):
     import time
 
     out = write_out(tmp_path / "out", "moodle", pending=False)
-    release.release(out, "moodle", moodle_max=MAXIMUM)
+    release.release(out, "moodle", setting=MAXIMUM)
     text = (out / "release" / "moodle_worksheet.csv").read_text(encoding="utf-8")
     pids = {v[1] for v in STUDENTS.values()}
     first = moodle_import_worksheet(text, pids, max_grade=MAXIMUM)
@@ -411,7 +409,7 @@ def test_canvas_column_names_the_assignment_by_its_id(tmp_path):
     """Is canvas_grades.csv's column 'a3 (48213)', which Canvas's importer maps to assignment 48213 whatever its
     title, instead of creating a new assignment?"""
     out = write_out(tmp_path / "out", "canvas", pending=False)
-    release.release(out, "canvas", canvas_assignment_id=CANVAS_ID)
+    release.release(out, "canvas", setting=CANVAS_ID)
     with open(out / "release" / "canvas_grades.csv", encoding="utf-8") as f:
         header = next(csv.reader(f))
     assignments = {CANVAS_ID: "Assignment 3: attention and CLIP", 7: "a3"}
@@ -461,7 +459,7 @@ def test_csv_roster_releases_plain_folders_to_moodle(tmp_path):
     roster.write_text(
         "student,lms_id,email\n李明,Participant 101,li@x\nZoë Ñúñez,102,z@x\nAnna Lee,103,a@x\nAnna_Lee,104,b@x\n"
     )
-    got = release.release(out, "moodle", moodle_max=MAXIMUM, roster=roster)
+    got = release.release(out, "moodle", setting=MAXIMUM, roster=roster)
     filed = {moodle_accepts(m, {"101", "102", "103", "104"}) for m in names(out / "release" / "moodle_feedback.zip")}
     assert (sorted(got["released"]), filed) == (sorted(PLAIN), {"101", "102", "103", "104"})
 
@@ -471,8 +469,8 @@ def test_roster_is_kept_for_the_next_release(tmp_path):
     out = plain_out(tmp_path)
     roster = tmp_path / "roster.csv"
     roster.write_text("student,lms_id\n李明,101\n")
-    release.release(out, "moodle", moodle_max=MAXIMUM, roster=roster)
-    assert release.release(out, "moodle", moodle_max=MAXIMUM)["released"] == ["李明"]
+    release.release(out, "moodle", setting=MAXIMUM, roster=roster)
+    assert release.release(out, "moodle", setting=MAXIMUM)["released"] == ["李明"]
 
 
 def test_moodle_worksheet_as_roster_matches_names_and_refuses_a_shared_one(tmp_path):
@@ -488,7 +486,7 @@ def test_moodle_worksheet_as_roster_matches_names_and_refuses_a_shared_one(tmp_p
         "Participant 1017,Anna Lee,alee2@uni.edu,Submitted,,100\n",
         encoding="utf-8",
     )
-    got = release.release(out, "moodle", moodle_max=MAXIMUM, roster=sheet, partial=True)
+    got = release.release(out, "moodle", setting=MAXIMUM, roster=sheet, partial=True)
     assert sorted(got["released"]) == ["Zoë Ñúñez", "李明"]
     assert any("'Anna Lee' matches 2 moodle students (1001 and 1017)" in n for n in got["notes"]), got["notes"]
 
@@ -505,7 +503,7 @@ def test_canvas_gradebook_export_as_roster_releases_grades(tmp_path):
         "李明,201,,liming,S1,\n",
         encoding="utf-8",
     )
-    got = release.release(out, "canvas", canvas_assignment_id=CANVAS_ID, roster=export, partial=True)
+    got = release.release(out, "canvas", setting=CANVAS_ID, roster=export, partial=True)
     with open(out / "release" / "canvas_grades.csv", encoding="utf-8") as f:
         ids = sorted(r[1] for r in list(csv.reader(f))[2:])
     assert (sorted(got["released"]), ids) == (["Zoë Ñúñez", "李明"], ["201", "202"])

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from autograder.contract import GRADED, max_score
+from autograder.records import NotebookResult, StudentResult
 from autograder.reports import report, tables
 from tests.reports import test_mark
 from tests.reports.test_mark import graded  # noqa: F401
@@ -59,17 +60,24 @@ def make_out(out, timings=True, repairs=True):
             grades.append([student, nb, total, max_score(nb), "graded"])
             times.append([student, nb, 5.0 + s, 3.0, 1.0 + s, 0.5, 0.5])
         if s % 2:
-            fixes[student] = {"nmt": {"repairs": [f"renamed 'Copy of nmt ({s}).ipynb' to nmt.ipynb"]}}
+            fixes[student] = {"nmt": [f"renamed 'Copy of nmt ({s}).ipynb' to nmt.ipynb"]}
     out.mkdir(parents=True, exist_ok=True)
     write_csv(out / "grades.csv", grades)
     write_csv(out / "grades_by_cell.csv", cells)
     if timings:
         write_csv(out / "timings.csv", times)
     if repairs:  # as the grade command records them: notebooks.<nb>.repairs in OUT/.state/<student>.json
-        (out / ".state").mkdir()
         for student, notebooks in fixes.items():
-            (out / ".state" / f"{student}.json").write_text(json.dumps({"student": student, "notebooks": notebooks}))
+            record_repairs(out, student, notebooks)
     return out
+
+
+def record_repairs(out, student, repairs):
+    """Record a graded student in OUT/.state whose notebooks had `repairs` ({notebook: [repair]})."""
+    notebooks = {nb: NotebookResult(nb, "graded", 0.0, 0.0, [], repairs=made) for nb, made in repairs.items()}
+    state = StudentResult(student, notebooks=notebooks)
+    (out / ".state").mkdir(exist_ok=True)
+    (out / ".state" / f"{student}.json").write_text(json.dumps(state.to_state()))
 
 
 def test_check_failure_rates_put_the_most_failed_check_first(tmp_path):
@@ -196,18 +204,9 @@ def test_student_table_has_every_student_with_notes(tmp_path):
 
 def test_repairs_come_from_recorded_results(tmp_path):
     """Are the repairs read from the per-student results in OUT/.state, students in natural order?"""
-    (tmp_path / ".state").mkdir()
-    state = {
-        "student": "student10",
-        "complete": True,
-        "notebooks": {
-            "nmt": {"repairs": ["renamed 'Copy of nmt.ipynb' to nmt.ipynb"]},
-            "bert": {"repairs": []},
-            "clip": {"repairs": ["added missing cell ids"]},
-        },
-    }
-    (tmp_path / ".state" / "student10.json").write_text(json.dumps(state))
-    (tmp_path / ".state" / "student2.json").write_text(json.dumps(dict(state, student="student2")))
+    repairs = {"nmt": ["renamed 'Copy of nmt.ipynb' to nmt.ipynb"], "bert": [], "clip": ["added missing cell ids"]}
+    for student in ("student10", "student2"):
+        record_repairs(tmp_path, student, repairs)
     table = report.read_repairs(tmp_path)
     assert table.values.tolist() == [
         ["student2", "nmt", "renamed 'Copy of nmt.ipynb' to nmt.ipynb"],
@@ -317,7 +316,7 @@ def test_report_figures_describe_what_they_show(rendered):
 def test_report_survives_a_run_without_timings_or_repairs(tmp_path):
     """Does the report render from grades.csv and grades_by_cell.csv alone, saying timings were not recorded?"""
     out = make_out(tmp_path / "out", timings=False, repairs=False)
-    dest = report.render(out, tmp_path / "r.html", show_code=True)
+    dest = report.render_report(out, tmp_path / "r.html", show_code=True)
     html = dest.read_text()
     assert "grading times were not recorded" in html
     assert "read_table" in html, "--show-code should keep the code cells"
@@ -404,7 +403,7 @@ def unicode_out(out):
 def test_report_lists_every_course_notebook_theory_included(tmp_path):
     """Does report.html show the score of every notebook of the course (contract.NOTEBOOKS), theory included?"""
     out = unicode_out(tmp_path / "out")
-    html = report.render(out, tmp_path / "r.html").read_text()
+    html = report.render_report(out, tmp_path / "r.html").read_text()
     summary = report.score_summary(report.read_table(out, "grades.csv"))
     assert list(summary["notebook"]) == ["nmt", "bert", "clip", "theory"]
     assert re.search(r"<td[^>]*>theory</td>\s*<td[^>]*>2</td>", html), "expected theory's row in the score table"

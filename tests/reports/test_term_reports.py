@@ -117,7 +117,7 @@ def test_report_shows_late_counts_and_histogram(tmp_path):
         writer = csv.DictWriter(f, list(rows[0]))
         writer.writeheader()
         writer.writerows(rows)
-    html = report.render(out, tmp_path / "r.html").read_text()
+    html = report.render_report(out, tmp_path / "r.html").read_text()
     students = len({r["student"] for r in rows})
     assert f"<strong>on time:</strong> {students - 1}" in html and "<strong>late:</strong> 1" in html
     assert len(re.findall(r"<img [^>]*src=\"data:image/png", html)) == 8

@@ -166,9 +166,9 @@ def test_first_student_gets_the_warmed_up_zygote_without_a_reset(tmp_path, monke
     try:
         worker.warm_up(task("-"))
         (warm,) = worker._slots.values()
-        assert worker._claim_slot(task("s1"), worker.kernel_environment(task("s1"))) is warm
+        assert worker._claim_slot(task("s1"), worker.grading_variables(task("s1"))) is warm
         assert asked == ["fork server"]
-        assert worker._claim_slot(task("s2"), worker.kernel_environment(task("s2"))) is warm
+        assert worker._claim_slot(task("s2"), worker.grading_variables(task("s2"))) is warm
         assert asked == ["fork server", warm.zygote]
     finally:
         worker.release_slot()

@@ -101,7 +101,7 @@ def start(workspace, source_env: dict, pass_names: list[str]) -> Zygote:
         envvars.ZYGOTE_CONTROL_FD: str(control.fileno()),
         envvars.ZYGOTE_VARS: json.dumps(kernel_env, sort_keys=True),
     }
-    env = bwrap.kernel_environment(workspace, [root, runtime], kernel_env, fds)
+    env = bwrap.sandboxed_environment(workspace, [root, runtime], kernel_env, fds)
     cmd = bwrap.bwrap_command(workspace, root, None, runtime, env, module="autograder.sandbox.zygote")
     cgroup = procs.new_cgroup(limits()["procs"])  # the sandbox's processes are bounded from its first one
     try:
