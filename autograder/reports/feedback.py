@@ -19,7 +19,7 @@ import sysconfig
 import tempfile
 import urllib.parse
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import nbformat
@@ -352,8 +352,9 @@ def contents_markdown(summary, nb):
 def annotate(nb, page):
     """Sanitized notebook with the summary on top and each test cell's verdict (hand grades included) right after
     it."""
-    summary = page.result
     nb = _for_student_outputs(_without_colab_badge(sanitize(nb))) if nb is not None else nbformat.v4.new_notebook()
+    page = in_notebook_order(page, nb)
+    summary = page.result
     nb.metadata["title"] = f"{summary.notebook}.ipynb feedback: {shown_name(page.student)}"
     verdicts = {contract.test_cell_id(c.grade_id): c for c in page.scores[0].cells}
     cells = [nbformat.v4.new_markdown_cell(summary_markdown(page) + "\n\n" + contents_markdown(summary, nb))]
@@ -378,6 +379,15 @@ def annotate(nb, page):
     for i, cell in enumerate(nb.cells):
         cell["id"] = f"fb-{i}"
     return nb
+
+
+def in_notebook_order(page, nb):
+    """The page with its written answers in the notebook's order (a recorded result keeps them sorted by id), the
+    contract's order for those the notebook lacks."""
+    where = {contract.nbgrader_meta(c).get("grade_id"): i for i, c in enumerate(nb.cells)}
+    listed = {gid: i for i, gid in enumerate(contract.WRITTEN.get(page.result.notebook, {}))}
+    order = sorted(page.result.manual, key=lambda gid: (where.get(gid, len(where)), listed.get(gid, len(listed))))
+    return replace(page, result=replace(page.result, manual={gid: page.result.manual[gid] for gid in order}))
 
 
 def model_answer_markdown(gid, page):

@@ -485,3 +485,19 @@ def test_page_shows_the_hand_score_of_a_cell_left_to_a_ta():
     summary = dict(_clip_summary(caption=None), hand={"test_scavenger_caption": {"score": 1.0, "comment": ""}})
     text = feedback.summary_markdown(page_of(summary, "李明"))
     assert "**Autograded score: 2 / 2**" in text and "| `scavenger_caption` | 1 / 1 |" in text
+
+
+def test_written_answers_are_listed_in_the_notebooks_order_however_recorded():
+    """Is a page the same, written answers in the notebook's order, whether the result lists them in that order (as
+    the worker has it) or sorted by id (as OUT/.state keeps them and `feedback OUT` reads them)?"""
+
+    def written(gid):
+        meta = {"nbgrader": {"grade_id": gid, "grade": True, "solution": True, "points": 1}}
+        return nbformat.v4.new_markdown_cell(f"answer {gid}", metadata=meta)
+
+    nb = nbformat.v4.new_notebook(cells=[written("written_scaling"), written("written_attention")])
+    ordered = dict(EMPTY_SUMMARY, manual={"written_scaling": 1.0, "written_attention": 1.0})
+    by_id = dict(EMPTY_SUMMARY, manual={"written_attention": 1.0, "written_scaling": 1.0})
+    page = feedback.render(nb, page_of(ordered, "李明"))
+    assert page == feedback.render(nb, page_of(by_id, "李明"))
+    assert page.index("<code>written_scaling</code>") < page.index("<code>written_attention</code>")
