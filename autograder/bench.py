@@ -701,6 +701,7 @@ def pipeline_bench(students, keep=None):
             return dataclasses.replace(model, student=task.student, shard=shard)
 
         spent: dict[str, float] = {}
+        held: dict[str, float] = {}  # the most memory the process held at the end of each step (MiB)
 
         def timed(owner, name, label):
             inner = getattr(owner, name)
@@ -711,6 +712,7 @@ def pipeline_bench(students, keep=None):
                     return inner(*args, **kwargs)
                 finally:
                     spent[label] = spent.get(label, 0.0) + time.perf_counter() - t
+                    held[label] = max(held.get(label, 0.0), resident_mib())
 
             setattr(owner, name, wrapper)
             return owner, name, inner
@@ -726,6 +728,7 @@ def pipeline_bench(students, keep=None):
             timed(similarity, "write_report", "similarity"),
         ]
         seed_template(work / "out", template, paths.SOURCE)  # built once a term, not a cost of the students
+        start_mib = resident_mib()
         try:
             t0 = time.perf_counter()
             course = paths.ROOT / "course.toml"  # the term: due date and late policy (no one is late: no times)
@@ -752,12 +755,24 @@ def pipeline_bench(students, keep=None):
         )
         for label, seconds in sorted(spent.items(), key=lambda kv: -kv[1]):
             print(f"  {label}: {seconds:.2f} s, {seconds / students * 1000:.2f} ms a student")
+        print(f"memory held before the class: {start_mib:.0f} MiB; at the end of each step, at most:")
+        for label, mib in held.items():
+            print(f"  {label}: {mib:.0f} MiB")
         print(f"(machine: {os.cpu_count()} cores)")
         return 0
     finally:
         worker.grade_student, worker.warm_up = real["grade_student"], real["warm_up"]
         if keep is None:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def resident_mib() -> float:
+    """The memory this process holds now (resident set, MiB; 0 where /proc/self/status is missing)."""
+    try:
+        line = next(x for x in Path("/proc/self/status").read_text().splitlines() if x.startswith("VmRSS:"))
+    except (OSError, StopIteration):
+        return 0.0
+    return int(line.split()[1]) / 1024
 
 
 def cpu_times():

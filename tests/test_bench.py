@@ -331,3 +331,10 @@ def test_bench_pipeline_replays_one_student_for_the_class(tmp_path, capsys):
     assert len({r["student"] for r in rows}) == 4
     for notebook in {r["notebook"] for r in rows}:  # every student's score and status are the recorded ones
         assert len({(r["score"], r["status"]) for r in rows if r["notebook"] == notebook}) == 1, notebook
+
+
+def test_resident_memory_grows_with_what_the_process_holds():
+    """Does resident_mib, which bench --pipeline reports at the end of each step, see 64 MiB the process fills?"""
+    before = bench.resident_mib()
+    block = b"x" * (64 * 2**20)
+    assert bench.resident_mib() - before > 48 and len(block)

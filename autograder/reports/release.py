@@ -264,7 +264,8 @@ def release(
     Returns:
     - {"released": [students], "held": {student: why}, "unchanged": {student: when last released} (partial only),
        "refused": [students not final] (set only when nothing was written because of them), "why": {student: why
-       not final}, "files": [paths written], "notes": [roster notes], "setting": the maximum or the id used}
+       not final}, "files": [paths written], "stale": how many released pages are older than the hand grades or
+       the term files, "notes": [roster notes], "setting": the maximum or the id used}
     """
     out, system = Path(out), REGISTRY[lms]
     setting = lms_settings(out, system, setting)
