@@ -122,7 +122,7 @@ def test_a_killed_worker_is_named_with_the_students_graded_again(killed):
     held = re.fullmatch(rf"{re.escape(victim)} died holding (.+)", summary.workers_lost[0])
     assert held and {"ref", "wrongmul", "broken"} & set(held.group(1).split(", ")), summary.workers_lost
     log = (out / "grading.log").read_text()
-    assert f"WORKER LOST: Dask worker {summary['workers_lost'][0]}; graded again on another worker" in log
+    assert f"WORKER LOST: Dask worker {summary.workers_lost[0]}; graded again on another worker" in log
 
 
 @pytest.mark.slow
