@@ -202,17 +202,18 @@ def grade(
     tasks, skipped = plan(batch, results, out, recorded, defaults, force)
     failed, hand, lost = run_tasks(tasks, batch, results, layout, workers, scheduler_address)
     finish(out, results, recorded, scheduler_address, source, redo=[s for s, n in hand.items() if n["kept"]])
-    states = [st for st in results.states() if st.student in batch.students]  # those it skipped too
-    kept = Counter()
-    for n in hand.values():
-        kept.update(n)
+    everyone = results.states()
+    states = [st for st in everyone if st.student in batch.students]  # those it skipped too
+    hand_counts = Counter()
+    for counts in hand.values():
+        hand_counts.update(counts)
     summary = Summary(
         graded=sorted(t.student for t in tasks if t.student not in failed),
         skipped=skipped,
         failed=failed,
         seconds=time.perf_counter() - start,
-        statuses=Counter(str(s.status) for st in results.states() for s in st.notebooks.values()),
-        hand_grades={what: n for what, n in sorted(kept.items()) if n},
+        statuses=Counter(str(s.status) for st in everyone for s in st.notebooks.values()),
+        hand_grades={what: n for what, n in sorted(hand_counts.items()) if n},
         students=len(batch.students),
         notes=batch.notes,
         limits={st.student: st.limits for st in states if st.limits},
