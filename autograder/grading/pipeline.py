@@ -183,7 +183,17 @@ def grade(
             )
         )
     batch = take_in(
-        submissions, out, template, results, ingest_fn, course_file, course, extensions, submitted, worksheet
+        submissions,
+        out,
+        template,
+        list(layout),
+        results,
+        ingest_fn,
+        course_file,
+        course,
+        extensions,
+        submitted,
+        worksheet,
     )
     results.log([f"RUN grade {submissions} -> {out} ({len(batch.students)} students, force={force})"] + batch.log)
     results.log(look_alikes(batch.students))
@@ -201,19 +211,17 @@ def grade(
     )
     tasks, skipped = plan(batch, results, out, recorded, defaults, force)
     failed, hand, lost = run_tasks(tasks, batch, results, layout, workers, scheduler_address)
-    finish(out, results, recorded, scheduler_address, source, redo=[s for s, n in hand.items() if n["kept"]])
+    finish(out, results, recorded, scheduler_address, source, redo=[s for s, h in hand.items() if h.kept])
     everyone = results.states()
     states = [st for st in everyone if st.student in batch.students]  # those it skipped too
-    hand_counts = Counter()
-    for counts in hand.values():
-        hand_counts.update(counts)
+    hand_counts = {"kept": sum(h.kept for h in hand.values()), "dropped": sum(h.dropped for h in hand.values())}
     summary = Summary(
         graded=sorted(t.student for t in tasks if t.student not in failed),
         skipped=skipped,
         failed=failed,
         seconds=time.perf_counter() - start,
         statuses=Counter(str(s.status) for st in everyone for s in st.notebooks.values()),
-        hand_grades={what: n for what, n in sorted(hand_counts.items()) if n},
+        hand_grades={what: n for what, n in hand_counts.items() if n},
         students=len(batch.students),
         notes=batch.notes,
         limits={st.student: st.limits for st in states if st.limits},
@@ -228,17 +236,17 @@ def grade(
 
 
 def take_in(
-    submissions, out, template, results, ingest_fn, course_file, course, extensions, submitted, worksheet
+    submissions, out, template, notebooks, results, ingest_fn, course_file, course, extensions, submitted, worksheet
 ) -> Batch:
     """Ingest the submissions, record the LMS's ids and the term (course, extensions, when each student submitted).
 
-    course_file: the course file `course` as read (None: none given). Raises term.TermError for a bad term file."""
+    notebooks: the course's notebooks (the template's layout); course_file: the course file `course` as read (None:
+    none given). Raises term.TermError for a bad term file."""
     staging = out / ".cache" / "staging"
     if staging.exists():
         shutil.rmtree(staging)
     staging.mkdir(parents=True)
     notes = []
-    notebooks = list(worker.course_layout(template / "release"))
     students = collect(submissions, staging, notebooks, template / "release", ingest_fn, notes)
     results.log(f"SUBMISSIONS {note}" for note in notes)
     results.record_lms_ids({student: next((s.lms for s in subs if s.lms), {}) for student, subs in students.items()})
@@ -288,8 +296,8 @@ def run_tasks(tasks, batch, results, layout, workers, scheduler_address):
     """Grade `tasks` on the workers, recording each student as their result comes.
 
     Returns:
-    - ({student: why} of those whose grading failed, {student: {"kept": n, "dropped": n}} of their hand grades,
-       ["<worker> died holding <students>"])."""
+    - ({student: why} of those whose grading failed, {student: HandGrades} of those with hand grades kept or
+       dropped, ["<worker> died holding <students>"])."""
     failed, hand, lost = {}, {}, []
 
     def on_result(result: StudentResult | scheduler.TaskFailure):
@@ -300,7 +308,7 @@ def run_tasks(tasks, batch, results, layout, workers, scheduler_address):
         result.submission = batch.identity[result.student]
         recorded = results.record(result)
         if recorded.kept or recorded.dropped:
-            hand[result.student] = {"kept": recorded.kept, "dropped": recorded.dropped}
+            hand[result.student] = recorded
 
     def on_worker_lost(address: str, held: list[worker.Task]):
         names = ", ".join(t.student for t in held)

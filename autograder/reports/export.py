@@ -344,11 +344,7 @@ def export(out, *, lms_applies_late_policy=False):
     assignment id and the Moodle grades are scaled to its maximum grade when OUT's course file gives them ([lms])."""
     folder = Path(out) / "export"
     folder.mkdir(parents=True, exist_ok=True)
-    try:
-        course = term.Term.load(out).course
-    except term.TermError:  # a damaged course file only costs its [lms] settings here
-        course = None
-    settings = {lms: lms.setting_value(getattr(course, lms.setting, None)) for lms in REGISTRY.values()}
+    settings = {lms: lms_setting(out, lms) for lms in REGISTRY.values()}
     writers = {"nbgrader_grades.csv": write_nbgrader_csv, "lms_grades.csv": write_lms_csv}
     for lms, setting in settings.items():
         writers[f"{lms.id}_grades.csv"] = functools.partial(
@@ -362,6 +358,18 @@ def export(out, *, lms_applies_late_policy=False):
         if not setting:
             print(lms.export_unset.format(title=lms.columns(None)[-1]))
     return tuple(folder / name for name in writers)
+
+
+def lms_setting(out, lms, given=None):
+    """The setting of `lms` (an autograder.lms record: Moodle's maximum grade, Canvas's assignment id) as given, else
+    from OUT's course file ([lms]); None when neither gives a usable one."""
+    if given is None:
+        try:
+            course = term.Term.load(out).course
+        except term.TermError:  # a damaged course file only costs its [lms] settings here
+            course = None
+        given = getattr(course, lms.setting, None)
+    return lms.setting_value(given)
 
 
 def use_term_files(out, course=None, extensions=None):

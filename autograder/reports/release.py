@@ -233,11 +233,7 @@ def given(grade: str, files: dict[str, bytes]) -> str:
 def lms_settings(out: Path, lms: LMS, given: float | int | None) -> float | int:
     """The setting a release to `lms` needs (Moodle's maximum grade, Canvas's assignment id): as given, else from
     OUT's course file; raises ReleaseError (one line) when neither says."""
-    try:
-        course = term.Term.load(out).course
-    except term.TermError:  # a damaged course file only costs its [lms] settings here
-        course = None
-    value = lms.setting_value(given if given is not None else getattr(course, lms.setting, None))
+    value = export.lms_setting(out, lms, given)
     if not value:
         total = sum(max_score(nb) + written_max_score(nb) for nb in NOTEBOOKS)
         raise ReleaseError(lms.setting_needed.format(total=total))
