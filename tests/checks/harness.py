@@ -120,6 +120,11 @@ def device_mutants(catalogue):
     ]
 
 
+def _cases(catalogue, answers):
+    """pytest parameters (grade id, answer) over the answers `answers(cell)` of every cell, named by both."""
+    return [pytest.param(gid, a, id=f"{gid}: {a.label}") for gid, cell in catalogue.items() for a in answers(cell)]
+
+
 class CatalogueTests:
     """The loop, run on `catalogue` by a subclass named Test... in tests/checks/test_<nb>.py."""
 
@@ -131,19 +136,9 @@ class CatalogueTests:
         """Parametrize each test over the graded cells, or over their answers, as its arguments name them."""
         catalogue = self.catalogue
         if "alternative" in metafunc.fixturenames:
-            cases = [
-                pytest.param(grade_id, c, id=f"{grade_id}: {c.label}")
-                for grade_id, cell in catalogue.items()
-                for c in cell.correct
-            ]
-            metafunc.parametrize("grade_id, alternative", cases)
+            metafunc.parametrize("grade_id, alternative", _cases(catalogue, lambda cell: cell.correct))
         elif "mutant" in metafunc.fixturenames:
-            cases = [
-                pytest.param(grade_id, m, id=f"{grade_id}: {m.label}")
-                for grade_id, cell in catalogue.items()
-                for m in cell.mutants
-            ]
-            metafunc.parametrize("grade_id, mutant", cases)
+            metafunc.parametrize("grade_id, mutant", _cases(catalogue, lambda cell: cell.mutants))
         elif "graded_function" in metafunc.fixturenames:  # a value (a caption, a letter) cannot be "imported"
             metafunc.parametrize("graded_function", [g for g in catalogue if callable(catalogue.imported_reference(g))])
         elif "grade_id" in metafunc.fixturenames:

@@ -7,8 +7,8 @@ import nbformat
 import pytest
 from nbconvert import HTMLExporter
 
+from autograder.records import NotebookResult
 from autograder.reports import feedback, sanitize
-from tests.fixtures.pages import page_of
 from tests.reports.browser import rendered_text
 from tests.reports.payloads import MARK, MARKDOWN_PAYLOADS, OUTPUT_PAYLOADS
 
@@ -68,24 +68,8 @@ def test_autograded_notebook_is_inert_in_a_browser(tmp_path):
 def test_feedback_page_is_inert_in_a_browser(tmp_path):
     """Does the kit's feedback page for the hostile notebook run no payload?"""
     page = tmp_path / "feedback.html"
-    page.write_text(
-        feedback.render(
-            hostile_notebook(),
-            page_of(
-                {
-                    "notebook": "nmt",
-                    "score": 1.0,
-                    "max_score": 11.0,
-                    "status": "graded",
-                    "cells": [],
-                    "repairs": [],
-                    "notes": [],
-                    "manual": {},
-                },
-                "eve",
-            ),
-        )
-    )
+    graded = NotebookResult("nmt", "graded", 1.0, 11.0, [])
+    page.write_text(feedback.render(hostile_notebook(), feedback.Page(graded, "eve")))
     _, dom = rendered_text(page, tmp_path)
     assert pwned(dom) == [], f"payloads ran: {pwned(dom)}"
 
