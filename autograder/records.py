@@ -24,16 +24,15 @@ import csv
 import io
 import json
 import shutil
-import tempfile
 import time
-import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
 
-from autograder import contract, term
+from autograder import contract, gradebook, term
 from autograder.files import atomic_write
+from autograder.gradebook import HandGrades, read_hand_grades
 from autograder.text import one_line
 
 GRADES_COLUMNS = [
@@ -345,16 +344,6 @@ def final_scores(
     return final, written
 
 
-@dataclass(frozen=True)
-class HandGrades:
-    """What recording a student did with the hand grades a TA had entered: the log lines, in cell order, and how
-    many were kept (their answer unchanged) and dropped (to grade again)."""
-
-    lines: tuple[str, ...] = ()
-    kept: int = 0
-    dropped: int = 0
-
-
 class Results:
     """The OUT folder of a grading run: recorded students, CSVs, log, feedback and merged gradebook."""
 
@@ -564,247 +553,14 @@ class Results:
     def merge_shard(
         self, student: str, shard_bytes: bytes, before: Mapping[str, Mapping[str, str]] | None = None
     ) -> HandGrades:
-        """Put `student`'s submission from a shard into OUT/gradebook.db (replacing an older one).
-
-        A TA's hand grades and comments on written answers survive: each is carried over when the answer
-        it graded is unchanged (`before`: {notebook: {grade_id: answer}} as recorded before this run), and
-        dropped otherwise. Returns log lines saying what was kept and what was not.
-        """
-        from nbgrader.api import Gradebook, MissingEntry
-
+        """Put `student`'s submission from a shard into OUT/gradebook.db (replacing an older one), keeping each hand
+        grade whose answer is unchanged (`before`: {notebook: {grade_id: answer}} as recorded before this run)."""
         course = self.gradebook_path()
         if not course.exists():
             if self.template is None:
                 raise RuntimeError("no course gradebook yet and no template to start it from")
             shutil.copy2(self.template / "gradebook.db", course)
         if not self._indexed:
-            _index_gradebook(course)
+            gradebook.add_indexes(course)
             self._indexed = True
-        with tempfile.TemporaryDirectory(prefix="a3-shard-") as tmp, warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            shard = Path(tmp) / "shard.db"
-            shard.write_bytes(shard_bytes)
-            with Gradebook(f"sqlite:///{course}") as gb, Gradebook(f"sqlite:///{shard}") as shard_gb:
-                try:
-                    sub = shard_gb.find_submission(contract.ASSIGNMENT, student)
-                except MissingEntry:
-                    return HandGrades()
-                hand = {
-                    (nb, gid): {k: v for k, v in entered.items() if k in ("score", "comment") and v not in (None, "")}
-                    for (_, nb), written in read_hand_grades(course, student).items()
-                    for gid, entered in written.items()
-                }
-                hand = {key: entered for key, entered in hand.items() if entered}  # what a person entered
-                ids = _submission_ids(gb.db, student)  # formgrader's links name these: they outlive a re-grade
-                try:
-                    gb.remove_submission(contract.ASSIGNMENT, student)
-                    gb.db.commit()
-                except MissingEntry:
-                    pass
-                gb.update_or_create_student(student)
-                gb.add_submission(contract.ASSIGNMENT, student, timestamp=sub.timestamp)
-                gb.db.commit()
-                _copy_scores(course, shard, student)
-                gb.db.expire_all()  # the rows changed under the session
-                _reuse_submission_ids(gb.db, student, ids)
-                return _restore_hand_grades(gb, student, hand, before or {}, self.answers)
-        return HandGrades()
-
-
-# Indexes nbgrader's schema lacks: without them a student's rows are found by scanning every student's (the
-# ORM's relationship loads and deletes, the hand-grade and id queries), so a class's bookkeeping grew with the
-# square of its size. Extra indexes change nothing for nbgrader or formgrader.
-_INDEXES = {
-    "a3_grade_notebook": "grade (notebook_id)",
-    "a3_comment_notebook": "comment (notebook_id)",
-    "a3_submitted_notebook_assignment": "submitted_notebook (assignment_id)",
-    "a3_submitted_assignment_student": "submitted_assignment (student_id)",
-}
-
-
-def _index_gradebook(gradebook: Path) -> None:
-    """Add _INDEXES to a gradebook (once: they stay in the file)."""
-    import contextlib
-    import sqlite3
-
-    with contextlib.closing(sqlite3.connect(gradebook)) as con, con:
-        for name, on in _INDEXES.items():
-            con.execute(f"CREATE INDEX IF NOT EXISTS {name} ON {on}")
-
-
-def _copy_statement(table: str, values: tuple[str, ...], rows: str, keys: tuple[str, ...]) -> str:
-    """An UPDATE of `values` of one student's rows of `table` in the course gradebook from the shard's row with the
-    same `keys`; `rows` is the FROM and WHERE that select the student's rows (t: the table) in database {db}."""
-    key_columns = {"nb": "nb.name", "cell": "bc.name", "type": "bc.type"}
-    picked = ", ".join(f"{key_columns[k]} AS {k}" for k in keys)
-    return (
-        f"UPDATE {table} SET {', '.join(f'{v} = s.{v}' for v in values)} FROM ("
-        f"SELECT m.id AS target, {', '.join(f'x.{v}' for v in values)} "
-        f"FROM (SELECT t.id, {picked} {rows.format(db='main')}) m "
-        f"JOIN (SELECT {picked}, {', '.join(f't.{v}' for v in values)} {rows.format(db='shard')}) x "
-        f"USING ({', '.join(keys)})) AS s WHERE {table}.id = s.target"
-    )
-
-
-_SUBMISSION = """JOIN {db}.submitted_assignment sa ON {notebook}.assignment_id = sa.id
-    JOIN {db}.assignment a ON sa.assignment_id = a.id WHERE sa.student_id = :student AND a.name = :assignment"""
-_NOTEBOOKS = "FROM {db}.submitted_notebook t JOIN {db}.notebook nb ON t.notebook_id = nb.id " + _SUBMISSION.replace(
-    "{notebook}", "t"
-)
-_CELLS = """FROM {db}.%s t JOIN {db}.base_cell bc ON t.cell_id = bc.id
-    JOIN {db}.submitted_notebook snb ON t.notebook_id = snb.id JOIN {db}.notebook nb ON snb.notebook_id = nb.id """ + (
-    _SUBMISSION.replace("{notebook}", "snb")
-)
-
-# One student's notebook flags, scores and comments, copied from a shard onto the rows that nbgrader's
-# add_submission made in the course gradebook, matched by notebook, cell name and cell type: one statement a table
-# for the whole submission (the ORM took two queries a cell: most of a student's bookkeeping).
-_COPY_SCORES = (
-    _copy_statement("submitted_notebook", ("flagged", "late_submission_penalty"), _NOTEBOOKS, ("nb",)),
-    _copy_statement(
-        "grade",
-        ("auto_score", "manual_score", "extra_credit", "needs_manual_grade"),
-        _CELLS % "grade",
-        ("nb", "cell", "type"),
-    ),
-    _copy_statement("comment", ("auto_comment", "manual_comment"), _CELLS % "comment", ("nb", "cell", "type")),
-)
-
-
-def _copy_scores(course: Path, shard: Path, student: str) -> None:
-    """Copy `student`'s notebook flags, scores and comments from the gradebook `shard` into `course`, where
-    nbgrader's add_submission made the submission's rows."""
-    import contextlib
-    import sqlite3
-
-    params = {"student": student, "assignment": contract.ASSIGNMENT}
-    with contextlib.closing(sqlite3.connect(course)) as con:
-        con.execute("ATTACH DATABASE ? AS shard", (str(shard),))
-        with con:
-            for statement in _COPY_SCORES:
-                con.execute(statement, params)
-
-
-HAND_QUERY = """
-SELECT st.id, nb.name, bc.name, g.manual_score,
-       (SELECT c.manual_comment FROM comment c JOIN base_cell cb ON c.cell_id = cb.id
-        WHERE c.notebook_id = snb.id AND cb.name = bc.name AND c.manual_comment IS NOT NULL LIMIT 1)
-FROM grade g
-JOIN grade_cells gc ON g.cell_id = gc.id
-JOIN base_cell bc ON bc.id = gc.id
-JOIN submitted_notebook snb ON g.notebook_id = snb.id
-JOIN notebook nb ON snb.notebook_id = nb.id
-JOIN submitted_assignment sa ON snb.assignment_id = sa.id
-JOIN student st ON sa.student_id = st.id
-WHERE (gc.cell_type = 'markdown' OR g.needs_manual_grade OR g.manual_score IS NOT NULL)
-"""
-
-
-def read_hand_grades(gradebook: Path | str, student: str | None = None) -> dict[tuple[str, str], dict[str, dict]]:
-    """{(student, notebook): {grade_id: {"score", "comment"}}} for the cells a person grades in an nbgrader
-    gradebook (written answers, and autograded cells left to a person or scored by one), of every student or of
-    `student` only."""
-    import contextlib
-    import sqlite3
-
-    if not Path(gradebook).exists():
-        return {}
-    try:
-        with contextlib.closing(sqlite3.connect(f"file:{gradebook}?mode=ro", uri=True)) as con:
-            if student is None:
-                rows = con.execute(HAND_QUERY).fetchall()
-            else:  # its own clause: SQLite then starts from the student's rows (an index, not every student's)
-                rows = con.execute(HAND_QUERY + "  AND st.id = :student", {"student": student}).fetchall()
-    except sqlite3.Error:  # no gradebook tables yet
-        return {}
-    hand = {}
-    for student, notebook, grade_id, score, comment in rows:
-        hand.setdefault((student, notebook), {})[grade_id] = {"score": score, "comment": comment or ""}
-    return hand
-
-
-# The ids of a student's submission rows, by what they stand for: formgrader's URLs carry them
-# (/formgrader/submissions/<submitted notebook id>/, its grade and comment API calls), so a re-grade that
-# replaces the submission gives the new rows the old ids and a TA's bookmarks and open tabs keep working.
-_ID_QUERIES = {
-    "submitted_assignment": """SELECT 'assignment', '', sa.id FROM submitted_assignment sa
-        JOIN assignment a ON sa.assignment_id = a.id WHERE a.name = :assignment AND sa.student_id = :student""",
-    "submitted_notebook": """SELECT nb.name, '', snb.id FROM submitted_notebook snb
-        JOIN notebook nb ON snb.notebook_id = nb.id JOIN submitted_assignment sa ON snb.assignment_id = sa.id
-        JOIN assignment a ON sa.assignment_id = a.id WHERE a.name = :assignment AND sa.student_id = :student""",
-    "grade": """SELECT nb.name, bc.name, g.id FROM grade g JOIN base_cell bc ON g.cell_id = bc.id
-        JOIN submitted_notebook snb ON g.notebook_id = snb.id JOIN notebook nb ON snb.notebook_id = nb.id
-        JOIN submitted_assignment sa ON snb.assignment_id = sa.id JOIN assignment a ON sa.assignment_id = a.id
-        WHERE a.name = :assignment AND sa.student_id = :student""",
-    "comment": """SELECT nb.name, bc.name, c.id FROM comment c JOIN base_cell bc ON c.cell_id = bc.id
-        JOIN submitted_notebook snb ON c.notebook_id = snb.id JOIN notebook nb ON snb.notebook_id = nb.id
-        JOIN submitted_assignment sa ON snb.assignment_id = sa.id JOIN assignment a ON sa.assignment_id = a.id
-        WHERE a.name = :assignment AND sa.student_id = :student""",
-}
-# Where each table's id is referenced (the gradebook's SQLite does not enforce foreign keys)
-_ID_REFERENCES = {
-    "submitted_assignment": [("submitted_notebook", "assignment_id")],
-    "submitted_notebook": [("grade", "notebook_id"), ("comment", "notebook_id")],
-    "grade": [],
-    "comment": [],
-}
-
-
-def _submission_ids(session, student: str) -> dict[str, dict[tuple[str, str], str]]:
-    """{table: {(notebook, cell): id}} of `student`'s submission rows in a gradebook session."""
-    from sqlalchemy import text
-
-    params = {"assignment": contract.ASSIGNMENT, "student": student}
-    return {
-        table: {(a, b): i for a, b, i in session.execute(text(query), params)} for table, query in _ID_QUERIES.items()
-    }
-
-
-def _reuse_submission_ids(session, student: str, old: Mapping[str, Mapping[tuple[str, str], str]]) -> None:
-    """Give `student`'s new submission rows the ids their predecessors had (`old`, from _submission_ids)."""
-    from sqlalchemy import text
-
-    new = _submission_ids(session, student)
-    for table, ids in new.items():
-        for key, new_id in ids.items():
-            old_id = old.get(table, {}).get(key)
-            if old_id is None or old_id == new_id:
-                continue
-            session.execute(text(f"UPDATE {table} SET id = :old WHERE id = :new"), {"old": old_id, "new": new_id})
-            for child, column in _ID_REFERENCES[table]:
-                session.execute(
-                    text(f"UPDATE {child} SET {column} = :old WHERE {column} = :new"), {"old": old_id, "new": new_id}
-                )
-    session.commit()
-    session.expire_all()  # objects loaded before hold the replaced ids
-
-
-def _restore_hand_grades(gb, student, hand, before, answers) -> HandGrades:
-    """Put back each hand grade whose answer is unchanged; what was kept and what was dropped."""
-    from nbgrader.api import MissingEntry
-
-    lines, kept = [], 0
-    for (notebook, grade_id), entered in sorted(hand.items()):
-        what = " and ".join(f"{k} {v!r}" if k == "comment" else f"{k} {v:g}" for k, v in sorted(entered.items()))
-        where = f"{student}/{notebook}/{grade_id}"
-        old, new = before.get(notebook, {}).get(grade_id), answers(student, notebook).get(grade_id)
-        if old is None or new != old:
-            why = "the notebook was not graded again" if new is None else "the answer changed"
-            lines.append(f"HAND GRADE DROPPED {where}: {why}; grade it again ({what} was entered)")
-            continue
-        try:
-            grade = gb.find_grade(grade_id, notebook, contract.ASSIGNMENT, student)
-            if getattr(grade.cell, "cell_type", None) == "code" and not grade.needs_manual_grade:
-                lines.append(f"HAND GRADE DROPPED {where}: the cell is graded automatically now ({what} was entered)")
-                continue
-            if "score" in entered:
-                grade.manual_score, grade.needs_manual_grade = entered["score"], False
-            if "comment" in entered:
-                gb.find_comment(grade_id, notebook, contract.ASSIGNMENT, student).manual_comment = entered["comment"]
-        except MissingEntry:
-            lines.append(f"HAND GRADE DROPPED {where}: the cell is no longer in the gradebook ({what} was entered)")
-            continue
-        lines.append(f"HAND GRADE KEPT {where}: {what} (answer unchanged)")
-        kept += 1
-    gb.db.commit()
-    return HandGrades(tuple(lines), kept, len(lines) - kept)
+        return gradebook.merge(course, student, shard_bytes, before or {}, lambda nb: self.answers(student, nb))

@@ -1,10 +1,7 @@
-"""OUT bookkeeping: CSVs rewritten from recorded students, resume state, failures, gradebook merge."""
+"""OUT bookkeeping: CSVs rewritten from recorded students, resume state, failures."""
 
 import csv
-import os
-import sys
 
-from autograder import contract
 from autograder.records import REDOWNLOAD, NotebookResult, Results, Status, StudentResult
 
 LAYOUT = {
@@ -160,49 +157,3 @@ def test_state_survives_a_new_results_object(tmp_path):
     Results(tmp_path).record(result("ann"))
     again = Results(tmp_path)
     assert again.is_done("ann") and again.state("ann").notebooks["nmt"].score == 3.0
-
-
-def gradebooks(folder, scores):
-    """A course template gradebook (the toy notebook's cells, no submission) and a shard holding a submission of
-    each student in `scores` ({student: {grade cell: auto score}}), built with nbgrader's Gradebook API as
-    `nbgrader generate_assignment` and `autograde` would.
-
-    Returns (template folder, shard bytes)."""
-    from nbgrader.api import Gradebook
-
-    template, shard = folder / "template", folder / "shard.db"
-    template.mkdir()
-    with Gradebook(f"sqlite:///{template / 'gradebook.db'}") as gb:
-        gb.add_assignment(contract.ASSIGNMENT)
-        gb.add_notebook("toy", contract.ASSIGNMENT)
-        for name, points in [("test_add", 1.0), ("test_mul", 2.0)]:
-            gb.add_grade_cell(name, "toy", contract.ASSIGNMENT, max_score=points, cell_type="code")
-        gb.add_grade_cell("written_toy", "toy", contract.ASSIGNMENT, max_score=1.0, cell_type="markdown")
-        for name in ["add", "mul", "written_toy"]:
-            gb.add_solution_cell(name, "toy", contract.ASSIGNMENT)
-    shard.write_bytes((template / "gradebook.db").read_bytes())
-    with Gradebook(f"sqlite:///{shard}") as gb:
-        for student, grades in scores.items():
-            gb.add_student(student)
-            gb.add_submission(contract.ASSIGNMENT, student)
-            for name, score in grades.items():
-                gb.find_grade(name, "toy", contract.ASSIGNMENT, student).auto_score = score
-        gb.db.commit()
-    return template, shard.read_bytes()
-
-
-def test_merging_a_shard_twice_keeps_one_submission(tmp_path, monkeypatch):
-    """Does merging the same student's shard twice leave one submission with the shard's scores (and nothing of
-    the shard's other students)?"""
-    from nbgrader.api import Gradebook
-
-    monkeypatch.setenv("PATH", os.pathsep.join([os.path.dirname(sys.executable), os.environ["PATH"]]))  # alembic
-    scores = {"wrongmul": {"test_add": 1.0, "test_mul": 0.0}, "ref": {"test_add": 1.0, "test_mul": 2.0}}
-    template, shard = gradebooks(tmp_path, scores)
-    out = tmp_path / "out"
-    res = Results(out, template)
-    res.merge_shard("wrongmul", shard)
-    res.merge_shard("wrongmul", shard)
-    with Gradebook(f"sqlite:///{out / 'gradebook.db'}") as gb:
-        subs = gb.assignment_submissions(contract.ASSIGNMENT)
-        assert [(s.student.id, s.score) for s in subs] == [("wrongmul", 1.0)]

@@ -217,7 +217,7 @@ class Page:
     """What one feedback page shows: a notebook's recorded result, whom it belongs to, and what came after grading.
 
     student: the name they submitted under (the page shows it without the grader's suffix, shown_name).
-    hand: {grade id: {"score", "comment"}} entered by people (records.read_hand_grades) for this notebook.
+    hand: {grade id: {"score", "comment"}} entered by people (gradebook.read_hand_grades) for this notebook.
     late / late_penalty: the late note (term.describe) and the points it takes off ('' and 0 when on time).
     model_answers: {written grade id: markdown} shown under each answer (course option [release] model_answers).
     """

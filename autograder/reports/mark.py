@@ -443,7 +443,7 @@ def append_regrades(out: Path, entries: Iterable[dict]) -> None:
 
 def _regrades(out, path, answers, grader) -> int:
     """Queue the regrade requests of a CSV (student,notebook,grade_id,reason), every row checked first."""
-    from autograder.records import read_hand_grades
+    from autograder.gradebook import read_hand_grades
 
     try:
         reader = csv.DictReader(io.StringIO(Path(path).read_text(encoding="utf-8-sig")))
@@ -564,7 +564,7 @@ def _groups(out, answers, spec, found, output, encoder) -> int:
 def _summary(out, answers, found) -> None:
     """Per question: answers, blank, graded so far (by anyone, in the gradebook), to grade; then the graders'
     agreement where answers were marked twice."""
-    from autograder.records import read_hand_grades
+    from autograder.gradebook import read_hand_grades
 
     hand = read_hand_grades(Path(out) / "gradebook.db")
     counts = {}

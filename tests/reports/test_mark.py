@@ -16,7 +16,8 @@ import pytest
 
 from autograder import contract, rubrics
 from autograder.content import build
-from autograder.records import CellResult, NotebookResult, Results, StudentResult, read_hand_grades
+from autograder.gradebook import read_hand_grades
+from autograder.records import CellResult, NotebookResult, Results, StudentResult
 from autograder.reports import feedback, mark
 from tests.fixtures import toy
 

@@ -1,0 +1,279 @@
+"""OUT/gradebook.db, nbgrader's course gradebook: what formgrader shows and where TAs enter hand grades.
+
+Each student's submission comes from the shard their worker graded into (a copy of the template's gradebook).
+Merging puts it into the course gradebook as nbgrader's own `add_submission` would lay it out (one submitted
+notebook per notebook, one grade per grade or task cell, one comment per solution or task cell) with the shard's
+scores and comments. Three things outlive a re-grade: the row ids (formgrader's links carry them), the student
+row, and each hand grade whose answer did not change.
+
+Plain SQL on nbgrader's schema: the ORM took ~50 ms a student, most of a class's bookkeeping. Rows are matched by
+name (notebook, cell name and cell type), never by id, so a shard of a template rebuilt since the course gradebook
+was started still merges.
+"""
+
+import contextlib
+import sqlite3
+import tempfile
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from autograder import contract
+
+
+@dataclass(frozen=True)
+class HandGrades:
+    """What recording a student did with the hand grades a TA had entered: the log lines, in cell order, and how
+    many were kept (their answer unchanged) and dropped (to grade again)."""
+
+    lines: tuple[str, ...] = ()
+    kept: int = 0
+    dropped: int = 0
+
+
+# Indexes nbgrader's schema lacks: without them a student's rows are found by scanning every student's (the
+# hand-grade and id queries, the deletes), so a class's bookkeeping grew with the square of its size. Extra indexes
+# change nothing for nbgrader or formgrader.
+INDEXES = {
+    "a3_grade_notebook": "grade (notebook_id)",
+    "a3_comment_notebook": "comment (notebook_id)",
+    "a3_submitted_notebook_assignment": "submitted_notebook (assignment_id)",
+    "a3_submitted_assignment_student": "submitted_assignment (student_id)",
+}
+
+
+def add_indexes(gradebook: Path) -> None:
+    """Add INDEXES to a gradebook (once: they stay in the file)."""
+    with contextlib.closing(sqlite3.connect(gradebook)) as con, con:
+        for name, on in INDEXES.items():
+            con.execute(f"CREATE INDEX IF NOT EXISTS {name} ON {on}")
+
+
+HAND_QUERY = """
+SELECT st.id, nb.name, bc.name, g.manual_score,
+       (SELECT c.manual_comment FROM comment c JOIN base_cell cb ON c.cell_id = cb.id
+        WHERE c.notebook_id = snb.id AND cb.name = bc.name AND c.manual_comment IS NOT NULL LIMIT 1)
+FROM grade g
+JOIN grade_cells gc ON g.cell_id = gc.id
+JOIN base_cell bc ON bc.id = gc.id
+JOIN submitted_notebook snb ON g.notebook_id = snb.id
+JOIN notebook nb ON snb.notebook_id = nb.id
+JOIN submitted_assignment sa ON snb.assignment_id = sa.id
+JOIN student st ON sa.student_id = st.id
+WHERE (gc.cell_type = 'markdown' OR g.needs_manual_grade OR g.manual_score IS NOT NULL)
+"""
+
+
+def read_hand_grades(gradebook: Path | str, student: str | None = None) -> dict[tuple[str, str], dict[str, dict]]:
+    """{(student, notebook): {grade_id: {"score", "comment"}}} for the cells a person grades in an nbgrader
+    gradebook (written answers, and autograded cells left to a person or scored by one), of every student or of
+    `student` only."""
+    if not Path(gradebook).exists():
+        return {}
+    try:
+        with contextlib.closing(sqlite3.connect(f"file:{gradebook}?mode=ro", uri=True)) as con:
+            return _hand_grades(con, student)
+    except sqlite3.Error:  # no gradebook tables yet
+        return {}
+
+
+def _hand_grades(con, student=None):
+    """read_hand_grades on an open connection."""
+    if student is None:
+        rows = con.execute(HAND_QUERY).fetchall()
+    else:  # its own clause: SQLite then starts from the student's rows (an index, not every student's)
+        rows = con.execute(HAND_QUERY + "  AND st.id = :student", {"student": student}).fetchall()
+    hand = {}
+    for who, notebook, grade_id, score, comment in rows:
+        hand.setdefault((who, notebook), {})[grade_id] = {"score": score, "comment": comment or ""}
+    return hand
+
+
+# A student's submission rows in database {db}, each under the key it keeps across a re-grade.
+_SUBMITTED = """FROM {db}.submitted_assignment sa JOIN {db}.assignment a ON sa.assignment_id = a.id
+    WHERE a.name = :assignment AND sa.student_id = :student"""
+_NOTEBOOKS = """FROM {db}.submitted_notebook snb JOIN {db}.notebook nb ON snb.notebook_id = nb.id
+    JOIN {db}.submitted_assignment sa ON snb.assignment_id = sa.id JOIN {db}.assignment a ON sa.assignment_id = a.id
+    WHERE a.name = :assignment AND sa.student_id = :student"""
+_CELLS = """FROM {db}.%s t JOIN {db}.base_cell bc ON t.cell_id = bc.id
+    JOIN {db}.submitted_notebook snb ON t.notebook_id = snb.id JOIN {db}.notebook nb ON snb.notebook_id = nb.id
+    JOIN {db}.submitted_assignment sa ON snb.assignment_id = sa.id JOIN {db}.assignment a ON sa.assignment_id = a.id
+    WHERE a.name = :assignment AND sa.student_id = :student"""
+_SCORES = ("auto_score", "manual_score", "extra_credit", "needs_manual_grade")
+_COMMENTS = ("auto_comment", "manual_comment")
+
+
+def _rows(con, db, params):
+    """A student's submission in database `db` (main or shard), or None when it has none.
+
+    Returns:
+    - {"assignment": (id, timestamp), "notebooks": {nb: (id, flagged, penalty)},
+       "grades" / "comments": {(nb, cell, type): (id, *values)}}
+    """
+    found = con.execute(f"SELECT sa.id, sa.timestamp {_SUBMITTED.format(db=db)}", params).fetchone()
+    if found is None:
+        return None
+    notebooks = con.execute(
+        f"SELECT nb.name, snb.id, snb.flagged, snb.late_submission_penalty {_NOTEBOOKS.format(db=db)}", params
+    )
+    cells = {}
+    for table, values in (("grade", _SCORES), ("comment", _COMMENTS)):
+        query = f"SELECT nb.name, bc.name, bc.type, t.id, {', '.join('t.' + v for v in values)} "
+        cells[table] = {row[:3]: row[3:] for row in con.execute(query + (_CELLS % table).format(db=db), params)}
+    return {
+        "assignment": found,
+        "notebooks": {name: rest for name, *rest in notebooks},
+        "grades": cells["grade"],
+        "comments": cells["comment"],
+    }
+
+
+def _layout(con):
+    """The assignment in the course gradebook as add_submission mirrors it: (assignment id, {notebook: id},
+    [(notebook, cell, type, cell id)] of its grade, solution and task cells)."""
+    (assignment,) = con.execute("SELECT id FROM assignment WHERE name = ?", (contract.ASSIGNMENT,)).fetchone()
+    notebooks = dict(con.execute("SELECT name, id FROM notebook WHERE assignment_id = ?", (assignment,)))
+    cells = con.execute(
+        """SELECT nb.name, bc.name, bc.type, bc.id FROM base_cell bc JOIN notebook nb ON bc.notebook_id = nb.id
+        WHERE nb.assignment_id = ? AND bc.type IN ('GradeCell', 'SolutionCell', 'TaskCell')""",
+        (assignment,),
+    ).fetchall()
+    return assignment, notebooks, cells
+
+
+def merge(
+    course: Path,
+    student: str,
+    shard: bytes,
+    before: Mapping[str, Mapping[str, str]],
+    answers: Callable[[str], Mapping[str, str]],
+) -> HandGrades:
+    """Put `student`'s submission from a shard into the course gradebook, replacing an older one.
+
+    Inputs:
+    - course: OUT/gradebook.db; shard: the bytes of the gradebook the student's worker graded into.
+    - before: {notebook: {grade_id: answer}} as recorded before this run (the answers a TA may have graded).
+    - answers: notebook -> {grade_id: answer} as recorded now.
+    Returns:
+    - HandGrades: a hand grade is kept when its answer is unchanged, and dropped (with the reason) otherwise.
+    """
+    params = {"assignment": contract.ASSIGNMENT, "student": student}
+    with tempfile.TemporaryDirectory(prefix="a3-shard-") as tmp, contextlib.closing(sqlite3.connect(course)) as con:
+        (Path(tmp) / "shard.db").write_bytes(shard)
+        con.execute("ATTACH DATABASE ? AS shard", (str(Path(tmp) / "shard.db"),))
+        new = _rows(con, "shard", params)
+        if new is None:
+            return HandGrades()
+        with con:  # one transaction: formgrader sees the old submission or the new one
+            hand = {
+                (nb, gid): {k: v for k, v in entered.items() if v not in (None, "")}
+                for (_, nb), written in _hand_grades(con, student).items()
+                for gid, entered in written.items()
+            }
+            old = _rows(con, "main", params)
+            if old is not None:
+                _delete(con, old)
+            _insert(con, student, new, old)
+            kept = _restore_hand_grades(con, student, {k: v for k, v in hand.items() if v}, before, answers)
+        return kept
+
+
+def _delete(con, old):
+    """Delete a submission's rows (nbgrader's remove_submission)."""
+    notebooks = [(i,) for i, *_ in old["notebooks"].values()]
+    con.executemany("DELETE FROM grade WHERE notebook_id = ?", notebooks)
+    con.executemany("DELETE FROM comment WHERE notebook_id = ?", notebooks)
+    con.execute("DELETE FROM submitted_notebook WHERE assignment_id = ?", (old["assignment"][0],))
+    con.execute("DELETE FROM submitted_assignment WHERE id = ?", (old["assignment"][0],))
+
+
+def _insert(con, student, new, old):
+    """The rows nbgrader's add_submission makes, with the shard's values and the old rows' ids where there were
+    old rows (nbgrader's defaults where the shard has no such cell)."""
+    old = old or {"assignment": (None,), "notebooks": {}, "grades": {}, "comments": {}}
+
+    def kept_id(rows, key):
+        """The id a row had before the re-grade, else a new one like nbgrader's."""
+        return rows[key][0] if key in rows else uuid.uuid4().hex
+
+    assignment, notebooks, cells = _layout(con)
+    con.execute("INSERT OR IGNORE INTO student (id) VALUES (?)", (student,))
+    submitted = old["assignment"][0] or uuid.uuid4().hex
+    con.execute(
+        "INSERT INTO submitted_assignment (id, assignment_id, student_id, timestamp) VALUES (?, ?, ?, ?)",
+        (submitted, assignment, student, new["assignment"][1]),
+    )
+    by_notebook = {}
+    for name, notebook in notebooks.items():
+        by_notebook[name] = kept_id(old["notebooks"], name)
+        flagged, penalty = new["notebooks"].get(name, (None, 0, None))[1:]
+        con.execute(
+            "INSERT INTO submitted_notebook (id, assignment_id, notebook_id, flagged, late_submission_penalty) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (by_notebook[name], submitted, notebook, flagged, penalty),
+        )
+    rows = {"grade": [], "comment": []}
+    for nb, cell, kind, cell_id in cells:
+        key, where = (nb, cell, kind), (by_notebook[nb], cell_id)
+        if kind in ("GradeCell", "TaskCell"):
+            values = new["grades"].get(key, (None, None, None, None, 1))[1:]  # needs_manual_grade defaults to True
+            rows["grade"].append((kept_id(old["grades"], key), *where, *values))
+        if kind in ("SolutionCell", "TaskCell"):
+            values = new["comments"].get(key, (None, None, None))[1:]
+            rows["comment"].append((kept_id(old["comments"], key), *where, *values))
+    for table, columns in (("grade", _SCORES), ("comment", _COMMENTS)):
+        marks = ", ".join("?" * (3 + len(columns)))
+        con.executemany(
+            f"INSERT INTO {table} (id, notebook_id, cell_id, {', '.join(columns)}) VALUES ({marks})", rows[table]
+        )
+
+
+# A student's grade of a cell by its name: a grade cell's first, else a task cell's (nbgrader's find_grade), with
+# the cell's type and whether the grade waits for a person; and the comment of a solution or task cell.
+_GRADE = """SELECT g.id, COALESCE(gc.cell_type, tc.cell_type), g.needs_manual_grade
+    FROM grade g JOIN base_cell bc ON g.cell_id = bc.id LEFT JOIN grade_cells gc ON gc.id = bc.id
+    LEFT JOIN task_cells tc ON tc.id = bc.id JOIN submitted_notebook snb ON g.notebook_id = snb.id
+    JOIN notebook nb ON snb.notebook_id = nb.id JOIN submitted_assignment sa ON snb.assignment_id = sa.id
+    JOIN assignment a ON sa.assignment_id = a.id
+    WHERE bc.name = :cell AND nb.name = :notebook AND a.name = :assignment AND sa.student_id = :student
+    AND bc.type IN ('GradeCell', 'TaskCell') ORDER BY bc.type = 'TaskCell' LIMIT 1"""
+_COMMENT = """SELECT c.id FROM comment c JOIN base_cell bc ON c.cell_id = bc.id
+    JOIN submitted_notebook snb ON c.notebook_id = snb.id JOIN notebook nb ON snb.notebook_id = nb.id
+    JOIN submitted_assignment sa ON snb.assignment_id = sa.id JOIN assignment a ON sa.assignment_id = a.id
+    WHERE bc.name = :cell AND nb.name = :notebook AND a.name = :assignment AND sa.student_id = :student
+    AND bc.type IN ('SolutionCell', 'TaskCell') ORDER BY bc.type = 'TaskCell' LIMIT 1"""
+
+
+def _restore_hand_grades(con, student, hand, before, answers) -> HandGrades:
+    """Put back each hand grade whose answer is unchanged; what was kept and what was dropped."""
+    lines, kept, now = [], 0, {}
+    for (notebook, grade_id), entered in sorted(hand.items()):
+        what = " and ".join(f"{k} {v!r}" if k == "comment" else f"{k} {v:g}" for k, v in sorted(entered.items()))
+        where = f"{student}/{notebook}/{grade_id}"
+        if notebook not in now:
+            now[notebook] = answers(notebook)
+        old, new = before.get(notebook, {}).get(grade_id), now[notebook].get(grade_id)
+        if old is None or new != old:
+            why = "the notebook was not graded again" if new is None else "the answer changed"
+            lines.append(f"HAND GRADE DROPPED {where}: {why}; grade it again ({what} was entered)")
+            continue
+        params = {"cell": grade_id, "notebook": notebook, "assignment": contract.ASSIGNMENT, "student": student}
+        grade = con.execute(_GRADE, params).fetchone()
+        comment = con.execute(_COMMENT, params).fetchone()
+        if grade is None or ("comment" in entered and comment is None):
+            lines.append(f"HAND GRADE DROPPED {where}: the cell is no longer in the gradebook ({what} was entered)")
+            continue
+        grade_row, cell_type, waits = grade
+        if cell_type == "code" and not waits:
+            lines.append(f"HAND GRADE DROPPED {where}: the cell is graded automatically now ({what} was entered)")
+            continue
+        if "score" in entered:
+            con.execute(
+                "UPDATE grade SET manual_score = ?, needs_manual_grade = 0 WHERE id = ?", (entered["score"], grade_row)
+            )
+        if "comment" in entered:
+            con.execute("UPDATE comment SET manual_comment = ? WHERE id = ?", (entered["comment"], comment[0]))
+        lines.append(f"HAND GRADE KEPT {where}: {what} (answer unchanged)")
+        kept += 1
+    return HandGrades(tuple(lines), kept, len(lines) - kept)
