@@ -8,11 +8,11 @@ student x notebook gets a Submission, with status OK, MISSING or a one-line reas
 lost.
 """
 
+import json
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import nbformat
 from nbformat import NotebookNode
 
 from autograder import contract, paths
@@ -201,7 +201,7 @@ def ingest_student(
             continue
         dest = staging / student / f"{name}.ipynb"
         dest.parent.mkdir(parents=True, exist_ok=True)
-        nbformat.write(nb, dest)
+        dest.write_text(json.dumps(nb, ensure_ascii=False), encoding="utf-8")  # read by machines only: compact
         timeontask.save(runs, dest.with_name(name + timeontask.RECORD))
         out.append(submission(name, dest, Status.OK, repairs))
     return out

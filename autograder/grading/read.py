@@ -145,10 +145,10 @@ def _read_entry(
     return content, "", start + csize
 
 
-def _sniff(data):
-    """Why bytes that should be a notebook are not one (one line), or None when they parse as JSON."""
+def _parse(data):
+    """(the JSON, None) for bytes that parse as JSON, else (None, why bytes that should be a notebook are not one)."""
     if not data.strip():
-        return "empty file (0 bytes)" if not data else "empty file (only whitespace)"
+        return None, "empty file (0 bytes)" if not data else "empty file (only whitespace)"
     head = data[:8]
     for magic, what in (
         (b"%PDF", "a PDF file"),
@@ -157,17 +157,29 @@ def _sniff(data):
         (b"\xff\xd8\xff", "a JPEG image"),
     ):
         if head.startswith(magic):
-            return f"not a notebook: the file is {what}"
+            return None, f"not a notebook: the file is {what}"
     text = data.decode("utf-8", errors="replace").lstrip()
     if text[:1] in "<":
-        return "not a notebook: the file is HTML or XML (exported instead of downloaded as .ipynb?)"
+        return None, "not a notebook: the file is HTML or XML (exported instead of downloaded as .ipynb?)"
     try:
-        json.loads(text)
+        return json.loads(text), None
     except json.JSONDecodeError as e:
         if not text.startswith(("{", "[")):
-            return "not a notebook: the file is plain text or Python source, not notebook JSON"
-        return f"not a notebook: invalid JSON (line {e.lineno}, column {e.colno}: {e.msg}; truncated download?)"
-    return None
+            return None, "not a notebook: the file is plain text or Python source, not notebook JSON"
+        return None, f"not a notebook: invalid JSON (line {e.lineno}, column {e.colno}: {e.msg}; truncated download?)"
+
+
+def _as_v4(raw):
+    """Parsed notebook JSON as a v4 NotebookNode, as nbformat.reads reads it (the same errors), without its
+    validation: repair validates the notebook it made."""
+    major, minor = nbformat.reader.get_version(raw)
+    if major not in nbformat.versions:
+        raise nbformat.NBFormatError(f"Unsupported nbformat version {major}")
+    try:
+        nb = nbformat.versions[major].to_notebook_json(raw, minor=minor)
+    except AttributeError as e:
+        raise nbformat.ValidationError(f"The notebook is invalid and is missing an expected key: {e}") from None
+    return nbformat.convert(nb, 4)
 
 
 def read_notebook(path: Path) -> tuple[NotebookNode | None, str | None, list[str]]:
@@ -179,11 +191,9 @@ def read_notebook(path: Path) -> tuple[NotebookNode | None, str | None, list[str
     size = path.stat().st_size
     if size > MAX_NOTEBOOK_BYTES:
         return None, f"not graded: the file is {size // 2**20} MB (limit {MAX_NOTEBOOK_BYTES // 2**20} MB)", []
-    data = path.read_bytes()
-    problem = _sniff(data)
+    raw, problem = _parse(path.read_bytes())
     if problem:
         return None, problem, []
-    raw = json.loads(data.decode("utf-8", errors="replace"))
     if not isinstance(raw, dict) or not ("cells" in raw or "worksheets" in raw):
         return None, "not a notebook: JSON without notebook cells", []
     repairs = []
@@ -192,7 +202,7 @@ def read_notebook(path: Path) -> tuple[NotebookNode | None, str | None, list[str
         raw["nbformat"], raw["nbformat_minor"] = 4, 0
         repairs.append("notebook had no nbformat version: read as nbformat 4")
     try:
-        nb = nbformat.reads(json.dumps(raw), as_version=4)
+        nb = _as_v4(raw)
     except Exception as e:  # nbformat raises several kinds for broken structure
         return None, f"not a notebook: {type(e).__name__}: {one_line(str(e), 150)}", []
     if major is not None and (major, minor) != (4, 5):
