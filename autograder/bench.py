@@ -671,7 +671,7 @@ def pipeline_bench(students, keep=None):
     from autograder.reports import export, feedback, similarity
 
     work = keep or Path(tempfile.mkdtemp(prefix="a3-pipebench-"))
-    real = {"grade_student": worker.grade_student, "warm_up": worker.warm_up}
+    real = {"grade": worker.grade, "render_pages": worker.render_pages, "warm_up": worker.warm_up}
     try:
         one, subs = work / "one", work / "submissions"
         for folder in (one, subs, work / "out", work / "out-one"):
@@ -685,7 +685,7 @@ def pipeline_bench(students, keep=None):
             (one / "reference").mkdir(parents=True, exist_ok=True)
             nbformat.write(nb, one / "reference" / f"{notebook}.ipynb")
         recorded = []
-        worker.grade_student = lambda task: recorded.append(real["grade_student"](task)) or recorded[-1]
+        worker.render_pages = lambda graded: recorded.append(real["render_pages"](graded)) or recorded[-1]
         t0 = time.perf_counter()
         pipeline.grade(one, work / "out-one", workers=1)
         print(f"bench --pipeline: one real student graded in {time.perf_counter() - t0:.1f} s (kernels)", flush=True)
@@ -698,7 +698,7 @@ def pipeline_bench(students, keep=None):
 
         def replay(task):
             shard = _renamed_shard(model.shard, model.student, task.student) if model.shard else None
-            return dataclasses.replace(model, student=task.student, shard=shard)
+            return worker.Graded(task, dataclasses.replace(model, student=task.student, shard=shard))
 
         spent: dict[str, float] = {}
         held: dict[str, float] = {}  # the most memory the process held at the end of each step (MiB)
@@ -717,9 +717,9 @@ def pipeline_bench(students, keep=None):
             setattr(owner, name, wrapper)
             return owner, name, inner
 
-        worker.grade_student, worker.warm_up = replay, lambda task: None
+        worker.grade, worker.render_pages, worker.warm_up = replay, real["render_pages"], lambda task: None
         patched = [
-            timed(worker, "grade_student", "replayed results (not the pipeline's)"),
+            timed(worker, "grade", "replayed results (not the pipeline's)"),
             timed(pipeline, "collect", "ingest"),
             timed(Results, "record", "record (state, pages, gradebook merge)"),
             timed(Results, "write_csvs", "CSVs"),
@@ -761,7 +761,7 @@ def pipeline_bench(students, keep=None):
         print(f"(machine: {os.cpu_count()} cores)")
         return 0
     finally:
-        worker.grade_student, worker.warm_up = real["grade_student"], real["warm_up"]
+        worker.grade, worker.render_pages, worker.warm_up = real["grade"], real["render_pages"], real["warm_up"]
         if keep is None:
             shutil.rmtree(work, ignore_errors=True)
 

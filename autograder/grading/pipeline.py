@@ -1,6 +1,6 @@
 """Grade a batch of submissions: python -m autograder grade SUBMISSIONS --out OUT [--workers N] [--scheduler ADDRESS] [--force]
 
-ingest (repair, one status per student x notebook) -> one task per student -> worker.grade_student
+ingest (repair, one status per student x notebook) -> one task per student -> worker.grade, worker.render_pages
 (isolated workspace, own gradebook shard, sandboxed kernel, pass-token verification, feedback) ->
 results recorded in OUT as each student finishes. Students already graded in OUT are skipped unless
 --force. See autograder/records.py for what OUT holds.
@@ -320,7 +320,8 @@ def run_tasks(tasks, batch, results, layout, workers, scheduler_address):
     try:
         scheduler.run(
             tasks,
-            worker.grade_student,
+            worker.grade,
+            then=worker.render_pages,  # one student's pages rendered while the next is graded
             workers=workers,
             scheduler=scheduler_address,
             on_result=on_result,

@@ -8,8 +8,10 @@ result. See docs/SCALING.md for clusters on Kubernetes and Slurm.
 """
 
 import contextlib
+import functools
 import json
 import logging
+import multiprocessing
 import os
 import queue
 import re
@@ -22,7 +24,8 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable
-from concurrent.futures import CancelledError
+from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -160,6 +163,7 @@ def run(
     tasks: Iterable[Any],
     fn: Callable[[Any], Any],
     *,
+    then: Callable[[Any], Any] | None = None,
     workers: int | None = None,
     scheduler: str | None = None,
     on_result: Callable[[Any], None] | None = None,
@@ -175,6 +179,9 @@ def run(
     Inputs:
     - tasks: picklable task descriptions (e.g. one per student).
     - fn: picklable function (module level) task -> result dict; it should catch its own errors.
+    - then: picklable function (module level) of what fn returned -> the result, for a last stage that needs no
+      more than fn's return value (rendering pages): with one worker it runs in a second process while fn runs
+      for the next task, on Dask in the worker right after fn. It should catch its own errors.
     - workers: local worker processes, one thread each (default: all cores); 1 without a scheduler
       runs in this process.
     - scheduler: address of an existing Dask scheduler ("tcp://host:8786"); `workers` is then ignored.
@@ -213,10 +220,19 @@ def run(
         workers = min(workers or default_workers(), len(tasks))  # no more workers than tasks
         if tasks and scheduler is None and workers <= 1:
             stats.mode, stats.n_workers = "in-process", 1
-            _run_in_process(tasks, fn, retries, stats, finish)
+            _run_in_process(tasks, fn, then, retries, stats, finish)
         elif tasks:
             _run_on_dask(
-                tasks, fn, workers, scheduler, (retries, allowed_failures), gpus, stats, finish, desc, on_worker_lost
+                tasks,
+                fn if then is None else functools.partial(_in_turn, fn, then),
+                workers,
+                scheduler,
+                (retries, allowed_failures),
+                gpus,
+                stats,
+                finish,
+                desc,
+                on_worker_lost,
             )
     finally:
         bar.close()
@@ -240,19 +256,79 @@ def run_on_workers(scheduler: str, fn: Callable[[], Any]) -> bool:
     return True
 
 
-def _run_in_process(tasks, fn, retries, stats, finish):
-    """Fast path for one worker: call fn here, retrying a task whose fn raised."""
-    for i, task in enumerate(tasks):
-        for attempt in range(retries + 1):
+def _in_turn(fn, then, task):
+    """then(fn(task)): both stages in one call (a Dask task)."""
+    return then(fn(task))
+
+
+def _run_in_process(tasks, fn, then, retries, stats, finish):
+    """Fast path for one worker: call fn here, retrying a task whose fn raised. `then` runs for each task in a
+    second process, beside fn for the next task (a thread would not do: its pure-Python work would hold the
+    interpreter lock that fn's many small waits take back). Results are reported in task order."""
+
+    def settle(i, task, outcome, meta=None):
+        if isinstance(outcome, Future):
             try:
-                meta = _timed_call(fn, task)
-            except Exception as exc:  # fn should catch its own errors; this is the safety net
-                if attempt == retries:
-                    finish(i, failure(task, _describe(exc)))
+                outcome = outcome.result()
+            except BrokenProcessPool:  # that process died: `then` runs here instead
+                outcome = _then_timed(then, meta)
+            except Exception as exc:  # `then` should catch its own errors; this is the safety net
+                outcome = exc
+        if isinstance(outcome, Exception):
+            finish(i, failure(task, _describe(outcome)))
+        else:
+            _record(stats, outcome)
+            finish(i, outcome["result"])
+
+    beside = (
+        ProcessPoolExecutor(1, multiprocessing.get_context("spawn"), signal.signal, (signal.SIGINT, signal.SIG_IGN))
+        if then is not None and len(tasks) > 1
+        else None
+    )
+    waiting = None  # (index, task, future, fn's measurements) of the task whose `then` runs beside this one's fn
+    try:
+        for i, task in enumerate(tasks):
+            outcome, meta = _retried(fn, task, retries), None
+            if then is not None and not isinstance(outcome, Exception):
+                meta = outcome
+                outcome = _submit(beside, then, meta) if beside is not None else _then_timed(then, meta)
+            if waiting is not None:
+                settle(*waiting)
+                waiting = None
+            if isinstance(outcome, Future):
+                waiting = (i, task, outcome, meta)
             else:
-                _record(stats, meta)
-                finish(i, meta["result"])
-                break
+                settle(i, task, outcome)
+        if waiting is not None:
+            settle(*waiting)
+    finally:
+        if beside is not None:
+            beside.shutdown(wait=True, cancel_futures=True)
+
+
+def _submit(pool, then, meta):
+    """`then` on meta's result in `pool`, or here when the pool can take no more work."""
+    try:
+        return pool.submit(_then_timed, then, meta)
+    except BrokenProcessPool:
+        return _then_timed(then, meta)
+
+
+def _retried(fn, task, retries):
+    """_timed_call(fn, task), tried again while fn raises (`retries` times): its measurements, or the last error."""
+    for attempt in range(retries + 1):
+        try:
+            return _timed_call(fn, task)
+        except Exception as exc:  # fn should catch its own errors; this is the safety net
+            if attempt == retries:
+                return exc
+
+
+def _then_timed(then, meta):
+    """`then` on the result in `meta` (from _timed_call), its time added to the task's."""
+    start = time.perf_counter()
+    result = then(meta["result"])
+    return dict(meta, result=result, seconds=meta["seconds"] + time.perf_counter() - start)
 
 
 def _local_cluster(workers, allowed_failures, gpus):

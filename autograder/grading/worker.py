@@ -477,7 +477,7 @@ def _graded_or_not(task, ws, todo, layout, kernel_env, log_lines):
 
 
 def _record_notebook(result, task, notebook, sub, layout, graded):
-    """Put one notebook's summary, reader-safe autograded copy and feedback page into `result`."""
+    """Put one notebook's summary and log lines into `result`; returns the graded notebook for its page (or None)."""
     for line in sub.repairs:
         result.log.append(f"REPAIR {task.student}/{notebook}: {line}")
     if notebook in graded:
@@ -490,17 +490,35 @@ def _record_notebook(result, task, notebook, sub, layout, graded):
     summary.repairs = list(sub.repairs)
     summary.manual = dict(layout[notebook]["manual"])
     result.notebooks[notebook] = summary
-    if nb is not None and sub.path:
+    return nb
+
+
+def _render_notebook(result, task, notebook, nb, submitted):
+    """Put one notebook's reader-safe autograded copy and feedback page into `result` (`submitted`: the path of the
+    notebook as submitted, whose outputs the page shows, or None)."""
+    if nb is not None and submitted:
         try:  # the TA reads written answers beside the student's own full-run outputs
-            nb = feedback.with_submitted_outputs(nb, nbformat.read(sub.path, as_version=4))
+            nb = feedback.with_submitted_outputs(nb, nbformat.read(submitted, as_version=4))
         except (OSError, ValueError) as exc:
             result.log.append(f"NOTE {task.student}/{notebook}: submitted outputs not shown ({exc})")
     if nb is not None:
         result.autograded[notebook] = nbformat.writes(sanitize.safe_for_readers(nb))  # formgrader shows it
     page = feedback.Page.of(
-        summary, task.submitted_as or task.student, late=task.late, model_answers=task.model_answers.get(notebook)
+        result.notebooks[notebook],
+        task.submitted_as or task.student,
+        late=task.late,
+        model_answers=task.model_answers.get(notebook),
     )
     result.feedback[notebook] = feedback.render(nb, page)
+
+
+@dataclass
+class Graded:
+    """A student graded, their pages not yet rendered: what `grade` hands to `render_pages`."""
+
+    task: Task
+    result: StudentResult  # scores, statuses, log, shard: everything but the autograded notebooks and pages
+    notebooks: dict = field(default_factory=dict)  # {notebook: (graded notebook or None, submitted path or None)}
 
 
 def _workspace(task: Task, kernel_env: dict[str, str], log: list[str]) -> tuple[Slot | None, Path]:
@@ -523,19 +541,19 @@ def _is_clean(result: StudentResult, ran: Iterable[str]) -> bool:
     return result.complete and all(is_settled(result.notebooks[nb].status) for nb in ran if nb in result.notebooks)
 
 
-def grade_student(task: Task) -> StudentResult:
-    """Grade every notebook of one student (see module docstring).
+def grade(task: Task) -> Graded:
+    """Grade every notebook of one student (see module docstring); the pages are left to render_pages.
 
     Inputs:
     - task: a Task.
     Returns:
-    - a StudentResult (autograder.records): complete is False only when grading itself broke; shard, autograded
-      and feedback carry the gradebook bytes, notebooks and pages; zygote is set when a zygote forked the
-      kernels; limits lists each cell that a limit stopped.
+    - Graded: its result's complete is False only when grading itself broke; the result carries the gradebook
+      shard, zygote is set when a zygote forked the kernels, and limits lists each cell that a limit stopped.
     """
     start = time.perf_counter()
     layout = course_layout(Path(task.template) / "release")
     result = StudentResult(student=task.student)
+    done = Graded(task, result)
     subs = {s.notebook: s for s in task.notebooks}
     claimed, ws, todo = None, Path(task.work), {}  # until a slot is claimed, the workspace is the task's own folder
     try:
@@ -545,17 +563,17 @@ def grade_student(task: Task) -> StudentResult:
         graded = _graded_or_not(task, ws, todo, layout, kernel_env, result.log)
         for notebook in layout:
             sub = subs.get(notebook) or Submission.missing(task.student, notebook)
-            _record_notebook(result, task, notebook, sub, layout, graded)
+            done.notebooks[notebook] = (_record_notebook(result, task, notebook, sub, layout, graded), sub.path)
         if todo and (ws / "gradebook.db").exists():
             result.shard = (ws / "gradebook.db").read_bytes()
     except Exception as exc:  # the workspace itself broke: report, let the caller retry on a later run
-        result.complete = False
-        result.error = why = Status.FAILED.detail(f"{type(exc).__name__}: {one_line(str(exc), 200)}")
-        result.log.append(f"FAILED {task.student}: {why}\n{traceback.format_exc()}")
+        _broke(result, exc)
+        done.notebooks = {}  # no pages: the student is graded again on the next run
         for notebook in layout:
             if notebook not in result.notebooks:
                 repairs = subs[notebook].repairs if notebook in subs else []
-                result.notebooks[notebook] = NotebookResult.failed(notebook, layout[notebook]["tests"], why, repairs)
+                failed = NotebookResult.failed(notebook, layout[notebook]["tests"], result.error, repairs)
+                result.notebooks[notebook] = failed
     finally:
         if claimed is not None:
             result.zygote = claimed.report()
@@ -569,4 +587,29 @@ def grade_student(task: Task) -> StudentResult:
         shutil.copytree(ws, task.work, symlinks=True)  # the slot goes on to the next student
     elif clean and not task.keep_work and ws.exists() and claimed is None:
         shutil.rmtree(ws, ignore_errors=True)
+    return done
+
+
+def _broke(result, exc):
+    """Mark `result` incomplete because grading itself raised `exc` (the caller retries it on a later run)."""
+    result.complete = False
+    result.error = why = Status.FAILED.detail(f"{type(exc).__name__}: {one_line(str(exc), 200)}")
+    result.log.append(f"FAILED {result.student}: {why}\n{traceback.format_exc()}")
+
+
+def render_pages(graded: Graded) -> StudentResult:
+    """The result of `grade` with each notebook's reader-safe autograded copy and feedback page. It needs no
+    workspace, so a worker can render one student's pages while it grades the next."""
+    start, result = time.perf_counter(), graded.result
+    try:
+        for notebook, (nb, submitted) in graded.notebooks.items():
+            _render_notebook(result, graded.task, notebook, nb, submitted)
+    except Exception as exc:  # a page that cannot be rendered: the student is graded again on the next run
+        _broke(result, exc)
+    result.seconds = round(result.seconds + time.perf_counter() - start, 3)
     return result
+
+
+def grade_student(task: Task) -> StudentResult:
+    """Grade one student and render their pages: render_pages(grade(task))."""
+    return render_pages(grade(task))

@@ -50,6 +50,27 @@ def always_raise(task):
     raise ValueError("bad notebook\nsecond line")
 
 
+def mark_then(result):
+    """The last stage: note the process it ran in."""
+    if result["task"] == result.get("raise_then"):
+        raise RuntimeError("page failed")
+    return dict(result, then_pid=os.getpid())
+
+
+def square_then(task):
+    """square, and what mark_then needs to raise for task["raise_then"]."""
+    return dict(square(task), raise_then=task.get("raise_then"), marker=task.get("marker"))
+
+
+def die_in_first_then(result):
+    """Kill the process the last stage runs in the first time (marker file), succeed afterwards."""
+    marker = Path(result["marker"])
+    if not marker.exists():
+        marker.write_text(str(os.getpid()))
+        os._exit(1)
+    return dict(result, then_pid=os.getpid())
+
+
 def visible_devices(task):
     """The CUDA devices this worker process may use."""
     return {"task": task, "cuda": os.environ.get("CUDA_VISIBLE_DEVICES"), "pid": os.getpid()}
@@ -164,6 +185,40 @@ def test_one_worker_runs_in_process_and_records_failures():
     assert scheduler.run(["x"], always_raise, workers=1) == [
         scheduler.TaskFailure("x", "raised ValueError: bad notebook")
     ]
+
+
+def test_one_worker_runs_then_in_a_second_process_and_keeps_task_order():
+    """With one worker, does `then` run for every task in one other process (beside fn for the next task), each
+    result coming back in task order?"""
+    seen = []
+    results = scheduler.run([{"n": n} for n in range(4)], square_then, then=mark_then, workers=1, on_result=seen.append)
+    assert [r["value"] for r in results] == [0, 1, 4, 9] and seen == results
+    assert {r["pid"] for r in results} == {os.getpid()}
+    (then_pid,) = {r["then_pid"] for r in results}
+    assert then_pid != os.getpid()
+
+
+def test_a_then_that_raises_fails_only_its_task():
+    """Does a `then` that raises turn its own task, and no other, into a failure result?"""
+    results = scheduler.run([{"n": n, "raise_then": 1} for n in range(3)], square_then, then=mark_then, workers=1)
+    assert isinstance(results[1], scheduler.TaskFailure) and "page failed" in results[1].status
+    assert [r["value"] for i, r in enumerate(results) if i != 1] == [0, 4]
+
+
+def test_when_the_then_process_dies_then_runs_here(tmp_path):
+    """When the process `then` runs in dies, does every task still get its result, `then` running in this
+    process instead?"""
+    marker = tmp_path / "died"
+    tasks = [{"n": n, "marker": str(marker)} for n in range(3)]
+    results = scheduler.run(tasks, square_then, then=die_in_first_then, workers=1)
+    assert [r["value"] for r in results] == [0, 1, 4]
+    assert marker.read_text() != str(os.getpid()) and results[0]["then_pid"] == os.getpid()
+
+
+def test_then_runs_after_fn_on_the_cluster(address):
+    """On Dask, does `then` run in the worker that ran fn, right after it?"""
+    results = scheduler.run([{"n": n} for n in range(3)], square_then, then=mark_then, scheduler=address)
+    assert [r["value"] for r in results] == [0, 1, 4] and all(r["then_pid"] == r["pid"] for r in results)
 
 
 def test_progress_bar_counts_tasks(capsys):
