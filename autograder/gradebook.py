@@ -50,19 +50,25 @@ def add_indexes(gradebook: Path) -> None:
             con.execute(f"CREATE INDEX IF NOT EXISTS {name} ON {on}")
 
 
-HAND_QUERY = """
-SELECT st.id, nb.name, bc.name, g.manual_score,
-       (SELECT c.manual_comment FROM comment c JOIN base_cell cb ON c.cell_id = cb.id
-        WHERE c.notebook_id = snb.id AND cb.name = bc.name AND c.manual_comment IS NOT NULL LIMIT 1)
+# Every student's grades of the cells a person grades: written answers, and autograded cells left to a person or
+# scored by one (g: the grade, gc and bc: its cell, snb, nb, sa, a, st: its notebook, assignment and student)
+PERSON_GRADED = """
 FROM grade g
 JOIN grade_cells gc ON g.cell_id = gc.id
 JOIN base_cell bc ON bc.id = gc.id
 JOIN submitted_notebook snb ON g.notebook_id = snb.id
 JOIN notebook nb ON snb.notebook_id = nb.id
 JOIN submitted_assignment sa ON snb.assignment_id = sa.id
+JOIN assignment a ON sa.assignment_id = a.id
 JOIN student st ON sa.student_id = st.id
 WHERE (gc.cell_type = 'markdown' OR g.needs_manual_grade OR g.manual_score IS NOT NULL)
 """
+HAND_QUERY = (
+    """SELECT st.id, nb.name, bc.name, g.manual_score,
+       (SELECT c.manual_comment FROM comment c JOIN base_cell cb ON c.cell_id = cb.id
+        WHERE c.notebook_id = snb.id AND cb.name = bc.name AND c.manual_comment IS NOT NULL LIMIT 1)"""
+    + PERSON_GRADED
+)
 
 
 def read_hand_grades(gradebook: Path | str, student: str | None = None) -> dict[tuple[str, str], dict[str, dict]]:

@@ -38,7 +38,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from autograder import contract, paths, rubrics
+from autograder import contract, gradebook, paths, rubrics
 from autograder.records import Results, not_graded_yet, was_graded
 from autograder.text import one_line
 
@@ -184,22 +184,15 @@ def append_log(out: Path, marks: Iterable[Mark]) -> None:
 # a written answer's comment is on its own cell; a test cell's on the solution cell it checks (test_<grade id>),
 # both found by name, so that SQLite looks them up in its indexes (25 s down to 0.2 s for 500 students)
 SOLUTION = r"CASE WHEN bc.name LIKE 'test\_%' ESCAPE '\' THEN substr(bc.name, 6) END"
-GRADEBOOK_ROWS = """
-SELECT st.id, nb.name, bc.name, g.id, g.manual_score,
+GRADEBOOK_ROWS = (
+    """SELECT st.id, nb.name, bc.name, g.id, g.manual_score,
        (SELECT c.id FROM comment c JOIN base_cell cb ON c.cell_id = cb.id
         WHERE c.notebook_id = snb.id AND cb.name IN (bc.name, {solution}) LIMIT 1),
        (SELECT c.manual_comment FROM comment c JOIN base_cell cb ON c.cell_id = cb.id
-        WHERE c.notebook_id = snb.id AND cb.name IN (bc.name, {solution}) LIMIT 1)
-FROM grade g
-JOIN grade_cells gc ON g.cell_id = gc.id
-JOIN base_cell bc ON bc.id = gc.id
-JOIN submitted_notebook snb ON g.notebook_id = snb.id
-JOIN notebook nb ON snb.notebook_id = nb.id
-JOIN submitted_assignment sa ON snb.assignment_id = sa.id
-JOIN assignment a ON sa.assignment_id = a.id
-JOIN student st ON sa.student_id = st.id
-WHERE a.name = :assignment AND (gc.cell_type = 'markdown' OR g.needs_manual_grade OR g.manual_score IS NOT NULL)
-""".format(solution=SOLUTION)
+        WHERE c.notebook_id = snb.id AND cb.name IN (bc.name, {solution}) LIMIT 1)""".format(solution=SOLUTION)
+    + gradebook.PERSON_GRADED
+    + " AND a.name = :assignment"
+)
 ONE_CELL = " AND nb.name = :notebook AND bc.name = :grade_id"  # its own clause: SQLite then starts from the cell
 
 
@@ -443,8 +436,6 @@ def append_regrades(out: Path, entries: Iterable[dict]) -> None:
 
 def _regrades(out, path, answers, grader) -> int:
     """Queue the regrade requests of a CSV (student,notebook,grade_id,reason), every row checked first."""
-    from autograder.gradebook import read_hand_grades
-
     try:
         reader = csv.DictReader(io.StringIO(Path(path).read_text(encoding="utf-8-sig")))
         rows = list(reader)
@@ -469,7 +460,7 @@ def _regrades(out, path, answers, grader) -> int:
         for line in errors:
             print(f"  {line}", file=sys.stderr)
         return 1
-    hand, open_now, at = read_hand_grades(Path(out) / "gradebook.db"), read_regrades(out), now()
+    hand, open_now, at = gradebook.read_hand_grades(Path(out) / "gradebook.db"), read_regrades(out), now()
     new = []
     for key, reason in sorted(wanted.items(), key=lambda kv: _order(kv[0])):
         if (open_now.get(key) or {}).get("status") == "open" and open_now[key]["reason"] == reason:
@@ -564,9 +555,8 @@ def _groups(out, answers, spec, found, output, encoder) -> int:
 def _summary(out, answers, found) -> None:
     """Per question: answers, blank, graded so far (by anyone, in the gradebook), to grade; then the graders'
     agreement where answers were marked twice."""
-    from autograder.gradebook import read_hand_grades
 
-    hand = read_hand_grades(Path(out) / "gradebook.db")
+    hand = gradebook.read_hand_grades(Path(out) / "gradebook.db")
     counts = {}
     for key, answer in answers.items():
         c = counts.setdefault(key[1:], [0, 0, 0])
