@@ -212,7 +212,7 @@ class NotebookResult:
 
 @dataclass
 class StudentResult:
-    """One student's grading result: what a worker returns (autograder.grading.worker.grade_student) and
+    """One student's grading result: what a worker returns (autograder.grading.worker.render_pages) and
     Results.record stores. OUT/.state/<student>.json holds to_state(), every field but the bulky three.
 
     complete is False only when grading itself broke (error says why: the next run grades the student again).
