@@ -237,18 +237,19 @@ def _insert(con, student, new, old):
 
 # A student's grade of a cell by its name: a grade cell's first, else a task cell's (nbgrader's find_grade), with
 # the cell's type and whether the grade waits for a person; and the comment of a solution or task cell.
-_GRADE = """SELECT g.id, COALESCE(gc.cell_type, tc.cell_type), g.needs_manual_grade
-    FROM grade g JOIN base_cell bc ON g.cell_id = bc.id LEFT JOIN grade_cells gc ON gc.id = bc.id
-    LEFT JOIN task_cells tc ON tc.id = bc.id JOIN submitted_notebook snb ON g.notebook_id = snb.id
-    JOIN notebook nb ON snb.notebook_id = nb.id JOIN submitted_assignment sa ON snb.assignment_id = sa.id
-    JOIN assignment a ON sa.assignment_id = a.id
-    WHERE bc.name = :cell AND nb.name = :notebook AND a.name = :assignment AND sa.student_id = :student
-    AND bc.type IN ('GradeCell', 'TaskCell') ORDER BY bc.type = 'TaskCell' LIMIT 1"""
-_COMMENT = """SELECT c.id FROM comment c JOIN base_cell bc ON c.cell_id = bc.id
-    JOIN submitted_notebook snb ON c.notebook_id = snb.id JOIN notebook nb ON snb.notebook_id = nb.id
-    JOIN submitted_assignment sa ON snb.assignment_id = sa.id JOIN assignment a ON sa.assignment_id = a.id
-    WHERE bc.name = :cell AND nb.name = :notebook AND a.name = :assignment AND sa.student_id = :student
-    AND bc.type IN ('SolutionCell', 'TaskCell') ORDER BY bc.type = 'TaskCell' LIMIT 1"""
+_GRADE = (
+    """SELECT t.id, COALESCE((SELECT cell_type FROM grade_cells WHERE id = bc.id),
+    (SELECT cell_type FROM task_cells WHERE id = bc.id)), t.needs_manual_grade """
+    + (_CELLS % "grade").format(db="main")
+    + " AND bc.name = :cell AND nb.name = :notebook AND bc.type IN ('GradeCell', 'TaskCell')"
+    + " ORDER BY bc.type = 'TaskCell' LIMIT 1"
+)
+_COMMENT = (
+    "SELECT t.id "
+    + (_CELLS % "comment").format(db="main")
+    + " AND bc.name = :cell AND nb.name = :notebook AND bc.type IN ('SolutionCell', 'TaskCell')"
+    + " ORDER BY bc.type = 'TaskCell' LIMIT 1"
+)
 
 
 def _restore_hand_grades(con, student, hand, before, answers) -> HandGrades:
