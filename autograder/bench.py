@@ -721,7 +721,8 @@ def pipeline_bench(students, keep=None):
         patched = [
             timed(worker, "grade", "replayed results (not the pipeline's)"),
             timed(pipeline, "collect", "ingest"),
-            timed(Results, "record", "record (state, pages, gradebook merge)"),
+            timed(Results, "record", "record (notebooks, state, gradebook merge)"),
+            timed(Results, "write_feedback", "pages written"),
             timed(Results, "write_csvs", "CSVs"),
             timed(feedback, "rerender", "pages re-rendered (kept hand grades)"),
             timed(feedback, "write_index", "TA index"),
@@ -729,6 +730,7 @@ def pipeline_bench(students, keep=None):
         ]
         seed_template(work / "out", template, paths.SOURCE)  # built once a term, not a cost of the students
         start_mib = resident_mib()
+        tree = TreeCPU(os.getpid(), interval=0.5, skip=children_now()).start()
         try:
             t0 = time.perf_counter()
             course = paths.ROOT / "course.toml"  # the term: due date and late policy (no one is late: no times)
@@ -739,18 +741,22 @@ def pipeline_bench(students, keep=None):
             export.write_gradebook(work / "out", work / "moodle.csv", lms.MOODLE)
             spent["exports (Canvas, Moodle)"] = time.perf_counter() - t1
         finally:
+            tree.stop()
             for owner, name, inner in patched:
                 setattr(owner, name, inner)
         if len(summary.graded) != students:
             raise RuntimeError(f"{len(summary.graded)} of {students} students graded: {summary.failed}")
         replayed = spent.pop("replayed results (not the pipeline's)", 0.0)
+        spent["record (notebooks, state, gradebook merge)"] -= spent.get("pages written", 0.0)  # timed inside it
         own = wall - replayed + spent["exports (Canvas, Moodle)"]
-        pages = spent.get("pages re-rendered (kept hand grades)", 0.0) + spent.get("TA index", 0.0)
+        pages = sum(spent.get(k, 0.0) for k in ("pages written", "pages re-rendered (kept hand grades)", "TA index"))
+        spent["not in a step (the hand-off to the page process and back, scheduling, logs)"] = own - sum(spent.values())
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(
             f"bench --pipeline: {students} students x {len(model.notebooks)} notebooks: the pipeline's own "
             f"{own:.1f} s, {own / students * 1000:.1f} ms a student ({(own - pages) / students * 1000:.1f} ms without "
-            f"pages); replaying the recorded results {replayed:.1f} s; peak memory {peak:.0f} MiB",
+            f"pages); replaying the recorded results {replayed:.1f} s; peak memory {peak:.0f} MiB in this process, "
+            f"{tree.peak_mib:.0f} MiB with the processes it started (read every 0.5 s)",
             flush=True,
         )
         for label, seconds in sorted(spent.items(), key=lambda kv: -kv[1]):
@@ -764,6 +770,13 @@ def pipeline_bench(students, keep=None):
         worker.grade, worker.render_pages, worker.warm_up = real["grade"], real["render_pages"], real["warm_up"]
         if keep is None:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def children_now() -> set[int]:
+    """The pids of every process under this one now."""
+    import psutil  # a dependency of distributed
+
+    return {p.pid for p in psutil.Process().children(recursive=True)}
 
 
 def resident_mib() -> float:
@@ -801,13 +814,15 @@ class TreeCPU:
     in a pid namespace of their own are reaped inside it, and a killed namespace takes its processes' times
     with it. So each process of the tree (found through parent links, namespaces included) is read every
     `interval` seconds and its last reading counts; a process can be missed by at most one interval of CPU,
-    and one that lives less than an interval not at all.
+    and one that lives less than an interval not at all. The most memory the tree held in one reading (resident,
+    summed over its processes) is kept too. `skip`: pids of processes under `pid` that are not to be counted
+    (those that were there before).
     """
 
-    def __init__(self, pid, interval=0.1):
+    def __init__(self, pid, interval=0.1, skip=()):
         import threading
 
-        self.pid, self.interval, self.seen = pid, interval, {}
+        self.pid, self.interval, self.seen, self.skip, self.peak_mib = pid, interval, {}, set(skip), 0.0
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
 
@@ -820,13 +835,18 @@ class TreeCPU:
             procs = [root] + root.children(recursive=True)
         except psutil.Error:
             return
+        held = 0
         for proc in procs:
+            if proc.pid in self.skip:
+                continue
             try:
                 with proc.oneshot():
                     times = proc.cpu_times()
                     self.seen[(proc.pid, proc.create_time())] = times.user + times.system
+                    held += proc.memory_info().rss
             except psutil.Error:
                 continue
+        self.peak_mib = max(self.peak_mib, held / 2**20)
 
     def _run(self):
         while not self._stop.is_set():

@@ -9,7 +9,20 @@ from autograder import paths
 
 PACKAGE = Path(autograder.__file__).parent
 LAYERS = (  # bottom up; a module may import its own layer and those below
-    ("contract", "paths", "tokens", "text", "files", "envvars", "lms", "term", "gradebook", "records", "rubrics"),
+    (
+        "contract",
+        "paths",
+        "tokens",
+        "text",
+        "files",
+        "cores",
+        "envvars",
+        "lms",
+        "term",
+        "gradebook",
+        "records",
+        "rubrics",
+    ),
     ("content",),
     ("checks",),
     ("sandbox",),

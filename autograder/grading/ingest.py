@@ -8,6 +8,7 @@ student x notebook gets a Submission, with status OK, MISSING or a one-line reas
 lost.
 """
 
+import functools
 import json
 from collections import defaultdict
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ from pathlib import Path
 
 from nbformat import NotebookNode
 
-from autograder import contract, paths
+from autograder import contract, cores, paths
 from autograder.grading import discover, read, repair
 from autograder.records import Status
 from autograder.reports import timeontask
@@ -207,6 +208,15 @@ def ingest_student(
     return out
 
 
+SPREAD_FROM = 64  # students from which ingest runs across the cores (below it, starting processes costs more)
+
+
+def _ingest_entry(releases, staging, damaged, stamps, entry):
+    """ingest_student for one (student, (raw name, candidates)) of discover.discover."""
+    student, (raw, candidates) = entry
+    return ingest_student(student, raw, candidates, releases, staging, damaged, stamps)
+
+
 def _default_release(staging):
     """The grading template's release next to staging (what `grade` compiles from source), else release/a3."""
     template = staging.parent / "template" / "release"
@@ -239,11 +249,9 @@ def ingest(
     damaged, stamps = {}, submissions.is_dir()
     if submissions.is_file():
         submissions, damaged = read.unpack(submissions, staging, [] if notes is None else notes)
-    out = []
-    for student, (raw, candidates) in sorted(
-        discover.discover(submissions, unwrap=submissions.name == ".unpacked").items()
-    ):
-        out += ingest_student(student, raw, candidates, releases, staging, damaged, stamps)
+    students = sorted(discover.discover(submissions, unwrap=submissions.name == ".unpacked").items())
+    each = functools.partial(_ingest_entry, releases, staging, damaged, stamps)
+    out = [s for subs in cores.spread(each, students, at_least=SPREAD_FROM) for s in subs]
     if notes is not None:  # whose notebooks the damage took, beside the line about the zip
         notes += [f"{s.student}/{s.notebook}: {s.status}" for s in out if Status.DAMAGED.starts(s.status)]
     return out

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from autograder import contract, paths, rubrics, term
+from autograder import contract, cores, paths, rubrics, term
 from autograder.content import build
 from autograder.grading import discover, ingest, scheduler, times, worker
 from autograder.grading.ingest import Submission
@@ -174,8 +174,8 @@ def grade(
     template = ensure_template(out, source)
     layout = worker.course_layout(template / "release")
     results = Results(out, template)
-    n_workers = workers or scheduler.default_workers()
-    threads = max(1, scheduler.default_workers() // n_workers) if not scheduler_address else None
+    n_workers = workers or cores.usable()
+    threads = max(1, cores.usable() // n_workers) if not scheduler_address else None
     if not scheduler_address and n_workers == 1:  # grading runs here: its zygote and fork server import meanwhile
         worker.warm_up(
             worker.Task(

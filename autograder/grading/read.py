@@ -14,6 +14,7 @@ from pathlib import Path
 
 import nbformat
 from nbformat import NotebookNode
+from nbformat.v4 import rwbase
 
 from autograder.grading.discover import NOTEBOOK_NAMES, Candidate, files_under, notebook_from_name
 from autograder.text import one_line
@@ -162,7 +163,7 @@ def _parse(data):
     if text[:1] in "<":
         return None, "not a notebook: the file is HTML or XML (exported instead of downloaded as .ipynb?)"
     try:
-        return json.loads(text), None
+        return json.loads(text, object_hook=NotebookNode), None
     except json.JSONDecodeError as e:
         if not text.startswith(("{", "[")):
             return None, "not a notebook: the file is plain text or Python source, not notebook JSON"
@@ -170,12 +171,14 @@ def _parse(data):
 
 
 def _as_v4(raw):
-    """Parsed notebook JSON as a v4 NotebookNode, as nbformat.reads reads it (the same errors), without its
-    validation: repair validates the notebook it made."""
+    """Parsed notebook JSON (NotebookNodes, from _parse) as a v4 NotebookNode, as nbformat.reads reads it (the same
+    errors), without its validation: repair validates the notebook it made."""
     major, minor = nbformat.reader.get_version(raw)
     if major not in nbformat.versions:
         raise nbformat.NBFormatError(f"Unsupported nbformat version {major}")
     try:
+        if major == 4:  # nbformat's v4 reader but for its from_dict, a second copy of what _parse made
+            return rwbase.strip_transient(rwbase.rejoin_lines(raw))
         nb = nbformat.versions[major].to_notebook_json(raw, minor=minor)
     except AttributeError as e:
         raise nbformat.ValidationError(f"The notebook is invalid and is missing an expected key: {e}") from None

@@ -47,6 +47,11 @@ def _norm(source):
     return "\n".join(line.rstrip() for line in source.strip().splitlines())
 
 
+def _edited(source, release_source):
+    """True when a cell's source differs from the release's by more than trailing whitespace."""
+    return source != release_source and _norm(source) != _norm(release_source)
+
+
 def _defined_names(source):
     """Top-level def/class names in a code cell (empty when it does not parse)."""
     try:
@@ -126,9 +131,24 @@ def clean_editor_metadata(nb: NotebookNode, rel: NotebookNode, cells: CellMap) -
     return []
 
 
-def _release_meta(cell):
-    meta = {k: v for k, v in cell.metadata.items() if k in ("nbgrader", "deletable", "editable")}
-    return json.loads(json.dumps(meta))
+_RELEASE_JSON: dict[int, tuple[NotebookNode, str, str]] = {}  # id(release cell) -> (it, its JSON, its metadata's)
+
+
+def _release_json(rel_cell):
+    """A release cell's JSON and its graded metadata's, made once per cell: every student's copy is reset from
+    them (the cell is kept with them, so its id is never reused)."""
+    kept = _RELEASE_JSON.get(id(rel_cell))
+    if kept is None or kept[0] is not rel_cell:
+        if len(_RELEASE_JSON) > 10_000:  # releases read again and again (tests): forget the old ones
+            _RELEASE_JSON.clear()
+        meta = {k: v for k, v in rel_cell.metadata.items() if k in ("nbgrader", "deletable", "editable")}
+        kept = _RELEASE_JSON[id(rel_cell)] = (rel_cell, json.dumps(rel_cell), json.dumps(meta))
+    return kept[1], kept[2]
+
+
+def _release_meta(rel_cell):
+    """A fresh copy of a release cell's graded metadata (nbgrader, deletable, editable)."""
+    return json.loads(_release_json(rel_cell)[1])
 
 
 def _placeholder(rel_cell):
@@ -150,7 +170,8 @@ def _locked(rel_cell):
 
 
 def _release_copy(rel_cell):
-    return nbformat.from_dict(json.loads(json.dumps(rel_cell)))
+    """A fresh copy of a release cell."""
+    return json.loads(_release_json(rel_cell)[0], object_hook=NotebookNode)
 
 
 def remove_unknown_nbgrader_metadata(nb: NotebookNode, rel: NotebookNode, cells: CellMap) -> list[str]:
@@ -180,7 +201,7 @@ def remove_unknown_nbgrader_metadata(nb: NotebookNode, rel: NotebookNode, cells:
 def _resolve_duplicate(nb, js, rel_cell):
     """Which of the cells js sharing rel_cell's grade id keeps it: (index kept, how, indices to drop)."""
     if _locked(rel_cell):
-        same = [j for j in js if _norm(nb.cells[j].source) == _norm(rel_cell.source)]
+        same = [j for j in js if not _edited(nb.cells[j].source, rel_cell.source)]
         return (same or js)[0], "kept the unedited copy", []
     if rel_cell.cell_type == "markdown":
         nb.cells[js[0]].source = "\n\n".join(nb.cells[j].source for j in js)
@@ -223,9 +244,12 @@ def resolve_duplicate_grade_ids(nb: NotebookNode, rel: NotebookNode, cells: Cell
 
 def _unchanged_copy(nb, rel_cell, start, claimed):
     """Index of the first unclaimed student cell from `start` on that is rel_cell unchanged, or None."""
-    src = _norm(rel_cell.source)
     for j in range(start, len(nb.cells)):
-        if j not in claimed and nb.cells[j].cell_type == rel_cell.cell_type and _norm(nb.cells[j].source) == src:
+        if (
+            j not in claimed
+            and nb.cells[j].cell_type == rel_cell.cell_type
+            and not _edited(nb.cells[j].source, rel_cell.source)
+        ):
             return j
     return None
 
@@ -340,7 +364,7 @@ def _reset_graded_cell(nb, j, rel_cell):
     tags = [t for t in cell.metadata.get("tags", []) if t in SKIP_TAGS]
     repairs = [f"removed tag(s) {', '.join(tags)} from {gid!r}"] if tags else []
     if _locked(rel_cell):
-        if _norm(cell.source) != _norm(rel_cell.source) or cell.cell_type != rel_cell.cell_type:
+        if cell.cell_type != rel_cell.cell_type or _edited(cell.source, rel_cell.source):
             repairs.append(f"restored the edited locked cell {gid!r}")
         nb.cells[j] = _release_copy(rel_cell)
         return repairs

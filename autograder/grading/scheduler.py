@@ -32,7 +32,7 @@ from typing import Any
 
 from tqdm.auto import tqdm
 
-from autograder import envvars
+from autograder import cores, envvars
 from autograder.text import one_line
 
 log = logging.getLogger(__name__)
@@ -73,14 +73,6 @@ class RunStats:
 
 
 last_stats = RunStats()  # replaced by every call to `run`; read by `autograder.bench`
-
-
-def default_workers() -> int:
-    """Number of CPU cores this process may use."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
 
 
 def detect_gpus() -> list[str]:
@@ -217,7 +209,7 @@ def run(
             on_result(result)
 
     try:
-        workers = min(workers or default_workers(), len(tasks))  # no more workers than tasks
+        workers = min(workers or cores.usable(), len(tasks))  # no more workers than tasks
         if tasks and scheduler is None and workers <= 1:
             stats.mode, stats.n_workers = "in-process", 1
             _run_in_process(tasks, fn, then, retries, stats, finish)

@@ -50,7 +50,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder import contract, paths
+from autograder import contract, cores, paths
 from autograder.files import atomic_write
 from autograder.records import not_graded_yet
 
@@ -66,6 +66,7 @@ COMMON_SHARE, COMMON_MIN = 0.05, 10  # a fingerprint held by more than max(10, 5
 MIN_OWN_TOKENS = {"code": 30, "text": 15}  # tokens (words) beyond the starter a cell needs to be flagged
 MIN_DISTINCTIVE = {"code": 4, "text": 6}  # and fingerprints that are not class-common
 MAX_CELL_CHARS = 200_000  # a longer cell is skipped with a note
+SPREAD_FROM = 4_000  # student cells from which the comparison runs across the cores (about 64 students)
 SHOWN_PER_CELL = 10  # pairs shown per cell in the HTML, side by side, beside every flagged one
 MAX_SHOWN = 50  # at most this many per cell
 MAX_HISTOGRAM_BINS = 10
@@ -629,7 +630,8 @@ def signals(found: Notebooks, nb: str, a: str, b: str) -> str:
 
 
 def _map(tasks: list[CellTask], scheduler_address: str | None, notes: list[str]) -> list[CellReport]:
-    """safe_compare over every task: on the Dask cluster at `scheduler_address`, else here."""
+    """safe_compare over every task: on the Dask cluster at `scheduler_address`, else on this machine's cores
+    (here alone for a class with fewer than SPREAD_FROM cells to compare)."""
     if scheduler_address:
         try:
             from distributed import Client
@@ -638,7 +640,9 @@ def _map(tasks: list[CellTask], scheduler_address: str | None, notes: list[str])
                 return client.gather(client.map(safe_compare, tasks, pure=False))
         except Exception as exc:  # the report is still written, here
             notes.append(f"Dask at {scheduler_address} not used ({type(exc).__name__}: {exc}); compared here")
-    return [safe_compare(t) for t in tasks]
+    if sum(len(t.sources) for t in tasks) < SPREAD_FROM:
+        return [safe_compare(t) for t in tasks]
+    return cores.spread(safe_compare, tasks, at_least=2)
 
 
 def _ordered(names) -> list[str]:

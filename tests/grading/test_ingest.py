@@ -446,3 +446,31 @@ def test_every_repair_is_one_line(tmp_path, release_dir, rel, src):
     multi = [r for r in s.repairs if "\n" in r or not r.strip()]
     assert not multi, f"expected one-line repairs, got {multi}"
     MetadataValidator().validate_nb(nbformat.read(s.path, as_version=4))
+
+
+def _ingested(subs, staging, release_dir):
+    """Each submission as fields (its path relative to staging) and the staged files' bytes, of one ingest."""
+    found = ingest.ingest(subs, staging, release=release_dir)
+    rows = [
+        {**vars(s), "path": s.path and s.path.relative_to(staging), "timestamp": s.timestamp and s.timestamp.name}
+        for s in found
+    ]
+    files = {p.relative_to(staging): p.read_bytes() for p in sorted(staging.rglob("*")) if p.is_file()}
+    return rows, files
+
+
+def test_a_class_ingested_across_processes_is_ingested_as_here(tmp_path, release_dir, rel, src, monkeypatch):
+    """Does a class ingested across processes give the same submissions, in the same order, and the same staged
+    files as one ingested in this process? (the hostile corpus, and names students have: accented, the same name
+    decomposed, CJK, a Cyrillic look-alike beside its Latin twin)"""
+    subs = tmp_path / "subs"
+    mc.build(subs, release_dir, paths.SOURCE)
+    for name in ("Zoë Ñúñez", "Zoe\u0308 Ñúñez", "李明", "Jоhn Smith", "John Smith"):
+        mc.write(mc.solved(rel, src), subs / name / "nmt.ipynb")
+    monkeypatch.setattr(ingest, "SPREAD_FROM", 10**9)
+    here = _ingested(subs, tmp_path / "here", release_dir)
+    monkeypatch.setattr(ingest, "SPREAD_FROM", 1)
+    spread = _ingested(subs, tmp_path / "spread", release_dir)
+    assert len(here[0]) > 100 and {"李明", "Jоhn Smith", "John Smith"} <= {r["student"] for r in here[0]}
+    assert spread[0] == here[0]
+    assert spread[1].keys() == here[1].keys() and spread[1] == here[1]

@@ -269,3 +269,19 @@ def test_dask_fan_out_gives_the_same_csv(graded, tmp_path):
         reports, _, notes = similarity.build(out, scheduler_address=cluster.scheduler_address)
     assert not [n for n in notes if "Dask" in n]
     assert similarity.csv_text(reports) == here
+
+
+def test_comparing_across_processes_gives_the_same_report(graded, monkeypatch):
+    """Does a class large enough to be compared across the cores give the same rows, page and notes as one
+    compared here?"""
+    out, _ = graded
+    monkeypatch.setattr(similarity, "SPREAD_FROM", 10**9)
+    here, found, here_notes = similarity.build(out)
+    monkeypatch.setattr(similarity, "SPREAD_FROM", 1)
+    real, calls = similarity.cores.spread, []
+    monkeypatch.setattr(similarity.cores, "spread", lambda *a, **k: calls.append(a) or real(*a, **k))
+    reports, _, notes = similarity.build(out)
+    assert calls, "the comparison did not go across the cores"
+    assert similarity.csv_text(reports) == similarity.csv_text(here) and notes == here_notes
+    n = len(found.students)
+    assert similarity.html_text(reports, notes, n) == similarity.html_text(here, here_notes, n)

@@ -1,0 +1,39 @@
+"""The machine's cores: how many this process may use, and `spread`, which maps a function over many items across
+them (stdlib only). Ingest and the similarity report use it for a large class; grading has its own scheduler."""
+
+import multiprocessing
+import os
+import signal
+from collections.abc import Callable, Iterable
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+
+
+def usable() -> int:
+    """Number of CPU cores this process may use."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def spread(fn: Callable, items: Iterable, at_least: int, processes: int | None = None) -> list:
+    """[fn(item) for item in items], in order: across `processes` new processes (default: one per usable core) when
+    there are at least `at_least` items and more than one process, else here.
+
+    fn must be a module-level function (or a partial of one): each process imports it. The processes start clean
+    (spawn: nothing of this process's threads or state is copied) and ignore Ctrl-C, which stops this process. When
+    they cannot start or one dies, every item is done here instead, so fn must be safe to run twice on an item.
+    An exception fn raises is raised here, as it would be in a loop.
+    """
+    items = list(items)
+    processes = min(processes or usable(), len(items))
+    if processes < 2 or len(items) < at_least:
+        return [fn(item) for item in items]
+    chunk = max(1, len(items) // (processes * 8))  # a few dozen hand-offs: a slow chunk does not hold up the rest
+    context = multiprocessing.get_context("spawn")
+    try:
+        with ProcessPoolExecutor(processes, context, signal.signal, (signal.SIGINT, signal.SIG_IGN)) as pool:
+            return list(pool.map(fn, items, chunksize=chunk))
+    except (BrokenProcessPool, OSError):  # no processes to be had (a locked-down machine) or one died
+        return [fn(item) for item in items]

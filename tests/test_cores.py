@@ -1,0 +1,64 @@
+"""cores.spread: a function over many items, across processes or here, always with the loop's results."""
+
+import os
+
+import pytest
+
+from autograder import cores
+
+
+def square_and_pid(x):
+    """x squared and the process that worked it out."""
+    return x * x, os.getpid()
+
+
+def fails_on_three(x):
+    if x == 3:
+        raise ValueError(f"no {x}")
+    return x
+
+
+def dies_outside(parent, x):
+    """x, but only in process `parent`: any other process dies on it (as one killed for memory would)."""
+    if os.getpid() != parent:
+        os._exit(9)
+    return x
+
+
+def test_few_items_are_done_here():
+    """Are fewer items than `at_least` done in this process, in order?"""
+    got = cores.spread(square_and_pid, range(5), at_least=6, processes=2)
+    assert [r for r, _ in got] == [0, 1, 4, 9, 16]
+    assert {pid for _, pid in got} == {os.getpid()}
+
+
+def test_many_items_are_done_in_other_processes_in_order():
+    """Do enough items go to other processes and come back in the loop's order?"""
+    got = cores.spread(square_and_pid, range(40), at_least=10, processes=2)
+    assert [r for r, _ in got] == [x * x for x in range(40)]
+    assert os.getpid() not in {pid for _, pid in got}
+
+
+def test_one_process_is_here():
+    """Does asking for one process do the work here (no process started for nothing)?"""
+    got = cores.spread(square_and_pid, range(40), at_least=1, processes=1)
+    assert {pid for _, pid in got} == {os.getpid()}
+
+
+def test_an_exception_is_raised_as_in_a_loop():
+    """Does an item's exception reach the caller, as it would from a plain loop?"""
+    with pytest.raises(ValueError, match="no 3"):
+        cores.spread(fails_on_three, range(20), at_least=2, processes=2)
+
+
+def test_a_dying_process_leaves_the_work_to_this_one():
+    """When a process dies, is every item still done (here), in order?"""
+    import functools
+
+    got = cores.spread(functools.partial(dies_outside, os.getpid()), range(20), at_least=2, processes=2)
+    assert got == list(range(20))
+
+
+def test_usable_is_at_least_one():
+    """Is there always a core to count on?"""
+    assert cores.usable() >= 1
