@@ -13,7 +13,6 @@ was started still merges.
 
 import contextlib
 import sqlite3
-import tempfile
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -165,13 +164,14 @@ def merge(
     - HandGrades: a hand grade is kept when its answer is unchanged, and dropped (with the reason) otherwise.
     """
     params = {"assignment": contract.ASSIGNMENT, "student": student}
-    with tempfile.TemporaryDirectory(prefix="a3-shard-") as tmp, contextlib.closing(sqlite3.connect(course)) as con:
-        (Path(tmp) / "shard.db").write_bytes(shard)
-        con.execute("ATTACH DATABASE ? AS shard", (str(Path(tmp) / "shard.db"),))
+    with contextlib.closing(sqlite3.connect(course)) as con:
+        con.execute("ATTACH DATABASE ':memory:' AS shard")
+        con.deserialize(shard, name="shard")  # the shard's bytes as a database, never written to a file
         new = _rows(con, "shard", params)
         if new is None:
             return HandGrades()
         with con:  # one transaction: formgrader sees the old submission or the new one
+            con.execute("BEGIN IMMEDIATE")  # the write lock before reading: no hand grade is saved unseen meanwhile
             hand = {
                 (nb, gid): {k: v for k, v in entered.items() if v not in (None, "")}
                 for (_, nb), written in _hand_grades(con, student).items()

@@ -209,3 +209,35 @@ def test_a_hand_score_on_a_cell_graded_automatically_now_is_dropped(tmp_path):
     kept = gradebook.merge(res.gradebook_path(), "ref", shard, {"toy": {"test_mul": "x"}}, lambda nb: {"test_mul": "x"})
     assert (kept.kept, kept.dropped) == (0, 1) and "graded automatically now" in kept.lines[0]
     assert rows(res.gradebook_path())[("grade", "ref", "toy", "test_mul/GradeCell")] == (2.0, None, None, 0)
+
+
+def test_a_hand_grade_saved_while_a_regrade_waits_is_kept(tmp_path):
+    """When a TA's save holds the gradebook as a re-grade begins, does the re-grade wait for it and keep the hand
+    grade it saved (rather than reading the gradebook before the save and writing over it)?"""
+    import threading
+    import time
+
+    template = toy_template(tmp_path / "template")
+    res = Results(tmp_path / "out", template)
+    shard = shard_of(template, tmp_path, {"李明": {"test_add": 1.0}})
+    res.merge_shard("李明", shard)
+    ta = sqlite3.connect(res.gradebook_path(), isolation_level=None)
+    ta.execute("BEGIN IMMEDIATE")  # formgrader's save, under way
+    ta.execute(
+        "UPDATE grade SET manual_score = 0.75 WHERE cell_id IN (SELECT id FROM base_cell WHERE name = 'written_toy')"
+    )
+    done = {}
+    answer = {"written_toy": "my answer"}
+    regrade = threading.Thread(
+        target=lambda: done.update(
+            kept=gradebook.merge(res.gradebook_path(), "李明", shard, {"toy": answer}, lambda nb: answer)
+        )
+    )
+    regrade.start()
+    time.sleep(0.5)  # the re-grade has begun and waits for the lock
+    ta.execute("COMMIT")
+    ta.close()
+    regrade.join(30)
+    assert done["kept"].kept == 1
+    entered = gradebook.read_hand_grades(res.gradebook_path())[("李明", "toy")]["written_toy"]
+    assert entered["score"] == 0.75
