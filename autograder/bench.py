@@ -27,6 +27,7 @@ whatever the number of workers, so on N fully used cores it takes at least that 
 """
 
 import csv
+import dataclasses
 import io
 import json
 import os
@@ -44,6 +45,7 @@ import nbformat
 from autograder import contract, envvars, lms, paths
 from autograder.content import build
 from autograder.demo import reference_submission, with_cell, wrong_samples
+from autograder.grading import worker
 
 KINDS = ("reference", "wrong", "damaged")
 
@@ -658,15 +660,31 @@ def _renamed_shard(shard: bytes, old: str, new: str) -> bytes:
         return path.read_bytes()
 
 
+@dataclasses.dataclass
+class ReplayedGraded(worker.Graded):
+    """A replayed student handed to the page stage: their pages are the recorded student's, read back from the
+    folder `pages` (rendering them is the worker's cost, not the pipeline's)."""
+
+    pages: str = ""
+
+
+def replayed_pages(graded):
+    """bench --pipeline's page stage: the recorded student's autograded notebooks and pages, read back."""
+    result = graded.result
+    for path in sorted(Path(graded.pages).iterdir()):
+        kind, notebook = path.name.split(".", 1)
+        getattr(result, kind)[notebook] = path.read_text(encoding="utf-8")
+    return result
+
+
 def pipeline_bench(students, keep=None):
     """`bench --pipeline`: the pipeline's own cost per student, kernels aside. One real student (the reference
     submission) is graded; then `students` students submit the same files and each one's grading is that recorded
     result under their name (its gradebook shard renamed): ingest, records, the term, pages, CSVs, exports and
     similarity run as they do."""
-    import dataclasses
     import resource
 
-    from autograder.grading import pipeline, worker
+    from autograder.grading import pipeline
     from autograder.records import Results
     from autograder.reports import export, feedback, similarity
 
@@ -685,11 +703,19 @@ def pipeline_bench(students, keep=None):
             (one / "reference").mkdir(parents=True, exist_ok=True)
             nbformat.write(nb, one / "reference" / f"{notebook}.ipynb")
         recorded = []
-        worker.render_pages = lambda graded: recorded.append(real["render_pages"](graded)) or recorded[-1]
+        worker.render_pages = lambda graded: (
+            recorded.append((graded.notebooks, real["render_pages"](graded))) or (recorded[-1][1])
+        )
         t0 = time.perf_counter()
         pipeline.grade(one, work / "out-one", workers=1)
         print(f"bench --pipeline: one real student graded in {time.perf_counter() - t0:.1f} s (kernels)", flush=True)
-        model = recorded[0]
+        graded_notebooks, model = recorded[0]
+        pages = work / "pages"  # the recorded pages, which every replayed student's page stage reads back
+        pages.mkdir(exist_ok=True)
+        for kind, texts in (("autograded", model.autograded), ("feedback", model.feedback)):
+            for notebook, text in texts.items():
+                (pages / f"{kind}.{notebook}").write_text(text, encoding="utf-8")
+        unrendered = dataclasses.replace(model, autograded={}, feedback={})
         names = [f"Zoë Ñúñez {i:05d}" if i % 3 else f"student{i:05d}" for i in range(students)]
         for name in names:  # the same files under every name, hard-linked: what is measured is the pipeline
             (subs / name).mkdir(parents=True)
@@ -697,8 +723,11 @@ def pipeline_bench(students, keep=None):
                 os.link(nb, subs / name / nb.name)
 
         def replay(task):
+            """The recorded student's grading under this student's name, pages not yet rendered, as grade hands
+            it to the page stage."""
             shard = _renamed_shard(model.shard, model.student, task.student) if model.shard else None
-            return worker.Graded(task, dataclasses.replace(model, student=task.student, shard=shard))
+            result = dataclasses.replace(unrendered, student=task.student, shard=shard, autograded={}, feedback={})
+            return ReplayedGraded(task, result, graded_notebooks, str(pages))
 
         spent: dict[str, float] = {}
         held: dict[str, float] = {}  # the most memory the process held at the end of each step (MiB)
@@ -717,7 +746,7 @@ def pipeline_bench(students, keep=None):
             setattr(owner, name, wrapper)
             return owner, name, inner
 
-        worker.grade, worker.render_pages, worker.warm_up = replay, real["render_pages"], lambda task: None
+        worker.grade, worker.render_pages, worker.warm_up = replay, replayed_pages, lambda task: None
         patched = [
             timed(worker, "grade", "replayed results (not the pipeline's)"),
             timed(pipeline, "collect", "ingest"),

@@ -335,6 +335,9 @@ def test_bench_pipeline_replays_one_student_for_the_class(tmp_path, capsys):
     assert len({r["student"] for r in rows}) == 4
     for notebook in {r["notebook"] for r in rows}:  # every student's score and status are the recorded ones
         assert len({(r["score"], r["status"]) for r in rows if r["notebook"] == notebook}) == 1, notebook
+    recorded = (tmp_path / "out-one" / "feedback" / "reference" / "nmt.html").read_bytes()
+    for student in {r["student"] for r in rows}:  # and their pages, read back by the page stage, the recorded ones
+        assert (tmp_path / "out" / "feedback" / student / "nmt.html").read_bytes() == recorded, student
 
 
 def test_resident_memory_grows_with_what_the_process_holds():
