@@ -22,18 +22,19 @@ def spread(fn: Callable, items: Iterable, at_least: int, processes: int | None =
     there are at least `at_least` items and more than one process, else here.
 
     fn must be a module-level function (or a partial of one): each process imports it. The processes start clean
-    (spawn: nothing of this process's threads or state is copied) and ignore Ctrl-C, which stops this process. When
-    they cannot start or one dies, every item is done here instead, so fn must be safe to run twice on an item.
-    An exception fn raises is raised here, as it would be in a loop.
+    (spawn: nothing of this process's threads or state is copied) and ignore Ctrl-C, which stops this process; an
+    exception (Ctrl-C's too) cancels the items not yet started. When the processes cannot start or one dies, every
+    item is done here instead, so fn must be safe to run twice on an item. An exception fn raises is raised here,
+    as it would be in a loop.
     """
     items = list(items)
     processes = min(processes or usable(), len(items))
     if processes < 2 or len(items) < at_least:
         return [fn(item) for item in items]
-    chunk = max(1, len(items) // (processes * 8))  # a few dozen hand-offs: a slow chunk does not hold up the rest
+    chunk = max(1, len(items) // (processes * 32))  # many small hand-offs: none holds up the rest or much memory
     context = multiprocessing.get_context("spawn")
     try:
         with ProcessPoolExecutor(processes, context, signal.signal, (signal.SIGINT, signal.SIG_IGN)) as pool:
-            return list(pool.map(fn, items, chunksize=chunk))
+            return list(pool.map(fn, items, chunksize=chunk))  # map cancels what has not started when one raises
     except (BrokenProcessPool, OSError):  # no processes to be had (a locked-down machine) or one died
         return [fn(item) for item in items]

@@ -1,6 +1,9 @@
 """cores.spread: a function over many items, across processes or here, always with the loop's results."""
 
+import functools
 import os
+import time
+from pathlib import Path
 
 import pytest
 
@@ -53,8 +56,6 @@ def test_an_exception_is_raised_as_in_a_loop():
 
 def test_a_dying_process_leaves_the_work_to_this_one():
     """When a process dies, is every item still done (here), in order?"""
-    import functools
-
     got = cores.spread(functools.partial(dies_outside, os.getpid()), range(20), at_least=2, processes=2)
     assert got == list(range(20))
 
@@ -62,3 +63,19 @@ def test_a_dying_process_leaves_the_work_to_this_one():
 def test_usable_is_at_least_one():
     """Is there always a core to count on?"""
     assert cores.usable() >= 1
+
+
+def slow_mark(folder, x):
+    """Leave a file named x after a pause; item 0 fails at once."""
+    if x == 0:
+        raise ValueError("the first item fails")
+    time.sleep(0.05)
+    (Path(folder) / str(x)).touch()
+    return x
+
+
+def test_an_exception_cancels_the_items_not_yet_started(tmp_path):
+    """Does an item's exception (or Ctrl-C) stop the items not yet started, rather than wait for the whole list?"""
+    with pytest.raises(ValueError, match="first item"):
+        cores.spread(functools.partial(slow_mark, str(tmp_path)), range(400), at_least=2, processes=2)
+    assert len(list(tmp_path.iterdir())) < 200
