@@ -17,15 +17,17 @@ def usable() -> int:
         return os.cpu_count() or 1
 
 
-def spread(fn: Callable, items: Iterable, at_least: int, processes: int | None = None) -> list:
+def spread(
+    fn: Callable, items: Iterable, at_least: int, processes: int | None = None, notes: list[str] | None = None
+) -> list:
     """[fn(item) for item in items], in order: across `processes` new processes (default: one per usable core) when
     there are at least `at_least` items and more than one process, else here.
 
     fn must be a module-level function (or a partial of one): each process imports it. The processes start clean
     (spawn: nothing of this process's threads or state is copied) and ignore Ctrl-C, which stops this process; an
     exception (Ctrl-C's too) cancels the items not yet started. When the processes cannot start or one dies, every
-    item is done here instead, so fn must be safe to run twice on an item. An exception fn raises is raised here,
-    as it would be in a loop.
+    item is done here instead (`notes` receives a line saying so), so fn must be safe to run twice on an item. An
+    exception fn raises is raised here, as it would be in a loop.
     """
     items = list(items)
     processes = min(processes or usable(), len(items))
@@ -36,5 +38,8 @@ def spread(fn: Callable, items: Iterable, at_least: int, processes: int | None =
     try:
         with ProcessPoolExecutor(processes, context, signal.signal, (signal.SIGINT, signal.SIG_IGN)) as pool:
             return list(pool.map(fn, items, chunksize=chunk))  # map cancels what has not started when one raises
-    except (BrokenProcessPool, OSError):  # no processes to be had (a locked-down machine) or one died
+    except (BrokenProcessPool, OSError) as exc:  # no processes to be had (a locked-down machine) or one died
+        if notes is not None:
+            why = " ".join(f"{type(exc).__name__}: {exc}".split())[:200]
+            notes.append(f"{processes} processes could not share the work ({why}); it was done in one")
         return [fn(item) for item in items]

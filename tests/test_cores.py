@@ -55,9 +55,11 @@ def test_an_exception_is_raised_as_in_a_loop():
 
 
 def test_a_dying_process_leaves_the_work_to_this_one():
-    """When a process dies, is every item still done (here), in order?"""
-    got = cores.spread(functools.partial(dies_outside, os.getpid()), range(20), at_least=2, processes=2)
+    """When a process dies, is every item still done (here), in order, and is that noted?"""
+    notes = []
+    got = cores.spread(functools.partial(dies_outside, os.getpid()), range(20), at_least=2, processes=2, notes=notes)
     assert got == list(range(20))
+    assert len(notes) == 1 and "2 processes could not share the work (BrokenProcessPool" in notes[0], notes
 
 
 def test_usable_is_at_least_one():

@@ -238,8 +238,8 @@ def ingest(
     - release: folder of release notebooks to repair against. Default: the grading template's release
       next to staging (OUT/.cache/template/release, what `grade` compiles from source) when it exists,
       else release/a3.
-    - notes: list that receives one line per problem of the batch as a whole (a damaged LMS zip) and one per
-      notebook it damaged, naming the student.
+    - notes: list that receives one line per problem of the batch as a whole (a damaged LMS zip, processes that
+      could not share a large class's work) and one per notebook a damaged zip took, naming the student.
     Returns:
     - list of Submission, one per student x notebook (contract.NOTEBOOKS), sorted by student.
     """
@@ -251,7 +251,7 @@ def ingest(
         submissions, damaged = read.unpack(submissions, staging, [] if notes is None else notes)
     students = sorted(discover.discover(submissions, unwrap=submissions.name == ".unpacked").items())
     each = functools.partial(_ingest_entry, releases, staging, damaged, stamps)
-    out = [s for subs in cores.spread(each, students, at_least=SPREAD_FROM) for s in subs]
+    out = [s for subs in cores.spread(each, students, at_least=SPREAD_FROM, notes=notes) for s in subs]
     if notes is not None:  # whose notebooks the damage took, beside the line about the zip
         notes += [f"{s.student}/{s.notebook}: {s.status}" for s in out if Status.DAMAGED.starts(s.status)]
     return out

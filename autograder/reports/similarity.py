@@ -642,7 +642,7 @@ def _map(tasks: list[CellTask], scheduler_address: str | None, notes: list[str])
             notes.append(f"Dask at {scheduler_address} not used ({type(exc).__name__}: {exc}); compared here")
     if sum(len(t.sources) for t in tasks) < SPREAD_FROM:
         return [safe_compare(t) for t in tasks]
-    return cores.spread(safe_compare, tasks, at_least=2)
+    return cores.spread(safe_compare, tasks, at_least=2, notes=notes)
 
 
 def _ordered(names) -> list[str]:
