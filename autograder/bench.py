@@ -715,7 +715,6 @@ def pipeline_bench(students, keep=None):
         for kind, texts in (("autograded", model.autograded), ("feedback", model.feedback)):
             for notebook, text in texts.items():
                 (pages / f"{kind}.{notebook}").write_text(text, encoding="utf-8")
-        unrendered = dataclasses.replace(model, autograded={}, feedback={})
         names = [f"Zoë Ñúñez {i:05d}" if i % 3 else f"student{i:05d}" for i in range(students)]
         for name in names:  # the same files under every name, hard-linked: what is measured is the pipeline
             (subs / name).mkdir(parents=True)
@@ -726,7 +725,7 @@ def pipeline_bench(students, keep=None):
             """The recorded student's grading under this student's name, pages not yet rendered, as grade hands
             it to the page stage."""
             shard = _renamed_shard(model.shard, model.student, task.student) if model.shard else None
-            result = dataclasses.replace(unrendered, student=task.student, shard=shard, autograded={}, feedback={})
+            result = dataclasses.replace(model, student=task.student, shard=shard, autograded={}, feedback={})
             return ReplayedGraded(task, result, graded_notebooks, str(pages))
 
         spent: dict[str, float] = {}

@@ -1,5 +1,6 @@
-"""The machine's cores: how many this process may use, and `spread`, which maps a function over many items across
-them (stdlib only). Ingest and the similarity report use it for a large class; grading has its own scheduler."""
+"""The machine's cores: how many this process may use, `pool`, the one way the kit starts helper processes, and
+`spread`, which maps a function over many items across them (stdlib only). Ingest and the similarity report spread
+a large class; grading has its own scheduler, whose one-worker path renders pages in a `pool` of one."""
 
 import multiprocessing
 import os
@@ -17,15 +18,22 @@ def usable() -> int:
         return os.cpu_count() or 1
 
 
+def pool(processes: int) -> ProcessPoolExecutor:
+    """`processes` helper processes, started clean (spawn: nothing of this process's threads or state is copied)
+    and deaf to Ctrl-C, which stops this process."""
+    return ProcessPoolExecutor(
+        processes, multiprocessing.get_context("spawn"), signal.signal, (signal.SIGINT, signal.SIG_IGN)
+    )
+
+
 def spread(
     fn: Callable, items: Iterable, at_least: int, processes: int | None = None, notes: list[str] | None = None
 ) -> list:
     """[fn(item) for item in items], in order: across `processes` new processes (default: one per usable core) when
     there are at least `at_least` items and more than one process, else here.
 
-    fn must be a module-level function (or a partial of one): each process imports it. The processes start clean
-    (spawn: nothing of this process's threads or state is copied) and ignore Ctrl-C, which stops this process; an
-    exception (Ctrl-C's too) cancels the items not yet started. When the processes cannot start or one dies, every
+    fn must be a module-level function (or a partial of one): each process (`pool`) imports it. An exception
+    (Ctrl-C's too) cancels the items not yet started. When the processes cannot start or one dies, every
     item is done here instead (`notes` receives a line saying so), so fn must be safe to run twice on an item. An
     exception fn raises is raised here, as it would be in a loop.
     """
@@ -34,10 +42,9 @@ def spread(
     if processes < 2 or len(items) < at_least:
         return [fn(item) for item in items]
     chunk = max(1, len(items) // (processes * 32))  # many small hand-offs: none holds up the rest or much memory
-    context = multiprocessing.get_context("spawn")
     try:
-        with ProcessPoolExecutor(processes, context, signal.signal, (signal.SIGINT, signal.SIG_IGN)) as pool:
-            return list(pool.map(fn, items, chunksize=chunk))  # map cancels what has not started when one raises
+        with pool(processes) as helpers:
+            return list(helpers.map(fn, items, chunksize=chunk))  # map cancels what has not started when one raises
     except (BrokenProcessPool, OSError) as exc:  # no processes to be had (a locked-down machine) or one died
         if notes is not None:
             why = " ".join(f"{type(exc).__name__}: {exc}".split())[:200]

@@ -11,7 +11,6 @@ import contextlib
 import functools
 import json
 import logging
-import multiprocessing
 import os
 import queue
 import re
@@ -24,7 +23,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable
-from concurrent.futures import CancelledError, Future, ProcessPoolExecutor
+from concurrent.futures import CancelledError, Future
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -272,11 +271,7 @@ def _run_in_process(tasks, fn, then, retries, stats, finish):
             _record(stats, outcome)
             finish(i, outcome["result"])
 
-    beside = (
-        ProcessPoolExecutor(1, multiprocessing.get_context("spawn"), signal.signal, (signal.SIGINT, signal.SIG_IGN))
-        if then is not None and len(tasks) > 1
-        else None
-    )
+    beside = cores.pool(1) if then is not None and len(tasks) > 1 else None
     waiting = None  # (index, task, future, fn's measurements) of the task whose `then` runs beside this one's fn
     try:
         for i, task in enumerate(tasks):
