@@ -3,6 +3,7 @@ or of Canvas-named files, gives every student an id from their own submission (`
 ids, and says which notebook a file name refers to. Reads no file's content (the digest hashes bytes only).
 """
 
+import functools
 import hashlib
 import logging
 import os
@@ -61,9 +62,29 @@ def student_id(raw: str, lms: Mapping[str, str] | None = None) -> str:
     return f"{_escaped(unicodedata.normalize('NFC', raw)) or 'student'}~{digest}"
 
 
+@functools.cache
+def _drawn_as_ascii() -> dict[int, str]:
+    """A str.translate table: each non-ASCII character that Unicode's confusables list (UTS #39, as the
+    confusable_homoglyphs package ships them) gives exactly one ASCII letter or digit as a twin, mapped to that
+    twin: Cyrillic 'о' -> 'o', Greek 'ν' -> 'v', dotless 'ı' -> 'i'. Characters with no twin, or several ('ǀ' looks
+    like 'l', 'I' and '1'), are left as they are."""
+    from confusable_homoglyphs.confusables import confusables_data
+
+    table = {}
+    for char, twins in confusables_data.items():
+        if len(char) != 1 or char.isascii():
+            continue
+        ascii_twins = {t["c"].casefold() for t in twins if len(t["c"]) == 1 and t["c"].isascii() and t["c"].isalnum()}
+        if len(ascii_twins) == 1:
+            table[ord(char)] = ascii_twins.pop()
+    return table
+
+
 def look_alike_key(name: str) -> str:
-    """What two names that a reader cannot tell apart share ('Anna Lee', 'anna_lee', 'Zoë' in NFC or NFD)."""
-    return re.sub(r"[\s_.\-']+", " ", unicodedata.normalize("NFKC", name).casefold()).strip()
+    """What two names that a reader cannot tell apart share: 'Anna Lee' and 'anna_lee', 'Zoë' in NFC or NFD,
+    'John' in Latin letters or with a Cyrillic 'о'. Accents a reader sees stay ('Zoë' is not 'Zoe')."""
+    folded = unicodedata.normalize("NFKC", name).casefold().translate(_drawn_as_ascii()).casefold()
+    return re.sub(r"[\s_.\-']+", " ", folded).strip()
 
 
 def notebook_from_name(filename: str) -> str | None:

@@ -385,10 +385,16 @@ def look_alikes(students: dict[str, list[Submission]]) -> list[str]:
         shown = next((s.submitted_as for s in subs if s.submitted_as), student)
         groups.setdefault(discover.look_alike_key(shown), []).append(student)
     return [
-        f"LOOK-ALIKE names, graded as different students: {', '.join(repr(s) for s in sorted(group))}"
+        f"LOOK-ALIKE names, graded as different students: {', '.join(_spelled_out(s) for s in sorted(group))}"
         for group in sorted(groups.values())
         if len(group) > 1
     ]
+
+
+def _spelled_out(name: str) -> str:
+    """A name quoted, and with its code points spelled out when it is not plain ASCII, so that a reader of the log
+    sees which of two look-alikes is which: a John with a Cyrillic o reads 'J\\u043ehn'."""
+    return repr(name) if name.isascii() else f"{name!r} (as {ascii(name)})"
 
 
 def print_summary(summary: Summary, out: Path) -> None:
