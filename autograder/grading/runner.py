@@ -81,6 +81,7 @@ KEYED_PREPROCESSORS = [
 
 # nbgrader and what an autograde run imports on first use (jupyter_client's kernel specs read IPython's paths)
 FORKSERVER_PRELOAD = [
+    "autograder",  # first: it spares nbgrader's jsonschema a slow optional import (autograder/__init__.py)
     "nbgrader.apps.nbgraderapp",
     "nbgrader.api",
     "sqlite3",
