@@ -208,7 +208,7 @@ def ingest_student(
     return out
 
 
-SPREAD_FROM = 200  # students from which ingest runs across the cores: each process first imports nbformat (~1.3 s)
+SPREAD_FROM = 200  # students from which ingest runs across the cores: each process first starts and imports (~0.3 s)
 
 
 def _ingest_entry(releases, staging, damaged, stamps, entry):
