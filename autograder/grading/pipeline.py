@@ -109,7 +109,7 @@ class Summary:
     processes) and not_graded: {student: ["<notebook>: <status>"]} for notebooks that could not be graded, both
     for every student of the batch, those recorded by an earlier run included; workers_lost: ["<worker> died
     holding <students>"] for each Dask worker that died; no_submission_time: students taken as on time for want
-    of evidence.
+    of evidence; look_alikes: one line per group of students whose names a reader could take for one another.
     """
 
     graded: list[str] = field(default_factory=list)
@@ -124,6 +124,7 @@ class Summary:
     not_graded: dict[str, list[str]] = field(default_factory=dict)
     workers_lost: list[str] = field(default_factory=list)
     no_submission_time: list[str] = field(default_factory=list)
+    look_alikes: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -196,7 +197,8 @@ def grade(
         worksheet,
     )
     results.log([f"RUN grade {submissions} -> {out} ({len(batch.students)} students, force={force})"] + batch.log)
-    results.log(look_alikes(batch.students))
+    alike = look_alikes(batch.students)
+    results.log(alike)
     recorded = results.recorded_term()  # the term as recorded: late notes on the pages, columns of the CSVs
     defaults = worker.Task(
         student="",
@@ -228,6 +230,7 @@ def grade(
         not_graded=not_graded(states),
         workers_lost=lost,
         no_submission_time=sorted(set(batch.students) - batch.timed),
+        look_alikes=alike,
     )
     results.log(
         [f"END graded {len(summary.graded)}, skipped {len(skipped)}, failed {len(failed)} in {summary.seconds:.1f} s"]
@@ -400,7 +403,7 @@ def _spelled_out(name: str) -> str:
 def print_summary(summary: Summary, out: Path) -> None:
     """The end-of-run summary: counts, failures with reasons, Dask workers that died, each student's notebooks
     that could not be graded and why, the students whose cells a limit stopped (and which), hand grades kept and
-    dropped, time, where things are."""
+    dropped, look-alike names, time, where things are."""
     for note in summary.notes:
         print(f"submissions: {note}")
     print(
@@ -434,6 +437,8 @@ def print_summary(summary: Summary, out: Path) -> None:
         for student, lines in stopped.items():
             for line in lines:
                 print(f"    {student}: {line}")
+    for line in summary.look_alikes:
+        print(f"  {line}")
     if summary.no_submission_time and (Path(out) / term.TERM_DIR / "course.toml").exists():
         print(f"  {len(summary.no_submission_time)} students without a submission time: taken as on time")
     print(

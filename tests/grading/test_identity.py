@@ -141,6 +141,15 @@ def test_look_alike_names_keep_their_own_grades(rerun):
     )
 
 
+def test_run_summary_names_the_look_alike_names(rerun, capsys):
+    """Does the summary `grade` prints name 'Anna Lee' and 'Anna_Lee' as look-alikes, as the log does?"""
+    out, first, _, _ = rerun
+    line = "LOOK-ALIKE names, graded as different students: 'Anna Lee', 'Anna_Lee'"
+    assert first.look_alikes == [line]
+    pipeline.print_summary(first, out)
+    assert f"  {line}" in capsys.readouterr().out.splitlines()
+
+
 def test_every_row_names_the_student_as_submitted(rerun):
     """Does every row of grades.csv and grades_by_cell.csv carry the folder name as submitted?"""
     out, *_ = rerun
