@@ -965,6 +965,37 @@ def time_breakdown(out):
     return "\n".join(lines)
 
 
+def wall_account(wall, stats, out, pages=0.0):
+    """Where a `grade` run's wall time went ('' without its phases): the grade process's phases
+    (pipeline.PHASES, from its stats) and the rest of the wall (the process's start, imports and exit); then a
+    student's time in the worker (OUT/.state, mean): its nbgrader run(s), its pages (`pages`: seconds a student,
+    as feedback_seconds measures them; the page process renders them while the next student is graded) and the
+    worker's own work around them (the workspace, the slot's reset, token checks, the shard). The students' phase
+    also holds what is no student's: with one worker, the first student's wait for the zygote's imports and the
+    wait for the last student's pages."""
+    from autograder.grading.pipeline import PHASES
+    from autograder.records import Results
+
+    phases = stats.get("phases") or {}
+    if not phases:
+        return ""
+    lines = [f"{'phase':<9} {'seconds':>8}"]
+    for name, seconds in phases.items():
+        lines.append(f"{name:<9} {seconds:>8.1f}  {PHASES.get(name, '')}")
+    lines.append(f"{'the rest':<9} {wall - sum(phases.values()):>8.1f}  the process's start, imports and exit")
+    lines.append(f"{'wall':<9} {wall:>8.1f}")
+    states = [s for s in Results(out).states() if s.notebooks] if (Path(out) / ".state").is_dir() else []
+    if states:
+        worker = sum(s.seconds for s in states) / len(states)
+        nbgrader = sum(n.timing.get("seconds", 0.0) for s in states for n in s.notebooks.values()) / len(states)
+        lines.append(
+            f"a student, mean of {len(states)}: {worker:.2f} s in the worker = {nbgrader:.2f} s of nbgrader (kernels, "
+            f"cells, checks) + {pages:.2f} s of pages (in the page process) + {worker - nbgrader - pages:.2f} s of the "
+            "worker's own work around them"
+        )
+    return "\n".join(lines)
+
+
 def fixed_costs(out):
     """Fixed costs of a graded OUT from its per-student results (OUT/.state): lines giving the mean kernel start
     per notebook (KeyedKernel asking for the kernel to its first cell; a worker's first kernel also waits for
@@ -1106,7 +1137,7 @@ def main(
             {p.name.removeprefix("Copy of ").removesuffix(".ipynb") for p in (work / "submissions").glob("*/*.ipynb")}
         )
         print(f"bench: {kinds}; notebooks submitted: {', '.join(submitted)}", flush=True)
-        rows, scores = [], {}
+        rows, scores, walls = [], {}, {}
         for w in workers:
             out = work / f"out-{w}"
             seed_template(out, template, source)
@@ -1114,6 +1145,7 @@ def main(
             wall, stats, cores, cpu = grade_batch(work / "submissions", out, w, work / f"grade-{w}.log", source)
             rows.append(row_from(w, len(made), wall, stats, cores, cpu))
             scores[w] = score_table(out)
+            walls[w] = (wall, stats)
         print(
             f"\nThe grading template (nbgrader generate_assignment) took {template_seconds:.1f} s once; every run "
             "below reuses it, as `grade` does on an OUT it has graded into before."
@@ -1153,6 +1185,9 @@ def main(
                 f"the overhead above):\n{fixed}"
             )
         pages, seconds = feedback_seconds(work / f"out-{workers[0]}")
+        account = wall_account(*walls[workers[0]], work / f"out-{workers[0]}", seconds / len(made))
+        if account:
+            print(f"\nwhere the wall time goes with {workers[0]} worker(s):\n{account}")
         print(
             f"feedback pages: {seconds / len(made):.2f} s per student ({pages} pages rendered again by "
             "feedback.rerender, in one process)"

@@ -148,10 +148,11 @@ VARIABLES = (
     Var(SKIP_CHROMIUM, "`1`: `setup.sh` does not install chromium (a smaller image)", "0", (USER,), ("setup.sh",)),
     Var(
         RUN_STATS,
-        "a path: `scheduler.run` writes its RunStats there as JSON (`bench` sets it around a grading subprocess)",
+        "a path: `grade` writes there, as JSON, the scheduler's RunStats and the run's phases (`bench` sets it around a "
+        "grading subprocess)",
         None,
         ("autograder/bench.py",),
-        ("autograder/grading/scheduler.py",),
+        ("autograder/grading/pipeline.py",),
     ),
     Var(
         REPORT_OUT,

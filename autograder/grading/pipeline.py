@@ -8,6 +8,8 @@ results recorded in OUT as each student finishes. Students already graded in OUT
 
 import functools
 import hashlib
+import json
+import os
 import shutil
 import sys
 import time
@@ -16,7 +18,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from autograder import contract, cores, paths, rubrics, term
+from autograder import contract, cores, envvars, paths, rubrics, term
 from autograder.content import build
 from autograder.grading import discover, ingest, scheduler, times, worker
 from autograder.grading.ingest import Submission
@@ -109,7 +111,8 @@ class Summary:
     processes) and not_graded: {student: ["<notebook>: <status>"]} for notebooks that could not be graded, both
     for every student of the batch, those recorded by an earlier run included; workers_lost: ["<worker> died
     holding <students>"] for each Dask worker that died; no_submission_time: students taken as on time for want
-    of evidence; look_alikes: one line per group of students whose names a reader could take for one another.
+    of evidence; look_alikes: one line per group of students whose names a reader could take for one another;
+    phases: {phase: seconds} of this run in order (PHASES), which `autograder bench` accounts a run's wall time with.
     """
 
     graded: list[str] = field(default_factory=list)
@@ -125,6 +128,16 @@ class Summary:
     workers_lost: list[str] = field(default_factory=list)
     no_submission_time: list[str] = field(default_factory=list)
     look_alikes: list[str] = field(default_factory=list)
+    phases: dict[str, float] = field(default_factory=dict)
+
+
+PHASES = {  # a run's phases, as Summary.phases names them, and what each one does
+    "set-up": "the course term read, the grading template checked (built when the source changed), the worker's "
+    "zygote and nbgrader's fork server started",
+    "take in": "the submissions found, read, repaired and staged; the term's submission times",
+    "students": "the workers grading, each student recorded and their pages written as they come in",
+    "finish": "the pages still being written, the term, the CSVs and exports, the similarity report, the TA index",
+}
 
 
 @dataclass(frozen=True)
@@ -169,6 +182,7 @@ def grade(
     - a Summary.
     """
     start = time.perf_counter()
+    phases = {}
     out = Path(out)
     course_file = term.read_course(course) if course is not None else None  # a bad one stops the run here
     out.mkdir(parents=True, exist_ok=True)
@@ -183,6 +197,7 @@ def grade(
                 student="", notebooks=[], template=str(template), work=str(out / ".work" / "-"), threads=threads
             )
         )
+    phases["set-up"] = time.perf_counter() - start
     batch = take_in(
         submissions,
         out,
@@ -212,8 +227,11 @@ def grade(
         model_answers=feedback.model_answers(recorded, source),
     )
     tasks, skipped = plan(batch, results, out, recorded, defaults, force)
+    phases["take in"] = time.perf_counter() - start - sum(phases.values())
     failed, hand, lost = run_tasks(tasks, batch, results, layout, workers, scheduler_address)
+    phases["students"] = time.perf_counter() - start - sum(phases.values())
     finish(out, results, recorded, scheduler_address, source, redo=[s for s, h in hand.items() if h.kept])
+    phases["finish"] = time.perf_counter() - start - sum(phases.values())
     everyone = results.states()
     states = [st for st in everyone if st.student in batch.students]  # those it skipped too
     hand_counts = {"kept": sum(h.kept for h in hand.values()), "dropped": sum(h.dropped for h in hand.values())}
@@ -231,6 +249,7 @@ def grade(
         workers_lost=lost,
         no_submission_time=sorted(set(batch.students) - batch.timed),
         look_alikes=alike,
+        phases=phases,
     )
     results.log(
         [f"END graded {len(summary.graded)}, skipped {len(skipped)}, failed {len(failed)} in {summary.seconds:.1f} s"]
@@ -502,6 +521,9 @@ def main(
         print(f"\ninterrupted: {done} students graded, rerun the same command to resume", file=sys.stderr)
         return 130
     print_summary(summary, out)
+    if os.environ.get(envvars.RUN_STATS):  # set by `autograder bench` around a grading subprocess
+        stats = dict(scheduler.last_stats.as_dict(), phases=summary.phases)
+        Path(os.environ[envvars.RUN_STATS]).write_text(json.dumps(stats, indent=1))
     if not summary.students:
         print(f"grade: nothing to grade: no student folders or LMS-named files found in {submissions}", file=sys.stderr)
         return 1

@@ -9,7 +9,6 @@ result. See docs/SCALING.md for clusters on Kubernetes and Slurm.
 
 import contextlib
 import functools
-import json
 import logging
 import os
 import queue
@@ -26,12 +25,11 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import CancelledError, Future
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from tqdm.auto import tqdm
 
-from autograder import cores, envvars
+from autograder import cores
 from autograder.text import one_line
 
 log = logging.getLogger(__name__)
@@ -228,8 +226,6 @@ def run(
     finally:
         bar.close()
         stats.seconds = time.perf_counter() - start
-        if os.environ.get(envvars.RUN_STATS):  # set by `autograder bench` around a grading subprocess
-            Path(os.environ[envvars.RUN_STATS]).write_text(json.dumps(stats.as_dict(), indent=1))
     return results
 
 

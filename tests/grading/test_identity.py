@@ -150,6 +150,14 @@ def test_run_summary_names_the_look_alike_names(rerun, capsys):
     assert f"  {line}" in capsys.readouterr().out.splitlines()
 
 
+def test_run_phases_are_the_named_ones_and_fit_in_the_run(rerun):
+    """Does a run's summary time its phases, in order, each at least 0 s, together within the run's own seconds?"""
+    _, first, second, _ = rerun
+    for summary in (first, second):
+        assert list(summary.phases) == list(pipeline.PHASES)
+        assert min(summary.phases.values()) >= 0 and sum(summary.phases.values()) <= summary.seconds
+
+
 def test_every_row_names_the_student_as_submitted(rerun):
     """Does every row of grades.csv and grades_by_cell.csv carry the folder name as submitted?"""
     out, *_ = rerun

@@ -1,13 +1,14 @@
 """The grading command: scores, statuses, resume/idempotence, --force, pass tokens (toy course + real notebooks)."""
 
 import csv
+import json
 import shutil
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from autograder import contract, paths
+from autograder import contract, envvars, paths
 from autograder.checks import pass_token
 from autograder.grading import pipeline, worker
 from autograder.sandbox import slot
@@ -385,6 +386,22 @@ def test_a_copy_of_the_course_source_gets_the_repairing_ingest(tmp_path, monkeyp
         assert pipeline.main(submissions=tmp_path, out=tmp_path / "out", source=source) == 0
     assert seen == {paths.SOURCE: None, copy: None, toy.TOY_SOURCE: pipeline.plain_ingest}
     assert not pipeline.is_course_source(tmp_path / "empty")
+
+
+def test_grade_writes_its_stats_and_phases_where_bench_asks(tmp_path, monkeypatch):
+    """With A3_RUN_STATS set (as bench sets it), does `grade` write the scheduler's stats and the run's phases there,
+    and nothing without it?"""
+    phases = {"set-up": 0.5, "take in": 0.25, "students": 3.0, "finish": 0.75}
+    monkeypatch.setattr(pipeline, "grade", lambda *a, **kw: pipeline.Summary(students=1, phases=phases))
+    monkeypatch.setattr(pipeline, "print_summary", lambda *a: None)
+    (tmp_path / "subs" / "alice").mkdir(parents=True)
+    monkeypatch.delenv(envvars.RUN_STATS, raising=False)
+    assert pipeline.main(submissions=tmp_path / "subs", out=tmp_path / "out", source=toy.TOY_SOURCE) == 0
+    assert not list(tmp_path.glob("*.json"))
+    monkeypatch.setenv(envvars.RUN_STATS, str(tmp_path / "stats.json"))
+    assert pipeline.main(submissions=tmp_path / "subs", out=tmp_path / "out", source=toy.TOY_SOURCE) == 0
+    stats = json.loads((tmp_path / "stats.json").read_text())
+    assert stats["phases"] == phases and {"mode", "n_workers", "seconds", "workers"} <= set(stats)
 
 
 @pytest.mark.slow
