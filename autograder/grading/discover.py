@@ -83,7 +83,7 @@ def _drawn_as_ascii() -> dict[int, str]:
 def look_alike_key(name: str) -> str:
     """What two names that a reader cannot tell apart share: 'Anna Lee' and 'anna_lee', 'Zoë' in NFC or NFD,
     'John' in Latin letters or with a Cyrillic 'о'. Accents a reader sees stay ('Zoë' is not 'Zoe')."""
-    folded = unicodedata.normalize("NFKC", name).casefold().translate(_drawn_as_ascii()).casefold()
+    folded = unicodedata.normalize("NFKC", name).casefold().translate(_drawn_as_ascii())  # the twins are casefolded
     return re.sub(r"[\s_.\-']+", " ", folded).strip()
 
 
