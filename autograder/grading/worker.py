@@ -193,6 +193,13 @@ def _say_once(log_lines, line):
 _slots: dict[int, Slot] = {}  # {thread: its slot}, reused from student to student
 
 
+def _python_path() -> str:
+    """The kit's folder, then this process's PYTHONPATH without its empty or relative entries: those name the
+    working folder, which for a kernel's launcher is a notebook's folder."""
+    inherited = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if os.path.isabs(p)]
+    return os.pathsep.join([str(paths.ROOT), *inherited])
+
+
 def grading_variables(task: Task) -> dict[str, str]:
     """The grading kernels' environment for `task`: quick mode, offline hubs, no figures, the course's check
     modules, the task's threads and extra variables."""
@@ -202,7 +209,7 @@ def grading_variables(task: Task) -> dict[str, str]:
         "TRANSFORMERS_OFFLINE": "1",
         "TOKENIZERS_PARALLELISM": "false",
         "MPLBACKEND": "module://autograder.sandbox.nofigures",
-        "PYTHONPATH": os.pathsep.join([str(paths.ROOT), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep),
+        "PYTHONPATH": _python_path(),
         envvars.CHECK_MODULES: ",".join(course_check_modules(task.template)),
         **task.env,
     }

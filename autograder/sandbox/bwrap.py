@@ -219,6 +219,13 @@ def _model_caches():
     return found
 
 
+def python_module(module: str) -> list[str]:
+    """The command that runs `module` with this Python. `-P` keeps the working folder off sys.path: the launcher
+    and a kernel start in a notebook's folder, where an earlier notebook may have left a json.py or an
+    autograder package, which `python -m` would import before the kit's own."""
+    return [sys.executable, "-P", "-m", module]
+
+
 def bwrap_command(workspace, cwd, connection_file, sockets, env, module="autograder.sandbox.kernel") -> list[str]:
     """The bwrap command line that runs `python -m module` with environment `env` in cwd (writable, with
     the sockets folder); connection_file (None for a zygote) is shown read-only."""
@@ -256,5 +263,5 @@ def bwrap_command(workspace, cwd, connection_file, sockets, env, module="autogra
         cmd += ["--ro-bind", str(connection_file), str(connection_file)]
     for k, v in sorted(env.items()):
         cmd += ["--setenv", k, v]
-    cmd += ["--", sys.executable, "-m", module]
+    cmd += ["--", *python_module(module)]
     return cmd

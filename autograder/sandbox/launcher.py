@@ -31,6 +31,7 @@ from autograder.sandbox.bwrap import (
     bwrap_command,
     kernel_variables,
     prepare_workspace,
+    python_module,
     runtime_dir,
     sandboxed_environment,
 )
@@ -65,9 +66,7 @@ def install_kernel(workspace, env, sandbox=None) -> dict:
     kernel_dir.mkdir(parents=True, exist_ok=True)
     passed = sorted(k for k in env if k not in NEVER_ENV)
     argv = [
-        sys.executable,
-        "-m",
-        "autograder.sandbox.launcher",
+        *python_module("autograder.sandbox.launcher"),  # on the host, in the notebook's folder
         "launch",
         "--workspace",
         str(workspace),
@@ -172,7 +171,7 @@ def launch(argv=None) -> None:
     env.update(FORCED_ENV)
     env.update(fds)
     env["PYTHONPATH"] = str(workspace / STATE / "lib")
-    os.execve(sys.executable, [sys.executable, "-m", "autograder.sandbox.kernel"] + kernel_args, env)
+    os.execve(sys.executable, python_module("autograder.sandbox.kernel") + kernel_args, env)
 
 
 if __name__ == "__main__":

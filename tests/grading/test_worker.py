@@ -1,5 +1,8 @@
 """autograder.grading.worker: what a worker process keeps between students."""
 
+import os
+
+from autograder import paths
 from autograder.grading import worker
 from autograder.sandbox import slot
 
@@ -26,3 +29,12 @@ def test_release_slots_stops_only_the_slots_of_that_run(tmp_path, monkeypatch):
     assert (slots[0].zygote.stopped, slots[0].workspace.exists()) == (True, False)
     assert (slots[1].zygote.stopped, slots[1].workspace.exists()) == (False, True)
     assert list(worker._slots) == [1]
+
+
+def test_kernels_python_path_names_no_working_folder(monkeypatch):
+    """Does the grading kernels' PYTHONPATH keep the kit's folder and the absolute entries of the grader's, and
+    drop the empty and relative ones (each names the working folder, a notebook's folder for a launcher)?"""
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(["", "/opt/site", "lib", ".", "/srv/Zoë"]))
+    assert worker._python_path() == os.pathsep.join([str(paths.ROOT), "/opt/site", "/srv/Zoë"])
+    monkeypatch.delenv("PYTHONPATH")
+    assert worker._python_path() == str(paths.ROOT)

@@ -212,6 +212,39 @@ def test_event_log_cleared_after_reading(probed):
     assert bwrap.read_events(probed["ws"]) == [], "expected an empty log after reading"
 
 
+# Modules a notebook can leave in its own folder, named as what a fresh Python imports before any grading code:
+# the launcher (on the host), a kernel that starts without the zygote, and the package they import. Each leaves a
+# file beside itself if it is ever imported.
+PLANTED = ("argparse.py", "json.py", "socket.py", "autograder/__init__.py", "autograder/sandbox/__init__.py")
+PLANT = (
+    "import os\n"
+    "for name in {names!r}:\n"
+    "    os.makedirs(os.path.dirname(name) or '.', exist_ok=True)\n"
+    "    with open(name, 'w') as f:\n"
+    "        f.write('import os\\nopen(os.path.join(os.getcwd(), %r), \"w\").close()\\n' % (name.replace('/', '-') + '.ran'))\n"
+    "print(sorted(os.listdir('.')))"
+).format(names=PLANTED)
+
+
+@pytest.mark.parametrize("mode", ["direct", "zygote"])
+def test_next_kernel_imports_nothing_a_notebook_left_in_its_folder(tmp_path, mode):
+    """When a notebook leaves argparse.py, json.py or an autograder package in its folder, does the next notebook's
+    kernel (launched on the host, in that folder) still start from the kit's own modules and sign its checks?"""
+    ws, cwd = workspace(tmp_path, "mallory")
+    zyg = start_zygote(ws) if mode == "zygote" else None
+    try:
+        (planted,) = execute(ws, cwd, [PLANT], uninstall=False)
+        assert "argparse.py" in stdout(planted), f"expected the modules planted, saw {stdout(planted)!r}"
+        (check,) = execute(ws, cwd, [PROBES["pass_line"]])
+    finally:
+        if zyg is not None:
+            zyg.stop()
+    ran = sorted(p.name for p in cwd.iterdir() if p.name.endswith(".ran"))
+    assert ran == [], f"expected no planted module imported, these ran: {ran}"
+    want = f"PASSED fit_linear_log [a3:{pass_token('fit_linear_log', KEY.encode())}]"
+    assert stdout(check) == want, f"expected {want!r}, saw {stdout(check)!r} {errors(check)}"
+
+
 def test_infinite_loop_interrupted(tmp_path):
     """Is a cell that never ends interrupted at the cell timeout, and does the next cell still run?"""
     ws, cwd = workspace(tmp_path, "carol")
