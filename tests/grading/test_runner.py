@@ -126,3 +126,26 @@ print(json.dumps([before, pragmas()]))
     before, after = run(script)
     assert before == [2, "delete"]  # SQLite's defaults: FULL, a rollback journal on disk
     assert after == [0, "delete"]
+
+
+def test_quickened_gradebooks_share_one_engine_per_database():
+    """In the nbgrader process, do two Gradebooks of one database share one engine (so SQLAlchemy compiles each
+    query once), see each other's committed rows and leave no connection checked out, while another database
+    gets its own engine?"""
+    script = """
+import json, tempfile
+from nbgrader.api import Gradebook
+from autograder.grading import runner
+
+runner._quicken_nbgrader()
+one, two = (f"sqlite:///{tempfile.mkdtemp()}/gradebook.db" for _ in range(2))
+with Gradebook(one) as gb:
+    gb.add_student("Zoë Ñúñez")
+    engine = gb.engine
+with Gradebook(one) as gb:
+    shared, seen = gb.engine is engine, [s.id for s in gb.students]
+with Gradebook(two) as gb:
+    apart, empty = gb.engine is not engine, [s.id for s in gb.students]
+print(json.dumps([shared, seen, engine.pool.checkedout(), apart, empty]))
+"""
+    assert run(script) == [True, ["Zoë Ñúñez"], 0, True, []]
