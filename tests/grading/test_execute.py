@@ -2,10 +2,12 @@
 
 import asyncio
 import os
+import threading
 from queue import Empty
 
 import nbformat
 import pytest
+import zmq
 from nbclient import NotebookClient
 from traitlets.config import Config
 
@@ -74,6 +76,23 @@ def test_ready_fails_when_the_kernel_dies():
     client._async_is_alive = dead
     with pytest.raises(RuntimeError, match="died before replying"):
         asyncio.run(client.wait_for_ready(timeout=5))
+
+
+def test_shutdown_drops_what_is_queued_for_a_killed_kernel(tmp_path):
+    """When the control socket still holds a message for a kernel that is gone (the interrupt a shutdown sends
+    before killing it), does closing it let its context end at once instead of lingering to deliver it?"""
+    km = GradingKernelManager()
+    context = zmq.Context()
+    socket = context.socket(zmq.DEALER)
+    socket.linger = 60_000  # a minute: the stock close would hold the context that long
+    socket.connect(f"ipc://{tmp_path}/gone-kernel-control")  # nobody listens: the kernel was killed
+    socket.send(b"interrupt_request")
+    km._control_socket = socket
+    km._close_control_socket()
+    ended = threading.Thread(target=context.term, daemon=True)
+    ended.start()
+    ended.join(timeout=10)
+    assert km._control_socket is None and not ended.is_alive(), "expected the queued message dropped"
 
 
 def test_resilient_execute_uses_the_grading_kernel_manager():
