@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 from queue import Empty
 
+import zmq
 from jupyter_client import AsyncKernelManager
 from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_core.utils import ensure_async
@@ -71,6 +72,9 @@ def _workspace() -> Path | None:
         return None
 
 
+RECONNECT_MS = 5  # how soon the client's sockets try again a kernel that is not listening yet
+
+
 class GradingKernelClient(AsyncKernelClient):
     """jupyter_client's async client, ready as soon as the kernel is.
 
@@ -80,6 +84,14 @@ class GradingKernelClient(AsyncKernelClient):
     after the drain belongs to the kernel_info requests, and nbclient ignores output whose parent is not
     the cell it runs.
     """
+
+    def _context_default(self):
+        # The client connects as soon as the launcher starts; the kernel binds its sockets about 0.15 s later. zmq
+        # tries a socket again only every RECONNECT_IVL (0.1 s by default), which left each kernel waiting up to that
+        # long after it was ready.
+        context = super()._context_default()
+        context.setsockopt(zmq.RECONNECT_IVL, RECONNECT_MS)
+        return context
 
     async def _async_wait_for_ready(self, timeout=None):
         deadline = time.time() + (float("inf") if timeout is None else timeout)

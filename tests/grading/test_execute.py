@@ -78,6 +78,18 @@ def test_ready_fails_when_the_kernel_dies():
         asyncio.run(client.wait_for_ready(timeout=5))
 
 
+def test_client_tries_a_kernel_that_is_not_listening_yet_within_10_ms():
+    """Do the grading client's sockets connect again within 10 ms (not zmq's 100 ms) while the kernel they were
+    started for has not bound its sockets yet?"""
+    client = GradingKernelClient()
+    socket = client.context.socket(zmq.DEALER)
+    try:
+        assert socket.getsockopt(zmq.RECONNECT_IVL) <= 10
+    finally:
+        socket.close(linger=0)
+        client.context.term()
+
+
 def test_shutdown_drops_what_is_queued_for_a_killed_kernel(tmp_path):
     """When the control socket still holds a message for a kernel that is gone (the interrupt a shutdown sends
     before killing it), does closing it let its context end at once instead of lingering to deliver it?"""
