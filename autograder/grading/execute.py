@@ -6,6 +6,7 @@ import copy
 import json
 import os
 import signal
+import socket
 import time
 from pathlib import Path
 from queue import Empty
@@ -20,8 +21,10 @@ from nbgrader.preprocessors import Execute
 from traitlets import DottedObjectName, Type
 
 from autograder import contract, envvars
+from autograder.sandbox import launcher
 from autograder.sandbox.limits import limits, out_of_memory, timed_out
 from autograder.sandbox.zygote import client as zygote_client
+from autograder.sandbox.zygote import protocol as zygote_protocol
 
 LIMIT_ERROR = "StoppedByGrader"  # ename of the error output that says which limit stopped a cell
 FRESH_KERNELS = 3  # kernels a notebook may be given after a limit killed one (each costs a replay)
@@ -120,6 +123,43 @@ class GradingKernelClient(AsyncKernelClient):
     wait_for_ready = _async_wait_for_ready
 
 
+class ForkedKernel:
+    """What jupyter_client's provisioner holds for a kernel the zygote forked at this process's request, in place of
+    the launcher's Popen: the request's connection, open while the kernel runs. SIGKILL or SIGTERM closes it, which
+    ends the kernel (the launcher's death did the same); interrupts go by message, as the kernelspec says."""
+
+    pid = None
+    stdin = stdout = stderr = None
+
+    def __init__(self, conn: socket.socket):
+        self.conn, self.returncode = conn, None
+
+    def poll(self) -> int | None:
+        if self.returncode is None and zygote_protocol.closed(self.conn):
+            self._end(0)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is None:
+            zygote_protocol.wait_closed(self.conn)
+            self._end(0)
+        return self.returncode
+
+    def send_signal(self, signum: int) -> None:
+        if signum in (signal.SIGKILL, signal.SIGTERM) and self.returncode is None:
+            self._end(-signum)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def _end(self, code: int) -> None:
+        self.conn.close()
+        self.returncode = code
+
+
 class GradingKernelManager(AsyncKernelManager):
     """AsyncKernelManager with GradingKernelClient, which checks every 10 ms (not 100 ms) whether a killed
     kernel has gone (nbgrader kills each kernel after its notebook: Execute.shutdown_kernel immediate) and
@@ -131,6 +171,17 @@ class GradingKernelManager(AsyncKernelManager):
     async def _async_wait(self, pollinterval=0.01):
         while await self._async_is_alive():
             await asyncio.sleep(pollinterval)
+
+    async def _async_launch_kernel(self, kernel_cmd, **kw):
+        """The kernel from the workspace's zygote, asked for from this process (`launcher.zygote_kernel`: no launcher
+        process to start); else the kernelspec's command, as jupyter_client runs it."""
+        conn = launcher.zygote_kernel(kernel_cmd, kw.get("env", os.environ), kw.get("cwd", os.getcwd()))
+        if conn is None:
+            return await super()._async_launch_kernel(kernel_cmd, **kw)
+        self.provisioner.process = ForkedKernel(conn)
+        self.provisioner.pid = self.provisioner.pgid = None
+        self.provisioner.cwd = kw.get("cwd")
+        self._reconcile_connection_info(self.provisioner.connection_info)
 
     def _close_control_socket(self) -> None:
         """Close the control socket at once. It is closed when the kernel has been killed, and the interrupt that a

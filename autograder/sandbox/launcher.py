@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import shutil
+import socket
 import sys
 from pathlib import Path
 
@@ -38,6 +39,7 @@ from autograder.sandbox.bwrap import (
 from autograder.sandbox.limits import limits
 from autograder.sandbox.zygote import client
 
+MODULE = "autograder.sandbox.launcher"  # the kernelspec's command runs it
 KERNEL_NAME = "python3"  # shadows the stock kernel in this workspace, so no kernel escapes the sandbox
 KERNELS = "kernels"  # the kernelspecs' folder in the workspace's sandbox state (JUPYTER_PATH)
 
@@ -66,7 +68,7 @@ def install_kernel(workspace, env, sandbox=None) -> dict:
     kernel_dir.mkdir(parents=True, exist_ok=True)
     passed = sorted(k for k in env if k not in NEVER_ENV)
     argv = [
-        *python_module("autograder.sandbox.launcher"),  # on the host, in the notebook's folder
+        *python_module(MODULE),  # on the host, in the notebook's folder
         "launch",
         "--workspace",
         str(workspace),
@@ -128,15 +130,47 @@ def _inside(path, root):
     return path == root or root in path.parents
 
 
-def launch(argv=None) -> None:
-    """Kernelspec entry point (runs on the host): hand the key over by pipe and exec the kernel."""
+def _arguments(argv):
+    """(the launcher's options, the kernel options after them such as --HistoryManager.hist_file)."""
     parser = argparse.ArgumentParser(prog="python -m autograder.sandbox.launcher launch")
     parser.add_argument("--workspace", required=True, type=Path)
     parser.add_argument("--pass-env", default="")
     parser.add_argument("--bwrap", dest="bwrap", action="store_true", default=True)
     parser.add_argument("--no-bwrap", dest="bwrap", action="store_false")
     parser.add_argument("-f", dest="connection_file", required=True)
-    args, extra = parser.parse_known_args(argv)  # extra: kernel options such as --HistoryManager.hist_file
+    return parser.parse_known_args(argv)
+
+
+def zygote_kernel(cmd: list[str], env: dict[str, str], cwd) -> socket.socket | None:
+    """For a caller about to run this kernelspec's command `cmd` in folder `cwd` with environment `env` (nbgrader's
+    kernel manager): the kernel the workspace's zygote forks for it, as `launch` would have it, without starting a
+    launcher process (about 60 ms a kernel). Its stdin is /dev/null, its stdout and stderr the caller's.
+
+    Returns:
+    - the connection to the zygote, open while the kernel runs (closing it ends the kernel), or None when the
+      launcher must run: a command of another kernel, no sandbox, a folder the launcher refuses, or no zygote
+      that serves.
+    """
+    head = [*python_module(MODULE), "launch"]
+    if list(cmd[: len(head)]) != head:
+        return None
+    args, extra = _arguments(list(cmd[len(head) :]))
+    workspace, cwd = args.workspace.resolve(), Path(cwd).resolve()
+    if not args.bwrap or not _inside(cwd, workspace) or cwd == workspace:
+        return None
+    connection_file = Path(args.connection_file).resolve()
+    if not os.path.isabs(json.loads(connection_file.read_text()).get("ip", "")):
+        return None  # the launcher says why
+    kernel_env = kernel_variables(env, [n for n in args.pass_env.split(",") if n])
+    with open(os.devnull, "rb") as stdin:
+        return client.ask(
+            workspace, cwd, connection_file, extra, env.get(envvars.CHECK_KEY, ""), kernel_env, [stdin.fileno(), 1, 2]
+        )
+
+
+def launch(argv=None) -> None:
+    """Kernelspec entry point (runs on the host): hand the key over by pipe and exec the kernel."""
+    args, extra = _arguments(argv)
     workspace = args.workspace.resolve()
     cwd = Path.cwd().resolve()
     if not _inside(cwd, workspace) or cwd == workspace:

@@ -3,18 +3,42 @@
 import asyncio
 import os
 import threading
+import time
 from queue import Empty
 
 import nbformat
 import pytest
 import zmq
+from jupyter_core.utils import run_sync
 from nbclient import NotebookClient
 from traitlets.config import Config
 
-from autograder.grading.execute import GradingKernelClient, GradingKernelManager, ResilientExecute, one_cause_per_cell
+from autograder.checks import pass_token
+from autograder.grading.execute import (
+    ForkedKernel,
+    GradingKernelClient,
+    GradingKernelManager,
+    ResilientExecute,
+    one_cause_per_cell,
+)
 from autograder.sandbox import bwrap, launcher
 from autograder.sandbox.zygote import client
-from tests.sandbox.kernels import KERNEL_ENV
+from tests.sandbox.kernels import (
+    KERNEL_ENV,
+    KEY,
+    descendants,
+    errors,
+    start_zygote,
+    stdout,
+    wait_preloaded,
+    workspace,
+)
+
+PASSING_CHECK = (
+    "import numpy as np\nfrom autograder.checks.nmt import check_fit_linear_log\n"
+    "def fit_linear_log(x, y):\n    return tuple(np.polyfit(np.log10(x), np.log10(y), 1))\n"
+    "check_fit_linear_log(fit_linear_log)"
+)
 
 
 class FakeChannel:
@@ -158,3 +182,77 @@ def test_a_cell_stopped_by_two_limits_is_recorded_with_one_cause():
         {"cell": 3, "cause": "killed: more than 256 processes"},
         {"cell": 7, "cause": "timed out after 60 s"},
     ]
+
+
+@pytest.fixture
+def zygote_workspace(tmp_path):
+    """A workspace with its zygote running and the grading kernelspec installed (JUPYTER_PATH set); yields (ws, cwd,
+    zygote)."""
+    assert bwrap.available(), "bubblewrap must be installed (./setup.sh installs the Debian package)"
+    ws, cwd = workspace(tmp_path, "Zoë Ñúñez")
+    zyg = start_zygote(ws)
+    info = launcher.install_kernel(ws, dict(KERNEL_ENV, A3_CHECK_KEY=KEY))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("JUPYTER_PATH", info["env"]["JUPYTER_PATH"])
+        yield ws, cwd, zyg, Config(info["config"])
+    zyg.stop()
+    launcher.uninstall_kernel(ws)
+
+
+def test_grading_kernel_manager_asks_the_zygote_itself(zygote_workspace):
+    """With a zygote running, does the grading kernel manager get its kernel from it without starting a launcher
+    process, a kernel that answers and signs checks with its own key, and that ends when the manager kills it?"""
+    ws, cwd, zyg, config = zygote_workspace
+    wait_preloaded(ws)
+    before = set(descendants(zyg.proc.pid))
+    km = GradingKernelManager(kernel_name="python3", config=config)
+    run_sync(km.start_kernel)(cwd=str(cwd))
+    try:
+        assert isinstance(km.provisioner.process, ForkedKernel), "expected no launcher process"
+        kernel = set(descendants(zyg.proc.pid)) - before
+        assert kernel, "expected a kernel forked by the zygote"
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(PASSING_CHECK)])
+        NotebookClient(nb, km=km, timeout=60).execute()
+        want = f"PASSED fit_linear_log [a3:{pass_token('fit_linear_log', KEY.encode())}]"
+        assert stdout(nb.cells[0]) == want, f"expected {want!r}, saw {stdout(nb.cells[0])!r} {errors(nb.cells[0])}"
+        assert run_sync(km.is_alive)()
+    finally:
+        run_sync(km.shutdown_kernel)(now=True)
+    assert not run_sync(km.is_alive)()
+    deadline = time.monotonic() + 10
+    while kernel & set(descendants(zyg.proc.pid)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not kernel & set(descendants(zyg.proc.pid)), "expected the kernel gone once the manager killed it"
+
+
+def test_a_kernel_from_the_zygote_that_crashes_is_graded_as_far_as_it_got(zygote_workspace):
+    """When a kernel the grading kernel manager got from the zygote segfaults, are that cell and the later ones
+    marked KernelDied while the earlier output stays (the manager sees the kernel's end)?"""
+    ws, cwd, _, config = zygote_workspace
+    nb = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell(s) for s in ("print('before')", "import ctypes\nctypes.string_at(0)", "1")]
+    )
+    ResilientExecute(kernel_name="python3", config=config, timeout=60).preprocess(nb, {"metadata": {"path": str(cwd)}})
+    assert stdout(nb.cells[0]) == "before"
+    assert errors(nb.cells[1]) == ["KernelDied"] and errors(nb.cells[2]) == ["KernelDied"], (
+        f"expected KernelDied on the crashing and later cells, saw {errors(nb.cells[1])}, {errors(nb.cells[2])}"
+    )
+
+
+def test_grading_kernel_manager_without_a_zygote_runs_the_launcher(tmp_path):
+    """With no zygote, does the grading kernel manager run the kernelspec's launcher (a process of its own), whose
+    kernel still answers?"""
+    ws, cwd = workspace(tmp_path, "李明")
+    info = launcher.install_kernel(ws, dict(KERNEL_ENV, A3_CHECK_KEY=KEY))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("JUPYTER_PATH", info["env"]["JUPYTER_PATH"])
+        km = GradingKernelManager(kernel_name="python3", config=Config(info["config"]))
+        run_sync(km.start_kernel)(cwd=str(cwd))
+        try:
+            assert not isinstance(km.provisioner.process, ForkedKernel) and km.provisioner.process.pid
+            nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(6 * 7)")])
+            NotebookClient(nb, km=km, timeout=120).execute()
+            assert stdout(nb.cells[0]) == "42"
+        finally:
+            run_sync(km.shutdown_kernel)(now=True)
+    launcher.uninstall_kernel(ws)

@@ -121,22 +121,20 @@ def start(workspace, source_env: dict, pass_names: list[str]) -> Zygote:
     return Zygote(proc, workspace, state / LOG, cgroup)
 
 
-def request(workspace, cwd: Path, connection_file, extra: list[str], key: str, kernel_env: dict) -> int | None:
-    """Launcher side: have the workspace's zygote run this kernel and wait until it ends.
+def ask(
+    workspace, cwd: Path, connection_file, extra: list[str], key: str, kernel_env: dict, stdio
+) -> socket.socket | None:
+    """Have the workspace's zygote fork this kernel, with the file descriptors `stdio` as its stdin, stdout and stderr.
 
     Returns:
-    - the exit status for the launcher once the kernel has ended, or None when no zygote could start the
-      kernel (none running, dead, stuck, started with another environment, or cwd outside its folder);
-      the caller then starts the kernel itself.
+    - the request's connection, open while the kernel runs (closing it ends the kernel), or None when no zygote
+      could start the kernel (none running, dead, stuck, started with another environment, or cwd outside its
+      folder); the caller then starts the kernel itself.
     """
     path = protocol.socket_folder(workspace) / protocol.LAUNCH
     root = Path(workspace).resolve() / protocol.AUTOGRADED
     if not path.exists() or not (cwd == root or root in Path(cwd).parents):
         return None
-    parent = os.getppid()
-    linux.die_with_parent()  # nbgrader killed (time limit): this launcher goes, and the kernel with it
-    if os.getppid() != parent:
-        sys.exit(1)
     connection = Path(connection_file).read_text()
     sockets = Path(json.loads(connection)["ip"]).parent
     folders = {str(p): os.stat(p).st_ino for p in (cwd, sockets)}  # the child must see these very folders
@@ -145,7 +143,7 @@ def request(workspace, cwd: Path, connection_file, extra: list[str], key: str, k
     try:
         conn.settimeout(READY_TIMEOUT)
         conn.connect(str(path))
-        protocol.send_request(conn, wanted, [0, 1, 2])
+        protocol.send_request(conn, wanted, list(stdio))
         reply = protocol.read_line(conn)
     except (OSError, ValueError):  # refused (no zygote), timed out (stuck), reset
         reply = b""
@@ -153,6 +151,24 @@ def request(workspace, cwd: Path, connection_file, extra: list[str], key: str, k
         conn.close()
         return None
     conn.settimeout(None)
+    return conn
+
+
+def request(workspace, cwd: Path, connection_file, extra: list[str], key: str, kernel_env: dict) -> int | None:
+    """Launcher side: have the workspace's zygote run this kernel on the launcher's own stdin, stdout and stderr, and
+    wait until it ends.
+
+    Returns:
+    - the exit status for the launcher once the kernel has ended, or None when no zygote could start the kernel
+      (see `ask`); the caller then starts the kernel itself.
+    """
+    parent = os.getppid()
+    linux.die_with_parent()  # nbgrader killed (time limit): this launcher goes, and the kernel with it
+    if os.getppid() != parent:
+        sys.exit(1)
+    conn = ask(workspace, cwd, connection_file, extra, key, kernel_env, [0, 1, 2])
+    if conn is None:
+        return None
     protocol.wait_closed(conn)  # the kernel's end closes the connection
     return 0
 

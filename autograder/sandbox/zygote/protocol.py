@@ -75,6 +75,16 @@ def wait_closed(conn: socket.socket) -> None:
         pass
 
 
+def closed(conn: socket.socket) -> bool:
+    """True when the peer has closed conn (or it failed), without waiting; what it sent is left unread."""
+    try:
+        return conn.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+
+
 def send_request(conn: socket.socket, request: KernelRequest, fds: list[int]) -> None:
     """Send a request with its STDIO file descriptors attached."""
     socket.send_fds(conn, [request.encode()], fds)
