@@ -125,14 +125,15 @@ class GradingKernelClient(AsyncKernelClient):
 
 class ForkedKernel:
     """What jupyter_client's provisioner holds for a kernel the zygote forked at this process's request, in place of
-    the launcher's Popen: the request's connection, open while the kernel runs. SIGKILL or SIGTERM closes it, which
-    ends the kernel (the launcher's death did the same); interrupts go by message, as the kernelspec says."""
+    the launcher's Popen: the request's connection, open while the kernel runs, and the write end of its stdin. SIGKILL
+    or SIGTERM closes them, which ends the kernel (the launcher's death did the same); interrupts go by message, as
+    the kernelspec says."""
 
     pid = None
     stdin = stdout = stderr = None
 
-    def __init__(self, conn: socket.socket):
-        self.conn, self.returncode = conn, None
+    def __init__(self, conn: socket.socket, stdin: int):
+        self.conn, self.stdin_end, self.returncode = conn, stdin, None
 
     def poll(self) -> int | None:
         if self.returncode is None and zygote_protocol.closed(self.conn):
@@ -157,6 +158,7 @@ class ForkedKernel:
 
     def _end(self, code: int) -> None:
         self.conn.close()
+        os.close(self.stdin_end)
         self.returncode = code
 
 
@@ -175,10 +177,17 @@ class GradingKernelManager(AsyncKernelManager):
     async def _async_launch_kernel(self, kernel_cmd, **kw):
         """The kernel from the workspace's zygote, asked for from this process (`launcher.zygote_kernel`: no launcher
         process to start); else the kernelspec's command, as jupyter_client runs it."""
-        conn = launcher.zygote_kernel(kernel_cmd, kw.get("env", os.environ), kw.get("cwd", os.getcwd()))
+        stdin, silent = os.pipe()  # as jupyter_client gives a launcher: a stdin nothing is ever written to
+        try:
+            conn = launcher.zygote_kernel(
+                kernel_cmd, kw.get("env", os.environ), kw.get("cwd", os.getcwd()), [stdin, 1, 2]
+            )
+        finally:
+            os.close(stdin)
         if conn is None:
+            os.close(silent)
             return await super()._async_launch_kernel(kernel_cmd, **kw)
-        self.provisioner.process = ForkedKernel(conn)
+        self.provisioner.process = ForkedKernel(conn, silent)
         self.provisioner.pid = self.provisioner.pgid = None
         self.provisioner.cwd = kw.get("cwd")
         self._reconcile_connection_info(self.provisioner.connection_info)

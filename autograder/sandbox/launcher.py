@@ -141,10 +141,10 @@ def _arguments(argv):
     return parser.parse_known_args(argv)
 
 
-def zygote_kernel(cmd: list[str], env: dict[str, str], cwd) -> socket.socket | None:
+def zygote_kernel(cmd: list[str], env: dict[str, str], cwd, stdio: list[int]) -> socket.socket | None:
     """For a caller about to run this kernelspec's command `cmd` in folder `cwd` with environment `env` (nbgrader's
     kernel manager): the kernel the workspace's zygote forks for it, as `launch` would have it, without starting a
-    launcher process (about 60 ms a kernel). Its stdin is /dev/null, its stdout and stderr the caller's.
+    launcher process (about 60 ms a kernel), with the file descriptors `stdio` as its stdin, stdout and stderr.
 
     Returns:
     - the connection to the zygote, open while the kernel runs (closing it ends the kernel), or None when the
@@ -162,10 +162,7 @@ def zygote_kernel(cmd: list[str], env: dict[str, str], cwd) -> socket.socket | N
     if not os.path.isabs(json.loads(connection_file.read_text()).get("ip", "")):
         return None  # the launcher says why
     kernel_env = kernel_variables(env, [n for n in args.pass_env.split(",") if n])
-    with open(os.devnull, "rb") as stdin:
-        return client.ask(
-            workspace, cwd, connection_file, extra, env.get(envvars.CHECK_KEY, ""), kernel_env, [stdin.fileno(), 1, 2]
-        )
+    return client.ask(workspace, cwd, connection_file, extra, env.get(envvars.CHECK_KEY, ""), kernel_env, stdio)
 
 
 def launch(argv=None) -> None:

@@ -256,3 +256,12 @@ def test_grading_kernel_manager_without_a_zygote_runs_the_launcher(tmp_path):
         finally:
             run_sync(km.shutdown_kernel)(now=True)
     launcher.uninstall_kernel(ws)
+
+
+def test_a_kernel_from_the_zygote_waits_on_stdin_as_a_launchers_kernel_does(zygote_workspace):
+    """Does a cell that reads the kernel's stdin wait until its time limit (nothing is ever written to it), as it
+    does in a kernel behind the launcher, instead of reading an end of input at once?"""
+    ws, cwd, _, config = zygote_workspace
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import os\nprint(os.read(0, 1))")])
+    ResilientExecute(kernel_name="python3", config=config, timeout=3).preprocess(nb, {"metadata": {"path": str(cwd)}})
+    assert stdout(nb.cells[0]) == "" and errors(nb.cells[0]), f"saw {stdout(nb.cells[0])!r} {errors(nb.cells[0])}"
