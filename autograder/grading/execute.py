@@ -186,6 +186,8 @@ class GradingKernelManager(AsyncKernelManager):
             os.close(stdin)
         if conn is None:
             os.close(silent)
+            if launcher.is_launcher(kernel_cmd):  # the zygote was asked here: the launcher need not ask it again
+                kernel_cmd = [*kernel_cmd, "--no-zygote"]
             return await super()._async_launch_kernel(kernel_cmd, **kw)
         self.provisioner.process = ForkedKernel(conn, silent)
         self.provisioner.pid = self.provisioner.pgid = None

@@ -40,6 +40,7 @@ from autograder.sandbox.limits import limits
 from autograder.sandbox.zygote import client
 
 MODULE = "autograder.sandbox.launcher"  # the kernelspec's command runs it
+LAUNCH = [*python_module(MODULE), "launch"]  # how that command begins
 KERNEL_NAME = "python3"  # shadows the stock kernel in this workspace, so no kernel escapes the sandbox
 KERNELS = "kernels"  # the kernelspecs' folder in the workspace's sandbox state (JUPYTER_PATH)
 
@@ -68,8 +69,7 @@ def install_kernel(workspace, env, sandbox=None) -> dict:
     kernel_dir.mkdir(parents=True, exist_ok=True)
     passed = sorted(k for k in env if k not in NEVER_ENV)
     argv = [
-        *python_module(MODULE),  # on the host, in the notebook's folder
-        "launch",
+        *LAUNCH,  # on the host, in the notebook's folder
         "--workspace",
         str(workspace),
         "--pass-env",
@@ -137,8 +137,14 @@ def _arguments(argv):
     parser.add_argument("--pass-env", default="")
     parser.add_argument("--bwrap", dest="bwrap", action="store_true", default=True)
     parser.add_argument("--no-bwrap", dest="bwrap", action="store_false")
+    parser.add_argument("--no-zygote", dest="zygote", action="store_false", default=True, help=argparse.SUPPRESS)
     parser.add_argument("-f", dest="connection_file", required=True)
     return parser.parse_known_args(argv)
+
+
+def is_launcher(cmd: list[str]) -> bool:
+    """True when `cmd` runs this launcher (the grading kernelspec's command)."""
+    return list(cmd[: len(LAUNCH)]) == LAUNCH
 
 
 def zygote_kernel(cmd: list[str], env: dict[str, str], cwd, stdio: list[int]) -> socket.socket | None:
@@ -151,10 +157,9 @@ def zygote_kernel(cmd: list[str], env: dict[str, str], cwd, stdio: list[int]) ->
       launcher must run: a command of another kernel, no sandbox, a folder the launcher refuses, or no zygote
       that serves.
     """
-    head = [*python_module(MODULE), "launch"]
-    if list(cmd[: len(head)]) != head:
+    if not is_launcher(cmd):
         return None
-    args, extra = _arguments(list(cmd[len(head) :]))
+    args, extra = _arguments(list(cmd[len(LAUNCH) :]))
     workspace, cwd = args.workspace.resolve(), Path(cwd).resolve()
     if not args.bwrap or not _inside(cwd, workspace) or cwd == workspace:
         return None
@@ -183,7 +188,7 @@ def launch(argv=None) -> None:
     key = os.environ.pop(envvars.CHECK_KEY, "")
     kernel_env = kernel_variables(os.environ, [n for n in args.pass_env.split(",") if n])
     kernel_args = ["-f", str(connection_file)] + extra
-    if args.bwrap:
+    if args.bwrap and args.zygote:
         code = client.request(workspace, cwd, connection_file, extra, key, kernel_env)
         if code is not None:  # the student's zygote ran this kernel
             sys.exit(code)

@@ -265,3 +265,28 @@ def test_a_kernel_from_the_zygote_waits_on_stdin_as_a_launchers_kernel_does(zygo
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import os\nprint(os.read(0, 1))")])
     ResilientExecute(kernel_name="python3", config=config, timeout=3).preprocess(nb, {"metadata": {"path": str(cwd)}})
     assert stdout(nb.cells[0]) == "" and errors(nb.cells[0]), f"saw {stdout(nb.cells[0])!r} {errors(nb.cells[0])}"
+
+
+def test_a_zygote_that_declines_is_asked_once(tmp_path):
+    """When the zygote declines the grading kernel manager's request (it started with another environment), does the
+    kernel start in a sandbox of its own through the launcher, without the launcher asking the zygote a second time?"""
+    ws, cwd = workspace(tmp_path, "Ola Nowak")
+    zyg = client.start(ws, dict(os.environ, NBGRADER_EXECUTION="validate"), list(KERNEL_ENV))
+    info = launcher.install_kernel(ws, dict(KERNEL_ENV, A3_CHECK_KEY=KEY))
+    try:
+        wait_preloaded(ws)
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("JUPYTER_PATH", info["env"]["JUPYTER_PATH"])
+            nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import os\nprint(os.getppid())")])
+            config = Config(info["config"])
+            ResilientExecute(kernel_name="python3", config=config, timeout=120).preprocess(
+                nb, {"metadata": {"path": str(cwd)}}
+            )
+        asked = zyg.report()["kernels"]
+    finally:
+        zyg.stop()
+        launcher.uninstall_kernel(ws)
+    assert stdout(nb.cells[0]) == "1", (
+        f"expected a kernel of its own, saw {stdout(nb.cells[0])!r} {errors(nb.cells[0])}"
+    )
+    assert asked == 1, f"expected the zygote asked once, it forked {asked} time(s)"
