@@ -89,9 +89,9 @@ class GradingKernelClient(AsyncKernelClient):
     """
 
     def _context_default(self):
-        # The client connects as soon as the launcher starts; the kernel binds its sockets about 0.15 s later. zmq
-        # tries a socket again only every RECONNECT_IVL (0.1 s by default), which left each kernel waiting up to that
-        # long after it was ready.
+        # The client connects as soon as the kernel is asked for, and the kernel binds its sockets tens of ms later.
+        # zmq tries a socket again only every RECONNECT_IVL (0.1 s by default), which left each kernel waiting up to
+        # that long after it was ready.
         context = super()._context_default()
         context.setsockopt(zmq.RECONNECT_IVL, RECONNECT_MS)
         return context
@@ -141,6 +141,7 @@ class ForkedKernel:
         return self.returncode
 
     def wait(self, timeout: float | None = None) -> int:
+        """Block until the kernel has ended (jupyter_client calls it once `poll` has seen the end)."""
         if self.returncode is None:
             zygote_protocol.wait_closed(self.conn)
             self._end(0)
@@ -197,7 +198,7 @@ class GradingKernelManager(AsyncKernelManager):
     def _close_control_socket(self) -> None:
         """Close the control socket at once. It is closed when the kernel has been killed, and the interrupt that a
         shutdown sends first could still be queued for it: the stock close waited its 0.1 s linger for a kernel that
-        was gone, one shutdown in four."""
+        was gone (1 to 4 shutdowns in 30, measured)."""
         if self._control_socket is not None:
             self._control_socket.close(linger=0)
             self._control_socket = None
