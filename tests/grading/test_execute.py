@@ -24,6 +24,7 @@ from autograder.grading.execute import (
 from autograder.sandbox import bwrap, launcher
 from autograder.sandbox.zygote import client
 from tests.sandbox.kernels import (
+    GENUINE_CHECK,
     KERNEL_ENV,
     KEY,
     descendants,
@@ -32,12 +33,6 @@ from tests.sandbox.kernels import (
     stdout,
     wait_preloaded,
     workspace,
-)
-
-PASSING_CHECK = (
-    "import numpy as np\nfrom autograder.checks.nmt import check_fit_linear_log\n"
-    "def fit_linear_log(x, y):\n    return tuple(np.polyfit(np.log10(x), np.log10(y), 1))\n"
-    "check_fit_linear_log(fit_linear_log)"
 )
 
 
@@ -211,7 +206,7 @@ def test_grading_kernel_manager_asks_the_zygote_itself(zygote_workspace):
         assert isinstance(km.provisioner.process, ForkedKernel), "expected no launcher process"
         kernel = set(descendants(zyg.proc.pid)) - before
         assert kernel, "expected a kernel forked by the zygote"
-        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(PASSING_CHECK)])
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(GENUINE_CHECK)])
         NotebookClient(nb, km=km, timeout=60).execute()
         want = f"PASSED fit_linear_log [a3:{pass_token('fit_linear_log', KEY.encode())}]"
         assert stdout(nb.cells[0]) == want, f"expected {want!r}, saw {stdout(nb.cells[0])!r} {errors(nb.cells[0])}"

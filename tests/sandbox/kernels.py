@@ -15,6 +15,11 @@ from autograder.sandbox.zygote import client
 
 KEY = "sandbox-test-key"
 KERNEL_ENV = {"NBGRADER_EXECUTION": "autograde"}  # the kernelspec's variables (the key is added per kernel)
+GENUINE_CHECK = (  # a course check run on a correct answer: it prints the pass line with the kernel's token
+    "import numpy as np\nfrom autograder.checks.nmt import check_fit_linear_log\n"
+    "def fit_linear_log(x, y):\n    return tuple(np.polyfit(np.log10(x), np.log10(y), 1))\n"
+    "check_fit_linear_log(fit_linear_log)"
+)
 
 
 def stdout(cell):

@@ -16,6 +16,7 @@ from autograder.checks import pass_token
 from autograder.sandbox import bwrap, launcher
 from autograder.sandbox.zygote import client, protocol
 from tests.sandbox.kernels import (
+    GENUINE_CHECK,
     KERNEL_ENV,
     descendants,
     errors,
@@ -26,11 +27,6 @@ from tests.sandbox.kernels import (
     workspace,
 )
 
-GENUINE_CHECK = (
-    "import numpy as np\nfrom autograder.checks.nmt import check_fit_linear_log\n"
-    "def fit_linear_log(x, y):\n    return tuple(np.polyfit(np.log10(x), np.log10(y), 1))\n"
-    "check_fit_linear_log(fit_linear_log)"
-)
 PARENT = "import os\nprint(os.getppid())"
 
 pytestmark = pytest.mark.skipif(not bwrap.available(), reason="the zygote runs in bubblewrap")
