@@ -142,6 +142,23 @@ def _arguments(argv):
     return parser.parse_known_args(argv)
 
 
+def _checked(args, cwd: Path, environ) -> tuple[Path, Path, Path, dict[str, str]]:
+    """(workspace, connection file, the kernels' sockets folder, kernel variables from `environ`) for a kernel to run
+    in folder `cwd`; ValueError saying why when the launcher refuses it."""
+    workspace = args.workspace.resolve()
+    if not _inside(cwd, workspace) or cwd == workspace:
+        raise ValueError(f"refusing to run a kernel in {cwd}: it is not below {workspace}")
+    connection_file = Path(args.connection_file).resolve()
+    ip = json.loads(connection_file.read_text()).get("ip", "")
+    if not os.path.isabs(ip):
+        raise ValueError(
+            "set KernelManager.transport='ipc' and an absolute KernelManager.ip (install_kernel's config does), "
+            f"got ip={ip!r}"
+        )
+    kernel_env = kernel_variables(environ, [n for n in args.pass_env.split(",") if n])
+    return workspace, connection_file, Path(ip).parent, kernel_env
+
+
 def is_launcher(cmd: list[str]) -> bool:
     """True when `cmd` runs this launcher (the grading kernelspec's command)."""
     return list(cmd[: len(LAUNCH)]) == LAUNCH
@@ -160,33 +177,25 @@ def zygote_kernel(cmd: list[str], env: dict[str, str], cwd, stdio: list[int]) ->
     if not is_launcher(cmd):
         return None
     args, extra = _arguments(list(cmd[len(LAUNCH) :]))
-    workspace, cwd = args.workspace.resolve(), Path(cwd).resolve()
-    if not args.bwrap or not _inside(cwd, workspace) or cwd == workspace:
+    if not args.bwrap:
         return None
-    connection_file = Path(args.connection_file).resolve()
-    if not os.path.isabs(json.loads(connection_file.read_text()).get("ip", "")):
-        return None  # the launcher says why
-    kernel_env = kernel_variables(env, [n for n in args.pass_env.split(",") if n])
+    cwd = Path(cwd).resolve()
+    try:
+        workspace, connection_file, _, kernel_env = _checked(args, cwd, env)
+    except ValueError:  # the launcher says why
+        return None
     return client.ask(workspace, cwd, connection_file, extra, env.get(envvars.CHECK_KEY, ""), kernel_env, stdio)
 
 
 def launch(argv=None) -> None:
     """Kernelspec entry point (runs on the host): hand the key over by pipe and exec the kernel."""
     args, extra = _arguments(argv)
-    workspace = args.workspace.resolve()
     cwd = Path.cwd().resolve()
-    if not _inside(cwd, workspace) or cwd == workspace:
-        sys.exit(f"autograder.sandbox.launcher: refusing to run a kernel in {cwd}: it is not below {workspace}")
-    connection_file = Path(args.connection_file).resolve()
-    ip = json.loads(connection_file.read_text()).get("ip", "")
-    if not os.path.isabs(ip):
-        sys.exit(
-            "autograder.sandbox.launcher: set KernelManager.transport='ipc' and an absolute KernelManager.ip "
-            f"(install_kernel's config does), got ip={ip!r}"
-        )
-    sockets = Path(ip).parent
     key = os.environ.pop(envvars.CHECK_KEY, "")
-    kernel_env = kernel_variables(os.environ, [n for n in args.pass_env.split(",") if n])
+    try:
+        workspace, connection_file, sockets, kernel_env = _checked(args, cwd, os.environ)
+    except ValueError as refused:
+        sys.exit(f"autograder.sandbox.launcher: {refused}")
     kernel_args = ["-f", str(connection_file)] + extra
     if args.bwrap and args.zygote:
         code = client.request(workspace, cwd, connection_file, extra, key, kernel_env)
