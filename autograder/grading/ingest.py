@@ -126,7 +126,8 @@ def _pick(name, options, rel):
         cand, nb, problem, _ = o
         return (nb is not None, repair.completeness(nb, rel) if nb is not None and rel else 0, cand.mtime)
 
-    options.sort(key=rank, reverse=True)
+    if len(options) > 1:  # one file needs no ranking (how complete it is takes a pass over every cell)
+        options.sort(key=rank, reverse=True)
     cand = options[0][0]
     if len(options) > 1:
         rest = ", ".join(repr(o[0].shown) for o in options[1:])
