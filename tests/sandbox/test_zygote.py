@@ -3,6 +3,7 @@ kernel of its own when the zygote cannot serve. The sandbox itself is probed bot
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -191,6 +192,44 @@ def test_reset_leaves_nothing_for_the_next_student(running):
     (next_student,) = execute(ws, cwd, [PARENT, LOOK.format(pid=pid)], uninstall=False)[1:]
     assert stdout(next_student) == "False False False", f"saw {next_student.outputs}"
     assert (cwd).is_dir(), "expected the reset to leave the mounted notebook folder alone"
+
+
+UNMAPPED = (  # loaded modules with a file that inspect's module map lacks (each costs a realpath in a traceback)
+    "import inspect, sys\n"
+    "print(sum(1 for name, m in list(sys.modules.items()) if inspect.ismodule(m) and hasattr(m, '__file__')"
+    " and m.__file__ != inspect._filesbymodname.get(name)), 'stack_data' in sys.modules)"
+)
+ERRORS = [  # cells whose tracebacks a student sees: their own code, a library's, a course check's
+    "def f():\n    assert 1 == 2, 'wrong'\nf()",
+    "import numpy as np\nnp.linalg.inv(np.zeros((2, 2)))",
+    "from autograder.checks.nmt import check_fit_linear_log\ncheck_fit_linear_log(lambda x, y: (1.0, 2.0))",
+]
+
+
+def test_a_kernels_first_traceback_has_nothing_left_to_map(shared):
+    """Does a kernel forked from the zygote start with inspect's map of every loaded module filled and IPython's
+    traceback modules imported, so that its first error is not the one that pays for them (~0.1 s)?"""
+    ws, cwd, _ = shared
+    parent, cell = execute(ws, cwd, [PARENT, UNMAPPED], uninstall=False)
+    assert stdout(parent) not in ("", "1"), f"expected a kernel forked by the zygote, saw {parent.outputs}"
+    unmapped, imported = stdout(cell).split()  # at most what the kernel imported after its fork (~1,500 without)
+    assert int(unmapped) < 10 and imported == "True", f"unmapped modules, stack_data imported: {stdout(cell)!r}"
+
+
+def test_a_forked_kernels_tracebacks_read_as_a_fresh_kernels(running):
+    """Does an error's traceback in a kernel forked from the zygote (caches filled before the fork) read exactly
+    as in a kernel of its own, for the student's code, a library's and a course check's?"""
+    ws, cwd, zyg = running
+
+    def shown(cells):
+        return [re.sub(r"ipykernel_\d+", "ipykernel_N", json.dumps(c.outputs)) for c in cells[1:]]
+
+    forked = execute(ws, cwd, [PARENT, *ERRORS], uninstall=False)
+    zyg.stop()
+    own = execute(ws, cwd, [PARENT, *ERRORS])
+    assert stdout(forked[0]) not in ("", "1") and stdout(own[0]) == "1", "expected one forked, one of its own"
+    assert all(errors(c) for c in forked[1:]), [c.outputs for c in forked]
+    assert shown(forked) == shown(own)
 
 
 def test_zygote_memory_is_not_readable_from_a_kernel(shared):
