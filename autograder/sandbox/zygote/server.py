@@ -254,7 +254,10 @@ def main() -> None:
     checks = kernel.prepare()
     _preload()
     kernel.load_checks(quiet=True)
-    _warm_tracebacks()  # after every import: the module map then holds them all
+    try:  # after every import: the module map then holds them all
+        _warm_tracebacks()
+    except Exception as exc:  # noqa: BLE001  (a head start only: each kernel's first traceback does it otherwise)
+        print(f"zygote: tracebacks not warmed: {type(exc).__name__}: {exc}", flush=True)
     linux.set_dumpable(False)
     home = os.environ.get("HOME", "/tmp/home")
     guard = procs.Guard(limits()["procs"], log=lambda line: print(f"zygote: {line}", flush=True))
