@@ -126,14 +126,14 @@ def _pick(name, options, rel):
         cand, nb, problem, _ = o
         return (nb is not None, repair.completeness(nb, rel) if nb is not None and rel else 0, cand.mtime)
 
-    if len(options) > 1:  # one file needs no ranking (how complete it is takes a pass over every cell)
+    if len(options) > 1:  # only then ranked: how complete a file is takes a pass over every cell
         options.sort(key=rank, reverse=True)
-    cand = options[0][0]
-    if len(options) > 1:
         rest = ", ".join(repr(o[0].shown) for o in options[1:])
         return options[0], (
-            f"{len(options)} files for {name}: took {cand.shown!r} (most complete, then newest); ignored {rest}"
+            f"{len(options)} files for {name}: took {options[0][0].shown!r} (most complete, then newest); "
+            f"ignored {rest}"
         )
+    cand = options[0][0]
     if cand.shown != f"{name}.ipynb":
         return options[0], f"took {cand.shown!r} as {name}.ipynb"
     return options[0], None

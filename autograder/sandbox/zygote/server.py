@@ -220,7 +220,7 @@ def _preload():
 def _warm_tracebacks():
     """Do once here what each kernel's first traceback did: import what IPython formats it with (stack_data,
     pygments' formatters) and fill `inspect`'s map from module files to modules. Filling it took a realpath of every
-    loaded module's file, about 0.15 s a kernel; every kernel forked after this inherits the map. Only caches are
+    loaded module's file, about 0.1 s a kernel; every kernel forked after this inherits the map. Only caches are
     filled: a traceback reads as it did.
 
     Python 3.11's `inspect.getmodule` stops its pass over `sys.modules` with a TypeError at each namespace package
