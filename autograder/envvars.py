@@ -175,14 +175,14 @@ VARIABLES = (
         "notebook",
         None,
         (_RUNNER,),
-        (_RUNNER, _EXECUTE),
+        (_EXECUTE,),
     ),
     Var(
         CHECK_KEY,
         "one notebook's pass-token key, in its kernelspec's environment (`kernel.json`, 0600); the launcher takes it "
         "out and hands it on by pipe or socket, never in a sandbox's environment",
         None,
-        (_RUNNER,),
+        (_RUNNER, _EXECUTE),
         (_LAUNCHER, _BWRAP, _KERNEL, _CHECKS),
     ),
     Var(

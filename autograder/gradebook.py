@@ -301,3 +301,57 @@ def _restore_hand_grades(con, student, hand, before, answers) -> HandGrades:
         lines.append(f"HAND GRADE KEPT {where}: {what} (answer unchanged)")
         kept += 1
     return HandGrades(tuple(lines), kept, len(lines) - kept)
+
+
+# A student's grades of one notebook in a worker's shard: (cell name, cell type, grade id, auto score, manual score)
+_NOTEBOOK_GRADES = (
+    "SELECT bc.name, bc.type, t.id, t.auto_score, t.manual_score "
+    + (_CELLS % "grade").format(db="main")
+    + " AND nb.name = :notebook AND bc.type IN ('GradeCell', 'TaskCell')"
+)
+
+
+@dataclass(frozen=True)
+class ShardGrade:
+    """One grade row of a shard as `nbgrader autograde` left it."""
+
+    id: str
+    auto_score: float | None
+    manual_score: float | None
+
+
+def _notebook_grades(shard, student, notebook):
+    """Every grade row of `student`'s notebook in a shard, as (cell name, cell type, ShardGrade)."""
+    params = {"assignment": contract.ASSIGNMENT, "student": student, "notebook": notebook}
+    with contextlib.closing(sqlite3.connect(shard)) as con:
+        return [(name, kind, ShardGrade(*grade)) for name, kind, *grade in con.execute(_NOTEBOOK_GRADES, params)]
+
+
+def shard_grades(shard: Path | str, student: str, notebook: str) -> dict[str, ShardGrade]:
+    """{cell name: ShardGrade} of `student`'s notebook in a worker's shard, each cell's grade as nbgrader's
+    find_grade finds it: a grade cell's, else a task cell's. {} when the shard has no such submission."""
+    found = {}
+    for name, kind, grade in _notebook_grades(shard, student, notebook):
+        if kind == "GradeCell" or name not in found:
+            found[name] = grade
+    return found
+
+
+def set_shard_scores(shard: Path | str, scores: Mapping[str, float | None]) -> None:
+    """Give grade rows of a worker's shard ({grade row id: score}) their automatic score: None leaves the cell to a
+    person (needs_manual_grade), any other score is final, as nbgrader's autograde sets them.
+
+    The shard is a scratch copy that the worker reads back at once: its commit need not wait for the disk."""
+    with contextlib.closing(sqlite3.connect(shard)) as con:
+        con.execute("PRAGMA synchronous=OFF")
+        with con:
+            con.executemany(
+                "UPDATE grade SET auto_score = ?, needs_manual_grade = ? WHERE id = ?",
+                [(score, score is None, row) for row, score in scores.items()],
+            )
+
+
+def zero_shard_notebook(shard: Path | str, student: str, notebook: str) -> None:
+    """Give every grade of `student`'s notebook in a worker's shard 0 points, final (a notebook that could not be
+    graded); nothing when the shard has no such submission."""
+    set_shard_scores(shard, {grade.id: 0.0 for _, _, grade in _notebook_grades(shard, student, notebook)})

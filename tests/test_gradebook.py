@@ -266,3 +266,74 @@ def test_a_hand_grade_saved_while_a_regrade_waits_is_kept(tmp_path):
     assert done["kept"].kept == 1
     entered = gradebook.read_hand_grades(res.gradebook_path())[("李明", "toy")]["written_toy"]
     assert entered["score"] == 0.75
+
+
+def task_template(folder):
+    """The toy template with a task cell beside its grade cells, one of them under a grade cell's name."""
+    from nbgrader.api import Gradebook
+
+    toy_template(folder)
+    with Gradebook(f"sqlite:///{folder / 'gradebook.db'}") as gb:
+        gb.add_task_cell("task_toy", "toy", contract.ASSIGNMENT, max_score=2.0, cell_type="markdown")
+        gb.add_task_cell("test_add", "toy", contract.ASSIGNMENT, max_score=3.0, cell_type="markdown")
+    return folder
+
+
+def test_a_shards_grades_are_the_ones_nbgrader_finds(tmp_path):
+    """Does shard_grades give, for every cell of every student's notebook, the row nbgrader's find_grade finds (a
+    grade cell's before a task cell's of the same name), with its scores?"""
+    from nbgrader.api import Gradebook
+
+    template = task_template(tmp_path / "template")
+    shard = tmp_path / "shard.db"
+    shutil.copy(template / "gradebook.db", shard)
+    graded(shard, {s: {"test_add": 1.0, "test_mul": None if s == "ref" else 0.0} for s in STUDENTS})
+    for student in STUDENTS:
+        found = gradebook.shard_grades(shard, student, "toy")
+        with Gradebook(f"sqlite:///{shard}") as gb:
+            for cell in ["test_add", "test_mul", "written_toy", "task_toy"]:
+                grade = gb.find_grade(cell, "toy", contract.ASSIGNMENT, student)
+                assert found[cell] == gradebook.ShardGrade(grade.id, grade.auto_score, grade.manual_score)
+        assert set(found) == {"test_add", "test_mul", "written_toy", "task_toy"}
+    assert gradebook.shard_grades(shard, "nobody", "toy") == {}
+    assert gradebook.shard_grades(shard, "ref", "no such notebook") == {}
+
+
+def test_scores_set_in_a_shard_are_what_nbgraders_api_would_leave(tmp_path):
+    """Does set_shard_scores leave a shard row for row as setting the same scores through nbgrader's API does (a
+    score final, None waiting for a person), touching no other row?"""
+    from nbgrader.api import Gradebook
+
+    template = task_template(tmp_path / "template")
+    ours, theirs = tmp_path / "ours.db", tmp_path / "theirs.db"
+    shutil.copy(template / "gradebook.db", ours)
+    graded(ours, {s: {"test_add": 1.0, "test_mul": 2.0} for s in STUDENTS})
+    shutil.copy(ours, theirs)
+    wanted = {("Zoë Ñúñez", "test_mul"): None, ("Zoë Ñúñez", "test_add"): 0.0, ("李明", "task_toy"): 2.0}
+    found = {student: gradebook.shard_grades(ours, student, "toy") for student in STUDENTS}
+    gradebook.set_shard_scores(ours, {found[s][cell].id: score for (s, cell), score in wanted.items()})
+    with Gradebook(f"sqlite:///{theirs}") as gb:
+        for (student, cell), score in wanted.items():
+            grade = gb.find_grade(cell, "toy", contract.ASSIGNMENT, student)
+            grade.auto_score, grade.needs_manual_grade = score, score is None
+        gb.db.commit()
+    assert rows(ours) == rows(theirs)
+    assert rows(ours) != rows(template / "gradebook.db")
+
+
+def test_zeroing_a_shards_notebook_gives_every_grade_of_that_student_0(tmp_path):
+    """Does zero_shard_notebook give every grade of one student's notebook 0 points, final (task cells included),
+    and leave the other students' grades, even one whose name differs only in its Unicode form, as they were?"""
+    template = task_template(tmp_path / "template")
+    shard = tmp_path / "shard.db"
+    shutil.copy(template / "gradebook.db", shard)
+    graded(shard, {s: {"test_add": 1.0, "test_mul": None} for s in STUDENTS})
+    before = rows(shard)
+    gradebook.zero_shard_notebook(shard, "Zoë Ñúñez", "toy")
+    after = rows(shard)
+    changed = {key for key in after if after[key] != before[key]}
+    assert changed == {key for key in after if key[0] == "grade" and key[1] == "Zoë Ñúñez"}
+    assert all(after[key] == (0.0, None, None, 0) for key in changed)
+    assert len(changed) == 5  # test_add (its grade and its task cell), test_mul, written_toy, task_toy
+    gradebook.zero_shard_notebook(shard, "nobody", "toy")  # no such submission: nothing happens
+    assert rows(shard) == after

@@ -73,3 +73,13 @@ def test_nbgrader_processes_start_without_the_iri_grammar(tmp_path):
     proc.start()
     proc.join(60)
     assert (tmp_path / "probe").read_text() == "skipped"
+
+
+def test_the_grading_process_leaves_nbgrader_to_the_autograde_process():
+    """Does importing the grading pipeline and its worker leave nbgrader (about 0.7 s) unimported, so that a grading
+    process starts its zygote without waiting for it? Only the forked `nbgrader autograde` process needs it."""
+    code = (
+        "import sys; import autograder.grading.pipeline, autograder.grading.worker; "
+        "print(sorted(m for m in sys.modules if m == 'nbgrader' or m.startswith('nbgrader.')))"
+    )
+    assert _imports(code) == "[]"

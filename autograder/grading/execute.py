@@ -1,5 +1,7 @@
-"""nbgrader's autograde preprocessors with a kernel death or a flood of output survived (ResilientExecute),
-and the kernel manager it uses, which does not idle while a kernel starts or stops."""
+"""What runs inside the `nbgrader autograde` process: `KeyedKernel` (each notebook's kernel under its own key),
+nbgrader's autograde preprocessors with a kernel death or a flood of output survived (`ResilientExecute`), and the
+kernel manager it uses, which does not idle while a kernel starts or stops. Only that process imports nbgrader: the
+worker reads and re-scores its shard in plain SQL (autograder/gradebook.py)."""
 
 import asyncio
 import copy
@@ -17,18 +19,35 @@ from jupyter_client.asynchronous import AsyncKernelClient
 from jupyter_core.utils import ensure_async
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat.notebooknode import NotebookNode
-from nbgrader.preprocessors import Execute
+from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from traitlets import DottedObjectName, Type
 
 from autograder import contract, envvars
+from autograder.grading.runner import LIMIT_ERROR, STAMPS, sandboxed_kernel
 from autograder.sandbox import launcher
 from autograder.sandbox.limits import limits, out_of_memory, timed_out
 from autograder.sandbox.zygote import client as zygote_client
 from autograder.sandbox.zygote import protocol as zygote_protocol
 
-LIMIT_ERROR = "StoppedByGrader"  # ename of the error output that says which limit stopped a cell
 FRESH_KERNELS = 3  # kernels a notebook may be given after a limit killed one (each costs a replay)
 MEMORY_SIGNS = ("DefaultCPUAllocator: can't allocate memory", "Cannot allocate memory")  # torch, errno 12
+
+
+class KeyedKernel(NbGraderPreprocessor):
+    """Runs first for each notebook inside one `nbgrader autograde` process: installs the grading kernel
+    with that notebook's own check key (read from the 0600 file named by env A3_KEYS_FILE), and notes the time
+    in the workspace's STAMPS file, where the kernel's start begins (`runner.timing`)."""
+
+    def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
+        info = json.loads(Path(os.environ[envvars.KEYS_FILE]).read_text())
+        name = resources["nbgrader"]["notebook"]
+        stamps_path = Path(info["workspace"]) / STAMPS
+        stamps = json.loads(stamps_path.read_text()) if stamps_path.exists() else {}
+        stamps[name] = time.time()
+        stamps_path.write_text(json.dumps(stamps))
+        sandboxed_kernel(Path(info["workspace"]), {**info["kernel_env"], envvars.CHECK_KEY: info["keys"][name]})
+        return nb, resources
+
 
 AUTOGRADE_PREPROCESSORS = [  # nbgrader 0.9.6's list, with Execute replaced by the resilient one below
     "autograder.grading.execute.ResilientExecute",
@@ -68,7 +87,7 @@ def one_cause_per_cell(incidents: list[dict]) -> list[dict]:
 
 
 def _workspace() -> Path | None:
-    """The student's workspace this nbgrader process grades (from the keys file runner.KeyedKernel reads)."""
+    """The student's workspace this nbgrader process grades (from the keys file KeyedKernel reads)."""
     try:
         return Path(json.loads(Path(os.environ[envvars.KEYS_FILE]).read_text())["workspace"])
     except (KeyError, OSError, ValueError):

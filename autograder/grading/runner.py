@@ -1,7 +1,8 @@
 """The nbgrader runner: one `nbgrader autograde` process over a student's workspace.
 
-The process is forked from a fork server that has nbgrader imported (`_nbgrader_context`). Its config puts
-`KeyedKernel` in front of the resilient autograde preprocessors (autograder.grading.execute), so each notebook
+The process is forked from a fork server that has nbgrader imported (`_nbgrader_context`); this module does not
+import it, so a grading process starts its zygote without waiting for nbgrader. The config puts `KeyedKernel` in
+front of the resilient autograde preprocessors (both in autograder.grading.execute), so each notebook
 runs in a grading kernel that holds that notebook's own check key. `run_autograde` returns what the worker
 needs to verify the run (`AutogradeRun`); `timing` splits a notebook's time into start-up, setup, cells and
 tests.
@@ -22,7 +23,6 @@ from datetime import datetime
 from pathlib import Path
 
 import nbformat
-from nbgrader.preprocessors import NbGraderPreprocessor
 
 from autograder import contract, envvars
 from autograder.content import build
@@ -53,29 +53,14 @@ def _flatten(config, prefix=""):
 
 
 STAMPS = ".a3-kernel-stamps.json"  # {notebook: epoch seconds when its kernel was asked for}, in the workspace
-
-
-class KeyedKernel(NbGraderPreprocessor):
-    """Runs first for each notebook inside one `nbgrader autograde` process: installs the grading kernel
-    with that notebook's own check key (read from the 0600 file named by env A3_KEYS_FILE), and notes the time
-    in the workspace's STAMPS file, where the kernel's start begins (runner.timing)."""
-
-    def preprocess(self, nb: nbformat.NotebookNode, resources: dict) -> tuple[nbformat.NotebookNode, dict]:
-        info = json.loads(Path(os.environ[envvars.KEYS_FILE]).read_text())
-        name = resources["nbgrader"]["notebook"]
-        stamps_path = Path(info["workspace"]) / STAMPS
-        stamps = json.loads(stamps_path.read_text()) if stamps_path.exists() else {}
-        stamps[name] = time.time()
-        stamps_path.write_text(json.dumps(stamps))
-        sandboxed_kernel(Path(info["workspace"]), {**info["kernel_env"], envvars.CHECK_KEY: info["keys"][name]})
-        return nb, resources
+LIMIT_ERROR = "StoppedByGrader"  # ename of the error output that says which limit stopped a cell (execute.py)
 
 
 # The sandbox's autograde preprocessors (resilient Execute) with KeyedKernel in front: one process grades one
 # or several notebooks, each under its own key
 KEYED_PREPROCESSORS = [
     "from autograder.grading.execute import AUTOGRADE_PREPROCESSORS",
-    "c.Autograde.autograde_preprocessors = ['autograder.grading.runner.KeyedKernel'] + AUTOGRADE_PREPROCESSORS",
+    "c.Autograde.autograde_preprocessors = ['autograder.grading.execute.KeyedKernel'] + AUTOGRADE_PREPROCESSORS",
 ]
 
 

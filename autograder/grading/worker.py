@@ -27,10 +27,9 @@ from pathlib import Path
 
 import nbformat
 
-from autograder import contract, envvars, paths, term, tokens
+from autograder import contract, envvars, gradebook, paths, term, tokens
 from autograder.content import build
 from autograder.grading import runner
-from autograder.grading.execute import LIMIT_ERROR
 from autograder.grading.ingest import Submission
 from autograder.records import CellResult, NotebookResult, Status, StudentResult, is_blank_answer, is_settled
 from autograder.reports import feedback, sanitize
@@ -109,7 +108,7 @@ def _stdout_text(cell):
 def _error_line(cell):
     """One line describing why a test cell failed, from its outputs ('' when it did not fail): the limit that
     stopped it when one did."""
-    limits_hit = [o.get("evalue", "") for o in cell.get("outputs", []) if o.get("ename") == LIMIT_ERROR]
+    limits_hit = [o.get("evalue", "") for o in cell.get("outputs", []) if o.get("ename") == runner.LIMIT_ERROR]
     if limits_hit:
         return "; ".join(limits_hit)
     for out in cell.get("outputs", []):
@@ -277,20 +276,6 @@ def release_slots(parent: Path | str) -> int:
     return len(mine)
 
 
-def _zero_in_shard(ws, student, notebook):
-    """Give every graded cell of a notebook that could not be graded 0 points in the shard."""
-    from nbgrader.api import Gradebook, MissingEntry
-
-    with Gradebook(f"sqlite:///{ws / 'gradebook.db'}") as gb:
-        try:
-            sub = gb.find_submission_notebook(notebook, contract.ASSIGNMENT, student)
-        except MissingEntry:
-            return
-        for grade in sub.grades:
-            grade.auto_score, grade.needs_manual_grade = 0.0, False
-        gb.db.commit()
-
-
 def _verify_notebook(task, ws, notebook, key, layout, log_lines, run_id):
     """Scores of one autograded notebook after token verification (the shard is updated to match).
 
@@ -298,8 +283,6 @@ def _verify_notebook(task, ws, notebook, key, layout, log_lines, run_id):
     - (NotebookResult, autograded notebook), or (None, None) when the run `run_id` did not finish executing
       it (nbgrader writes a copy of the submission there before executing it).
     """
-    from nbgrader.api import Gradebook, MissingEntry
-
     graded = ws / "autograded" / task.student / contract.ASSIGNMENT / f"{notebook}.ipynb"
     if not graded.exists():
         return None, None
@@ -312,34 +295,27 @@ def _verify_notebook(task, ws, notebook, key, layout, log_lines, run_id):
     incidents = _incidents(nb)
     for index, cause in incidents:
         log_lines.append(f"LIMIT {task.student}/{notebook}: {_cell_name(nb, index)}: {cause}")
-    cells = []
-    with Gradebook(f"sqlite:///{ws / 'gradebook.db'}") as gb:
-        for test_id, points in tests.items():
-            gid = contract.check_id(test_id)
-            try:
-                grade = gb.find_grade(test_id, notebook, contract.ASSIGNMENT, task.student)
-            except MissingEntry:
-                grade = None
-            score, note = verify_cell(by_id.get(test_id), gid, key.encode(), grade and grade.auto_score, points)
-            if score == 0 and test_id in position:
-                note = _with_earlier_cause(nb, incidents, position[test_id], note)
-            if grade is not None:
-                grade.auto_score = score
-                grade.needs_manual_grade = score is None
-            if score is None:
-                log_lines.append(f"MANUAL {task.student}/{notebook}/{gid}: {note}")
-            elif note != "passed":
-                log_lines.append(f"CHECK {task.student}/{notebook}/{gid}: 0/{points:g}: {note}")
-            cells.append(CellResult(gid, score, points, note))
-        blank = _blank_answers(nb, Path(task.template) / "release" / f"{notebook}.ipynb")
-        for gid in blank:  # as nbgrader scores an untouched answer ("No response"): 0, nobody needs to grade it
-            try:
-                grade = gb.find_grade(gid, notebook, contract.ASSIGNMENT, task.student)
-            except MissingEntry:
-                continue
-            if grade.manual_score is None:
-                grade.auto_score, grade.needs_manual_grade = 0.0, False
-        gb.db.commit()
+    shard = ws / "gradebook.db"
+    grades = gradebook.shard_grades(shard, task.student, notebook)
+    scores, cells = {}, []
+    for test_id, points in tests.items():
+        gid = contract.check_id(test_id)
+        grade = grades.get(test_id)
+        score, note = verify_cell(by_id.get(test_id), gid, key.encode(), grade and grade.auto_score, points)
+        if score == 0 and test_id in position:
+            note = _with_earlier_cause(nb, incidents, position[test_id], note)
+        if grade is not None:
+            scores[grade.id] = score
+        if score is None:
+            log_lines.append(f"MANUAL {task.student}/{notebook}/{gid}: {note}")
+        elif note != "passed":
+            log_lines.append(f"CHECK {task.student}/{notebook}/{gid}: 0/{points:g}: {note}")
+        cells.append(CellResult(gid, score, points, note))
+    blank = _blank_answers(nb, Path(task.template) / "release" / f"{notebook}.ipynb")
+    for gid in blank:  # as nbgrader scores an untouched answer ("No response"): 0, nobody needs to grade it
+        if gid in grades and grades[gid].manual_score is None:
+            scores[grades[gid].id] = 0.0
+    gradebook.set_shard_scores(shard, scores)
     summary = NotebookResult.graded(notebook, cells, sum(tests.values()))
     summary.notes += [f"{_cell_name(nb, index)}: {cause}" for index, cause in incidents]
     summary.blank = blank
@@ -441,7 +417,7 @@ def _grade_notebooks(task, ws, todo, layout, base_settings, base_env, kernel_env
                 else f"nbgrader could not grade it: {runner.last_error(one.output)}"
             )
             log_lines.append(f"FAILED {task.student}/{nb}: {why}")
-            _zero_in_shard(ws, task.student, nb)
+            gradebook.zero_shard_notebook(ws / "gradebook.db", task.student, nb)
             summary = NotebookResult.failed(nb, layout[nb]["tests"], why)
             summary.timing = {"seconds": round(one.wall, 3)}
         else:
@@ -467,6 +443,9 @@ def _nbgrader_settings(task: Task, ws: Path) -> dict:
                 "a3_incidents",
             },
             "Autograde.create_student": True,
+            # nbconvert validates the notebook after each preprocessor: 13 validations a notebook, about 0.2 s a
+            # student. Once, after the last, decides the same (the notebook is written only if valid).
+            "Exporter.optimistic_validation": True,
         }
     )
     return settings

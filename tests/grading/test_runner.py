@@ -149,3 +149,57 @@ with Gradebook(two) as gb:
 print(json.dumps([shared, seen, engine.pool.checkedout(), apart, empty]))
 """
     assert run(script) == [True, ["Zoë Ñúñez"], 0, True, []]
+
+
+def _autograde_exporter(tmp_path):
+    """nbconvert's exporter as an autograde run's nbgrader_config.py configures it, with three preprocessors: two
+    that leave the notebook as it is and one that leaves it invalid when the notebook's metadata asks it to."""
+    import nbformat
+    from nbconvert.exporters import NotebookExporter
+    from nbconvert.preprocessors import Preprocessor
+    from traitlets.config.loader import PyFileConfigLoader
+
+    from autograder.content import build
+    from autograder.grading import worker
+
+    task = worker.Task(student="s", notebooks=[], template=str(tmp_path), work=str(tmp_path))
+    (tmp_path / "nbgrader_config.py").write_text(build.config_text(worker._nbgrader_settings(task, tmp_path)))
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(tmp_path)).load_config()
+
+    class Keeps(Preprocessor):
+        def preprocess(self, nb, resources):
+            return nb, resources
+
+    class Breaks(Preprocessor):
+        def preprocess(self, nb, resources):
+            if nb.metadata.get("break"):
+                nb.cells[0]["source"] = 5  # a cell's source must be text
+            return nb, resources
+
+    exporter = NotebookExporter(config=config)
+    for preprocessor in (Keeps(), Breaks(), Keeps()):
+        preprocessor.enabled = True
+        exporter.register_preprocessor(preprocessor)
+    return exporter, nbformat
+
+
+def test_an_autograde_run_validates_each_notebook_once(tmp_path, monkeypatch):
+    """Does an autograde run's config reach nbconvert's exporter, so that a notebook is validated once, after the
+    last preprocessor, instead of after each one (13 a notebook in nbgrader's autograde)?"""
+    exporter, nbformat = _autograde_exporter(tmp_path)
+    calls = []
+    validate = type(exporter)._validate_preprocessor
+    monkeypatch.setattr(type(exporter), "_validate_preprocessor", lambda *a: calls.append(validate(*a)))
+    exporter.from_notebook_node(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1")]))
+    assert len(calls) == 1
+
+
+def test_an_autograde_run_still_refuses_a_notebook_a_preprocessor_left_invalid(tmp_path):
+    """With one validation a notebook, does a notebook that a preprocessor left invalid still fail its export, so
+    that nbgrader writes no autograded notebook for it (and the worker records it as not graded)?"""
+    exporter, nbformat = _autograde_exporter(tmp_path)
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1")])
+    exporter.from_notebook_node(nb)  # valid: exported
+    nb.metadata["break"] = True
+    with pytest.raises(nbformat.ValidationError):
+        exporter.from_notebook_node(nb)
