@@ -344,6 +344,7 @@ def run_tasks(tasks, batch, results, layout, workers, scheduler_address):
             tasks,
             worker.grade,
             then=worker.render_pages,  # one student's pages rendered while the next is graded
+            warm_then=worker.warm_pages,
             workers=workers,
             scheduler=scheduler_address,
             on_result=on_result,

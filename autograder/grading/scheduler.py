@@ -153,6 +153,7 @@ def run(
     fn: Callable[[Any], Any],
     *,
     then: Callable[[Any], Any] | None = None,
+    warm_then: Callable[[], Any] | None = None,
     workers: int | None = None,
     scheduler: str | None = None,
     on_result: Callable[[Any], None] | None = None,
@@ -171,6 +172,8 @@ def run(
     - then: picklable function (module level) of what fn returned -> the result, for a last stage that needs no
       more than fn's return value (rendering pages): with one worker it runs in a second process while fn runs
       for the next task, on Dask in the worker right after fn. It should catch its own errors.
+    - warm_then: picklable function (module level) that pays `then`'s one-time costs (imports, caches); with one
+      worker, that second process runs it first, while fn runs for the first task.
     - workers: local worker processes, one thread each (default: all cores); 1 without a scheduler
       runs in this process.
     - scheduler: address of an existing Dask scheduler ("tcp://host:8786"); `workers` is then ignored.
@@ -209,7 +212,7 @@ def run(
         workers = min(workers or cores.usable(), len(tasks))  # no more workers than tasks
         if tasks and scheduler is None and workers <= 1:
             stats.mode, stats.n_workers = "in-process", 1
-            _run_in_process(tasks, fn, then, retries, stats, finish)
+            _run_in_process(tasks, fn, then, retries, stats, finish, warm_then)
         elif tasks:
             _run_on_dask(
                 tasks,
@@ -248,10 +251,14 @@ def _in_turn(fn, then, task):
     return then(fn(task))
 
 
-def _run_in_process(tasks, fn, then, retries, stats, finish):
+def _run_in_process(tasks, fn, then, retries, stats, finish, warm_then=None):
     """Fast path for one worker: call fn here, retrying a task whose fn raised. `then` runs for each task in a
     second process, beside fn for the next task (a thread would not do: its pure-Python work would hold the
-    interpreter lock that fn's many small waits take back). Results are reported in task order."""
+    interpreter lock that fn's many small waits take back). Results are reported in task order.
+
+    That process starts at once and runs `warm_then` while fn runs for the first task, at a lower priority
+    (BESIDE_NICE): whatever it does only runs ahead of what fn's next task needs, so it takes what fn leaves of
+    the machine, such as the cores that wait with fn for its first kernels."""
 
     def settle(i, task, outcome, meta=None):
         if isinstance(outcome, Future):
@@ -268,6 +275,9 @@ def _run_in_process(tasks, fn, then, retries, stats, finish):
             finish(i, outcome["result"])
 
     beside = cores.pool(1) if then is not None and len(tasks) > 1 else None
+    if beside is not None:
+        with contextlib.suppress(BrokenProcessPool):  # no second process to be had: `then` runs here (_submit)
+            beside.submit(_start_beside, warm_then)
     waiting = None  # (index, task, future, fn's measurements) of the task whose `then` runs beside this one's fn
     try:
         for i, task in enumerate(tasks):
@@ -287,6 +297,18 @@ def _run_in_process(tasks, fn, then, retries, stats, finish):
     finally:
         if beside is not None:
             beside.shutdown(wait=True, cancel_futures=True)
+
+
+BESIDE_NICE = 10  # the niceness of the process that runs `then` beside fn (one worker)
+
+
+def _start_beside(warm_then):
+    """First job of the process beside fn: lower its priority, then run warm_then (a failure there is only a
+    slower first `then`)."""
+    os.nice(BESIDE_NICE)
+    if warm_then is not None:
+        with contextlib.suppress(Exception):
+            warm_then()
 
 
 def _submit(pool, then, meta):

@@ -596,6 +596,22 @@ def render_pages(graded: Graded) -> StudentResult:
     return result
 
 
+def warm_pages() -> None:
+    """Render one small page and its reader-safe copy, and throw both away: a process's first page otherwise pays
+    about 2 s of one-time costs (the imports, nbconvert's templates, pygments' lexers) on top of its own work."""
+    v4 = nbformat.v4
+    code = v4.new_code_cell("import math\nfor i in range(3):\n    print(f'{i}: {math.sqrt(i):.2f}')  # a comment")
+    code.outputs = [
+        v4.new_output("stream", name="stdout", text="0: 0.00\n"),
+        v4.new_output("execute_result", data={"text/plain": "3"}, execution_count=1),
+        v4.new_output("error", ename="ValueError", evalue="no", traceback=["\x1b[0;31mValueError\x1b[0m: no"]),
+    ]
+    nb = v4.new_notebook(cells=[v4.new_markdown_cell("# Warm-up\nAn answer with $x^2$ and `code`."), code])
+    result = NotebookResult.graded("warm-up", [CellResult("warm_up", 1.0, 1.0, "passed")], 1.0)
+    nbformat.writes(sanitize.safe_for_readers(nb))
+    feedback.render(nb, feedback.Page.of(result, "warm-up"))
+
+
 def grade_student(task: Task) -> StudentResult:
     """Grade one student and render their pages: render_pages(grade(task))."""
     return render_pages(grade(task))

@@ -71,6 +71,24 @@ def die_in_first_then(result):
     return dict(result, then_pid=os.getpid())
 
 
+WARMED = []  # the processes warm_here ran in, as the process itself saw it
+
+
+def warm_here():
+    """A warm-up: note the process it ran in."""
+    WARMED.append(os.getpid())
+
+
+def warm_and_raise():
+    """A warm-up that fails."""
+    raise RuntimeError("no warm-up")
+
+
+def mark_warmed_then(result):
+    """The last stage: note its process, the warm-ups that process had run before, and its niceness."""
+    return dict(result, then_pid=os.getpid(), warmed=list(WARMED), nice=os.nice(0))
+
+
 def visible_devices(task):
     """The CUDA devices this worker process may use."""
     return {"task": task, "cuda": os.environ.get("CUDA_VISIBLE_DEVICES"), "pid": os.getpid()}
@@ -196,6 +214,24 @@ def test_one_worker_runs_then_in_a_second_process_and_keeps_task_order():
     assert {r["pid"] for r in results} == {os.getpid()}
     (then_pid,) = {r["then_pid"] for r in results}
     assert then_pid != os.getpid()
+
+
+def test_with_one_worker_the_process_beside_fn_warms_up_first_at_a_lower_priority():
+    """With one worker, does the process that runs `then` run warm_then once, before the first task's `then`, at a
+    lower priority than this process, so that what it runs ahead never slows fn?"""
+    tasks = [{"n": n} for n in range(3)]
+    results = scheduler.run(tasks, square_then, then=mark_warmed_then, warm_then=warm_here, workers=1)
+    (then_pid,) = {r["then_pid"] for r in results}
+    assert [r["warmed"] for r in results] == [[then_pid]] * 3 and then_pid != os.getpid()
+    assert {r["nice"] for r in results} == {min(19, os.nice(0) + scheduler.BESIDE_NICE)}
+    assert WARMED == []  # none in this process
+
+
+def test_a_warm_up_that_raises_changes_no_result():
+    """Does a warm_then that raises leave every task's `then` to run, with the results it gives without one?"""
+    tasks = [{"n": n} for n in range(3)]
+    results = scheduler.run(tasks, square_then, then=mark_warmed_then, warm_then=warm_and_raise, workers=1)
+    assert [r["value"] for r in results] == [0, 1, 4] and all(r["warmed"] == [] for r in results)
 
 
 def test_a_then_that_raises_fails_only_its_task():

@@ -38,3 +38,11 @@ def test_kernels_python_path_names_no_working_folder(monkeypatch):
     assert worker._python_path() == os.pathsep.join([str(paths.ROOT), "/opt/site", "/srv/Zoë"])
     monkeypatch.delenv("PYTHONPATH")
     assert worker._python_path() == str(paths.ROOT)
+
+
+def test_warming_the_pages_renders_a_page_without_an_error(tmp_path, monkeypatch):
+    """Does warm_pages render its page and reader-safe copy without raising, writing nothing? (Where it runs, a
+    failure is swallowed: it only costs time, so only this test would show it.)"""
+    monkeypatch.chdir(tmp_path)
+    worker.warm_pages()
+    assert list(tmp_path.iterdir()) == []
