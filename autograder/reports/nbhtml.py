@@ -37,6 +37,7 @@ _PLACEHOLDER = re.compile(r"<(a3hl[0-9a-f]{16}x[0-9]+)></\1>")
 _PYGMENTS_TAG = re.compile(r'<(div|span) class=" *([\w-]+(?: [\w-]+)*) *">|<(pre|span)>|</(div|pre|span)>')
 _PYGMENTS_TEXT = re.compile(r"(?:[^<>&\r\x00]|&(?:amp|lt|gt|quot|#39);)*")
 _ENTITIES = {"&amp;": "&", "&lt;": "<", "&gt;": ">", "&quot;": '"', "&#39;": "'"}
+_ENTITY = re.compile("|".join(_ENTITIES))
 
 
 def _soup_form(fragment):
@@ -65,7 +66,9 @@ def _soup_form(fragment):
 
 def _minimal(text):
     """Escaped text as BeautifulSoup writes it: entities read, then only &, < and > escaped."""
-    text = re.sub(r"&(?:amp|lt|gt|quot|#39);", lambda m: _ENTITIES[m.group(0)], text)
+    if "&" not in text:  # Pygments' text holds no bare < or >: most of it has nothing to change
+        return text
+    text = _ENTITY.sub(lambda m: _ENTITIES[m.group(0)], text)
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
@@ -156,8 +159,11 @@ def _exporter(mathjax_url):
     from nbconvert import HTMLExporter
     from nbconvert.filters import Highlight2HTML
 
-    # markdown and HTML outputs sanitised too; MathJax from the feedback folder (install_mathjax), not a CDN
-    exporter = HTMLExporter(sanitize_html=True, mathjax_url=mathjax_url, **readable_template())
+    # markdown and HTML outputs sanitised too; MathJax from the feedback folder (install_mathjax), not a CDN. The
+    # notebook is validated once, after the last of its 12 preprocessors (each validation only checks).
+    exporter = HTMLExporter(
+        sanitize_html=True, mathjax_url=mathjax_url, optimistic_validation=True, **readable_template()
+    )
     highlight = Highlight2HTML(pygments_lexer="ipython3", parent=exporter)
     # Every student's page repeats the course's own cells, so both filters remember what they made for short
     # texts (pure functions of the text; cell metadata reaches Pygments only through "magics_language")

@@ -250,6 +250,17 @@ def test_fast_render_leaves_a_fragment_it_does_not_know_to_beautifulsoup():
     assert nbhtml._soup_form('<div class="highlight"><pre><span>x</pre></span></div>') is None
 
 
+def test_a_page_validates_its_notebook_once(monkeypatch):
+    """Does the page's exporter validate the notebook once, after its last preprocessor, instead of after each of
+    its 12 (each validation only checks)?"""
+    exporter = nbhtml._exporter(feedback.MATHJAX_URL)
+    calls = []
+    validate = type(exporter)._validate_preprocessor
+    monkeypatch.setattr(type(exporter), "_validate_preprocessor", lambda *a: calls.append(validate(*a)))
+    feedback.render(nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1")]), page_of(EMPTY_SUMMARY, "eve"))
+    assert len(calls) == 1
+
+
 def test_page_has_a_title_and_contents_linking_each_graded_cell():
     """Does a feedback page carry a real title and a contents line linking to each graded cell's verdict?"""
     test = nbformat.v4.new_code_cell("assert True")
