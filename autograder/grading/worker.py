@@ -61,6 +61,9 @@ class Task:
     model_answers: dict = field(default_factory=dict)  # {notebook: {grade id: markdown}} shown on the pages
 
 
+SHARD = "gradebook.db"  # in a workspace: the gradebook shard nbgrader grades into (a copy of the template's)
+
+
 def course_layout(release: Path | str) -> dict[str, dict[str, dict[str, float]]]:
     """Graded cells of each release notebook.
 
@@ -167,7 +170,7 @@ def _prepare_workspace(task, ws, claimed=None):
         ws / "source" / contract.ASSIGNMENT,
         ignore=shutil.ignore_patterns("*.ipynb", "GENERATED.md"),
     )
-    shutil.copy2(template / "gradebook.db", ws / "gradebook.db")
+    shutil.copy2(template / "gradebook.db", ws / SHARD)
     submitted = ws / "submitted" / task.student / contract.ASSIGNMENT
     submitted.mkdir(parents=True)
     todo = {}
@@ -295,7 +298,7 @@ def _verify_notebook(task, ws, notebook, key, layout, log_lines, run_id):
     incidents = _incidents(nb)
     for index, cause in incidents:
         log_lines.append(f"LIMIT {task.student}/{notebook}: {_cell_name(nb, index)}: {cause}")
-    shard = ws / "gradebook.db"
+    shard = ws / SHARD
     grades = gradebook.shard_grades(shard, task.student, notebook)
     scores, cells = {}, []
     for test_id, points in tests.items():
@@ -417,7 +420,7 @@ def _grade_notebooks(task, ws, todo, layout, base_settings, base_env, kernel_env
                 else f"nbgrader could not grade it: {runner.last_error(one.output)}"
             )
             log_lines.append(f"FAILED {task.student}/{nb}: {why}")
-            gradebook.zero_shard_notebook(ws / "gradebook.db", task.student, nb)
+            gradebook.zero_shard_notebook(ws / SHARD, task.student, nb)
             summary = NotebookResult.failed(nb, layout[nb]["tests"], why)
             summary.timing = {"seconds": round(one.wall, 3)}
         else:
@@ -433,7 +436,7 @@ def _nbgrader_settings(task: Task, ws: Path) -> dict:
     settings.update(
         {
             "CourseDirectory.root": str(ws.resolve()),
-            "CourseDirectory.db_url": f"sqlite:///{(ws / 'gradebook.db').resolve()}",
+            "CourseDirectory.db_url": f"sqlite:///{(ws / SHARD).resolve()}",
             "Execute.timeout": task.cell_timeout,
             "Execute.shutdown_kernel": "immediate",  # outputs are in; a graceful kernel shutdown costs ~2 s
             "ClearMetadataPreprocessor.preserve_cell_metadata_mask": {"nbgrader", "execution", "tags"},
@@ -550,8 +553,8 @@ def grade(task: Task) -> Graded:
         for notebook in layout:
             sub = subs.get(notebook) or Submission.missing(task.student, notebook)
             done.notebooks[notebook] = (_record_notebook(result, task, notebook, sub, layout, graded), sub.path)
-        if todo and (ws / "gradebook.db").exists():
-            result.shard = (ws / "gradebook.db").read_bytes()
+        if todo and (ws / SHARD).exists():
+            result.shard = (ws / SHARD).read_bytes()
     except Exception as exc:  # the workspace itself broke: report, let the caller retry on a later run
         _broke(result, exc)
         done.notebooks = {}  # no pages: the student is graded again on the next run
@@ -597,8 +600,8 @@ def render_pages(graded: Graded) -> StudentResult:
 
 
 def warm_pages() -> None:
-    """Render one small page and its reader-safe copy, and throw both away: a process's first page otherwise pays
-    about 2 s of one-time costs (the imports, nbconvert's templates, pygments' lexers) on top of its own work."""
+    """Render one small notebook's page and reader-safe copy as `render_pages` does, and throw both away: a process's
+    first page otherwise pays about 2 s of one-time costs (the imports, nbconvert's templates, pygments' lexers)."""
     v4 = nbformat.v4
     code = v4.new_code_cell("import math\nfor i in range(3):\n    print(f'{i}: {math.sqrt(i):.2f}')  # a comment")
     code.outputs = [
@@ -607,9 +610,9 @@ def warm_pages() -> None:
         v4.new_output("error", ename="ValueError", evalue="no", traceback=["\x1b[0;31mValueError\x1b[0m: no"]),
     ]
     nb = v4.new_notebook(cells=[v4.new_markdown_cell("# Warm-up\nAn answer with $x^2$ and `code`."), code])
-    result = NotebookResult.graded("warm-up", [CellResult("warm_up", 1.0, 1.0, "passed")], 1.0)
-    nbformat.writes(sanitize.safe_for_readers(nb))
-    feedback.render(nb, feedback.Page.of(result, "warm-up"))
+    result = StudentResult(student="warm-up")
+    result.notebooks["warm-up"] = NotebookResult.graded("warm-up", [CellResult("warm_up", 1.0, 1.0, "passed")], 1.0)
+    _render_notebook(result, Task(student="warm-up", notebooks=[], template="", work=""), "warm-up", nb, None)
 
 
 def grade_student(task: Task) -> StudentResult:
