@@ -749,7 +749,7 @@ def pipeline_bench(students, keep=None):
         patched = [
             timed(worker, "grade", "replayed results (not the pipeline's)"),
             timed(pipeline, "collect", "ingest"),
-            timed(Results, "record", "record (notebooks, state, gradebook merge)"),
+            timed(Results, "record_all", "record (notebooks, state, gradebook merge)"),
             timed(Results, "write_feedback", "pages written"),
             timed(Results, "write_csvs", "CSVs"),
             timed(feedback, "rerender", "pages re-rendered (kept hand grades)"),

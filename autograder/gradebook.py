@@ -15,7 +15,7 @@ import contextlib
 import secrets
 import sqlite3
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -148,6 +148,20 @@ def _layout(con):
     return assignment, notebooks, cells
 
 
+@dataclass(frozen=True)
+class Graded:
+    """One student's graded submission, to merge into the course gradebook.
+
+    shard: the bytes of the gradebook the student's worker graded into; before: {notebook: {grade_id: answer}} as
+    recorded before this run (the answers a TA may have graded); answers: notebook -> {grade_id: answer} as recorded
+    now."""
+
+    student: str
+    shard: bytes
+    before: Mapping[str, Mapping[str, str]]
+    answers: Callable[[str], Mapping[str, str]]
+
+
 def merge(
     course: Path,
     student: str,
@@ -155,35 +169,51 @@ def merge(
     before: Mapping[str, Mapping[str, str]],
     answers: Callable[[str], Mapping[str, str]],
 ) -> HandGrades:
-    """Put `student`'s submission from a shard into the course gradebook, replacing an older one.
+    """Put `student`'s submission from a shard into the course gradebook, replacing an older one (merge_all of one
+    student)."""
+    return merge_all(course, [Graded(student, shard, before, answers)])[0]
+
+
+def merge_all(course: Path, graded: Sequence[Graded]) -> list[HandGrades]:
+    """Put each student's submission from their shard into the course gradebook, replacing an older one, in one
+    transaction: one commit, one wait for the disk, for all of them.
 
     Inputs:
-    - course: OUT/gradebook.db; shard: the bytes of the gradebook the student's worker graded into.
-    - before: {notebook: {grade_id: answer}} as recorded before this run (the answers a TA may have graded).
-    - answers: notebook -> {grade_id: answer} as recorded now.
+    - course: OUT/gradebook.db; graded: the students, each at most once.
     Returns:
-    - HandGrades: a hand grade is kept when its answer is unchanged, and dropped (with the reason) otherwise.
+    - one HandGrades per student, in order: a hand grade is kept when its answer is unchanged, and dropped (with the
+      reason) otherwise.
     """
-    params = {"assignment": contract.ASSIGNMENT, "student": student}
     with contextlib.closing(sqlite3.connect(course)) as con:
         con.execute("ATTACH DATABASE ':memory:' AS shard")
-        con.deserialize(shard, name="shard")  # the shard's bytes as a database, never written to a file
-        new = _rows(con, "shard", params)
-        if new is None:
-            return HandGrades()
-        with con:  # one transaction: formgrader sees the old submission or the new one
+        news = []
+        for g in graded:  # read before the write lock: the shards are this process's own
+            con.deserialize(g.shard, name="shard")  # the shard's bytes as a database, never written to a file
+            news.append(_rows(con, "shard", {"assignment": contract.ASSIGNMENT, "student": g.student}))
+        if all(new is None for new in news):
+            return [HandGrades() for _ in graded]
+        kept = []
+        with con:  # one transaction: formgrader sees the old submissions or the new ones
             con.execute("BEGIN IMMEDIATE")  # the write lock before reading: no hand grade is saved unseen meanwhile
-            hand = {
-                (nb, gid): {k: v for k, v in entered.items() if v not in (None, "")}
-                for (_, nb), written in _hand_grades(con, student).items()
-                for gid, entered in written.items()
-            }
-            old = _rows(con, "main", params)
-            if old is not None:
-                _delete(con, old)
-            _insert(con, student, new, old)
-            kept = _restore_hand_grades(con, student, {k: v for k, v in hand.items() if v}, before, answers)
+            layout = _layout(con)
+            for g, new in zip(graded, news):
+                kept.append(HandGrades() if new is None else _replace(con, layout, g, new))
         return kept
+
+
+def _replace(con, layout, g, new) -> HandGrades:
+    """Within merge_all's transaction: one student's old submission out, the shard's in, hand grades put back."""
+    params = {"assignment": contract.ASSIGNMENT, "student": g.student}
+    hand = {
+        (nb, gid): {k: v for k, v in entered.items() if v not in (None, "")}
+        for (_, nb), written in _hand_grades(con, g.student).items()
+        for gid, entered in written.items()
+    }
+    old = _rows(con, "main", params)
+    if old is not None:
+        _delete(con, old)
+    _insert(con, layout, g.student, new, old)
+    return _restore_hand_grades(con, g.student, {k: v for k, v in hand.items() if v}, g.before, g.answers)
 
 
 def _delete(con, old):
@@ -211,16 +241,16 @@ def new_id() -> str:
     return f"{ms:012x}7{count:03x}{0b10 << 62 | secrets.randbits(62):016x}"
 
 
-def _insert(con, student, new, old):
+def _insert(con, layout, student, new, old):
     """The rows nbgrader's add_submission makes, with the shard's values and the old rows' ids where there were
-    old rows (nbgrader's defaults where the shard has no such cell)."""
+    old rows (nbgrader's defaults where the shard has no such cell). layout: _layout(con)."""
     old = old or {"assignment": (None,), "notebooks": {}, "grades": {}, "comments": {}}
 
     def kept_id(rows, key):
         """The id a row had before the re-grade, else a new one like nbgrader's."""
         return rows[key][0] if key in rows else new_id()
 
-    assignment, notebooks, cells = _layout(con)
+    assignment, notebooks, cells = layout
     con.execute("INSERT OR IGNORE INTO student (id) VALUES (?)", (student,))
     submitted = old["assignment"][0] or new_id()
     con.execute(

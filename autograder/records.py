@@ -21,11 +21,12 @@ OUT/
 """
 
 import csv
+import functools
 import io
 import json
 import shutil
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
@@ -422,24 +423,40 @@ class Results:
 
     # --- recording -----------------------------------------------------------------------------
     def record(self, result: StudentResult) -> HandGrades:
-        """Store one student's result: notebooks, feedback, shard merge, state, log. The CSVs, which read every
-        student, are written by write_csvs once a batch ends (or stops): the state files are the record.
+        """Store one student's result (record_all of one)."""
+        return self.record_all([result])[0]
 
+    def record_all(self, results: Sequence[StudentResult]) -> list[HandGrades]:
+        """Store students' results: notebooks, feedback, shard merges, states, log. The shards go into the course
+        gradebook in one transaction, and each state file is written once it has committed: a state file is what
+        says a student is recorded. The CSVs, which read every student, are written by write_csvs once a batch ends
+        (or stops).
+
+        Inputs:
+        - results: each student at most once.
         Returns:
-        - the log lines saying which hand grades were kept ("HAND GRADE KEPT ...") and dropped ("... DROPPED").
+        - one HandGrades per result, in order: the log lines saying which hand grades were kept ("HAND GRADE
+          KEPT ...") and dropped ("... DROPPED").
         """
-        student = result.student
-        before = {nb: self.answers(student, nb) for nb in result.notebooks}  # the answers a TA may have graded
-        for notebook, text in result.autograded.items():
-            atomic_write(self.autograded_path(student, notebook), text)
-        for notebook, html in result.feedback.items():
-            self.write_feedback(student, notebook, html)
-        kept = HandGrades()
-        if result.shard:
-            kept = self.merge_shard(student, result.shard, before)
-        atomic_write(self.state_dir / f"{student}.json", json.dumps(result.to_state(), indent=1, sort_keys=True))
-        self.log(result.log + list(kept.lines) + [self._summary_line(result)])
-        return kept
+        graded = []
+        for result in results:
+            student = result.student
+            before = {nb: self.answers(student, nb) for nb in result.notebooks}  # the answers a TA may have graded
+            for notebook, text in result.autograded.items():
+                atomic_write(self.autograded_path(student, notebook), text)
+            for notebook, html in result.feedback.items():
+                self.write_feedback(student, notebook, html)
+            if result.shard:
+                graded.append(gradebook.Graded(student, result.shard, before, functools.partial(self.answers, student)))
+        merged = dict(zip((g.student for g in graded), self.merge_shards(graded)))
+        lines = []
+        for result in results:
+            state = json.dumps(result.to_state(), indent=1, sort_keys=True)
+            atomic_write(self.state_dir / f"{result.student}.json", state)
+            kept = merged.get(result.student, HandGrades())
+            lines += result.log + list(kept.lines) + [self._summary_line(result)]
+        self.log(lines)
+        return [merged.get(result.student, HandGrades()) for result in results]
 
     def answers(self, student: str, notebook: str) -> dict[str, str]:
         """{grade_id: source} of the answers a person may grade in the student's recorded autograded notebook:
@@ -555,6 +572,13 @@ class Results:
     ) -> HandGrades:
         """Put `student`'s submission from a shard into OUT/gradebook.db (replacing an older one), keeping each hand
         grade whose answer is unchanged (`before`: {notebook: {grade_id: answer}} as recorded before this run)."""
+        answers = functools.partial(self.answers, student)
+        return self.merge_shards([gradebook.Graded(student, shard_bytes, before or {}, answers)])[0]
+
+    def merge_shards(self, graded: Sequence[gradebook.Graded]) -> list[HandGrades]:
+        """gradebook.merge_all into OUT/gradebook.db (started from the template's when there is none yet)."""
+        if not graded:
+            return []
         course = self.gradebook_path()
         if not course.exists():
             if self.template is None:
@@ -563,4 +587,4 @@ class Results:
         if not self._indexed:
             gradebook.add_indexes(course)
             self._indexed = True
-        return gradebook.merge(course, student, shard_bytes, before or {}, lambda nb: self.answers(student, nb))
+        return gradebook.merge_all(course, graded)

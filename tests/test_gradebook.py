@@ -170,6 +170,52 @@ def test_a_shard_without_the_student_changes_nothing(tmp_path):
     assert kept == gradebook.HandGrades() and rows(res.gradebook_path(), ids=True) == before
 
 
+def test_students_merged_together_get_the_rows_they_get_one_at_a_time(tmp_path):
+    """Does merging several students in one transaction (one a re-grade whose TA-graded answer is unchanged, one
+    whose shard does not hold them) leave the same rows and hand grades, and say the same of each, as merging them
+    one at a time?"""
+    template = toy_template(tmp_path / "template")
+    scores = {s: {"test_add": 1.0, "test_mul": None if s == "ref" else 0.0} for s in STUDENTS}
+    shard = shard_of(template, tmp_path, scores)
+    nobody = shard_of(template, tmp_path, {"someone else": {"test_add": 0.0}})
+    answer = {"written_toy": "my answer"}
+    outcomes = {}
+    for way in ("one at a time", "together"):
+        res = Results(tmp_path / way, template)
+        res.merge_shard("李明", shard)
+        enter(res.gradebook_path(), "李明", "written_toy", 0.5, "clear")
+        graded = [gradebook.Graded(s, shard, {"toy": answer}, lambda nb: answer) for s in STUDENTS]
+        graded.insert(1, gradebook.Graded("ghost", nobody, {}, lambda nb: {}))
+        if way == "together":
+            kept = gradebook.merge_all(res.gradebook_path(), graded)
+        else:
+            kept = [gradebook.merge_all(res.gradebook_path(), [g])[0] for g in graded]
+        outcomes[way] = (rows(res.gradebook_path()), gradebook.read_hand_grades(res.gradebook_path()), kept)
+    assert outcomes["together"] == outcomes["one at a time"]
+    kept = outcomes["together"][2]
+    assert [k.kept for k in kept] == [0, 0, 0, 0, 0, 1] and kept[1] == gradebook.HandGrades()
+
+
+def test_students_merged_together_share_one_commit(tmp_path, monkeypatch):
+    """Are several students merged in one write transaction, so that the wait for the disk is paid once?"""
+    template = toy_template(tmp_path / "template")
+    shard = shard_of(template, tmp_path, {s: {"test_add": 1.0} for s in STUDENTS})
+    res = Results(tmp_path / "out", template)
+    res.merge_shard("ref", shard)  # the course gradebook exists, with its indexes
+    statements = []
+    connect = sqlite3.connect
+
+    def traced(*args, **kwargs):
+        con = connect(*args, **kwargs)
+        con.set_trace_callback(statements.append)
+        return con
+
+    monkeypatch.setattr(gradebook.sqlite3, "connect", traced)
+    gradebook.merge_all(res.gradebook_path(), [gradebook.Graded(s, shard, {}, lambda nb: {}) for s in STUDENTS])
+    assert [s for s in statements if s.split()[0] in ("BEGIN", "COMMIT")] == ["BEGIN IMMEDIATE", "COMMIT"]
+    assert {k[1] for k in rows(res.gradebook_path())} == set(STUDENTS)
+
+
 def enter(path, student, cell, score=None, comment=None):
     """What a TA does in formgrader: a manual score and/or comment on a student's cell."""
     from nbgrader.api import Gradebook

@@ -157,3 +157,38 @@ def test_state_survives_a_new_results_object(tmp_path):
     Results(tmp_path).record(result("ann"))
     again = Results(tmp_path)
     assert again.is_done("ann") and again.state("ann").notebooks["nmt"].score == 3.0
+
+
+def test_a_state_is_written_only_once_the_gradebook_has_committed(tmp_path, monkeypatch):
+    """When the gradebook merge of a group of students fails, is no state file of the group written, so that the
+    next run grades every one of them again (a state file is what says a student is recorded)?"""
+    res = Results(tmp_path)
+    students = [result("ann"), result("Zoë"), result("bob")]
+    students[1].shard = b"the shard"
+
+    def broken(graded):
+        raise RuntimeError("database is locked")
+
+    monkeypatch.setattr(res, "merge_shards", broken)
+    try:
+        res.record_all(students)
+    except RuntimeError:
+        pass
+    assert list((tmp_path / ".state").iterdir()) == []
+    assert not any(res.is_done(s.student) for s in students)
+
+
+def test_students_recorded_together_are_recorded_as_one_at_a_time(tmp_path):
+    """Do students recorded in one group leave the same states, CSVs, pages and log lines, in order, as the same
+    students recorded one at a time?"""
+    group = recorded(tmp_path / "one")
+    group.record_all([result("ann", 2.0), result("Zoë", 3.0), result("李明", 1.0)])
+    group.write_csvs()
+    alone = recorded(tmp_path / "two", result("ann", 2.0), result("Zoë", 3.0), result("李明", 1.0))
+    for name in ["grades.csv", "grades_by_cell.csv", "timings.csv", ".state/Zoë.json", "feedback/李明/nmt.html"]:
+        assert (group.out / name).read_text() == (alone.out / name).read_text()
+
+    def lines(res):
+        return [line.split(" ", 2)[2] for line in (res.out / "grading.log").read_text().splitlines()]
+
+    assert lines(group) == lines(alone)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from autograder import contract, cores, envvars, paths, rubrics, term
 from autograder.content import build
+from autograder.gradebook import HandGrades
 from autograder.grading import discover, ingest, scheduler, times, worker
 from autograder.grading.ingest import Submission
 from autograder.records import Results, Status, StudentResult, is_settled
@@ -314,13 +315,48 @@ def plan(
     return tasks, skipped
 
 
+GROUP_SECONDS = 0.5  # a result that comes sooner than this after the last commit waits to share the next one
+GROUP_MOST = 32  # students in one gradebook commit at most
+
+
+class Recorder:
+    """Records students as their results come: one at a time while they come slower than GROUP_SECONDS apart, as
+    one kernel grades them; several to a gradebook commit when they come faster (many workers, replayed results),
+    so that the wait for the disk is paid once a group instead of once a student. A student held for company is
+    recorded with the next result, when GROUP_MOST are held, or at flush(); a crash meanwhile only means that
+    student is graded again on the next run (their state file is not written yet)."""
+
+    def __init__(self, results: Results):
+        self.results = results
+        self.held: list[StudentResult] = []
+        self.hand: dict[str, HandGrades] = {}  # {student: HandGrades} of those with hand grades kept or dropped
+        self.last = float("-inf")  # when the last group was recorded
+
+    def add(self, result: StudentResult) -> None:
+        """Record `result` now, or hold it for the next commit when the last one was less than GROUP_SECONDS ago."""
+        if any(held.student == result.student for held in self.held):
+            self.flush()  # a student appears once in a commit
+        self.held.append(result)
+        if len(self.held) >= GROUP_MOST or time.monotonic() - self.last >= GROUP_SECONDS:
+            self.flush()
+
+    def flush(self) -> None:
+        """Record every student held."""
+        held, self.held = self.held, []
+        for result, recorded in zip(held, self.results.record_all(held)):
+            if recorded.kept or recorded.dropped:
+                self.hand[result.student] = recorded
+        self.last = time.monotonic()
+
+
 def run_tasks(tasks, batch, results, layout, workers, scheduler_address):
-    """Grade `tasks` on the workers, recording each student as their result comes.
+    """Grade `tasks` on the workers, recording each student as their result comes (Recorder).
 
     Returns:
     - ({student: why} of those whose grading failed, {student: HandGrades} of those with hand grades kept or
        dropped, ["<worker> died holding <students>"])."""
-    failed, hand, lost = {}, {}, []
+    failed, lost = {}, []
+    recorder = Recorder(results)
 
     def on_result(result: StudentResult | scheduler.TaskFailure):
         if isinstance(result, scheduler.TaskFailure):  # the worker never returned a result
@@ -328,9 +364,7 @@ def run_tasks(tasks, batch, results, layout, workers, scheduler_address):
         if not result.complete:
             failed[result.student] = result.error or Status.FAILED
         result.submission = batch.identity[result.student]
-        recorded = results.record(result)
-        if recorded.kept or recorded.dropped:
-            hand[result.student] = recorded
+        recorder.add(result)
 
     def on_worker_lost(address: str, held: list[worker.Task]):
         names = ", ".join(t.student for t in held)
@@ -353,9 +387,13 @@ def run_tasks(tasks, batch, results, layout, workers, scheduler_address):
             keep_results=False,  # each result is recorded as it comes (on_result)
         )
     except BaseException:  # Ctrl-C, a lost scheduler: the CSVs show every student recorded so far
-        results.write_csvs()
+        try:
+            recorder.flush()
+        finally:
+            results.write_csvs()
         raise
-    return failed, hand, lost
+    recorder.flush()
+    return failed, recorder.hand, lost
 
 
 def finish(out, results, recorded, scheduler_address, source, redo):

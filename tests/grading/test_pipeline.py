@@ -4,13 +4,15 @@ import csv
 import json
 import shutil
 from pathlib import Path
+from types import SimpleNamespace
 
 import nbformat
 import pytest
 
-from autograder import contract, envvars, paths
+from autograder import contract, envvars, gradebook, paths
 from autograder.checks import pass_token
 from autograder.grading import pipeline, worker
+from autograder.records import Results, StudentResult
 from autograder.sandbox import slot
 from tests.fixtures import toy
 
@@ -421,3 +423,88 @@ def test_one_worker_warms_up_before_ingest_and_grades_the_same(tmp_path, monkeyp
     warm = calls[0][1]
     assert Path(warm.template) == out / ".cache" / "template" and warm.threads >= 1
     assert scores(out)[("alice", "toy")]["score"] == "3"
+
+
+class Clock:
+    """time.monotonic for the Recorder, moved by hand."""
+
+    def __init__(self):
+        self.now = 1000.0
+
+    def __call__(self):
+        return self.now
+
+
+class RecordedGroups:
+    """A Results that keeps the groups it is asked to record (one list of students a gradebook commit)."""
+
+    def __init__(self):
+        self.groups = []
+
+    def record_all(self, results):
+        self.groups.append([r.student for r in results])
+        return [gradebook.HandGrades(kept=r.student == "Zoë") for r in results]
+
+
+@pytest.fixture
+def recorder(monkeypatch):
+    clock = Clock()
+    monkeypatch.setattr(pipeline.time, "monotonic", clock)
+    return pipeline.Recorder(RecordedGroups()), clock
+
+
+def test_results_that_come_slowly_are_recorded_each_at_once(recorder):
+    """When results come further apart than GROUP_SECONDS (one kernel grading), is each recorded as it comes?"""
+    rec, clock = recorder
+    for student in ["ann", "Zoë", "李明"]:
+        rec.add(StudentResult(student=student))
+        assert rec.results.groups[-1] == [student] and rec.held == []
+        clock.now += pipeline.GROUP_SECONDS * 4
+    assert list(rec.hand) == ["Zoë"]
+
+
+def test_results_that_come_fast_share_a_commit(recorder):
+    """When results come faster than GROUP_SECONDS, are they held to be recorded together, the rest at flush?"""
+    rec, clock = recorder
+    rec.add(StudentResult(student="first"))
+    for student in ["ann", "Zoë", "李明"]:
+        clock.now += pipeline.GROUP_SECONDS / 4
+        rec.add(StudentResult(student=student))
+    clock.now += pipeline.GROUP_SECONDS / 2
+    rec.add(StudentResult(student="bob"))
+    rec.add(StudentResult(student="eve"))
+    assert rec.results.groups == [["first"], ["ann", "Zoë", "李明", "bob"]] and [r.student for r in rec.held] == ["eve"]
+    rec.flush()
+    assert rec.results.groups[-1] == ["eve"] and rec.held == [] and list(rec.hand) == ["Zoë"]
+
+
+def test_a_group_holds_a_student_once_and_at_most_group_most(recorder):
+    """Is a student who comes again while held recorded first on their own commit, and a group never larger than
+    GROUP_MOST?"""
+    rec, clock = recorder
+    rec.add(StudentResult(student="first"))
+    rec.add(StudentResult(student="ann"))
+    rec.add(StudentResult(student="ann"))
+    assert rec.results.groups == [["first"], ["ann"]]
+    for i in range(pipeline.GROUP_MOST * 2):
+        rec.add(StudentResult(student=f"s{i}"))
+    assert max(len(g) for g in rec.results.groups) == pipeline.GROUP_MOST
+
+
+def test_an_interrupted_run_records_the_students_it_held(tmp_path, monkeypatch):
+    """When grading stops (Ctrl-C) while results are held for a shared commit, are they recorded and in the CSVs?"""
+    results = Results(tmp_path)
+    layout = {"toy": {"tests": {"test_add": 1.0}, "manual": {}}}
+    students = ["ann", "Zoë", "李明"]
+
+    def interrupted(tasks, fn, on_result, **kwargs):
+        for student in students:
+            on_result(StudentResult.failed(student, layout, "stopped"))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(pipeline.scheduler, "run", interrupted)
+    batch = SimpleNamespace(identity={s: {"submitted_as": s, "digest": "", "source": ""} for s in students})
+    with pytest.raises(KeyboardInterrupt):
+        pipeline.run_tasks([], batch, results, layout, 1, None)
+    assert [s.student for s in results.states()] == sorted(students)
+    assert {r["student"] for r in rows(tmp_path / "grades.csv")} == set(students)
