@@ -311,3 +311,9 @@ def test_results_consumed_as_they_come_are_not_kept():
     results = scheduler.run([{"n": i} for i in range(3)], square, workers=1, on_result=seen.append, keep_results=False)
     assert results == [None, None, None]
     assert sorted(r["value"] for r in seen) == [0, 1, 4]
+
+
+def test_a_single_task_gets_then_here():
+    """With one worker and one task, does `then` run on it here (no process is started for one task)?"""
+    results = scheduler.run([{"n": 3}], square_then, then=mark_then, workers=1)
+    assert [(r["value"], r["then_pid"]) for r in results] == [(9, os.getpid())]
