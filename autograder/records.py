@@ -449,14 +449,14 @@ class Results:
             if result.shard:
                 graded.append(gradebook.Graded(student, result.shard, before, functools.partial(self.answers, student)))
         merged = dict(zip((g.student for g in graded), self.merge_shards(graded)))
+        kept = [merged.get(result.student, HandGrades()) for result in results]
         lines = []
-        for result in results:
+        for result, hand in zip(results, kept):
             state = json.dumps(result.to_state(), indent=1, sort_keys=True)
             atomic_write(self.state_dir / f"{result.student}.json", state)
-            kept = merged.get(result.student, HandGrades())
-            lines += result.log + list(kept.lines) + [self._summary_line(result)]
+            lines += result.log + list(hand.lines) + [self._summary_line(result)]
         self.log(lines)
-        return [merged.get(result.student, HandGrades()) for result in results]
+        return kept
 
     def answers(self, student: str, notebook: str) -> dict[str, str]:
         """{grade_id: source} of the answers a person may grade in the student's recorded autograded notebook:
