@@ -45,6 +45,7 @@ import nbformat
 from autograder import contract, envvars, lms, paths
 from autograder.content import build
 from autograder.demo import reference_submission, with_cell, wrong_samples
+from autograder.files import write_staged
 from autograder.grading import worker
 
 KINDS = ("reference", "wrong", "damaged")
@@ -662,18 +663,21 @@ def _renamed_shard(shard: bytes, old: str, new: str) -> bytes:
 
 @dataclasses.dataclass
 class ReplayedGraded(worker.Graded):
-    """A replayed student handed to the page stage: their pages are the recorded student's, read back from the
-    folder `pages` (rendering them is the worker's cost, not the pipeline's)."""
+    """A replayed student handed to the page stage: their pages are the recorded student's, copied from the
+    folder `pages` (rendering them is the worker's cost, not the pipeline's; writing them is the page stage's)."""
 
     pages: str = ""
 
 
 def replayed_pages(graded):
-    """bench --pipeline's page stage: the recorded student's autograded notebooks and pages, read back."""
-    result = graded.result
+    """bench --pipeline's page stage: the recorded student's autograded notebooks and pages, written as
+    worker.render_pages writes them."""
+    result, folder = graded.result, Path(graded.task.pages)
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
     for path in sorted(Path(graded.pages).iterdir()):
-        kind, notebook = path.name.split(".", 1)
-        getattr(result, kind)[notebook] = path.read_text(encoding="utf-8")
+        write_staged(folder / path.name, path.read_bytes())
+    result.pages = str(folder)
     return result
 
 
@@ -703,18 +707,19 @@ def pipeline_bench(students, keep=None):
             (one / "reference").mkdir(parents=True, exist_ok=True)
             nbformat.write(nb, one / "reference" / f"{notebook}.ipynb")
         recorded = []
-        worker.render_pages = lambda graded: (
-            recorded.append((graded.notebooks, real["render_pages"](graded))) or (recorded[-1][1])
-        )
+        pages = work / "pages"  # the recorded pages, which every replayed student's page stage copies
+
+        def keep_pages(graded):
+            result = real["render_pages"](graded)
+            shutil.copytree(result.pages, pages)
+            recorded.append((graded.notebooks, result))
+            return result
+
+        worker.render_pages = keep_pages
         t0 = time.perf_counter()
         pipeline.grade(one, work / "out-one", workers=1)
         print(f"bench --pipeline: one real student graded in {time.perf_counter() - t0:.1f} s (kernels)", flush=True)
         graded_notebooks, model = recorded[0]
-        pages = work / "pages"  # the recorded pages, which every replayed student's page stage reads back
-        pages.mkdir(exist_ok=True)
-        for kind, texts in (("autograded", model.autograded), ("feedback", model.feedback)):
-            for notebook, text in texts.items():
-                (pages / f"{kind}.{notebook}").write_text(text, encoding="utf-8")
         names = [f"Zoë Ñúñez {i:05d}" if i % 3 else f"student{i:05d}" for i in range(students)]
         for name in names:  # the same files under every name, hard-linked: what is measured is the pipeline
             (subs / name).mkdir(parents=True)
@@ -725,7 +730,7 @@ def pipeline_bench(students, keep=None):
             """The recorded student's grading under this student's name, pages not yet rendered, as grade hands
             it to the page stage."""
             shard = _renamed_shard(model.shard, model.student, task.student) if model.shard else None
-            result = dataclasses.replace(model, student=task.student, shard=shard, autograded={}, feedback={})
+            result = dataclasses.replace(model, student=task.student, shard=shard, pages="")
             return ReplayedGraded(task, result, graded_notebooks, str(pages))
 
         spent: dict[str, float] = {}
@@ -750,7 +755,7 @@ def pipeline_bench(students, keep=None):
             timed(worker, "grade", "replayed results (not the pipeline's)"),
             timed(pipeline, "collect", "ingest"),
             timed(Results, "record_all", "record (notebooks, state, gradebook merge)"),
-            timed(Results, "write_feedback", "pages written"),
+            timed(Results, "place_pages", "pages moved into OUT"),
             timed(Results, "write_csvs", "CSVs"),
             timed(feedback, "rerender", "pages re-rendered (kept hand grades)"),
             timed(feedback, "write_index", "TA index"),
@@ -775,9 +780,11 @@ def pipeline_bench(students, keep=None):
         if len(summary.graded) != students:
             raise RuntimeError(f"{len(summary.graded)} of {students} students graded: {summary.failed}")
         replayed = spent.pop("replayed results (not the pipeline's)", 0.0)
-        spent["record (notebooks, state, gradebook merge)"] -= spent.get("pages written", 0.0)  # timed inside it
+        spent["record (notebooks, state, gradebook merge)"] -= spent.get("pages moved into OUT", 0.0)  # timed inside it
         own = wall - replayed + spent["exports (Canvas, Moodle)"]
-        pages = sum(spent.get(k, 0.0) for k in ("pages written", "pages re-rendered (kept hand grades)", "TA index"))
+        pages = sum(
+            spent.get(k, 0.0) for k in ("pages moved into OUT", "pages re-rendered (kept hand grades)", "TA index")
+        )
         spent["not in a step (the hand-off to the page process and back, scheduling, logs)"] = own - sum(spent.values())
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(

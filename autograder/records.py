@@ -17,6 +17,7 @@ OUT/
   feedback/<student>/<nb>.html
   autograded/<student>/a3/<nb>.ipynb   (nbgrader course layout, for formgrader and re-rendering)
   .state/<student>.json the recorded result per student (resume bookkeeping)
+  .cache/               the grading template, the notebooks ingest repaired, pages waiting to be recorded
   similarity.csv, similarity.html   pairs of students' cells that look alike, for TAs (reports.similarity)
 """
 
@@ -24,6 +25,7 @@ import csv
 import functools
 import io
 import json
+import os
 import shutil
 import time
 from collections.abc import Iterable, Mapping, Sequence
@@ -214,7 +216,7 @@ class NotebookResult:
 @dataclass
 class StudentResult:
     """One student's grading result: what a worker returns (autograder.grading.worker.render_pages) and
-    Results.record stores. OUT/.state/<student>.json holds to_state(), every field but the bulky three.
+    Results.record stores. OUT/.state/<student>.json holds to_state(), every field but the shard and the pages.
 
     complete is False only when grading itself broke (error says why: the next run grades the student again).
     """
@@ -225,8 +227,8 @@ class StudentResult:
     log: list[str] = field(default_factory=list)
     seconds: float = 0.0
     shard: bytes | None = None  # the student's gradebook shard (None when nothing was autograded)
-    autograded: dict[str, str] = field(default_factory=dict)  # {notebook: reader-safe autograded notebook JSON}
-    feedback: dict[str, str] = field(default_factory=dict)  # {notebook: feedback page HTML}
+    pages: str = ""  # the folder render_pages left <notebook>.ipynb (the reader-safe autograded copy) and
+    # <notebook>.html (the feedback page) in, which record moves into OUT ("": no pages)
     error: str | None = None  # "grading failed: ..." when not complete
     limits: list[str] | None = None  # ["<notebook>: cell N (grade id): <cause>"] for each cell a limit stopped
     zygote: dict | None = None  # {"preload_seconds", "kernels", "resets"} when a zygote forked the kernels
@@ -255,7 +257,7 @@ class StudentResult:
         return (self.submission or {}).get("submitted_as") or self.student
 
     def to_state(self) -> dict:
-        """The dict recorded in OUT/.state/<student>.json: every field but the bulky ones, an optional one (error,
+        """The dict recorded in OUT/.state/<student>.json: every field but the shard and the pages, an optional one (error,
         limits, zygote, submission) only when set. The keys and values are those OUT has always held."""
         state = {
             "student": self.student,
@@ -271,7 +273,7 @@ class StudentResult:
 
     @classmethod
     def from_dict(cls, d: Mapping) -> "StudentResult":
-        """A result from its dict form: a recorded state (to_state), or one with the bulky fields as well."""
+        """A result from its dict form: a recorded state (to_state), or one with the shard and the pages as well."""
         return cls(
             student=d["student"],
             complete=d.get("complete", False),
@@ -279,8 +281,7 @@ class StudentResult:
             log=list(d.get("log", [])),
             seconds=d.get("seconds", 0.0),
             shard=d.get("shard"),
-            autograded=dict(d.get("autograded") or {}),
-            feedback=dict(d.get("feedback") or {}),
+            pages=d.get("pages", ""),
             error=d.get("error"),
             limits=d.get("limits"),
             zygote=d.get("zygote"),
@@ -357,12 +358,12 @@ class Results:
 
     # --- resume bookkeeping -------------------------------------------------------------------
     def state(self, student: str) -> StudentResult | None:
-        """The recorded result of `student` (without the bulky fields), or None."""
+        """The recorded result of `student` (without the shard and the pages), or None."""
         path = self.state_dir / f"{student}.json"
         return StudentResult.from_dict(json.loads(path.read_text())) if path.exists() else None
 
     def states(self, strict: bool = True) -> list[StudentResult]:
-        """All recorded results (without the bulky fields), sorted by student.
+        """All recorded results (without the shard and the pages), sorted by student.
 
         strict: False skips a state file that does not read as a result (one of another version, a damaged one),
         for readers that can do without it (a report's plot, the names of a table)."""
@@ -411,6 +412,24 @@ class Results:
     def feedback_path(self, student: str, notebook: str) -> Path:
         return self.out / "feedback" / student / f"{notebook}.html"
 
+    def place_pages(self, result: StudentResult) -> None:
+        """Move the pages render_pages left in result.pages into OUT: each notebook's reader-safe autograded copy
+        and feedback page (a rename each: the page stage wrote them, so this process does not handle their bytes)."""
+        if not result.pages:
+            return
+        staged, made = Path(result.pages), set()
+        for notebook in result.notebooks:
+            for name, final in (
+                (f"{notebook}.ipynb", self.autograded_path(result.student, notebook)),
+                (f"{notebook}.html", self.feedback_path(result.student, notebook)),
+            ):
+                if (staged / name).exists():
+                    if final.parent not in made:
+                        final.parent.mkdir(parents=True, exist_ok=True)
+                        made.add(final.parent)
+                    os.replace(staged / name, final)
+        shutil.rmtree(staged, ignore_errors=True)
+
     def write_feedback(self, student: str, notebook: str, html: str) -> None:
         atomic_write(self.feedback_path(student, notebook), html)
 
@@ -442,10 +461,7 @@ class Results:
         for result in results:
             student = result.student
             before = {nb: self.answers(student, nb) for nb in result.notebooks}  # the answers a TA may have graded
-            for notebook, text in result.autograded.items():
-                atomic_write(self.autograded_path(student, notebook), text)
-            for notebook, html in result.feedback.items():
-                self.write_feedback(student, notebook, html)
+            self.place_pages(result)
             if result.shard:
                 graded.append(gradebook.Graded(student, result.shard, before, functools.partial(self.answers, student)))
         merged = dict(zip((g.student for g in graded), self.merge_shards(graded)))

@@ -349,7 +349,7 @@ def test_bench_pipeline_replays_one_student_for_the_class(tmp_path, capsys):
     assert re.search(r"one real student graded in [\d.]+ s \(kernels\)", said), said
     assert re.search(r"4 students x 4 notebooks: the pipeline's own [\d.]+ s, [\d.]+ ms a student", said), said
     assert re.search(r"peak memory \d+ MiB in this process, \d+ MiB with the processes it started", said), said
-    parts = ("ingest", "record (notebooks, state, gradebook merge)", "pages written", "CSVs", "similarity")
+    parts = ("ingest", "record (notebooks, state, gradebook merge)", "pages moved into OUT", "CSVs", "similarity")
     for part in parts + (
         "exports (Canvas, Moodle)",
         "not in a step (the hand-off to the page process and back, scheduling, logs)",

@@ -10,7 +10,8 @@ LAYOUT = {
 }
 
 
-def result(student, nmt_score=3.0, complete=True):
+def result(student, nmt_score=3.0, complete=True, out=None):
+    """A recorded-looking result of `student`; with `out`, its nmt page staged in OUT as render_pages leaves it."""
     cells = [
         {"grade_id": "a", "score": 1.0, "max_score": 1.0, "note": "passed"},
         {"grade_id": "b", "score": nmt_score - 1.0, "max_score": 2.0, "note": "x"},
@@ -22,8 +23,7 @@ def result(student, nmt_score=3.0, complete=True):
             "seconds": 1.0,
             "log": [f"hello {student}"],
             "shard": None,
-            "autograded": {},
-            "feedback": {"nmt": "<html>nmt</html>"},
+            "pages": str(staged(out, student, {"nmt.html": "<html>nmt</html>"})) if out else "",
             "notebooks": {
                 "nmt": {
                     "notebook": "nmt",
@@ -44,6 +44,15 @@ def result(student, nmt_score=3.0, complete=True):
             },
         }
     )
+
+
+def staged(out, student, files):
+    """OUT/.cache/pages/<student> holding `files` ({name: text}), as render_pages leaves a student's pages."""
+    folder = out / ".cache" / "pages" / student
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return folder
 
 
 def read(path):
@@ -135,7 +144,7 @@ def test_failed_result_lists_every_notebook_with_the_reason(tmp_path):
 
 def test_record_writes_feedback_log_and_timings(tmp_path):
     """Does recording write the feedback page, a log line per event and the timing row?"""
-    recorded(tmp_path, result("ann"))
+    recorded(tmp_path, result("ann", out=tmp_path))
     assert (tmp_path / "feedback" / "ann" / "nmt.html").read_text() == "<html>nmt</html>"
     assert "hello ann" in (tmp_path / "grading.log").read_text()
     assert read(tmp_path / "timings.csv")[0]["overhead"] == "5.000"
@@ -182,9 +191,10 @@ def test_students_recorded_together_are_recorded_as_one_at_a_time(tmp_path):
     """Do students recorded in one group leave the same states, CSVs, pages and log lines, in order, as the same
     students recorded one at a time?"""
     group = recorded(tmp_path / "one")
-    group.record_all([result("ann", 2.0), result("Zoë", 3.0), result("李明", 1.0)])
+    one, two = tmp_path / "one", tmp_path / "two"
+    group.record_all([result("ann", 2.0, out=one), result("Zoë", 3.0, out=one), result("李明", 1.0, out=one)])
     group.write_csvs()
-    alone = recorded(tmp_path / "two", result("ann", 2.0), result("Zoë", 3.0), result("李明", 1.0))
+    alone = recorded(two, result("ann", 2.0, out=two), result("Zoë", 3.0, out=two), result("李明", 1.0, out=two))
     for name in ["grades.csv", "grades_by_cell.csv", "timings.csv", ".state/Zoë.json", "feedback/李明/nmt.html"]:
         assert (group.out / name).read_text() == (alone.out / name).read_text()
 
@@ -192,3 +202,14 @@ def test_students_recorded_together_are_recorded_as_one_at_a_time(tmp_path):
         return [line.split(" ", 2)[2] for line in (res.out / "grading.log").read_text().splitlines()]
 
     assert lines(group) == lines(alone)
+
+
+def test_recording_moves_the_staged_pages_into_out(tmp_path):
+    """Does recording a student move the reader-safe copy and the page the page stage staged into
+    autograded/<student>/a3/ and feedback/<student>/, and remove the staged folder?"""
+    r = result("Zoë Ñúñez")
+    r.pages = str(staged(tmp_path, "Zoë Ñúñez", {"nmt.ipynb": '{"cells": []}', "nmt.html": "<p>Zoë</p>"}))
+    Results(tmp_path).record(r)
+    assert (tmp_path / "autograded" / "Zoë Ñúñez" / "a3" / "nmt.ipynb").read_text() == '{"cells": []}'
+    assert (tmp_path / "feedback" / "Zoë Ñúñez" / "nmt.html").read_text(encoding="utf-8") == "<p>Zoë</p>"
+    assert not (tmp_path / ".cache" / "pages" / "Zoë Ñúñez").exists()

@@ -303,6 +303,7 @@ def plan(
                 student=student,
                 notebooks=subs,
                 work=str(out / ".work" / student),
+                pages=str(out / ".cache" / "pages" / student),
                 submitted_as=batch.identity[student]["submitted_as"],
                 late=recorded.late(student),
             )

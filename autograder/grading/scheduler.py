@@ -7,6 +7,7 @@ raising) into a recorded failure result instead of crashing the batch. Every tas
 result. See docs/SCALING.md for clusters on Kubernetes and Slurm.
 """
 
+import collections
 import contextlib
 import functools
 import logging
@@ -253,8 +254,9 @@ def _in_turn(fn, then, task):
 
 def _run_in_process(tasks, fn, then, retries, stats, finish, warm_then=None):
     """Fast path for one worker: call fn here, retrying a task whose fn raised. `then` runs for each task in a
-    second process, beside fn for the next task (a thread would not do: its pure-Python work would hold the
-    interpreter lock that fn's many small waits take back). Results are reported in task order.
+    second process, beside fn for the next tasks (a thread would not do: its pure-Python work would hold the
+    interpreter lock that fn's many small waits take back). Results are reported in task order, each as soon as
+    its `then` is done and the tasks before it are reported; at most BESIDE_AHEAD tasks wait for their `then`.
 
     That process starts at once and runs `warm_then` while fn runs for the first task, at a lower priority
     (BESIDE_NICE): whatever it does only runs ahead of what fn's next task needs, so it takes what fn leaves of
@@ -278,26 +280,33 @@ def _run_in_process(tasks, fn, then, retries, stats, finish, warm_then=None):
     if beside is not None:
         with contextlib.suppress(BrokenProcessPool):  # no second process to be had: `then` runs here (_submit)
             beside.submit(_start_beside, warm_then)
-    waiting = None  # (index, task, future, fn's measurements) of the task whose `then` runs beside this one's fn
+    waiting = collections.deque()  # (index, task, outcome or future, fn's measurements), in task order
     try:
         for i, task in enumerate(tasks):
             outcome, meta = _retried(fn, task, retries), None
             if then is not None and not isinstance(outcome, Exception):
                 meta = outcome
                 outcome = _submit(beside, then, meta) if beside is not None else _then_timed(then, meta)
-            if waiting is not None:
-                settle(*waiting)
-                waiting = None
-            if isinstance(outcome, Future):
-                waiting = (i, task, outcome, meta)
-            else:
-                settle(i, task, outcome)
-        if waiting is not None:
-            settle(*waiting)
+            waiting.append((i, task, outcome, meta))
+            # report what is done; wait only when more than BESIDE_AHEAD tasks are left to `then`
+            while waiting and (len(waiting) > BESIDE_AHEAD or _is_done(waiting[0][2])):
+                settle(*waiting.popleft())
+        while waiting:
+            settle(*waiting.popleft())
     finally:
         if beside is not None:
             beside.shutdown(wait=True, cancel_futures=True)
 
+
+def _is_done(outcome) -> bool:
+    """True for an outcome at hand: a result, an exception, or a future that is done."""
+    return not isinstance(outcome, Future) or outcome.done()
+
+
+# Tasks whose `then` may still be running while fn runs for the next ones. One would do when fn takes longer than
+# `then` (a student's kernels against their pages); with a fast fn (bench --pipeline's replayed results) each
+# `then`'s round trip to the other process, about 20 ms with pages, would otherwise be waited for in turn.
+BESIDE_AHEAD = 4
 
 BESIDE_NICE = 10  # the niceness of the process that runs `then` beside fn (one worker)
 

@@ -29,6 +29,7 @@ import nbformat
 
 from autograder import contract, envvars, gradebook, paths, term, tokens
 from autograder.content import build
+from autograder.files import write_staged
 from autograder.grading import runner
 from autograder.grading.ingest import Submission
 from autograder.records import CellResult, NotebookResult, Status, StudentResult, is_blank_answer, is_settled
@@ -59,6 +60,7 @@ class Task:
     submitted_as: str = ""  # the name the student submitted under, which their pages show ('': the id)
     late: term.Late | None = None  # the student's lateness, for the late note on their pages (None: no course file)
     model_answers: dict = field(default_factory=dict)  # {notebook: {grade id: markdown}} shown on the pages
+    pages: str = ""  # folder render_pages writes the student's pages into (emptied first), for record to move
 
 
 SHARD = "gradebook.db"  # in a workspace: the gradebook shard nbgrader grades into (a copy of the template's)
@@ -483,22 +485,21 @@ def _record_notebook(result, task, notebook, sub, layout, graded):
 
 
 def _render_notebook(result, task, notebook, nb, submitted):
-    """Put one notebook's reader-safe autograded copy and feedback page into `result` (`submitted`: the path of the
-    notebook as submitted, whose outputs the page shows, or None)."""
+    """One notebook's (reader-safe autograded copy as JSON or None, feedback page HTML); `submitted`: the path of
+    the notebook as submitted, whose outputs the page shows, or None."""
     if nb is not None and submitted:
         try:  # the TA reads written answers beside the student's own full-run outputs
             nb = feedback.with_submitted_outputs(nb, nbformat.read(submitted, as_version=4))
         except (OSError, ValueError) as exc:
             result.log.append(f"NOTE {task.student}/{notebook}: submitted outputs not shown ({exc})")
-    if nb is not None:
-        result.autograded[notebook] = nbformat.writes(sanitize.safe_for_readers(nb))  # formgrader shows it
+    copy = nbformat.writes(sanitize.safe_for_readers(nb)) if nb is not None else None  # formgrader shows it
     page = feedback.Page.of(
         result.notebooks[notebook],
         task.submitted_as or task.student,
         late=task.late,
         model_answers=task.model_answers.get(notebook),
     )
-    result.feedback[notebook] = feedback.render(nb, page)
+    return copy, feedback.render(nb, page)
 
 
 @dataclass
@@ -587,12 +588,23 @@ def _broke(result, exc):
 
 
 def render_pages(graded: Graded) -> StudentResult:
-    """The result of `grade` with each notebook's reader-safe autograded copy and feedback page. It needs no
-    workspace, so a worker can render one student's pages while it grades the next."""
+    """The result of `grade`, its pages written: each notebook's reader-safe autograded copy (<notebook>.ipynb) and
+    feedback page (<notebook>.html) in the folder task.pages, which result.pages names. It needs no workspace, so a
+    worker can render one student's pages while it grades the next; writing them here spares the process that
+    records the student their bytes."""
     start, result = time.perf_counter(), graded.result
     try:
+        if not graded.task.pages:
+            raise ValueError("the task names no folder for its pages (Task.pages)")
+        folder = Path(graded.task.pages)
+        shutil.rmtree(folder, ignore_errors=True)  # what an earlier run left
+        folder.mkdir(parents=True)
+        result.pages = str(folder)
         for notebook, (nb, submitted) in graded.notebooks.items():
-            _render_notebook(result, graded.task, notebook, nb, submitted)
+            copy, page = _render_notebook(result, graded.task, notebook, nb, submitted)
+            if copy is not None:
+                write_staged(folder / f"{notebook}.ipynb", copy)
+            write_staged(folder / f"{notebook}.html", page)
     except Exception as exc:  # a page that cannot be rendered: the student is graded again on the next run
         _broke(result, exc)
     result.seconds = round(result.seconds + time.perf_counter() - start, 3)
@@ -613,8 +625,3 @@ def warm_pages() -> None:
     result = StudentResult(student="warm-up")
     result.notebooks["warm-up"] = NotebookResult.graded("warm-up", [CellResult("warm_up", 1.0, 1.0, "passed")], 1.0)
     _render_notebook(result, Task(student="warm-up", notebooks=[], template="", work=""), "warm-up", nb, None)
-
-
-def grade_student(task: Task) -> StudentResult:
-    """Grade one student and render their pages: render_pages(grade(task))."""
-    return render_pages(grade(task))

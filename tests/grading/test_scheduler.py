@@ -62,6 +62,12 @@ def square_then(task):
     return dict(square(task), raise_then=task.get("raise_then"), marker=task.get("marker"))
 
 
+def slow_then(result):
+    """The last stage, taking half a second."""
+    time.sleep(0.5)
+    return dict(result, then_pid=os.getpid())
+
+
 def die_in_first_then(result):
     """Kill the process the last stage runs in the first time (marker file), succeed afterwards."""
     marker = Path(result["marker"])
@@ -214,6 +220,24 @@ def test_one_worker_runs_then_in_a_second_process_and_keeps_task_order():
     assert {r["pid"] for r in results} == {os.getpid()}
     (then_pid,) = {r["then_pid"] for r in results}
     assert then_pid != os.getpid()
+
+
+def test_with_one_worker_a_slow_then_lets_fn_run_ahead_and_results_still_come_in_order():
+    """With one worker and a `then` slower than fn, does fn run for BESIDE_AHEAD more tasks before the first
+    result is waited for (instead of waiting for each `then` in turn), every result still reported in task order?"""
+    ran, seen = [], []  # fn runs here: `ran` counts its calls when each result is reported
+
+    def fn(task):
+        ran.append(task["n"])
+        return square_then(task)
+
+    def on_result(result):
+        seen.append((result["value"], len(ran)))
+
+    tasks = [{"n": n} for n in range(scheduler.BESIDE_AHEAD + 2)]
+    scheduler.run(tasks, fn, then=slow_then, workers=1, on_result=on_result)
+    assert [value for value, _ in seen] == [n * n for n in range(len(tasks))]
+    assert seen[0][1] == scheduler.BESIDE_AHEAD + 1
 
 
 def test_with_one_worker_the_process_beside_fn_warms_up_first_at_a_lower_priority():

@@ -46,3 +46,39 @@ def test_warming_the_pages_renders_a_page_without_an_error(tmp_path, monkeypatch
     monkeypatch.chdir(tmp_path)
     worker.warm_pages()
     assert list(tmp_path.iterdir()) == []
+
+
+def graded_student(tmp_path, pages):
+    """A student graded on one notebook ('toy', one passed check), handed to render_pages with Task.pages=`pages`."""
+    import nbformat
+
+    from autograder.records import CellResult, NotebookResult, StudentResult
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("An answer, é and 李")])
+    result = StudentResult(student="Zoë Ñúñez")
+    result.notebooks["toy"] = NotebookResult.graded("toy", [CellResult("check", 1.0, 1.0, "passed")], 1.0)
+    task = worker.Task(student="Zoë Ñúñez", notebooks=[], template="", work=str(tmp_path / "work"), pages=pages)
+    return worker.Graded(task, result, {"toy": (nb, None)})
+
+
+def test_the_page_stage_writes_a_students_pages_into_their_folder(tmp_path):
+    """Does render_pages write each notebook's reader-safe copy and feedback page into Task.pages, clearing what
+    an earlier run left there, and name that folder in the result?"""
+    folder = tmp_path / ".cache" / "pages" / "Zoë Ñúñez"
+    folder.mkdir(parents=True)
+    (folder / "bert.html").write_text("an earlier run's page")
+    result = worker.render_pages(graded_student(tmp_path, str(folder)))
+    assert result.complete and result.pages == str(folder)
+    assert sorted(p.name for p in folder.iterdir()) == ["toy.html", "toy.ipynb"]
+    assert "An answer, é and 李" in (folder / "toy.ipynb").read_text(encoding="utf-8")
+    assert "Zoë Ñúñez" in (folder / "toy.html").read_text(encoding="utf-8")
+
+
+def test_the_page_stage_without_a_folder_fails_the_student_and_deletes_nothing(tmp_path, monkeypatch):
+    """Does render_pages for a task that names no pages folder fail that student (graded again on the next run)
+    instead of writing, or clearing, the working folder?"""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "keep.txt").write_text("a file of the working folder")
+    result = worker.render_pages(graded_student(tmp_path, ""))
+    assert not result.complete and "Task.pages" in result.error
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.txt"]

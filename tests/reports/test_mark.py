@@ -64,14 +64,16 @@ def graded(tmp_path_factory):
             "toy", [CellResult("add", 1.0, 1, "passed"), CellResult("mul", 2.0, 2, "passed")], 3
         )
         summary.manual, summary.blank = {"written_toy": 1.0}, ["written_toy"] if blank else []
-        notebook = nbformat.writes(toy.fill(release, dict(toy.RIGHT, written_toy=answer)))
+        pages = root / "out" / ".cache" / "pages" / student  # as render_pages leaves them
+        pages.mkdir(parents=True)
+        (pages / "toy.ipynb").write_text(nbformat.writes(toy.fill(release, dict(toy.RIGHT, written_toy=answer))))
+        (pages / "toy.html").write_text("<html></html>")
         results.record(
             StudentResult(
                 student,
                 notebooks={"toy": summary},
                 shard=shard(template, student, blank),
-                autograded={"toy": notebook},
-                feedback={"toy": "<html></html>"},
+                pages=str(pages),
                 submission={"submitted_as": student, "digest": "d", "source": "s"},
             )
         )
