@@ -40,7 +40,7 @@ class CellMap:
 def _gid(cell):
     """A cell's grade id, or None (also when a student's edit left nbgrader metadata that is not a mapping)."""
     meta = contract.nbgrader_meta(cell)
-    return meta.get("grade_id") if isinstance(meta, Mapping) else None
+    return meta.get("grade_id") if isinstance(meta, dict) else None  # JSON's mappings are dicts (NotebookNode too)
 
 
 def _norm(source):
@@ -61,17 +61,30 @@ def _defined_names(source):
     return {n.name for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))}
 
 
-_SIGNATURES: dict[int, tuple[NotebookNode, set, set]] = {}  # id(release) -> (release, its grade ids, long sources)
+@dataclass(frozen=True)
+class _Release:
+    """What the repair steps look up in a release notebook, made once per release read: a class's notebooks are
+    repaired against the same few releases, which repair never changes."""
+
+    gids: list  # each cell's grade id (None for none), in order
+    by_id: dict  # {grade id: (index, cell)}
+    long_sources: set  # the normalised sources longer than 40 characters
 
 
-def _signature(rel: NotebookNode) -> tuple[set, set]:
-    """A release notebook's grade ids and normalised long sources, computed once per release read (a class of
-    notebooks is compared with the same few releases)."""
-    kept = _SIGNATURES.get(id(rel))
-    if kept is None or kept[0] is not rel:  # the release itself is kept with it, so its id is never reused
-        ids = {_gid(c) for c in rel.cells} - {None}
-        kept = _SIGNATURES[id(rel)] = (rel, ids, {_norm(c.source) for c in rel.cells if len(c.source.strip()) > 40})
-    return kept[1], kept[2]
+_RELEASES: dict[int, tuple[NotebookNode, _Release]] = {}  # id(release) -> (release, what it holds)
+
+
+def _release(rel: NotebookNode) -> _Release:
+    """rel's _Release (kept with rel itself, so that its id is never reused)."""
+    kept = _RELEASES.get(id(rel))
+    if kept is None or kept[0] is not rel:
+        if len(_RELEASES) > 1000:  # releases read again and again (tests): forget the old ones
+            _RELEASES.clear()
+        gids = [_gid(c) for c in rel.cells]
+        by_id = {gid: (i, c) for i, (gid, c) in enumerate(zip(gids, rel.cells)) if gid}
+        long_sources = {_norm(c.source) for c in rel.cells if len(c.source.strip()) > 40}
+        kept = _RELEASES[id(rel)] = (rel, _Release(gids, by_id, long_sources))
+    return kept[1]
 
 
 def identify(nb: NotebookNode, releases: dict[str, NotebookNode]) -> tuple[str | None, int]:
@@ -79,8 +92,8 @@ def identify(nb: NotebookNode, releases: dict[str, NotebookNode]) -> tuple[str |
     best, best_score = None, 0
     ids, sources = [_gid(c) for c in nb.cells], [_norm(c.source) for c in nb.cells]
     for name, rel in releases.items():
-        rel_ids, rel_src = _signature(rel)
-        score = sum(1 for g in ids if g in rel_ids) + sum(1 for s in sources if s in rel_src)
+        known = _release(rel)
+        score = sum(1 for g in ids if g in known.by_id) + sum(1 for s in sources if s in known.long_sources)
         if (nb.metadata.get("a3") or {}).get("notebook") == name:
             score += 5
         if score > best_score:
@@ -161,10 +174,6 @@ def _placeholder(rel_cell):
     return cell
 
 
-def _release_by_id(rel):
-    return {_gid(c): (i, c) for i, c in enumerate(rel.cells) if _gid(c)}
-
-
 def _locked(rel_cell):
     return contract.nbgrader_meta(rel_cell).get("locked")
 
@@ -184,7 +193,7 @@ def remove_unknown_nbgrader_metadata(nb: NotebookNode, rel: NotebookNode, cells:
     Returns:
     - one repair line per removed grade id (none for empty metadata).
     """
-    rel_by_id = _release_by_id(rel)
+    rel_by_id = _release(rel).by_id
     repairs = []
     for cell in nb.cells:
         if cell.metadata.get("nbgrader") is None:  # no nbgrader metadata (damaged metadata is removed below)
@@ -223,7 +232,7 @@ def resolve_duplicate_grade_ids(nb: NotebookNode, rel: NotebookNode, cells: Cell
     Returns:
     - one repair line per duplicated grade id.
     """
-    rel_by_id = _release_by_id(rel)
+    rel_by_id = _release(rel).by_id
     seen = defaultdict(list)
     for j, cell in enumerate(nb.cells):
         if _gid(cell):
@@ -269,8 +278,7 @@ def restore_metadata_by_source(nb: NotebookNode, rel: NotebookNode, cells: CellM
     where = {_gid(c): j for j, c in enumerate(nb.cells) if _gid(c)}
     cells.claimed.update(where.values())
     repairs, start = [], 0
-    for i, rc in enumerate(rel.cells):
-        gid = _gid(rc)
+    for i, (gid, rc) in enumerate(zip(_release(rel).gids, rel.cells)):
         if gid in where:
             cells.pos[i] = where[gid]
             start = max(start, where[gid] + 1)
@@ -319,8 +327,7 @@ def restore_metadata_by_position(nb: NotebookNode, rel: NotebookNode, cells: Cel
     - one repair line per graded cell whose metadata was restored.
     """
     repairs = []
-    for i, rc in enumerate(rel.cells):
-        gid = _gid(rc)
+    for i, (gid, rc) in enumerate(zip(_release(rel).gids, rel.cells)):
         if not gid or i in cells.pos or _locked(rc):
             continue
         gap = _cells_between_anchors(nb, i, rc, cells)
@@ -344,8 +351,7 @@ def restore_deleted_cells(nb: NotebookNode, rel: NotebookNode, cells: CellMap) -
     - one repair line per restored cell.
     """
     repairs = []
-    for i, rc in enumerate(rel.cells):
-        gid = _gid(rc)
+    for i, (gid, rc) in enumerate(zip(_release(rel).gids, rel.cells)):
         if not gid or i in cells.pos:
             continue
         at = max((cells.pos[k] + 1 for k in cells.pos if k < i), default=0)
@@ -390,9 +396,9 @@ def reset_graded_cells(nb: NotebookNode, rel: NotebookNode, cells: CellMap) -> l
     Returns:
     - repair lines: skip tags removed, edited locked cells restored, cell types changed back.
     """
-    repairs = []
+    repairs, gids = [], _release(rel).gids
     for i, j in cells.pos.items():
-        if _gid(rel.cells[i]):
+        if gids[i]:
             repairs += _reset_graded_cell(nb, j, rel.cells[i])
     return repairs
 
@@ -407,7 +413,8 @@ def fix_cell_ids(nb: NotebookNode, rel: NotebookNode, cells: CellMap) -> list[st
     Returns:
     - one repair line counting the duplicate or invalid ids replaced (none when there were none).
     """
-    graded = [(i, j) for i, j in cells.pos.items() if _gid(rel.cells[i])]
+    gids = _release(rel).gids
+    graded = [(i, j) for i, j in cells.pos.items() if gids[i]]
     used = {nb.cells[j].get("id") for i, j in graded}
     for i, j in graded:
         if rel.cells[i].get("id"):
