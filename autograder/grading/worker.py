@@ -23,6 +23,7 @@ import time
 import traceback
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from multiprocessing.reduction import ForkingPickler
 from pathlib import Path
 
 import nbformat
@@ -509,6 +510,19 @@ class Graded:
     task: Task
     result: StudentResult  # scores, statuses, log, shard: everything but the autograded notebooks and pages
     notebooks: dict = field(default_factory=dict)  # {notebook: (graded notebook or None, submitted path or None)}
+
+
+def _node(items: dict) -> nbformat.NotebookNode:
+    """A NotebookNode holding `items` as they are (their own nodes are rebuilt before them)."""
+    node = nbformat.NotebookNode.__new__(nbformat.NotebookNode)
+    dict.update(node, items)
+    return node
+
+
+# A Graded crosses to the page process (one worker) by multiprocessing's pickler. Unpickled as it is, a NotebookNode
+# runs its own __setitem__ for every key: 5.8 ms for the four graded notebooks of a student, against 0.9 ms rebuilt
+# by _node. The registration holds for that pickler only, not for pickle itself or Dask.
+ForkingPickler.register(nbformat.NotebookNode, lambda node: (_node, (dict(node),)))
 
 
 def _workspace(task: Task, kernel_env: dict[str, str], log: list[str]) -> tuple[Slot | None, Path]:

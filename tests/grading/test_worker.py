@@ -82,3 +82,22 @@ def test_the_page_stage_without_a_folder_fails_the_student_and_deletes_nothing(t
     result = worker.render_pages(graded_student(tmp_path, ""))
     assert not result.complete and "Task.pages" in result.error
     assert sorted(p.name for p in tmp_path.iterdir()) == ["keep.txt"]
+
+
+def test_a_graded_student_reaches_the_page_process_with_the_same_notebooks(tmp_path):
+    """Does a Graded, pickled as multiprocessing hands it to the page process, come back with notebooks equal to
+    the ones sent, a NotebookNode at every level (attribute access and all)?"""
+    import pickle
+    from multiprocessing.reduction import ForkingPickler
+
+    import nbformat
+
+    sent = graded_student(tmp_path, "pages")
+    nb, _ = sent.notebooks["toy"]
+    nb.cells.append(nbformat.v4.new_code_cell("print('Zoë')"))
+    nb.cells[-1].outputs = [nbformat.v4.new_output("stream", name="stdout", text="Zoë\n")]
+    back = pickle.loads(ForkingPickler.dumps(sent))
+    got, _ = back.notebooks["toy"]
+    assert got == nb and back.result == sent.result and back.task == sent.task
+    assert type(got) is type(got.cells[1]) is type(got.cells[1].outputs[0]) is nbformat.NotebookNode
+    assert got.cells[1].outputs[0].text == "Zoë\n" and got.metadata == nb.metadata
