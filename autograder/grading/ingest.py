@@ -204,7 +204,8 @@ def ingest_student(
         dest = staging / student / f"{name}.ipynb"
         dest.parent.mkdir(parents=True, exist_ok=True)
         dest.write_text(json.dumps(nb, ensure_ascii=False), encoding="utf-8")  # read by machines only: compact
-        timeontask.save(runs, dest.with_name(name + timeontask.RECORD))
+        if runs["executions"]:  # collect counts a staged notebook without a record as one without runs
+            timeontask.save(runs, dest.with_name(name + timeontask.RECORD))
         out.append(submission(name, dest, Status.OK, repairs))
     return out
 

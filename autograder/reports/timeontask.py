@@ -86,7 +86,8 @@ def record(nb):
 
 
 def save(rec, path):
-    """Write a record (record()) as JSON to path: ingest takes it before repair strips the metadata it reads."""
+    """Write a record (record()) as JSON to path: ingest takes it before repair strips the metadata it reads (and
+    keeps none of a notebook that recorded no runs: collect counts that one as without execution times)."""
     Path(path).write_text(json.dumps(rec), encoding="utf-8")
 
 
@@ -166,10 +167,14 @@ def collect(out):
     found, without = [], {}
     if not enabled(out):
         return found, without
-    for path in sorted((Path(out) / ".cache" / "staging").glob(f"*/*{RECORD}")):
-        student, notebook = path.parent.name, path.name.removesuffix(RECORD)
+    staging = Path(out) / ".cache" / "staging"
+    kept = {(p.parent.name, p.name.removesuffix(RECORD)): p for p in staging.glob(f"*/*{RECORD}")}
+    for staged in staging.glob("*/*.ipynb"):  # ingest keeps no record of a notebook that recorded no runs
+        if not staged.parent.name.startswith("."):  # a student's folder, not an LMS zip's unpacked files
+            kept.setdefault((staged.parent.name, staged.stem), None)
+    for (student, notebook), path in sorted(kept.items(), key=lambda item: (item[0][0], item[0][1] + RECORD)):
         try:
-            rec = json.loads(path.read_text(encoding="utf-8"))
+            rec = json.loads(path.read_text(encoding="utf-8")) if path else {}
         except ValueError:
             rec = {}
         made = rows(student, notebook, rec)

@@ -170,6 +170,40 @@ def test_csv_from_what_ingest_kept(tmp_path):
     assert datetime.datetime.fromisoformat(rows[0]["first"]).tzinfo is not None
 
 
+def test_a_staged_notebook_that_recorded_no_runs_counts_as_without_times(tmp_path):
+    """Is a notebook ingest staged without a record beside it (it recorded no runs, so none was kept) counted with
+    the notebooks without execution times, and are an LMS zip's unpacked notebooks left out?"""
+    staging = tmp_path / ".cache" / "staging"
+    for folder in ("Zoë Ñúñez", "ann", ".unpacked"):
+        (staging / folder).mkdir(parents=True)
+    (staging / "Zoë Ñúñez" / "nmt.ipynb").write_text("{}")
+    (staging / ".unpacked" / "nmt.ipynb").write_text("{}")
+    (staging / "ann" / "nmt.ipynb").write_text("{}")
+    tot.save(tot.record(notebook(code(colab(T0 + minutes(3), minutes(3))))), staging / "ann" / f"nmt{tot.RECORD}")
+    rows, without = tot.collect(tmp_path)
+    assert {r["student"] for r in rows} == {"ann"} and without == {"nmt": 1}
+
+
+def test_ingest_keeps_no_record_of_a_notebook_without_runs(tmp_path):
+    """Does ingest stage a notebook that recorded no runs without a record beside it (one file fewer a notebook),
+    and keep the record of one that did?"""
+    import json
+
+    from autograder import paths
+    from autograder.grading import ingest
+
+    for student, runs in (("ann", True), ("bob", False)):
+        nb = json.loads((paths.RELEASE / "nmt.ipynb").read_text())
+        if runs:
+            first = next(c for c in nb["cells"] if c["cell_type"] == "code")
+            first["metadata"].update(colab(T0 + minutes(3), minutes(3)))
+        (tmp_path / "subs" / student).mkdir(parents=True)
+        (tmp_path / "subs" / student / "nmt.ipynb").write_text(json.dumps(nb))
+    ingest.ingest(tmp_path / "subs", tmp_path / "staging", release=paths.RELEASE)
+    assert (tmp_path / "staging" / "ann" / f"nmt{tot.RECORD}").exists()
+    assert sorted(p.name for p in (tmp_path / "staging" / "bob").iterdir()) == ["nmt.ipynb"]
+
+
 def test_the_course_file_can_turn_time_on_task_off():
     """Does `[report] time_on_task = false` in course.toml turn it off, with anything but true or false refused in
     one line naming the key?"""
