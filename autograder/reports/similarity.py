@@ -559,53 +559,104 @@ class Notebooks:
     students: list[str] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class ReleaseKeys:
+    """What tells a student's cells from the release's in one notebook: its cell ids, sources and output texts,
+    and its grade ids."""
+
+    ids: frozenset
+    sources: frozenset
+    outputs: frozenset
+    known: frozenset
+
+    @classmethod
+    def of(cls, rel: dict) -> "ReleaseKeys":
+        cells = rel.get("cells", [])
+        return cls(
+            frozenset(c.get("id") for c in cells),
+            frozenset(_source(c) for c in cells),
+            frozenset(t for c in cells for t in _output_texts(c)),
+            frozenset(_grade_id(c) for c in cells if _grade_id(c)),
+        )
+
+
+@dataclass
+class StudentCells:
+    """What the comparison takes from one student's autograded notebook."""
+
+    read: bool = True  # False when the notebook would not read: nothing of it is compared
+    sources: list = field(default_factory=list)  # [(grade id, source)] of their solution cells, in order
+    added: dict = field(default_factory=lambda: {"code": [], "markdown": []})  # cells the release does not have
+    ids: set = field(default_factory=set)  # cell ids the release does not have (nor ingest gave)
+    outputs: dict = field(default_factory=dict)  # {output hash: grade id or "an added cell"}
+    notes: list = field(default_factory=list)
+
+
+READ_SPREAD_FROM = 64  # students from which their notebooks are read across the cores
+
+
+def read_student(root: Path, releases: dict[str, ReleaseKeys], student: str) -> dict[str, StudentCells]:
+    """{notebook: StudentCells} of root/<student>/a3/<nb>.ipynb for each notebook of `releases` the student has."""
+    found = {}
+    for nb, rel in releases.items():
+        path = root / student / contract.ASSIGNMENT / f"{nb}.ipynb"
+        if not path.is_file():
+            continue
+        got = found[nb] = StudentCells()
+        try:
+            cells = json.loads(path.read_bytes()).get("cells", [])
+            assert isinstance(cells, list)
+        except (OSError, ValueError, AssertionError, AttributeError) as exc:
+            got.notes.append(f"{nb}, {student}: notebook not read ({type(exc).__name__}): skipped")
+            got.read = False
+            continue
+        for i, cell in enumerate(cells):
+            try:
+                gid = _grade_id(cell)
+                if gid and gid in rel.known:
+                    if contract.is_solution_cell(cell):
+                        got.sources.append((gid, _source(cell)))
+                elif cell.get("cell_type") in got.added and cell.get("id") not in rel.ids:
+                    source = _source(cell)
+                    if source not in rel.sources:
+                        got.added[cell["cell_type"]].append(source)
+                cid = cell.get("id")
+                if isinstance(cid, str) and cid not in rel.ids and not _REPAIR_ID.match(cid):
+                    got.ids.add(cid)
+                for text in _output_texts(cell):
+                    if text not in rel.outputs:
+                        key = hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+                        got.outputs.setdefault(key, gid or "an added cell")
+            except (AttributeError, TypeError, ValueError) as exc:
+                got.notes.append(f"{nb}, {student}: cell {i + 1} not read ({type(exc).__name__}): skipped")
+    return found
+
+
 def read_notebooks(out: Path, releases: dict[str, dict]) -> Notebooks:
-    """Read OUT/autograded/<student>/a3/<nb>.ipynb for every student (by code point) and notebook."""
+    """Read OUT/autograded/<student>/a3/<nb>.ipynb for every student (by code point) and notebook: across the
+    cores from READ_SPREAD_FROM students on."""
     found = Notebooks()
     root = Path(out) / "autograded"
     folders = root.iterdir() if root.is_dir() else []  # none when no notebook was graded: an empty report
     students = sorted(p.name for p in folders if p.is_dir() and not p.name.startswith("."))
     found.students = students
-    for nb, rel in releases.items():
-        rel_ids = {c.get("id") for c in rel.get("cells", [])}
-        rel_sources = {_source(c) for c in rel.get("cells", [])}
-        rel_outputs = {t for c in rel.get("cells", []) for t in _output_texts(c)}
-        known = {_grade_id(c) for c in rel.get("cells", []) if _grade_id(c)}
-        for student in students:
-            path = root / student / contract.ASSIGNMENT / f"{nb}.ipynb"
-            if not path.is_file():
+    keys = {nb: ReleaseKeys.of(rel) for nb, rel in releases.items()}
+    each = functools.partial(read_student, root, keys)
+    read = cores.spread(each, students, at_least=READ_SPREAD_FROM, notes=found.notes)
+    for nb in releases:  # notebook by notebook, students by code point within each, as the report lists them
+        for student, got in zip(students, read):
+            cells = got.get(nb)
+            if cells is None:
                 continue
-            try:
-                cells = json.loads(path.read_bytes()).get("cells", [])
-                assert isinstance(cells, list)
-            except (OSError, ValueError, AssertionError, AttributeError) as exc:
-                found.notes.append(f"{nb}, {student}: notebook not read ({type(exc).__name__}): skipped")
+            found.notes += cells.notes
+            if not cells.read:
                 continue
-            added = {"code": [], "markdown": []}
-            ids, outs = set(), {}
-            for i, cell in enumerate(cells):
-                try:
-                    gid = _grade_id(cell)
-                    if gid and gid in known:
-                        if contract.is_solution_cell(cell):
-                            found.sources[nb, gid].append((student, _source(cell)))
-                    elif cell.get("cell_type") in added and cell.get("id") not in rel_ids:
-                        source = _source(cell)
-                        if source not in rel_sources:
-                            added[cell["cell_type"]].append(source)
-                    cid = cell.get("id")
-                    if isinstance(cid, str) and cid not in rel_ids and not _REPAIR_ID.match(cid):
-                        ids.add(cid)
-                    for text in _output_texts(cell):
-                        if text not in rel_outputs:
-                            key = hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
-                            outs.setdefault(key, gid or "an added cell")
-                except (AttributeError, TypeError, ValueError) as exc:
-                    found.notes.append(f"{nb}, {student}: cell {i + 1} not read ({type(exc).__name__}): skipped")
-            found.sources[nb, ADDED_CODE].append((student, "\n\n".join(added["code"])))
-            found.sources[nb, ADDED_TEXT].append((student, "\n\n".join(added["markdown"])))
-            found.cell_ids[nb][student] = ids
-            found.outputs[nb][student] = outs
+            for gid, source in cells.sources:
+                found.sources[nb, gid].append((student, source))
+            found.sources[nb, ADDED_CODE].append((student, "\n\n".join(cells.added["code"])))
+            found.sources[nb, ADDED_TEXT].append((student, "\n\n".join(cells.added["markdown"])))
+            found.cell_ids[nb][student] = cells.ids
+            found.outputs[nb][student] = cells.outputs
     return found
 
 

@@ -285,3 +285,30 @@ def test_comparing_across_processes_gives_the_same_report(graded, monkeypatch):
     assert similarity.csv_text(reports) == similarity.csv_text(here) and notes == here_notes
     n = len(found.students)
     assert similarity.html_text(reports, notes, n) == similarity.html_text(here, here_notes, n)
+
+
+def test_reading_across_processes_gives_the_same_notebooks(tmp_path, monkeypatch):
+    """Does a class whose notebooks are read across the cores give the same sources, ids, outputs and notes, in the
+    same order, as one read here, a notebook that does not read and a cell that is not a cell included?"""
+    out = corpus.write_class(tmp_path / "out")  # the whole corpus class, Unicode names among them
+    first, second = sorted(p.name for p in (out / "autograded").iterdir())[:2]
+    (out / "autograded" / first / "a3" / "nmt.ipynb").write_text("{not json")
+    path = out / "autograded" / second / "a3" / "nmt.ipynb"
+    nb = json.loads(path.read_text())
+    nb["cells"][1:1] = ["not a cell"]
+    path.write_text(json.dumps(nb))
+    rel_dir = similarity.release_dir(out)
+    releases = {p.stem: json.loads(p.read_bytes()) for p in sorted(rel_dir.glob("*.ipynb"))}
+    monkeypatch.setattr(similarity, "READ_SPREAD_FROM", 10**9)
+    here = similarity.read_notebooks(out, releases)
+    monkeypatch.setattr(similarity, "READ_SPREAD_FROM", 1)
+    real, calls = similarity.cores.spread, []
+    monkeypatch.setattr(similarity.cores, "spread", lambda *a, **k: calls.append(a) or real(*a, **k))
+    spread = similarity.read_notebooks(out, releases)
+    assert calls and spread.notes == here.notes and len(here.notes) == 2
+    assert (spread.students, spread.sources, spread.cell_ids, spread.outputs) == (
+        here.students,
+        here.sources,
+        here.cell_ids,
+        here.outputs,
+    )
