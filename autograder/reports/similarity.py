@@ -34,6 +34,7 @@ symbol table (symtable), with lines that stop it parsing blanked one at a time.
 """
 
 import csv
+import dataclasses
 import functools
 import hashlib
 import html
@@ -361,12 +362,15 @@ def own_tokens(docs: list[Doc], starter: set[int], cap: int, k: int) -> None:
     for d in docs:
         for h in set(d.hashes):
             held[h] += 1
+    counted = {}  # {id of a hashes list: own tokens}: docs of one text share their list (compare_cell)
     for d in docs:
-        covered = bytearray(len(d.tokens))
-        for i, h in enumerate(d.hashes):
-            if h in starter or held[h] > cap:
-                covered[i : i + k] = b"\x01" * k
-        d.own_tokens = len(d.tokens) - sum(covered)
+        if id(d.hashes) not in counted:
+            covered = bytearray(len(d.tokens))
+            for i, h in enumerate(d.hashes):
+                if h in starter or held[h] > cap:
+                    covered[i : i + k] = b"\x01" * k
+            counted[id(d.hashes)] = len(d.tokens) - sum(covered)
+        d.own_tokens = counted[id(d.hashes)]
 
 
 def is_short(doc: Doc, kind: str, index: dict[int, list[int]], cap: int) -> bool:
@@ -381,12 +385,16 @@ def compare_cell(task: CellTask) -> CellReport:
     start = time.perf_counter()
     report = CellReport(task.notebook, task.cell, task.kind, histogram=[0] * MAX_HISTOGRAM_BINS)
     starter = starter_hashes(task.kind, task.starters)
-    docs = []
+    docs, made = [], {}  # made: {source: the Doc of the first student with it}, whose work a twin shares
     for student, source in task.sources:
-        try:
-            doc = make_doc(task.kind, student, source, starter)
-        except (RecursionError, MemoryError, ValueError) as exc:
-            doc = Doc(student, "", note=f"skipped: {type(exc).__name__}")
+        if source in made:  # the same text (an untouched cell, a shared answer) tokenises the same
+            doc = dataclasses.replace(made[source], student=student)
+        else:
+            try:
+                doc = make_doc(task.kind, student, source, starter)
+            except (RecursionError, MemoryError, ValueError) as exc:
+                doc = Doc(student, "", note=f"skipped: {type(exc).__name__}")
+            made[source] = doc
         if doc.note:
             report.notes.append(f"{task.notebook} {task.cell}, {student}: {doc.note}")
         docs.append(doc)

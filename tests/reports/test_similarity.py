@@ -205,6 +205,26 @@ def test_question_text_pasted_into_answers_is_removed():
     assert _pair_similarity(removed) == 0.0 and _pair_similarity(kept) >= 0.6
 
 
+def test_students_with_the_same_text_share_its_tokens_and_keep_their_own_rows(monkeypatch):
+    """When students hand in the very same cell (a copy, a cell left as released), is the text tokenised once, and
+    does each of them still get their own rows and notes: the twins a flagged pair at 1.000, each twin the same row
+    against a third student, each skipped cell its own note?"""
+    stub = _release_cell("nmt", "scaled_dot_attention")
+    body, other = corpus.fill(stub, corpus.SDA["B"]), corpus.fill(stub, corpus.SDA["B"] + "\n    # checked")
+    sources = [("Zoë Ñúñez", body), ("ann", other), ("bob", "\x00" * 300), ("cid", "\x00" * 300), ("李明", body)]
+    real, made = similarity.make_doc, []
+    monkeypatch.setattr(similarity, "make_doc", lambda *a: made.append(a[1]) or real(*a))
+    report = similarity.compare_cell(similarity.CellTask("nmt", "x", "code", [stub], sources))
+    assert made == ["Zoë Ñúñez", "ann", "bob"]
+    rows = {(r["student_a"], r["student_b"]): r for r in report.rows}
+    assert (rows["Zoë Ñúñez", "李明"]["similarity"], rows["Zoë Ñúñez", "李明"]["flagged"]) == ("1.000", 1)
+    against = [
+        {k: v for k, v in rows[pair].items() if k != "student_a"} for pair in (("Zoë Ñúñez", "ann"), ("ann", "李明"))
+    ]
+    assert against[0]["similarity"] == against[1]["similarity"] and against[0]["shared_fingerprints"] > 0
+    assert [n.split(": ")[0] for n in report.notes] == ["nmt x, bob", "nmt x, cid"]
+
+
 def test_starter_code_is_removed():
     """Do two different bodies under the same long released stub stay apart once the stub's fingerprints are
     removed (and look alike when they are not)?"""
