@@ -257,8 +257,8 @@ class StudentResult:
         return (self.submission or {}).get("submitted_as") or self.student
 
     def to_state(self) -> dict:
-        """The dict recorded in OUT/.state/<student>.json: every field but the shard and the pages, an optional one (error,
-        limits, zygote, submission) only when set. The keys and values are those OUT has always held."""
+        """The dict recorded in OUT/.state/<student>.json: every field but the shard and the pages, an optional one
+        (error, limits, zygote, submission) only when set. The keys and values are those OUT has always held."""
         state = {
             "student": self.student,
             "complete": self.complete,

@@ -408,6 +408,7 @@ def finish(out, results, recorded, scheduler_address, source, redo):
     ):
         for left in slot.leftovers(out / ".work"):
             shutil.rmtree(left, ignore_errors=True)
+    shutil.rmtree(out / ".cache" / "pages", ignore_errors=True)  # pages an interrupted run staged and never recorded
     hand = results.hand_grades()
     if redo:
         feedback.rerender(out, students=redo, source=source, tables=False, hand=hand, recorded=recorded)

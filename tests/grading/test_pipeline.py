@@ -51,6 +51,16 @@ def test_grade_ends_with_the_similarity_report_for_tas(toy_graded):
     assert "similarity" not in (out / "feedback" / "ref" / "toy.html").read_text().lower()
 
 
+def test_each_students_pages_are_moved_into_place_and_none_are_left_staged(toy_graded):
+    """Does every graded student's page and reader-safe notebook end up in feedback/ and autograded/, with nothing
+    left in OUT/.cache/pages, where the page stage wrote them?"""
+    out, _ = toy_graded
+    assert (out / "feedback" / "ref" / "toy.html").is_file() and (
+        out / "autograded" / "ref" / "a3" / "toy.ipynb"
+    ).is_file()
+    assert not (out / ".cache" / "pages").exists()
+
+
 def test_untouched_release_gets_zero_and_is_graded(toy_graded):
     """Does the untouched release score 0 with status `graded` (not an error)?"""
     out, _ = toy_graded
