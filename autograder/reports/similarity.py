@@ -362,15 +362,15 @@ def own_tokens(docs: list[Doc], starter: set[int], cap: int, k: int) -> None:
     for d in docs:
         for h in set(d.hashes):
             held[h] += 1
-    counted = {}  # {id of a hashes list: own tokens}: docs of one text share their list (compare_cell)
+    counted = {}  # {source: own tokens}: one text has the same tokens and k-grams whoever handed it in
     for d in docs:
-        if id(d.hashes) not in counted:
+        if d.source not in counted:
             covered = bytearray(len(d.tokens))
             for i, h in enumerate(d.hashes):
                 if h in starter or held[h] > cap:
                     covered[i : i + k] = b"\x01" * k
-            counted[id(d.hashes)] = len(d.tokens) - sum(covered)
-        d.own_tokens = counted[id(d.hashes)]
+            counted[d.source] = len(d.tokens) - sum(covered)
+        d.own_tokens = counted[d.source]
 
 
 def is_short(doc: Doc, kind: str, index: dict[int, list[int]], cap: int) -> bool:
