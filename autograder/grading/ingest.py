@@ -203,7 +203,7 @@ def ingest_student(
             continue
         dest = staging / student / f"{name}.ipynb"
         dest.parent.mkdir(parents=True, exist_ok=True)
-        dest.write_text(json.dumps(nb, ensure_ascii=False), encoding="utf-8")  # read by machines only: compact
+        dest.write_text(json.dumps(nb), encoding="ascii")  # read by machines only: compact (and faster in ASCII)
         if runs["executions"]:  # collect counts a staged notebook without a record as one without runs
             timeontask.save(runs, dest.with_name(name + timeontask.RECORD))
         out.append(submission(name, dest, Status.OK, repairs))

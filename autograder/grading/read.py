@@ -208,6 +208,9 @@ def read_notebook(path: Path) -> tuple[NotebookNode | None, str | None, list[str
         nb = _as_v4(raw)
     except Exception as e:  # nbformat raises several kinds for broken structure
         return None, f"not a notebook: {type(e).__name__}: {one_line(str(e), 150)}", []
+    textless = next((n for n, cell in enumerate(nb.cells, 1) if not isinstance(cell.get("source"), str)), None)
+    if textless:  # every later step reads each cell's source
+        return None, f"not a notebook: cell {textless} has no source text", []
     if major is not None and (major, minor) != (4, 5):
         repairs.append(f"upgraded nbformat {major}.{minor} to 4.5 (cell ids added)")
     return nb, None, repairs

@@ -11,7 +11,6 @@ to delete what contract cannot read).
 """
 
 import ast
-import json
 import re
 from collections import defaultdict
 from collections.abc import Mapping
@@ -19,6 +18,7 @@ from dataclasses import dataclass, field
 
 import nbformat
 from nbformat import NotebookNode
+from nbformat.validator import isvalid
 
 from autograder import contract
 from autograder.text import one_line
@@ -26,6 +26,7 @@ from autograder.text import one_line
 SKIP_TAGS = {"skip-execution", "raises-exception", "skip", "remove-cell", "remove_cell"}
 COLAB_NB_KEYS = ("colab", "accelerator", "widgets", "gpuClass", "varInspector", "toc", "vscode")
 COLAB_CELL_KEYS = ("colab", "executionInfo", "outputId", "id", "cellView", "pycharm")
+_COLAB_CELL_KEYS = frozenset(COLAB_CELL_KEYS)
 ID_OK = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # a valid nbformat cell id
 
 
@@ -35,6 +36,7 @@ class CellMap:
 
     pos: dict[int, int] = field(default_factory=dict)  # release cell index -> student cell index, in order found
     claimed: set[int] = field(default_factory=set)  # student cell indices already taken by a release cell
+    copies: list = field(default_factory=list)  # the release cells copied into the notebook, as placed there
 
 
 def _gid(cell):
@@ -69,6 +71,10 @@ class _Release:
     gids: list  # each cell's grade id (None for none), in order
     by_id: dict  # {grade id: (index, cell)}
     long_sources: set  # the normalised sources longer than 40 characters
+    shortest_long: int  # the length of the shortest of them (no shorter source normalises to one)
+    normed: list  # each cell's normalised source, in order
+    norm_of: dict  # {source: its normalised source} of the cells' sources
+    valid: bool  # a valid nbformat 4.5 notebook whose cell ids are all there and unique: a copy of a cell validates
 
 
 _RELEASES: dict[int, tuple[NotebookNode, _Release]] = {}  # id(release) -> (release, what it holds)
@@ -82,17 +88,35 @@ def _release(rel: NotebookNode) -> _Release:
             _RELEASES.clear()
         gids = [_gid(c) for c in rel.cells]
         by_id = {gid: (i, c) for i, (gid, c) in enumerate(zip(gids, rel.cells)) if gid}
-        long_sources = {_norm(c.source) for c in rel.cells if len(c.source.strip()) > 40}
-        kept = _RELEASES[id(rel)] = (rel, _Release(gids, by_id, long_sources))
+        normed = [_norm(c.source) for c in rel.cells]
+        long_sources = {n for c, n in zip(rel.cells, normed) if len(c.source.strip()) > 40}
+        shortest = min(map(len, long_sources), default=0)
+        norm_of = {c.source: n for c, n in zip(rel.cells, normed)}
+        valid = (rel.get("nbformat"), rel.get("nbformat_minor")) == (4, 5) and _unique_ids(rel) and isvalid(rel)
+        kept = _RELEASES[id(rel)] = (rel, _Release(gids, by_id, long_sources, shortest, normed, norm_of, valid))
     return kept[1]
+
+
+def _unique_ids(nb):
+    """True when every cell has a cell id (a string) and no two share one."""
+    ids = [c.get("id") for c in nb.cells]
+    return all(isinstance(i, str) for i in ids) and len(set(ids)) == len(ids)
 
 
 def identify(nb: NotebookNode, releases: dict[str, NotebookNode]) -> tuple[str | None, int]:
     """Which release notebook `nb` is, by content: (name, matches) with the most matches, or (None, 0)."""
     best, best_score = None, 0
-    ids, sources = [_gid(c) for c in nb.cells], [_norm(c.source) for c in nb.cells]
+    known_all = {name: _release(rel) for name, rel in releases.items()}
+    shortest = min((k.shortest_long for k in known_all.values() if k.long_sources), default=0)
+    norm_of = {}  # a source a release has: its norm is known
+    for known in known_all.values():
+        norm_of.update(known.norm_of)
+    ids = [_gid(c) for c in nb.cells]
+    sources = [  # the normalised sources that may be a long one of a release (a norm is never longer)
+        norm_of[c.source] if c.source in norm_of else _norm(c.source) for c in nb.cells if len(c.source) >= shortest
+    ]
     for name, rel in releases.items():
-        known = _release(rel)
+        known = known_all[name]
         score = sum(1 for g in ids if g in known.by_id) + sum(1 for s in sources if s in known.long_sources)
         if (nb.metadata.get("a3") or {}).get("notebook") == name:
             score += 5
@@ -134,9 +158,10 @@ def clean_editor_metadata(nb: NotebookNode, rel: NotebookNode, cells: CellMap) -
             removed.append(f"kernelspec {spec.get('name', 'none')!r} -> {want['name']!r}")
     n_cells = 0
     for cell in nb.cells:
-        junk = [k for k in COLAB_CELL_KEYS if k in cell.metadata]
+        meta = cell.metadata
+        junk = meta.keys() & _COLAB_CELL_KEYS
         for k in junk:
-            del cell.metadata[k]
+            del meta[k]
         n_cells += bool(junk)
     if removed or n_cells:
         what = ", ".join(removed) + (f"; Colab metadata of {n_cells} cells" if n_cells else "")
@@ -144,24 +169,21 @@ def clean_editor_metadata(nb: NotebookNode, rel: NotebookNode, cells: CellMap) -
     return []
 
 
-_RELEASE_JSON: dict[int, tuple[NotebookNode, str, str]] = {}  # id(release cell) -> (it, its JSON, its metadata's)
+_ATOMS = (str, int, float, bool, type(None))
 
 
-def _release_json(rel_cell):
-    """A release cell's JSON and its graded metadata's, made once per cell: every student's copy is reset from
-    them (the cell is kept with them, so its id is never reused)."""
-    kept = _RELEASE_JSON.get(id(rel_cell))
-    if kept is None or kept[0] is not rel_cell:
-        if len(_RELEASE_JSON) > 10_000:  # releases read again and again (tests): forget the old ones
-            _RELEASE_JSON.clear()
-        meta = {k: v for k, v in rel_cell.metadata.items() if k in ("nbgrader", "deletable", "editable")}
-        kept = _RELEASE_JSON[id(rel_cell)] = (rel_cell, json.dumps(rel_cell), json.dumps(meta))
-    return kept[1], kept[2]
+def _copy(value):
+    """A fresh copy of a release cell or a part of one (JSON's types, its mappings as NotebookNodes)."""
+    if isinstance(value, dict):
+        return NotebookNode({k: v if type(v) in _ATOMS else _copy(v) for k, v in value.items()})
+    if type(value) is list:
+        return [v if type(v) in _ATOMS else _copy(v) for v in value]
+    return value
 
 
 def _release_meta(rel_cell):
     """A fresh copy of a release cell's graded metadata (nbgrader, deletable, editable)."""
-    return json.loads(_release_json(rel_cell)[1])
+    return {k: _copy(v) for k, v in rel_cell.metadata.items() if k in ("nbgrader", "deletable", "editable")}
 
 
 def _placeholder(rel_cell):
@@ -178,9 +200,11 @@ def _locked(rel_cell):
     return contract.nbgrader_meta(rel_cell).get("locked")
 
 
-def _release_copy(rel_cell):
-    """A fresh copy of a release cell."""
-    return json.loads(_release_json(rel_cell)[0], object_hook=NotebookNode)
+def _release_copy(rel_cell, cells):
+    """A fresh copy of a release cell, noted in `cells` (whose copies need no validation of their own)."""
+    copy = _copy(rel_cell)
+    cells.copies.append(copy)
+    return copy
 
 
 def remove_unknown_nbgrader_metadata(nb: NotebookNode, rel: NotebookNode, cells: CellMap) -> list[str]:
@@ -277,13 +301,13 @@ def restore_metadata_by_source(nb: NotebookNode, rel: NotebookNode, cells: CellM
     """
     where = {_gid(c): j for j, c in enumerate(nb.cells) if _gid(c)}
     cells.claimed.update(where.values())
-    repairs, start = [], 0
-    for i, (gid, rc) in enumerate(zip(_release(rel).gids, rel.cells)):
+    repairs, start, known = [], 0, _release(rel)
+    for i, (gid, rc) in enumerate(zip(known.gids, rel.cells)):
         if gid in where:
             cells.pos[i] = where[gid]
             start = max(start, where[gid] + 1)
             continue
-        if not _norm(rc.source):
+        if not known.normed[i]:
             continue
         j = _unchanged_copy(nb, rc, start, cells.claimed)
         if j is None:
@@ -356,7 +380,7 @@ def restore_deleted_cells(nb: NotebookNode, rel: NotebookNode, cells: CellMap) -
             continue
         at = max((cells.pos[k] + 1 for k in cells.pos if k < i), default=0)
         locked = _locked(rc)
-        nb.cells.insert(at, _release_copy(rc) if locked else _placeholder(rc))
+        nb.cells.insert(at, _release_copy(rc, cells) if locked else _placeholder(rc))
         cells.pos = {k: (v + 1 if v >= at else v) for k, v in cells.pos.items()}
         cells.pos[i] = at
         kind = "test cell" if gid.startswith("test_") else ("locked cell" if locked else "solution cell")
@@ -364,15 +388,16 @@ def restore_deleted_cells(nb: NotebookNode, rel: NotebookNode, cells: CellMap) -
     return repairs
 
 
-def _reset_graded_cell(nb, j, rel_cell):
-    """Make student cell j rel_cell's graded cell again; returns its repair lines."""
+def _reset_graded_cell(nb, j, rel_cell, cells):
+    """Make student cell j rel_cell's graded cell again (a copy of it when it is locked, noted in `cells`); returns
+    its repair lines."""
     cell, gid = nb.cells[j], _gid(rel_cell)
     tags = [t for t in cell.metadata.get("tags", []) if t in SKIP_TAGS]
     repairs = [f"removed tag(s) {', '.join(tags)} from {gid!r}"] if tags else []
     if _locked(rel_cell):
         if cell.cell_type != rel_cell.cell_type or _edited(cell.source, rel_cell.source):
             repairs.append(f"restored the edited locked cell {gid!r}")
-        nb.cells[j] = _release_copy(rel_cell)
+        nb.cells[j] = _release_copy(rel_cell, cells)
         return repairs
     if cell.cell_type != rel_cell.cell_type:
         repairs.append(f"changed {gid!r} back to a {rel_cell.cell_type} cell")
@@ -399,7 +424,7 @@ def reset_graded_cells(nb: NotebookNode, rel: NotebookNode, cells: CellMap) -> l
     repairs, gids = [], _release(rel).gids
     for i, j in cells.pos.items():
         if gids[i]:
-            repairs += _reset_graded_cell(nb, j, rel.cells[i])
+            repairs += _reset_graded_cell(nb, j, rel.cells[i], cells)
     return repairs
 
 
@@ -448,17 +473,37 @@ STEPS = (
 )
 
 
-def repair_cells(nb: NotebookNode, rel: NotebookNode, repairs: list[str]) -> None:
+def repair_cells(nb: NotebookNode, rel: NotebookNode, repairs: list[str]) -> CellMap:
     """Make nb's graded cells match rel's: ids, lost metadata, duplicates, deleted cells, test-cell tags.
 
     Inputs:
     - nb: the student's notebook (v4), changed in place.
     - rel: the release notebook.
     - repairs: list that receives one line per repair.
+    Returns:
+    - the CellMap the steps filled in.
     """
     cells = CellMap()
     for step in STEPS:
         repairs.extend(step(nb, rel, cells))
+    return cells
+
+
+def _validate(nb, copies):
+    """nbformat.validate(nb), the cells in `copies` (copies of a valid release's cells) left out when every cell
+    has a unique id: a cell's validity depends on that cell alone, and nbformat's only check across cells (that
+    each has an id and no two share one) is done here. Raises nbformat.ValidationError as nbformat.validate does:
+    with its message for the whole notebook."""
+    if copies and _unique_ids(nb):
+        skip = {id(c) for c in copies}
+        rest = NotebookNode(nb)  # the same notebook but for its cells list
+        rest["cells"] = [c for c in nb.cells if id(c) not in skip]
+        try:
+            nbformat.validate(rest)
+            return
+        except nbformat.ValidationError:
+            pass  # validated whole below, for nbformat's own message
+    nbformat.validate(nb)
 
 
 def _clear_outputs(nb):
@@ -477,12 +522,13 @@ def repair(nb: NotebookNode, rel: NotebookNode | None, repairs: list[str]) -> st
     - rel: the release notebook, or None (no release to compare with: only the nbformat version is set).
     - repairs: list that receives one line per repair.
     """
+    copies = []
     if rel is not None:
         repairs.extend(clean_editor_metadata(nb, rel, CellMap()))
-        repair_cells(nb, rel, repairs)
+        copies = repair_cells(nb, rel, repairs).copies if _release(rel).valid else []
     nb.nbformat, nb.nbformat_minor = 4, 5
     try:
-        nbformat.validate(nb)
+        _validate(nb, copies)
         return None
     except nbformat.ValidationError:
         pass

@@ -243,6 +243,7 @@ def test_unrepairable_damage_is_recorded_and_the_batch_goes_on(tmp_path, release
     def broken(nb, rel_nb, repairs):
         if nb.metadata.get("marker") == "odd":
             raise KeyError("cells")
+        return repair.CellMap()
 
     monkeypatch.setattr(repair, "repair_cells", broken)
     odd = mc.solved(rel, src)
@@ -433,6 +434,25 @@ def test_batch_goes_on_after_a_broken_student(tmp_path, release_dir, rel, src):
     """Does a broken submission leave the next student's notebook untouched and ok?"""
     subs = run(tmp_path, {"aaa/nmt.ipynb": b"{", "bbb/nmt.ipynb": mc.solved(rel, src)}, release_dir)
     assert one(subs, "aaa").status.startswith("not a notebook") and one(subs, "bbb").status == "ok"
+
+
+@pytest.mark.parametrize("source", [5, None, {"text": "x"}], ids=["a number", "null", "a mapping"])
+def test_a_cell_without_source_text_is_recorded_and_the_batch_goes_on(tmp_path, release_dir, rel, src, source):
+    """A hand-edited notebook with a cell whose source is no text (or is missing): is that notebook recorded as not
+    a notebook, naming the cell, while the student's other notebook and the next student are still ingested?"""
+    raw = json.loads(nbformat.writes(mc.solved(rel, src)))
+    if source is None:
+        del raw["cells"][3]["source"]
+    else:
+        raw["cells"][3]["source"] = source
+    subs = run(
+        tmp_path,
+        {"alice/nmt.ipynb": json.dumps(raw).encode(), "bob/nmt.ipynb": mc.solved(rel, src)},
+        release_dir,
+    )
+    alice, bob = one(subs, "alice"), one(subs, "bob")
+    assert (alice.status, alice.path) == ("not a notebook: cell 4 has no source text", None), alice.status
+    assert bob.status == "ok", bob.status
 
 
 def test_every_repair_is_one_line(tmp_path, release_dir, rel, src):

@@ -7,6 +7,7 @@ import nbformat
 from nbgrader.nbgraderformat import MetadataValidator
 
 from autograder.grading import repair
+from autograder.text import one_line
 
 ANSWER = "def add(a, b):\n    return a + b"
 
@@ -465,3 +466,48 @@ def test_undamaged_notebook_needs_no_repair():
     nb, repairs = solved(rel), []
     repair.repair_cells(nb, rel, repairs)
     assert repairs == [] and nb == solved(rel), repairs
+
+
+# ---------------------------------------------------------------------------------------------
+# 8. the repaired notebook's validity
+
+
+def test_a_students_invalid_cell_is_reported_as_nbformat_reports_it():
+    """With copies of locked cells in it, is a notebook whose own cell stays invalid (a markdown cell with an
+    execution count) refused with nbformat's message for the whole notebook?"""
+    rel = release()
+    nb = solved(rel)
+    nb.cells[at(nb, "written_why")]["execution_count"] = 3
+    nb.cells[at(nb, "setup")].source = "import math  # edited: a copy of the release cell goes in"
+    problem = repair.repair(nb, rel, [])
+    try:
+        nbformat.validate(nb)
+        raise AssertionError("expected the repaired notebook to stay invalid")
+    except nbformat.ValidationError as e:
+        whole = f"not a valid notebook: {one_line(str(e), 150)}"
+    assert problem == whole, problem
+
+
+def test_a_release_that_does_not_validate_is_not_trusted():
+    """When a locked cell of the release itself is invalid, does the notebook that copies it fail validation (its
+    copies are not taken as valid)?"""
+    rel = release()
+    rel.cells[at(rel, "q_why")]["outputs"] = []  # no markdown cell has outputs
+    nb = solved(rel)
+    problem = repair.repair(nb, rel, [])
+    assert problem and problem.startswith("not a valid notebook"), problem
+
+
+def test_copies_of_a_valid_releases_cells_are_not_validated_again(monkeypatch):
+    """Is a repaired notebook validated without the locked cells copied from a valid release, and with every
+    other cell?"""
+    rel = release()
+    nb = solved(rel)
+    seen = []
+    real = nbformat.validate
+    monkeypatch.setattr(nbformat, "validate", lambda n, *a, **k: (seen.append(list(n.cells)), real(n, *a, **k)))
+    assert repair.repair(nb, rel, []) is None
+    locked = {"setup", "test_add", "q_why"}
+    assert [[repair._gid(c) for c in cells] for cells in seen] == [
+        [repair._gid(c) for c in nb.cells if repair._gid(c) not in locked]
+    ], seen
