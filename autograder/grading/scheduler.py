@@ -61,11 +61,13 @@ class RunStats:
     seconds: float = 0.0
     startup_seconds: float = 0.0
     failures: int = 0
+    then_wait_seconds: float = 0.0  # one worker: how long this process waited for `then` (the pages) to finish
     workers: dict = field(default_factory=dict)  # "host:pid" -> WorkerStats
 
     def as_dict(self) -> dict:
         """Plain-dict form (for JSON)."""
-        d = {k: getattr(self, k) for k in ("mode", "n_workers", "n_tasks", "seconds", "startup_seconds", "failures")}
+        names = ("mode", "n_workers", "n_tasks", "seconds", "startup_seconds", "failures", "then_wait_seconds")
+        d = {k: getattr(self, k) for k in names}
         d["workers"] = [vars(w) for w in self.workers.values()]
         return d
 
@@ -264,12 +266,14 @@ def _run_in_process(tasks, fn, then, retries, stats, finish, warm_then=None):
 
     def settle(i, task, outcome, meta=None):
         if isinstance(outcome, Future):
+            start = time.perf_counter()
             try:
                 outcome = outcome.result()
             except BrokenProcessPool:  # that process died: `then` runs here instead
                 outcome = _then_timed(then, meta)
             except Exception as exc:  # `then` should catch its own errors; this is the safety net
                 outcome = exc
+            stats.then_wait_seconds += time.perf_counter() - start
         if isinstance(outcome, Exception):
             finish(i, failure(task, _describe(outcome)))
         else:
