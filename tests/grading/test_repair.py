@@ -6,6 +6,7 @@ import copy
 import nbformat
 from nbgrader.nbgraderformat import MetadataValidator
 
+from autograder import paths
 from autograder.grading import repair
 from autograder.text import one_line
 
@@ -499,15 +500,85 @@ def test_a_release_that_does_not_validate_is_not_trusted():
 
 
 def test_copies_of_a_valid_releases_cells_are_not_validated_again(monkeypatch):
-    """Is a repaired notebook validated without the locked cells copied from a valid release, and with every
-    other cell?"""
+    """Is each cell of a repaired notebook checked against its type's schema but for the locked cells copied from a
+    valid release, and does the notebook pass?"""
     rel = release()
     nb = solved(rel)
-    seen = []
-    real = nbformat.validate
-    monkeypatch.setattr(nbformat, "validate", lambda n, *a, **k: (seen.append(list(n.cells)), real(n, *a, **k)))
+    checks, seen = repair._cell_checks(), []
+
+    def spy(kind):
+        return lambda cell: (seen.append(repair._gid(cell) or cell.source), checks[kind](cell))
+
+    monkeypatch.setattr(repair, "_cell_checks", lambda: {kind: spy(kind) for kind in checks})
     assert repair.repair(nb, rel, []) is None
     locked = {"setup", "test_add", "q_why"}
-    assert [[repair._gid(c) for c in cells] for cells in seen] == [
-        [repair._gid(c) for c in nb.cells if repair._gid(c) not in locked]
-    ], seen
+    assert seen == [repair._gid(c) or c.source for c in nb.cells if repair._gid(c) not in locked], seen
+
+
+def _invalid_cells():
+    """Cells nbformat 4.5 refuses, one mistake each, and the cell type each claims."""
+    code, md, raw = (
+        nbformat.v4.new_code_cell("x = 1"),
+        nbformat.v4.new_markdown_cell("# A"),
+        nbformat.v4.new_raw_cell("r"),
+    )
+    out = []
+    for base, key, value in [
+        (md, "execution_count", 1),
+        (md, "outputs", []),
+        (code, "execution_count", "one"),
+        (code, "outputs", [{"output_type": "stream", "name": "stdout"}]),  # no text
+        (code, "outputs", [{"output_type": "nonsense"}]),
+        (code, "source", 5),
+        (raw, "metadata", {"format": 3}),
+        (md, "attachments", {"a.png": "not a bundle"}),
+        (code, "id", "has spaces"),
+        (md, "cell_type", "heading"),
+        (code, "metadata", {"tags": "skip"}),
+        (raw, "outputs", []),
+    ]:
+        cell = copy.deepcopy(base)
+        cell[key] = value
+        out.append(cell)
+    return out
+
+
+def test_cells_nbformat_refuses_are_refused_with_nbformats_message():
+    """For each kind of invalid cell (a catalogue), does validation refuse the notebook with the message
+    nbformat.validate gives for it?"""
+    for bad in _invalid_cells():
+        nb = nbformat.v4.new_notebook()
+        nb.cells = [nbformat.v4.new_markdown_cell("ok", id="c0"), bad]
+        try:
+            nbformat.validate(copy.deepcopy(nb))
+            raise AssertionError(f"nbformat accepts {bad}")
+        except nbformat.ValidationError as e:
+            expected = str(e)
+        try:
+            repair._validate(nb, [])
+            raise AssertionError(f"expected {bad} refused")
+        except nbformat.ValidationError as e:
+            assert str(e) == expected, (bad, str(e))
+
+
+def test_cells_nbformat_accepts_are_accepted():
+    """Are the cells of the real release notebooks, a code cell with every kind of output, and cells with
+    attachments accepted, as nbformat accepts them?"""
+    v4 = nbformat.v4
+    code = v4.new_code_cell("print(1)", execution_count=2)
+    code.outputs = [
+        v4.new_output("stream", name="stdout", text="1\n"),
+        v4.new_output("execute_result", data={"text/plain": "3"}, execution_count=2),
+        v4.new_output("display_data", data={"image/png": "iVBOR"}, metadata={"image/png": {"width": 3}}),
+        v4.new_output("error", ename="E", evalue="no", traceback=["t"]),
+    ]
+    md = v4.new_markdown_cell("![a](attachment:a.png)")
+    md["attachments"] = {"a.png": {"image/png": "iVBOR"}}
+    cells = [code, md, v4.new_raw_cell("raw", metadata={"format": "text/plain"})]
+    for name in ("nmt", "bert", "clip", "theory"):
+        cells += copy.deepcopy(nbformat.read(paths.RELEASE / f"{name}.ipynb", as_version=4).cells)
+    nb = v4.new_notebook(cells=cells)
+    for j, cell in enumerate(nb.cells):
+        cell["id"] = f"c{j}"
+    nbformat.validate(copy.deepcopy(nb))
+    repair._validate(nb, [])
