@@ -310,9 +310,10 @@ def _is_done(outcome) -> bool:
 # Tasks whose `then` may still be running while fn runs for the next ones. One would do when fn takes longer than
 # `then` (a student's kernels against their pages); with a fast fn (bench --pipeline's replayed results) each
 # `then`'s round trip to the other process, about 20 ms with pages, would otherwise be waited for in turn, and a
-# `then` held up (a commit's wait for the disk, the other process's turn on the cores) would hold fn up: with 16
-# instead of 4, the wait for the pages fell from 4.9 and 8.1 to 3.3 and 4.7 ms a student (500 replayed students,
-# two alternating pairs). Each task waiting holds its graded notebooks, about 1 MB.
+# `then` held up (a commit's wait for the disk, the other process's turn on the cores) would hold fn up. With 16
+# instead of 4 (500 replayed students, four alternating pairs) the wait for the pages fell from 4.9-9.0 to 3.1-5.2
+# ms a student, and recording rose by about 0.6 ms (a commit's wait for the disk covers more pages written
+# ahead). Each task waiting holds its graded notebooks, about 1 MB.
 BESIDE_AHEAD = 16
 
 BESIDE_NICE = 10  # the niceness of the process that runs `then` beside fn (one worker)
