@@ -792,7 +792,8 @@ def pipeline_bench(students, keep=None):
         print(
             f"bench --pipeline: {students} students x {len(model.notebooks)} notebooks: the pipeline's own "
             f"{own:.1f} s, {own / students * 1000:.1f} ms a student ({(own - pages) / students * 1000:.1f} ms without "
-            f"pages; {(own - pages + spent[WAITED]) / students * 1000:.1f} ms with the wait for the page stage); replaying the recorded results {replayed:.1f} s; peak memory {peak:.0f} MiB in this process, "
+            f"pages; {(own - pages + spent[WAITED]) / students * 1000:.1f} ms with the wait for the page stage); "
+            f"replaying the recorded results {replayed:.1f} s; peak memory {peak:.0f} MiB in this process, "
             f"{tree.peak_mib:.0f} MiB with the processes it started (read every 0.5 s)",
             flush=True,
         )
