@@ -140,15 +140,27 @@ def completeness(nb: NotebookNode, rel: NotebookNode) -> int:
     return done
 
 
+def _tag_list(tags):
+    """A cell's tags as nbformat takes them: distinct strings without commas, in order (a hand-edited single tag
+    becomes a list of it, names joined by commas are split, anything but strings is dropped)."""
+    found = []
+    for tag in [tags] if isinstance(tags, str) else tags if isinstance(tags, list) else []:
+        for name in tag.split(",") if isinstance(tag, str) else []:
+            if name and name not in found:
+                found.append(name)
+    return found
+
+
 def clean_editor_metadata(nb: NotebookNode, rel: NotebookNode, cells: CellMap) -> list[str]:
-    """Colab/editor metadata out, the release kernelspec in.
+    """Colab/editor metadata out, the release kernelspec in, each cell's tags a list of names.
 
     Inputs:
     - nb: the student's notebook (v4), changed in place.
     - rel: the release notebook.
     - cells: not used (editor metadata belongs to no release cell).
     Returns:
-    - one repair line naming what was removed or replaced (none when nothing was).
+    - one repair line naming what was removed or replaced, one counting the cells whose tags were made a list of
+      names (none when nothing was).
     """
     removed = [k for k in COLAB_NB_KEYS if k in nb.metadata]
     for k in removed:
@@ -160,17 +172,23 @@ def clean_editor_metadata(nb: NotebookNode, rel: NotebookNode, cells: CellMap) -
         nb.metadata["kernelspec"] = dict(want)
         if spec.get("name") != want.get("name") or removed:
             removed.append(f"kernelspec {spec.get('name', 'none')!r} -> {want['name']!r}")
-    n_cells = 0
+    n_cells = n_tagged = 0
     for cell in nb.cells:
         meta = cell.metadata
         junk = meta.keys() & _COLAB_CELL_KEYS
         for k in junk:
             del meta[k]
         n_cells += bool(junk)
+        if "tags" in meta and _tag_list(meta["tags"]) != meta["tags"]:
+            meta["tags"] = _tag_list(meta["tags"])
+            n_tagged += 1
+    lines = []
     if removed or n_cells:
         what = ", ".join(removed) + (f"; Colab metadata of {n_cells} cells" if n_cells else "")
-        return [f"removed editor metadata: {what.strip('; ')}"]
-    return []
+        lines.append(f"removed editor metadata: {what.strip('; ')}")
+    if n_tagged:
+        lines.append(f"made the tags of {n_tagged} cell(s) a list of names (hand-edited metadata)")
+    return lines
 
 
 _ATOMS = (str, int, float, bool, type(None))

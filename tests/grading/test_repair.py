@@ -582,3 +582,32 @@ def test_cells_nbformat_accepts_are_accepted():
         cell["id"] = f"c{j}"
     nbformat.validate(copy.deepcopy(nb))
     repair._validate(nb, [])
+
+
+def test_hand_edited_tags_become_a_list_of_names():
+    """A notebook whose cells' tags were typed by hand (one name as a string, names joined by a comma, a repeated
+    name, a number): is it still graded, each cell's tags a list of distinct names, a skip tag still gone from
+    its graded cell, with one line saying so?"""
+    rel = release()
+    nb = solved(rel)
+    nb.cells[0].metadata["tags"] = "remove-cell"
+    nb.cells[at(nb, "add")].metadata["tags"] = "raises-exception,mine"
+    nb.cells[at(nb, "q_why")].metadata["tags"] = ["note", "note"]
+    nb.cells[at(nb, "written_why")].metadata["tags"] = 5
+    repairs = []
+    assert repair.repair(nb, rel, repairs) is None, repairs
+    assert nb.cells[0].metadata["tags"] == ["remove-cell"]
+    assert nb.cells[at(nb, "add")].metadata["tags"] == ["mine"]
+    assert "tags" not in nb.cells[at(nb, "written_why")].metadata, nb.cells[at(nb, "written_why")].metadata
+    assert "made the tags of 4 cell(s) a list of names (hand-edited metadata)" in repairs, repairs
+
+
+def test_tags_that_are_a_list_of_names_are_left_alone():
+    """Are tags already a list of distinct names kept as they are, with no repair line?"""
+    rel = release()
+    nb = solved(rel)
+    nb.cells[0].metadata["tags"] = ["a", "b"]
+    repairs = []
+    assert repair.repair(nb, rel, repairs) is None
+    assert nb.cells[0].metadata["tags"] == ["a", "b"]
+    assert not any("tags" in r for r in repairs), repairs
