@@ -179,8 +179,9 @@ def clean_editor_metadata(nb: NotebookNode, rel: NotebookNode, cells: CellMap) -
         for k in junk:
             del meta[k]
         n_cells += bool(junk)
-        if "tags" in meta and _tag_list(meta["tags"]) != meta["tags"]:
-            meta["tags"] = _tag_list(meta["tags"])
+        tags = _tag_list(meta["tags"]) if "tags" in meta else None
+        if tags is not None and tags != meta["tags"]:
+            meta["tags"] = tags
             n_tagged += 1
     lines = []
     if removed or n_cells:
