@@ -14,8 +14,6 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from nbformat import NotebookNode
-
 from autograder import contract, cores, paths
 from autograder.grading import discover, read, repair
 from autograder.records import Status
@@ -143,7 +141,7 @@ def ingest_student(
     student: str,
     raw: str,
     candidates: list[discover.Candidate],
-    releases: dict[str, NotebookNode],
+    releases: dict[str, dict],
     staging: Path,
     damaged: dict[Path, str] | None = None,
     stamps: bool = True,

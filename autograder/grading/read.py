@@ -13,7 +13,6 @@ import zlib
 from pathlib import Path
 
 import nbformat
-from nbformat import NotebookNode
 from nbformat.v4 import rwbase
 
 from autograder.grading.discover import NOTEBOOK_NAMES, Candidate, files_under, notebook_from_name
@@ -163,33 +162,77 @@ def _parse(data):
     if text[:1] in "<":
         return None, "not a notebook: the file is HTML or XML (exported instead of downloaded as .ipynb?)"
     try:
-        return json.loads(text, object_hook=NotebookNode), None
+        return json.loads(text), None
     except json.JSONDecodeError as e:
         if not text.startswith(("{", "[")):
             return None, "not a notebook: the file is plain text or Python source, not notebook JSON"
         return None, f"not a notebook: invalid JSON (line {e.lineno}, column {e.colno}: {e.msg}; truncated download?)"
 
 
+def _plain_v4(raw):
+    """True for parsed v4 JSON of the shape every notebook an editor saved has: the notebook's metadata a mapping,
+    its cells a list of mappings, each with its metadata a mapping."""
+    cells = raw.get("cells")
+    return (
+        type(raw.get("metadata")) is dict
+        and type(cells) is list
+        and all(type(cell) is dict and type(cell.get("metadata")) is dict for cell in cells)
+    )
+
+
+def _rejoin_mimebundle(bundle):
+    """nbformat's rejoin of a mimebundle's text fields saved as lists of lines (JSON ones left alone), in place."""
+    for key, value in list(bundle.items()):
+        json_mime = key == "application/json" or key.startswith("application/") and key.endswith("+json")
+        if not json_mime and isinstance(value, list) and all(isinstance(line, str) for line in value):
+            bundle[key] = "".join(value)
+
+
+def _rejoin_plain(nb):
+    """nbformat's v4 rejoin_lines and strip_transient, on a _plain_v4 notebook of plain dicts (nbformat's own
+    read them by attribute, which would need every mapping made a NotebookNode first)."""
+    for key in ("orig_nbformat", "orig_nbformat_minor", "signature"):
+        nb["metadata"].pop(key, None)
+    for cell in nb["cells"]:
+        if isinstance(cell.get("source"), list):
+            cell["source"] = "".join(cell["source"])
+        for attachment in cell.get("attachments", {}).values():
+            _rejoin_mimebundle(attachment)
+        if cell.get("cell_type", None) == "code":
+            for output in cell.get("outputs", []):
+                kind = output.get("output_type", "")
+                if kind in {"execute_result", "display_data"}:
+                    _rejoin_mimebundle(output.get("data", {}))
+                elif kind and isinstance(output.get("text", ""), list):
+                    output["text"] = "".join(output["text"])
+        cell["metadata"].pop("trusted", None)
+    return nb
+
+
 def _as_v4(raw):
-    """Parsed notebook JSON (NotebookNodes, from _parse) as a v4 NotebookNode, as nbformat.reads reads it (the same
-    errors), without its validation: repair validates the notebook it made."""
+    """Parsed notebook JSON (from _parse) as a v4 notebook, as nbformat.reads reads it (the same errors), without
+    its validation: repair validates the notebook it made. Plain dicts for a v4 notebook of the usual shape
+    (_plain_v4), else NotebookNodes (nbformat's own reader, its messages for odd shapes included)."""
     major, minor = nbformat.reader.get_version(raw)
     if major not in nbformat.versions:
         raise nbformat.NBFormatError(f"Unsupported nbformat version {major}")
     try:
-        if major == 4:  # nbformat's v4 reader but for its from_dict, a second copy of what _parse made
-            return rwbase.strip_transient(rwbase.rejoin_lines(raw))
+        if major == 4:
+            if _plain_v4(raw):
+                return _rejoin_plain(raw)
+            return rwbase.strip_transient(rwbase.rejoin_lines(nbformat.from_dict(raw)))
         nb = nbformat.versions[major].to_notebook_json(raw, minor=minor)
     except AttributeError as e:
         raise nbformat.ValidationError(f"The notebook is invalid and is missing an expected key: {e}") from None
     return nbformat.convert(nb, 4)
 
 
-def read_notebook(path: Path) -> tuple[NotebookNode | None, str | None, list[str]]:
+def read_notebook(path: Path) -> tuple[dict | None, str | None, list[str]]:
     """Parse a submitted file as a v4 notebook.
 
     Returns:
-    - (notebook or None, one-line problem or None, repairs list)
+    - (notebook or None, one-line problem or None, repairs list); the notebook is JSON's plain dicts and lists
+      (NotebookNodes for odd or old shapes, see _as_v4): read it by key, not by attribute.
     """
     size = path.stat().st_size
     if size > MAX_NOTEBOOK_BYTES:
@@ -208,15 +251,17 @@ def read_notebook(path: Path) -> tuple[NotebookNode | None, str | None, list[str
         nb = _as_v4(raw)
     except Exception as e:  # nbformat raises several kinds for broken structure
         return None, f"not a notebook: {type(e).__name__}: {one_line(str(e), 150)}", []
-    textless = next((n for n, cell in enumerate(nb.cells, 1) if not isinstance(cell.get("source"), str)), None)
-    if textless:  # every later step reads each cell's source
-        return None, f"not a notebook: cell {textless} has no source text", []
+    for n, cell in enumerate(nb["cells"], 1):  # every later step reads each cell's type and source
+        if not isinstance(cell.get("cell_type"), str):
+            return None, f"not a notebook: cell {n} has no cell type", []
+        if not isinstance(cell.get("source"), str):
+            return None, f"not a notebook: cell {n} has no source text", []
     if major is not None and (major, minor) != (4, 5):
         repairs.append(f"upgraded nbformat {major}.{minor} to 4.5 (cell ids added)")
     return nb, None, repairs
 
 
-def load_releases(release: Path | str) -> dict[str, NotebookNode]:
+def load_releases(release: Path | str) -> dict[str, nbformat.NotebookNode]:
     """{name: release notebook} for the notebooks present in `release`."""
     found = {}
     for name in NOTEBOOK_NAMES:

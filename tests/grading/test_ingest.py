@@ -11,7 +11,7 @@ from nbgrader.nbgraderformat import MetadataValidator
 
 from autograder import contract, paths
 from autograder.content import build
-from autograder.grading import discover, ingest, repair
+from autograder.grading import discover, ingest, read, repair
 from tests.corpus import make_corpus as mc
 
 
@@ -241,7 +241,7 @@ def test_unrepairable_damage_is_recorded_and_the_batch_goes_on(tmp_path, release
     one-line reason while the other students are still ingested?"""
 
     def broken(nb, rel_nb, repairs):
-        if nb.metadata.get("marker") == "odd":
+        if nb["metadata"].get("marker") == "odd":
             raise KeyError("cells")
         return repair.CellMap()
 
@@ -453,6 +453,88 @@ def test_a_cell_without_source_text_is_recorded_and_the_batch_goes_on(tmp_path, 
     alice, bob = one(subs, "alice"), one(subs, "bob")
     assert (alice.status, alice.path) == ("not a notebook: cell 4 has no source text", None), alice.status
     assert bob.status == "ok", bob.status
+
+
+@pytest.mark.parametrize("kind", [5, None, "missing"], ids=["a number", "null", "missing"])
+def test_a_cell_without_a_cell_type_is_recorded_and_the_batch_goes_on(tmp_path, release_dir, rel, src, kind):
+    """A hand-edited notebook with a cell whose cell type is missing or no text: is that notebook recorded as not a
+    notebook, naming the cell, while the next student is still ingested?"""
+    raw = json.loads(nbformat.writes(mc.solved(rel, src)))
+    if kind == "missing":
+        del raw["cells"][3]["cell_type"]
+    else:
+        raw["cells"][3]["cell_type"] = kind
+    subs = run(
+        tmp_path, {"alice/nmt.ipynb": json.dumps(raw).encode(), "bob/nmt.ipynb": mc.solved(rel, src)}, release_dir
+    )
+    alice, bob = one(subs, "alice"), one(subs, "bob")
+    assert (alice.status, alice.path) == ("not a notebook: cell 4 has no cell type", None), alice.status
+    assert bob.status == "ok", bob.status
+
+
+def _every_output_kind():
+    """A notebook with each part nbformat saves as lists of lines (sources, stream text, text and image data,
+    attachments), JSON data it leaves alone, and the transient metadata it drops on reading."""
+    v4 = nbformat.v4
+    md = v4.new_markdown_cell("![a](attachment:a.png)\nSecond line\n", id="md")
+    md.attachments = {"a.png": {"image/png": "iVBORw0KGgo=\nAAAA\n"}}
+    md.metadata["trusted"] = True
+    code = v4.new_code_cell("x = 1\nprint(x)\nx\n", id="code", execution_count=3)
+    code.metadata.update(trusted=False, tags=["t"])
+    code.outputs = [
+        v4.new_output("stream", name="stdout", text="1\n2\n"),
+        v4.new_output(
+            "execute_result",
+            {"text/plain": "a\nb\n", "application/json": {"k": ["l1\n", "l2"]}, "application/x+json": ["p\n", "q"]},
+            execution_count=3,
+        ),
+        v4.new_output("display_data", {"image/svg+xml": "<svg>\n</svg>\n", "text/html": "<b>\n</b>"}),
+        v4.new_output("error", ename="E", evalue="v", traceback=["line 1", "line 2"]),
+    ]
+    nb = v4.new_notebook(cells=[md, code, v4.new_raw_cell("raw\ntext\n", id="raw")])
+    nb.metadata.update(signature="sha256:0", orig_nbformat=3, orig_nbformat_minor=0, kernelspec={"name": "python3"})
+    return nb
+
+
+def test_a_notebook_is_read_as_nbformat_reads_it(tmp_path):
+    """Does read_notebook give, as plain JSON, the notebook nbformat.reads gives for a file with every part nbformat
+    splits into lines, the same keys in the same order, the transient metadata dropped?"""
+    text = nbformat.writes(_every_output_kind())
+    (tmp_path / "nb.ipynb").write_text(text)
+    nb, problem, repairs = read.read_notebook(tmp_path / "nb.ipynb")
+    expected = nbformat.reads(text, as_version=4)
+    assert (problem, repairs) == (None, []), (problem, repairs)
+    assert json.dumps(nb) == json.dumps(expected), json.dumps(nb)[:500]
+    assert "signature" not in nb["metadata"] and "trusted" not in nb["cells"][0]["metadata"]
+
+
+@pytest.mark.parametrize(
+    "damage, status",
+    [
+        (lambda raw: raw.update(cells={"a": 1}), "ValidationError: The notebook is invalid and is missing an expected"),
+        (lambda raw: raw["cells"].insert(1, "hello"), "ValidationError: The notebook is invalid and is missing an"),
+        (lambda raw: raw["cells"][1].update(metadata=None), "ValidationError: The notebook is invalid and is missing"),
+        (lambda raw: raw["cells"][1].update(metadata=[1]), "TypeError: pop expected at most 1 argument, got 2"),
+        (lambda raw: raw.update(metadata=None), "ValidationError: The notebook is invalid and is missing an expected"),
+        (lambda raw: raw["cells"][1].update(source=["a", 1]), "TypeError: sequence item 1: expected str instance"),
+    ],
+    ids=[
+        "cells a mapping",
+        "a cell a string",
+        "cell metadata null",
+        "cell metadata a list",
+        "metadata null",
+        "a number in the source",
+    ],
+)
+def test_a_notebook_of_an_odd_shape_gets_nbformats_reason(tmp_path, damage, status):
+    """Is a hand-edited notebook whose structure is not a notebook's (cells a mapping, a cell a string, metadata
+    that is no mapping) refused with the reason nbformat's own reader gives?"""
+    raw = json.loads(nbformat.writes(_every_output_kind()))
+    damage(raw)
+    (tmp_path / "nb.ipynb").write_text(json.dumps(raw))
+    nb, problem, _ = read.read_notebook(tmp_path / "nb.ipynb")
+    assert nb is None and problem.startswith("not a notebook: " + status), problem
 
 
 def test_every_repair_is_one_line(tmp_path, release_dir, rel, src):

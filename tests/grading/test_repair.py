@@ -2,6 +2,7 @@
 (tests/grading/test_repair.py runs them together on the real notebooks)."""
 
 import copy
+import json
 
 import nbformat
 from nbgrader.nbgraderformat import MetadataValidator
@@ -449,13 +450,26 @@ def test_repair_cells_runs_every_step_in_order():
     assert len(lines) > 5, f"expected the damage repaired, got {lines}"
 
 
+def test_plain_json_is_repaired_as_notebook_nodes_are():
+    """Does repair make the same notebook, with the same lines, from a notebook of JSON's plain dicts (as
+    read.read_notebook gives it) as from one of NotebookNodes, and does it leave the plain one plain?"""
+    rel = release()
+    nodes, plain = damaged(rel), json.loads(json.dumps(damaged(rel)))
+    by_nodes, by_plain = [], []
+    assert repair.repair(nodes, rel, by_nodes) is None and repair.repair(plain, rel, by_plain) is None
+    assert by_plain == by_nodes and len(by_plain) > 5, by_plain
+    assert json.dumps(plain) == json.dumps(nodes)
+    kinds = {type(c) for c in plain["cells"]} | {type(c["metadata"]) for c in plain["cells"]}
+    assert kinds == {dict}, kinds  # the release cells put back are plain copies too
+
+
 def test_repaired_notebook_passes_nbgraders_checks():
     """Is the repaired damaged notebook valid nbformat with nbgrader metadata nbgrader accepts?"""
     rel = release()
     nb = damaged(rel)
     repair.repair_cells(nb, rel, [])
     nbformat.validate(nb)
-    MetadataValidator().validate_nb(nb)
+    MetadataValidator().validate_nb(nbformat.from_dict(nb))  # as nbgrader reads the staged file: NotebookNodes
     assert [g for g in grade_ids(nb) if g] == grade_ids(rel)[1:], (
         f"expected the release's graded cells, got {grade_ids(nb)}"
     )
