@@ -284,8 +284,8 @@ def resolve_duplicate_grade_ids(nb: dict, rel: dict, cells: CellMap) -> list[str
     rel_by_id = _release(rel).by_id
     seen = defaultdict(list)
     for j, cell in enumerate(nb["cells"]):
-        if _gid(cell):
-            seen[_gid(cell)].append(j)
+        if gid := _gid(cell):
+            seen[gid].append(j)
     drop, repairs = set(), []
     for gid, js in seen.items():
         if len(js) < 2:
@@ -324,7 +324,7 @@ def restore_metadata_by_source(nb: dict, rel: dict, cells: CellMap) -> list[str]
     Returns:
     - one repair line per graded cell whose metadata was restored.
     """
-    where = {_gid(c): j for j, c in enumerate(nb["cells"]) if _gid(c)}
+    where = {gid: j for j, gid in enumerate(map(_gid, nb["cells"])) if gid}
     cells.claimed.update(where.values())
     repairs, start, known = [], 0, _release(rel)
     for i, (gid, rc) in enumerate(zip(known.gids, rel["cells"])):
