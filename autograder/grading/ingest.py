@@ -211,10 +211,22 @@ def ingest_student(
 SPREAD_FROM = 100  # students from which ingest runs across the cores (on 2 cores: 64 were faster here, 128 across)
 
 
-def _ingest_entry(releases, staging, damaged, stamps, entry):
-    """ingest_student for one (student, (raw name, candidates)) of discover.discover."""
+@functools.lru_cache(maxsize=8)
+def _releases_at(folder: Path, stamp: tuple) -> dict:
+    """read.load_releases(folder), read once a process for each `stamp` (_release_stamp: what the folder holds)."""
+    return read.load_releases(folder)
+
+
+def _release_stamp(folder: Path) -> tuple:
+    """What tells one content of a release folder from another: its notebooks' names, sizes and change times."""
+    return tuple(sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in folder.glob("*.ipynb")))
+
+
+def _ingest_entry(release, staging, damaged, stamps, entry):
+    """ingest_student for one (student, (raw name, candidates)) of discover.discover, against the release notebooks
+    of `release` ((folder, its _release_stamp)): a helper process reads them once, not with each hand-off."""
     student, (raw, candidates) = entry
-    return ingest_student(student, raw, candidates, releases, staging, damaged, stamps)
+    return ingest_student(student, raw, candidates, _releases_at(*release), staging, damaged, stamps)
 
 
 def _default_release(staging):
@@ -244,13 +256,14 @@ def ingest(
     - list of Submission, one per student x notebook (contract.NOTEBOOKS), sorted by student.
     """
     submissions, staging = Path(submissions), Path(staging)
-    releases = read.load_releases(_default_release(staging) if release is None else release)
+    folder = Path(_default_release(staging) if release is None else release)
+    release = (folder, _release_stamp(folder))
     staging.mkdir(parents=True, exist_ok=True)
     damaged, stamps = {}, submissions.is_dir()
     if submissions.is_file():
         submissions, damaged = read.unpack(submissions, staging, [] if notes is None else notes)
     students = sorted(discover.discover(submissions, unwrap=submissions.name == ".unpacked").items())
-    each = functools.partial(_ingest_entry, releases, staging, damaged, stamps)
+    each = functools.partial(_ingest_entry, release, staging, damaged, stamps)
     out = [s for subs in cores.spread(each, students, at_least=SPREAD_FROM, notes=notes) for s in subs]
     if notes is not None:  # whose notebooks the damage took, beside the line about the zip
         notes += [f"{s.student}/{s.notebook}: {s.status}" for s in out if Status.DAMAGED.starts(s.status)]

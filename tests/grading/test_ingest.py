@@ -576,3 +576,26 @@ def test_a_class_ingested_across_processes_is_ingested_as_here(tmp_path, release
     assert len(here[0]) > 100 and {"李明", "Jоhn Smith", "John Smith"} <= {r["student"] for r in here[0]}
     assert spread[0] == here[0]
     assert spread[1].keys() == here[1].keys() and spread[1] == here[1]
+
+
+def test_a_release_folder_is_read_once_a_process_until_it_changes(tmp_path, release_dir, rel, src, monkeypatch):
+    """Do the hand-offs of a class to one process read its release folder once (not once a hand-off), and read it
+    again once a notebook in it changed?"""
+    folder = tmp_path / "release"
+    folder.mkdir()
+    (folder / "nmt.ipynb").write_bytes((release_dir / "nmt.ipynb").read_bytes())
+    reads = []
+    monkeypatch.setattr(read, "load_releases", lambda f: reads.append(f) or {"nmt": nbformat.read(f / "nmt.ipynb", 4)})
+    ingest._releases_at.cache_clear()
+    mc.write(mc.solved(rel, src), tmp_path / "subs" / "alice" / "nmt.ipynb")
+    entry = next(iter(discover.discover(tmp_path / "subs").items()))
+    staging = tmp_path / "staging"
+    for _ in range(3):
+        subs = ingest._ingest_entry((folder, ingest._release_stamp(folder)), staging, {}, True, entry)
+        assert subs[0].status == "ok", subs[0].status
+    assert reads == [folder], reads
+    nb = nbformat.read(folder / "nmt.ipynb", 4)
+    nb.metadata["changed"] = True
+    nbformat.write(nb, folder / "nmt.ipynb")
+    ingest._ingest_entry((folder, ingest._release_stamp(folder)), staging, {}, True, entry)
+    assert reads == [folder, folder], reads
