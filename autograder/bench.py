@@ -681,11 +681,11 @@ def replayed_pages(graded):
     return result
 
 
-def pipeline_bench(students, keep=None):
+def pipeline_bench(students, keep=None, notebooks=None):
     """`bench --pipeline`: the pipeline's own cost per student, kernels aside. One real student (the reference
-    submission) is graded; then `students` students submit the same files and each one's grading is that recorded
-    result under their name (its gradebook shard renamed): ingest, records, the term, pages, CSVs, exports and
-    similarity run as they do."""
+    submission of each notebook, or of `notebooks` alone: the others are missing) is graded; then `students`
+    students submit the same files and each one's grading is that recorded result under their name (its gradebook
+    shard renamed): ingest, records, the term, pages, CSVs, exports and similarity run as they do."""
     import resource
 
     from autograder.grading import pipeline, scheduler
@@ -700,6 +700,8 @@ def pipeline_bench(students, keep=None):
             shutil.rmtree(folder, ignore_errors=True)
         template = build.template(work / "template", paths.SOURCE)
         for notebook in build.notebooks_in(template / "release"):
+            if notebooks is not None and notebook not in notebooks:
+                continue
             nb = reference_submission(
                 nbformat.read(template / "release" / f"{notebook}.ipynb", as_version=4),
                 nbformat.read(paths.SOURCE / f"{notebook}.ipynb", as_version=4),
@@ -1125,8 +1127,17 @@ def main(
 ) -> int:
     """`bench`: grade `students` synthetic students with each worker count and print the tables (or, with
     `similarity`, time the similarity report on them)."""
+    unknown = sorted(set(notebooks or ()) - set(contract.NOTEBOOKS))
+    if unknown:
+        print(
+            f"bench: no notebook {', '.join(unknown)} in this course ({', '.join(contract.NOTEBOOKS)})", file=sys.stderr
+        )
+        return 2
+    if notebooks is not None and (similarity or term or mark):
+        print("bench: --notebooks is for grading (the default bench and --pipeline) only", file=sys.stderr)
+        return 2
     if pipeline:
-        return pipeline_bench(students, keep)
+        return pipeline_bench(students, keep, notebooks)
     if similarity:
         return similarity_bench(students, keep)
     if term:

@@ -125,7 +125,7 @@ def _options(name, parser):
         add("--students", type=int, default=6, help="synthetic students to grade (default 6)")
         add("--workers", type=int, nargs="+", default=[1, 2], help="worker counts (default 1 2)")
         add("--keep", type=Path, help="work in this folder and keep it (default: a temporary one)")
-        add("--notebooks", nargs="+", help="notebooks the students submit (default: all the course's)")
+        add("--notebooks", nargs="+", help="notebooks the students submit (default: all the course's; also --pipeline)")
         add("--similarity", action="store_true", help="time the similarity report instead (try --students 500)")
         add("--term", action="store_true", help="time late penalties and release instead (try --students 500)")
         add("--mark", action="store_true", help="time grading written answers by question instead (try --students 500)")

@@ -7,7 +7,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook
 
-from autograder import bench
+from autograder import bench, contract
 from autograder.grading import pipeline, scheduler
 from autograder.records import NotebookResult, StudentResult
 
@@ -363,6 +363,37 @@ def test_bench_pipeline_replays_one_student_for_the_class(tmp_path, capsys):
     recorded = (tmp_path / "out-one" / "feedback" / "reference" / "nmt.html").read_bytes()
     for student in {r["student"] for r in rows}:  # and their pages, read back by the page stage, the recorded ones
         assert (tmp_path / "out" / "feedback" / student / "nmt.html").read_bytes() == recorded, student
+
+
+@pytest.mark.slow
+def test_bench_pipeline_submits_only_the_notebooks_asked_for(tmp_path, capsys):
+    """With --notebooks, does `bench --pipeline` have its real student and the class submit just those notebooks
+    (the others recorded as missing), as the grading bench does?"""
+    assert bench.main(students=2, pipeline=True, keep=tmp_path, notebooks=["theory"]) == 0
+    assert sorted(p.name for p in (tmp_path / "one" / "reference").iterdir()) == ["theory.ipynb"]
+    with open(tmp_path / "out" / "grades.csv", newline="") as f:
+        rows = list(csv.DictReader(f))
+    assert len({r["student"] for r in rows}) == 2
+    missing = {r["notebook"] for r in rows if r["status"].startswith("missing")}
+    assert missing == set(contract.NOTEBOOKS) - {"theory"}, rows
+
+
+@pytest.mark.parametrize(
+    "options, said",
+    [
+        ({"notebooks": ["nmt", "nmtt"]}, "bench: no notebook nmtt in this course (nmt, bert, clip, theory)"),
+        ({"notebooks": ["nmt"], "similarity": True}, "bench: --notebooks is for grading"),
+        ({"notebooks": ["nmt"], "term": True}, "bench: --notebooks is for grading"),
+    ],
+    ids=["an unknown notebook", "with --similarity", "with --term"],
+)
+def test_bench_refuses_notebooks_it_cannot_use_in_one_line(tmp_path, capsys, options, said):
+    """Is `bench --notebooks` with a notebook the course lacks, or with a bench that submits no notebooks, refused
+    with one line and exit status 2, before anything is built?"""
+    assert bench.main(students=1, keep=tmp_path / "work", **options) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(said) and err.count("\n") == 1, err
+    assert not (tmp_path / "work").exists()
 
 
 def test_resident_memory_grows_with_what_the_process_holds():
