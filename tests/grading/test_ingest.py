@@ -210,6 +210,17 @@ def test_nbformat_40_upgraded_with_cell_ids(tmp_path, release_dir, rel, src):
     assert "upgraded nbformat 4.0 to 4.5 (cell ids added)" in s.repairs, f"expected the upgrade logged, got {s.repairs}"
 
 
+def test_nbformat_3_read_through_nbformat_and_upgraded(tmp_path, release_dir, rel, src):
+    """Is an nbformat 3 notebook (worksheets; nbformat's own reader, not the plain-JSON one) read, upgraded to 4.5
+    and graded with the release's grade ids and cell ids?"""
+    old = nbformat.writes(nbformat.convert(mc.solved(rel, src), 3), version=3)
+    s = one(run(tmp_path, {"alice/nmt.ipynb": old}, release_dir), "alice")
+    assert s.status == "ok" and "upgraded nbformat 3.0 to 4.5 (cell ids added)" in s.repairs, (s.status, s.repairs)
+    raw = json.loads(s.path.read_text())
+    ids = {c["metadata"]["nbgrader"]["grade_id"]: c["id"] for c in raw["cells"] if "nbgrader" in c["metadata"]}
+    assert ids == {mc.gid(c): c.id for c in rel.cells if mc.gid(c)}
+
+
 def test_colab_metadata_removed(tmp_path, release_dir, rel, src):
     """Are Colab's notebook/cell metadata removed and the kernelspec set back to the release's?"""
     nb = mc.solved(rel, src)
