@@ -219,7 +219,7 @@ def _releases_at(folder: Path, stamp: tuple) -> dict:
 
 def _release_stamp(folder: Path) -> tuple:
     """What tells one content of a release folder from another: its notebooks' names, sizes and change times."""
-    return tuple(sorted((p.name, p.stat().st_size, p.stat().st_mtime_ns) for p in folder.glob("*.ipynb")))
+    return tuple(sorted((p.name, st.st_size, st.st_mtime_ns) for p in folder.glob("*.ipynb") for st in [p.stat()]))
 
 
 def _ingest_entry(release, staging, damaged, stamps, entry):

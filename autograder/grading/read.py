@@ -180,14 +180,6 @@ def _plain_v4(raw):
     )
 
 
-def _rejoin_mimebundle(bundle):
-    """nbformat's rejoin of a mimebundle's text fields saved as lists of lines (JSON ones left alone), in place."""
-    for key, value in list(bundle.items()):
-        json_mime = key == "application/json" or key.startswith("application/") and key.endswith("+json")
-        if not json_mime and isinstance(value, list) and all(isinstance(line, str) for line in value):
-            bundle[key] = "".join(value)
-
-
 def _rejoin_plain(nb):
     """nbformat's v4 rejoin_lines and strip_transient, on a _plain_v4 notebook of plain dicts (nbformat's own
     read them by attribute, which would need every mapping made a NotebookNode first)."""
@@ -197,12 +189,12 @@ def _rejoin_plain(nb):
         if isinstance(cell.get("source"), list):
             cell["source"] = "".join(cell["source"])
         for attachment in cell.get("attachments", {}).values():
-            _rejoin_mimebundle(attachment)
+            rwbase._rejoin_mimebundle(attachment)  # nbformat's own: it reads a bundle by key
         if cell.get("cell_type", None) == "code":
             for output in cell.get("outputs", []):
                 kind = output.get("output_type", "")
                 if kind in {"execute_result", "display_data"}:
-                    _rejoin_mimebundle(output.get("data", {}))
+                    rwbase._rejoin_mimebundle(output.get("data", {}))
                 elif kind and isinstance(output.get("text", ""), list):
                     output["text"] = "".join(output["text"])
         cell["metadata"].pop("trusted", None)
