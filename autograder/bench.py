@@ -989,7 +989,8 @@ def wall_account(wall, stats, out, pages=0.0):
     as feedback_seconds measures them; the page process renders them while the next student is graded) and the
     worker's own work around them (the workspace, the slot's reset, token checks, the shard). The students' phase
     also holds what is no student's: with one worker, the first student's wait for the zygote's imports and the
-    wait for the last student's pages."""
+    wait for the last student's pages; so each worker's first student and the others are given apart (OUT/.state:
+    the zygote's resets before the student)."""
     from autograder.grading.pipeline import PHASES
     from autograder.records import Results
 
@@ -1010,6 +1011,14 @@ def wall_account(wall, stats, out, pages=0.0):
             f"cells, checks) + {pages:.2f} s of pages (in the page process) + {worker - nbgrader - pages:.2f} s of the "
             "worker's own work around them"
         )
+        first = [s for s in states if (s.zygote or {}).get("resets") == 0]  # each worker's first student
+        later = [s for s in states if (s.zygote or {}).get("resets", 0) > 0]
+        if first and later:
+            lines.append(
+                f"each worker's first student: {sum(s.seconds for s in first) / len(first):.2f} s in the worker (its "
+                f"kernels wait for the zygote's imports); the others: {sum(s.seconds for s in later) / len(later):.2f} "
+                f"s each (mean of {len(later)})"
+            )
     return "\n".join(lines)
 
 

@@ -173,16 +173,21 @@ def test_fixed_costs_split_the_overhead_and_count_each_zygote_once(tmp_path):
 
 
 def test_wall_account_adds_up_to_the_wall_and_splits_a_students_time(tmp_path):
-    """Does the wall account list the run's phases, put the rest of the wall on the process's start and exit, and
-    split a student's time in the worker into nbgrader, pages and the worker's own work?"""
+    """Does the wall account list the run's phases, put the rest of the wall on the process's start and exit, split
+    a student's time in the worker into nbgrader, pages and the worker's own work, and give each worker's first
+    student (the one that waits for the zygote's imports) apart from the others?"""
 
-    def state(student, seconds, nbgrader):
+    def state(student, seconds, nbgrader, resets):
         nbs = {nb: NotebookResult(nb, "graded", 1.0, 1.0, [], timing={"seconds": s}) for nb, s in nbgrader.items()}
-        return StudentResult(student, notebooks=nbs, seconds=seconds).to_state()
+        zygote = {"preload_seconds": 4.0, "resets": resets, "kernels": 2}
+        return StudentResult(student, notebooks=nbs, seconds=seconds, zygote=zygote).to_state()
 
     (tmp_path / ".state").mkdir()
-    for student, seconds, nbgrader in (("a", 8.0, {"nmt": 3.0, "bert": 4.0}), ("b", 6.0, {"nmt": 2.5, "bert": 3.0})):
-        (tmp_path / ".state" / f"{student}.json").write_text(json.dumps(state(student, seconds, nbgrader)))
+    for student, seconds, nbgrader, resets in (
+        ("a", 8.0, {"nmt": 3.0, "bert": 4.0}, 0),
+        ("b", 6.0, {"nmt": 2.5, "bert": 3.0}, 1),
+    ):
+        (tmp_path / ".state" / f"{student}.json").write_text(json.dumps(state(student, seconds, nbgrader, resets)))
     phases = {"set-up": 1.0, "take in": 0.5, "students": 14.0, "finish": 1.5}
     lines = bench.wall_account(20.0, {"phases": phases}, tmp_path, pages=0.5).splitlines()
     assert [line.split()[:2] for line in lines[1:5]] == [
@@ -194,6 +199,8 @@ def test_wall_account_adds_up_to_the_wall_and_splits_a_students_time(tmp_path):
     assert lines[5].split()[:3] == ["the", "rest", "3.0"] and lines[6].split() == ["wall", "20.0"]
     assert lines[7].startswith("a student, mean of 2: 7.00 s in the worker = 6.25 s of nbgrader"), lines[7]
     assert "+ 0.50 s of pages (in the page process) + 0.25 s of the worker's own work" in lines[7]
+    assert lines[8].startswith("each worker's first student: 8.00 s in the worker"), lines[8]
+    assert lines[8].endswith("the others: 6.00 s each (mean of 1)"), lines[8]
     assert bench.wall_account(20.0, {}, tmp_path) == ""
 
 
