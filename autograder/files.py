@@ -1,5 +1,6 @@
 """Writing a file whole: `atomic_write`, the one way the kit writes what a reader may open at any moment, and
-`write_staged` for a folder no one reads until its writer is done (stdlib only)."""
+`write_staged` for a folder no one reads until its writer is done; `stamp`, what a cache of a folder's files is
+keyed by (stdlib only)."""
 
 import os
 import tempfile
@@ -24,3 +25,15 @@ def write_staged(path: Path | str, data: bytes | str) -> None:
     with os.fdopen(fd, "wb") as f:
         os.fchmod(fd, 0o644)  # whatever the umask
         f.write(data.encode() if isinstance(data, str) else data)
+
+
+def stamp(folder: Path | str, pattern: str = "*.ipynb") -> tuple:
+    """What tells one content of a folder's files matching `pattern` (a glob; "**/*.ipynb" for every level) from
+    another: their paths in the folder, sizes and change times. A cache keyed by it reads the files again when they
+    change."""
+    folder = Path(folder)
+    return tuple(
+        sorted(
+            (str(p.relative_to(folder)), st.st_size, st.st_mtime_ns) for p in folder.glob(pattern) for st in [p.stat()]
+        )
+    )

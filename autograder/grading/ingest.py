@@ -14,7 +14,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder import contract, cores, paths
+from autograder import contract, cores, files, paths
 from autograder.grading import discover, read, repair
 from autograder.records import Status
 from autograder.reports import timeontask
@@ -213,18 +213,13 @@ SPREAD_FROM = 100  # students from which ingest runs across the cores (on 2 core
 
 @functools.lru_cache(maxsize=8)
 def _releases_at(folder: Path, stamp: tuple) -> dict:
-    """read.load_releases(folder), read once a process for each `stamp` (_release_stamp: what the folder holds)."""
+    """read.load_releases(folder), read once a process for each `stamp` (files.stamp: what the folder holds)."""
     return read.load_releases(folder)
-
-
-def _release_stamp(folder: Path) -> tuple:
-    """What tells one content of a release folder from another: its notebooks' names, sizes and change times."""
-    return tuple(sorted((p.name, st.st_size, st.st_mtime_ns) for p in folder.glob("*.ipynb") for st in [p.stat()]))
 
 
 def _ingest_entry(release, staging, damaged, stamps, entry):
     """ingest_student for one (student, (raw name, candidates)) of discover.discover, against the release notebooks
-    of `release` ((folder, its _release_stamp)): a helper process reads them once, not with each hand-off."""
+    of `release` ((folder, its files.stamp)): a helper process reads them once, not with each hand-off."""
     student, (raw, candidates) = entry
     return ingest_student(student, raw, candidates, _releases_at(*release), staging, damaged, stamps)
 
@@ -257,7 +252,7 @@ def ingest(
     """
     submissions, staging = Path(submissions), Path(staging)
     folder = Path(_default_release(staging) if release is None else release)
-    release = (folder, _release_stamp(folder))
+    release = (folder, files.stamp(folder))
     staging.mkdir(parents=True, exist_ok=True)
     damaged, stamps = {}, submissions.is_dir()
     if submissions.is_file():

@@ -22,15 +22,15 @@ import threading
 import time
 import traceback
 from collections.abc import Iterable, Mapping
+from copy import deepcopy
 from dataclasses import dataclass, field
 from multiprocessing.reduction import ForkingPickler
 from pathlib import Path
 
 import nbformat
 
-from autograder import contract, envvars, gradebook, paths, term, tokens
+from autograder import contract, envvars, files, gradebook, paths, term, tokens
 from autograder.content import build
-from autograder.files import write_staged
 from autograder.grading import runner
 from autograder.grading.ingest import Submission
 from autograder.records import CellResult, NotebookResult, Status, StudentResult, is_blank_answer, is_settled
@@ -68,17 +68,23 @@ SHARD = "gradebook.db"  # in a workspace: the gradebook shard nbgrader grades in
 
 
 def course_layout(release: Path | str) -> dict[str, dict[str, dict[str, float]]]:
-    """Graded cells of each release notebook.
+    """Graded cells of each release notebook (read once a process while the folder's notebooks stay as they are).
 
     Inputs:
     - release: folder with the normalised release notebooks.
     Returns:
     - {notebook: {"tests": {test_grade_id: points}, "manual": {grade_id: points}}}, notebooks sorted
-      as in contract.NOTEBOOKS first, then by name.
+      as in contract.NOTEBOOKS first, then by name (a copy: the caller may change it).
     """
+    return deepcopy(_course_layout(Path(release), files.stamp(release)))
+
+
+@functools.lru_cache(maxsize=8)
+def _course_layout(release: Path, stamp: tuple) -> dict[str, dict[str, dict[str, float]]]:
+    """course_layout as the folder's notebooks were when they had `stamp` (files.stamp)."""
     order = {name: i for i, name in enumerate(contract.NOTEBOOKS)}
     layout = {}
-    for path in sorted(Path(release).glob("*.ipynb"), key=lambda p: (order.get(p.stem, 99), p.stem)):
+    for path in sorted(release.glob("*.ipynb"), key=lambda p: (order.get(p.stem, 99), p.stem)):
         nb = nbformat.read(path, as_version=4)
         tests, manual = {}, {}
         for cell in nb.cells:
@@ -93,14 +99,21 @@ def course_layout(release: Path | str) -> dict[str, dict[str, dict[str, float]]]
 
 def course_check_modules(template: Path | str) -> list[str]:
     """Modules the course's test cells import from (`from autograder.checks.nmt import ...`), read from the
-    template's source notebooks: each grading kernel imports them before any student code, then seals the
-    check runtime (autograder.sandbox.kernel)."""
+    template's source notebooks (once a process while they stay as they are): each grading kernel imports them
+    before any student code, then seals the check runtime (autograder.sandbox.kernel)."""
+    source = Path(template) / "course" / "source"
+    return list(_check_modules(source, files.stamp(source, "**/*.ipynb")))
+
+
+@functools.lru_cache(maxsize=8)
+def _check_modules(source: Path, stamp: tuple) -> tuple[str, ...]:
+    """course_check_modules of the source notebooks under `source` as they were when they had `stamp`."""
     found = set()
-    for path in sorted((Path(template) / "course" / "source").rglob("*.ipynb")):
+    for path in sorted(source.rglob("*.ipynb")):
         for cell in nbformat.read(path, as_version=4).cells:
             if contract.is_test_cell(cell):
                 found.update(re.findall(r"^\s*from\s+([A-Za-z_][\w.]*)\s+import\b", cell.source, re.M))
-    return sorted(found)
+    return tuple(sorted(found))
 
 
 def _stdout_text(cell):
@@ -617,8 +630,8 @@ def render_pages(graded: Graded) -> StudentResult:
         for notebook, (nb, submitted) in graded.notebooks.items():
             copy, page = _render_notebook(result, graded.task, notebook, nb, submitted)
             if copy is not None:
-                write_staged(folder / f"{notebook}.ipynb", copy)
-            write_staged(folder / f"{notebook}.html", page)
+                files.write_staged(folder / f"{notebook}.ipynb", copy)
+            files.write_staged(folder / f"{notebook}.html", page)
     except Exception as exc:  # a page that cannot be rendered: the student is graded again on the next run
         _broke(result, exc)
     result.seconds = round(result.seconds + time.perf_counter() - start, 3)

@@ -215,7 +215,7 @@ def load_checks(quiet=False) -> None:
 
 def prepare() -> types.ModuleType:
     """What a grading process sets up before any student code exists in it, except the check modules, the
-    key and the audit hook: event log, limits, the check runtime, output cap, exit guard.
+    key and the audit hook: event log, limits, the check runtime, tqdm's text progress bar, output cap, exit guard.
 
     Returns:
     - the `autograder.checks` module
@@ -228,6 +228,13 @@ def prepare() -> types.ModuleType:
     lim = limits()
     apply_limits(lim)
     import autograder.checks as checks  # snapshots the pristine functions
+
+    # tqdm.auto picks its progress bar when first imported: a widget once ipykernel is imported (a feedback page shows
+    # it as nothing), else text. Imported here, before ipykernel, it gives every grading kernel text bars.
+    try:
+        import tqdm.auto  # noqa: F401
+    except ImportError:  # the notebooks do without tqdm
+        pass
 
     os.environ.pop(envvars.CHECK_KEY, None)
     cap_output(lim["output_chars"])

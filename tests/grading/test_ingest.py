@@ -9,7 +9,7 @@ import nbformat
 import pytest
 from nbgrader.nbgraderformat import MetadataValidator
 
-from autograder import contract, paths
+from autograder import contract, files, paths
 from autograder.content import build
 from autograder.grading import discover, ingest, read, repair
 from tests.corpus import make_corpus as mc
@@ -602,11 +602,11 @@ def test_a_release_folder_is_read_once_a_process_until_it_changes(tmp_path, rele
     entry = next(iter(discover.discover(tmp_path / "subs").items()))
     staging = tmp_path / "staging"
     for _ in range(3):
-        subs = ingest._ingest_entry((folder, ingest._release_stamp(folder)), staging, {}, True, entry)
+        subs = ingest._ingest_entry((folder, files.stamp(folder)), staging, {}, True, entry)
         assert subs[0].status == "ok", subs[0].status
     assert reads == [folder], reads
     nb = nbformat.read(folder / "nmt.ipynb", 4)
     nb.metadata["changed"] = True
     nbformat.write(nb, folder / "nmt.ipynb")
-    ingest._ingest_entry((folder, ingest._release_stamp(folder)), staging, {}, True, entry)
+    ingest._ingest_entry((folder, files.stamp(folder)), staging, {}, True, entry)
     assert reads == [folder, folder], reads

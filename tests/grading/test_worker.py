@@ -101,3 +101,60 @@ def test_a_graded_student_reaches_the_page_process_with_the_same_notebooks(tmp_p
     assert got == nb and back.result == sent.result and back.task == sent.task
     assert type(got) is type(got.cells[1]) is type(got.cells[1].outputs[0]) is nbformat.NotebookNode
     assert got.cells[1].outputs[0].text == "Zoë\n" and got.metadata == nb.metadata
+
+
+def _notebook(cells):
+    """A release-like notebook of (cell type, nbgrader metadata, source) cells."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    for kind, meta, source in cells:
+        cell = nbformat.v4.new_code_cell(source) if kind == "code" else nbformat.v4.new_markdown_cell(source)
+        cell.metadata["nbgrader"] = {"schema_version": 3, "locked": kind == "code", "solution": kind != "code", **meta}
+        nb.cells.append(cell)
+    return nb
+
+
+TEST_CELL = {"grade": True, "grade_id": "test_attn", "points": 2}
+WRITTEN = {"grade": True, "grade_id": "written_a", "points": 1}
+
+
+def test_course_layout_is_read_once_until_the_release_changes(tmp_path, monkeypatch):
+    """Is the release's layout read once for every student of a run, read again once a release notebook changes,
+    and handed out as a copy that a caller may change?"""
+    import nbformat
+
+    release = tmp_path / "Zoë's release"
+    release.mkdir()
+    nbformat.write(_notebook([("code", TEST_CELL, "check()"), ("markdown", WRITTEN, "answer")]), release / "nmt.ipynb")
+    reads = []
+    real = nbformat.read
+    monkeypatch.setattr(worker.nbformat, "read", lambda *a, **k: reads.append(a[0]) or real(*a, **k))
+    first = worker.course_layout(release)
+    assert first == {"nmt": {"tests": {"test_attn": 2.0}, "manual": {"written_a": 1.0}}}
+    first["nmt"]["tests"]["test_attn"] = 99.0
+    assert worker.course_layout(release) == {"nmt": {"tests": {"test_attn": 2.0}, "manual": {"written_a": 1.0}}}
+    assert len(reads) == 1
+    nbformat.write(_notebook([("code", dict(TEST_CELL, points=3), "check()")]), release / "nmt.ipynb")
+    os.utime(release / "nmt.ipynb", ns=(1, 1))  # a change within the clock's resolution still changes the stamp
+    assert worker.course_layout(release) == {"nmt": {"tests": {"test_attn": 3.0}, "manual": {}}}
+    assert len(reads) == 2
+
+
+def test_check_modules_are_read_once_until_the_source_changes(tmp_path, monkeypatch):
+    """Are the modules the course's test cells import from read once a run from the template's source, and read
+    again once a source notebook (in a folder of its own) changes?"""
+    import nbformat
+
+    source = tmp_path / "template" / "course" / "source" / "a3"
+    source.mkdir(parents=True)
+    nbformat.write(_notebook([("code", TEST_CELL, "from toycheck import check\ncheck()")]), source / "nmt.ipynb")
+    reads = []
+    real = nbformat.read
+    monkeypatch.setattr(worker.nbformat, "read", lambda *a, **k: reads.append(a[0]) or real(*a, **k))
+    assert worker.course_check_modules(tmp_path / "template") == ["toycheck"]
+    assert worker.course_check_modules(tmp_path / "template") == ["toycheck"]
+    assert len(reads) == 1
+    nbformat.write(_notebook([("code", TEST_CELL, "from autograder.checks.nmt import c\nc()")]), source / "bert.ipynb")
+    assert worker.course_check_modules(tmp_path / "template") == ["autograder.checks.nmt", "toycheck"]
+    assert len(reads) == 3

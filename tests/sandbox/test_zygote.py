@@ -232,6 +232,18 @@ def test_a_forked_kernels_tracebacks_read_as_a_fresh_kernels(running):
     assert shown(forked) == shown(own)
 
 
+def test_a_kernel_of_its_own_shows_the_same_progress_bars_as_a_forked_one(running):
+    """Does a kernel started without the zygote get tqdm.auto's text progress bar, as a kernel forked from the
+    zygote does (tqdm picks a widget, which a feedback page shows as nothing, when ipykernel is imported first)?"""
+    ws, cwd, zyg = running
+    bar = "from tqdm.auto import tqdm\nprint(tqdm.__module__)"
+    forked = execute(ws, cwd, [PARENT, bar], uninstall=False)
+    zyg.stop()
+    own = execute(ws, cwd, [PARENT, bar])
+    assert stdout(forked[0]) not in ("", "1") and stdout(own[0]) == "1", "expected one forked, one of its own"
+    assert stdout(forked[1]) == stdout(own[1]) == "tqdm.asyncio", (forked[1].outputs, own[1].outputs)
+
+
 def test_zygote_memory_is_not_readable_from_a_kernel(shared):
     """Can a kernel read its zygote's memory (through /proc/PID/mem), which would let one student's code
     change what the next student's kernels start from? It must fail."""
