@@ -20,7 +20,7 @@ from jupyter_core.utils import ensure_async
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
-from traitlets import DottedObjectName, Type
+from traitlets import DottedObjectName, Type, Unicode
 
 from autograder import contract, envvars
 from autograder.grading.runner import LIMIT_ERROR, STAMPS, sandboxed_kernel
@@ -189,6 +189,9 @@ class GradingKernelManager(AsyncKernelManager):
 
     client_class = DottedObjectName("autograder.grading.execute.GradingKernelClient")
     client_factory = Type(klass="autograder.grading.execute.GradingKernelClient")
+    notebook = Unicode(
+        "", help="the notebook the kernel is for: the zygote forks it once that notebook's libraries are in"
+    )
 
     async def _async_wait(self, pollinterval=0.01):
         while await self._async_is_alive():
@@ -200,7 +203,7 @@ class GradingKernelManager(AsyncKernelManager):
         stdin, silent = os.pipe()  # as jupyter_client gives a launcher: a stdin nothing is ever written to
         try:
             conn = launcher.zygote_kernel(
-                kernel_cmd, kw.get("env", os.environ), kw.get("cwd", os.getcwd()), [stdin, 1, 2]
+                kernel_cmd, kw.get("env", os.environ), kw.get("cwd", os.getcwd()), [stdin, 1, 2], self.notebook
             )
         finally:
             os.close(stdin)
@@ -254,10 +257,18 @@ class ResilientExecute(Execute):
         self._a3_index = None
         self._a3_fresh = 0
         self._a3_workspace = _workspace()
+        self._a3_notebook = (resources or {}).get("nbgrader", {}).get("notebook", "")
         nb, resources = super().preprocess(nb, resources, km)
         nb.metadata["a3_run"] = envvars.get(envvars.RUN_ID)  # the worker's proof that this run finished it
         nb.metadata["a3_incidents"] = one_cause_per_cell(self._a3_incidents)
         return nb, resources
+
+    def create_kernel_manager(self):
+        """nbclient's kernel manager, told which notebook its kernels are for."""
+        km = super().create_kernel_manager()
+        if isinstance(km, GradingKernelManager):
+            km.notebook = getattr(self, "_a3_notebook", "")
+        return km
 
     def _a3_incident(self, index: int, cause: str, timeout: bool = False) -> None:
         """Note that cell `index` was stopped by a limit (once per cause; `timeout`: its time limit)."""

@@ -164,10 +164,13 @@ def is_launcher(cmd: list[str]) -> bool:
     return list(cmd[: len(LAUNCH)]) == LAUNCH
 
 
-def zygote_kernel(cmd: list[str], env: dict[str, str], cwd, stdio: list[int]) -> socket.socket | None:
+def zygote_kernel(
+    cmd: list[str], env: dict[str, str], cwd, stdio: list[int], notebook: str = ""
+) -> socket.socket | None:
     """For a caller about to run this kernelspec's command `cmd` in folder `cwd` with environment `env` (nbgrader's
     kernel manager): the kernel the workspace's zygote forks for it, as `launch` would have it, without starting a
-    launcher process (about 60 ms a kernel), with the file descriptors `stdio` as its stdin, stdout and stderr.
+    launcher process (about 60 ms a kernel), with the file descriptors `stdio` as its stdin, stdout and stderr, once
+    the libraries of `notebook` are in (see `autograder.sandbox.zygote.preload`; '': all of them).
 
     Returns:
     - the connection to the zygote, open while the kernel runs (closing it ends the kernel), or None when the
@@ -184,7 +187,8 @@ def zygote_kernel(cmd: list[str], env: dict[str, str], cwd, stdio: list[int]) ->
         workspace, connection_file, _, kernel_env = _checked(args, cwd, env)
     except ValueError:  # the launcher says why
         return None
-    return client.ask(workspace, cwd, connection_file, extra, env.get(envvars.CHECK_KEY, ""), kernel_env, stdio)
+    key = env.get(envvars.CHECK_KEY, "")
+    return client.ask(workspace, cwd, connection_file, extra, key, kernel_env, stdio, notebook)
 
 
 def launch(argv=None) -> None:

@@ -203,3 +203,23 @@ def test_an_autograde_run_still_refuses_a_notebook_a_preprocessor_left_invalid(t
     nb.metadata["break"] = True
     with pytest.raises(nbformat.ValidationError):
         exporter.from_notebook_node(nb)
+
+
+def test_a_students_notebooks_are_graded_lightest_first():
+    """Does the nbgrader process grade a student's notebooks in the order the zygote makes their kernels ready (theory,
+    nmt, clip, bert, then others by name) instead of by name (bert, the heaviest, first), and each of them still?"""
+    script = """
+import json
+from nbgrader.converters.autograde import Autograde
+from autograder.grading import runner
+
+def by_name(self, assignment_id, student_id):  # what nbgrader's own leaves: the student's notebooks, sorted
+    self.notebooks = sorted(f"/w/autograded/{student_id}/a3/{nb}.ipynb" for nb in ("bert", "clip", "nmt", "theory", "x"))
+
+Autograde.init_assignment = by_name
+runner._lightest_first()
+converter = Autograde.__new__(Autograde)
+Autograde.init_assignment(converter, "a3", "Zoë Ñúñez")
+print(json.dumps([n.rsplit("/", 1)[1] for n in converter.notebooks]))
+"""
+    assert run(script) == ["theory.ipynb", "nmt.ipynb", "clip.ipynb", "bert.ipynb", "x.ipynb"]

@@ -35,9 +35,11 @@ def start_zygote(ws):
     return client.start(ws, dict(os.environ, **KERNEL_ENV), list(KERNEL_ENV))
 
 
-def execute(ws, cwd, sources, timeout=60, client_class=NotebookClient, key=KEY, uninstall=True):
+def execute(ws, cwd, sources, timeout=60, client_class=NotebookClient, key=KEY, uninstall=True, notebook=None):
     """Run `sources` as a notebook in `cwd` with the kernel install_kernel(ws) made; returns the cells.
-    uninstall=False keeps the kernels' runtime folder, as the worker does between a student's notebooks."""
+    uninstall=False keeps the kernels' runtime folder, as the worker does between a student's notebooks.
+    With a notebook's name, the kernel is asked for from this process as nbgrader's is (GradingKernelManager), for
+    that notebook; else its launcher asks for it."""
     info = launcher.install_kernel(ws, dict(KERNEL_ENV, A3_CHECK_KEY=key))
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
     config = Config(info["config"])
@@ -45,8 +47,14 @@ def execute(ws, cwd, sources, timeout=60, client_class=NotebookClient, key=KEY, 
         for k, v in info["env"].items():
             mp.setenv(k, v)
         if client_class is NotebookClient:
+            km = None
+            if notebook is not None:
+                from autograder.grading.execute import GradingKernelManager
+
+                km = GradingKernelManager(kernel_name=info["kernel_name"], config=config, notebook=notebook)
             client = NotebookClient(
                 nb,
+                km=km,
                 timeout=timeout,
                 kernel_name=info["kernel_name"],
                 allow_errors=True,

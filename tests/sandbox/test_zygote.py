@@ -15,10 +15,11 @@ from traitlets.config import Config
 
 from autograder.checks import pass_token
 from autograder.sandbox import bwrap, launcher
-from autograder.sandbox.zygote import client, protocol
+from autograder.sandbox.zygote import client, preload, protocol
 from tests.sandbox.kernels import (
     GENUINE_CHECK,
     KERNEL_ENV,
+    KEY,
     descendants,
     errors,
     execute,
@@ -62,6 +63,34 @@ def test_each_kernel_signs_with_its_own_key(shared):
         assert stdout(parent) not in ("", "1"), f"expected a kernel forked by the zygote, saw {parent.outputs}"
         want = f"PASSED fit_linear_log [a3:{pass_token('fit_linear_log', key.encode())}]"
         assert stdout(cell) == want, f"expected {want!r}, saw {stdout(cell)!r} {errors(cell)}"
+
+
+def test_a_forked_kernel_outlives_a_quiet_cell(shared):
+    """Does a forked kernel live through a cell that prints nothing for seconds (its connection to the launcher then
+    carries nothing: only its close may end the kernel)?"""
+    ws, cwd, _ = shared
+    parent, quiet, after = execute(
+        ws, cwd, [PARENT, "import time\ntime.sleep(2.5)\nprint('awake')", "print('still here')"], uninstall=False
+    )
+    assert stdout(parent) not in ("", "1"), f"expected a kernel forked by the zygote, saw {parent.outputs}"
+    assert (stdout(quiet), stdout(after)) == ("awake", "still here"), (quiet.outputs, after.outputs)
+
+
+def test_a_kernel_asked_for_early_finds_its_notebooks_libraries_in(running):
+    """Does a kernel asked for while the zygote still imports (nmt's, as soon as the zygote starts) begin with every
+    library of the shared stage and of the notebooks up to its own already in (torch._dynamo, which no kernel imports
+    while it starts), so that no cell of it imports one (and prints what it may print), and sign with its own key?"""
+    ws, cwd, _ = running
+    stages = preload.stages(["autograder.checks.nmt", "autograder.checks.theory"])
+    wanted = [m for _, modules in stages[: preload.needed("nmt")] for m in modules]
+    assert "torch._dynamo" in wanted
+    probe = f"import json, sys\nprint(json.dumps(sorted(m for m in {wanted!r} if m not in sys.modules)))"
+    parent, missing, cell = execute(ws, cwd, [PARENT, probe, GENUINE_CHECK], uninstall=False, notebook="nmt")
+    log = (ws / ".sandbox" / client.LOG).read_text()
+    assert stdout(parent) not in ("", "1") and re.search(r"forked kernel \d+ for nmt\n", log), log
+    skipped = re.findall(r"not preloaded: (\S+):", log)  # a library this machine lacks
+    assert [m for m in json.loads(stdout(missing)) if m not in skipped] == [], missing.outputs
+    assert stdout(cell) == f"PASSED fit_linear_log [a3:{pass_token('fit_linear_log', KEY.encode())}]", cell.outputs
 
 
 def test_kernel_gets_the_launchers_options(shared):
@@ -280,9 +309,10 @@ def test_kernel_ends_when_nbgrader_dies(running):
 
 PRELOAD_PROBE = """
 import importlib, json, os, sys, tempfile
-from autograder.sandbox.zygote import server
-for name in server.PRELOAD:
-    importlib.import_module(name)
+from autograder.sandbox.zygote import preload
+for _, modules in preload.stages([]):
+    for name in modules:
+        importlib.import_module(name)
 from jupyter_client.connect import write_connection_file
 from ipykernel.kernelapp import IPKernelApp
 folder = tempfile.mkdtemp()

@@ -124,3 +124,24 @@ def test_socket_paths_are_short_and_one_per_workspace(tmp_path):
     assert len(str(path).encode()) < 108
     assert protocol.socket_folder(deep) == protocol.socket_folder(deep / ".." / deep.name)
     assert protocol.socket_folder(deep) != protocol.socket_folder(tmp_path)
+
+
+def test_a_launchers_first_line_names_its_notebook():
+    """Does a launcher's first line carry the notebook's name to the zygote, '' meaning any notebook?"""
+    assert protocol.notebook_of(protocol.notebook_line("nmt").strip()) == "nmt"
+    assert protocol.notebook_of(protocol.notebook_line("lab-1_Zoë").strip()) == "lab-1_Zoë"
+    assert protocol.notebook_of(protocol.notebook_line("").strip()) == ""
+
+
+def test_a_notebook_name_that_does_not_fit_a_line_asks_for_any_notebook():
+    """Is a name with a space or a line break sent as '' (any notebook: every library in), not as a broken line?"""
+    for name in ("two words", "nmt\nreset", "x" * 300):
+        line = protocol.notebook_line(name)
+        assert line.count(b"\n") == 1 and protocol.notebook_of(line.strip()) == ""
+
+
+def test_a_first_line_that_names_no_notebook_is_refused():
+    """Is a first line that is not `notebook <name>` (a request sent too early, a control command) refused?"""
+    for line in (b'{"cwd": "/x"}', b"reset", b"notebook two words", b""):
+        with pytest.raises(ValueError):
+            protocol.notebook_of(line)

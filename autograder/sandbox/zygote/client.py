@@ -22,7 +22,7 @@ from autograder.sandbox.limits import limits
 from autograder.sandbox.zygote import protocol
 
 RESET_TIMEOUT = 30  # seconds the worker waits for a reset (after the preload) before it starts a fresh zygote
-READY_TIMEOUT = 60  # seconds a launcher waits for its kernel (the zygote may still be importing, ~6 s)
+READY_TIMEOUT = 60  # seconds a launcher waits for its kernel (the zygote may still be importing its libraries, ~6 s)
 LOG = "zygote.log"  # in the workspace's .sandbox folder: the zygote's stdout and stderr
 
 
@@ -122,9 +122,10 @@ def start(workspace, source_env: dict, pass_names: list[str]) -> Zygote:
 
 
 def ask(
-    workspace, cwd: Path, connection_file, extra: list[str], key: str, kernel_env: dict, stdio
+    workspace, cwd: Path, connection_file, extra: list[str], key: str, kernel_env: dict, stdio, notebook: str = ""
 ) -> socket.socket | None:
-    """Have the workspace's zygote fork this kernel, with the file descriptors `stdio` as its stdin, stdout and stderr.
+    """Have the workspace's zygote fork this kernel, with the file descriptors `stdio` as its stdin, stdout and stderr,
+    as soon as the libraries of `notebook` are in ('' or a notebook the zygote does not know: all of them).
 
     Returns:
     - the request's connection, open while the kernel runs (closing it ends the kernel), or None when no zygote
@@ -143,8 +144,12 @@ def ask(
     try:
         conn.settimeout(READY_TIMEOUT)
         conn.connect(str(path))
-        protocol.send_request(conn, wanted, list(stdio))
-        reply = protocol.read_line(conn)
+        conn.sendall(protocol.notebook_line(notebook))
+        if protocol.read_line(conn) == protocol.READY:  # the kernel's own process, forked: it alone gets the key
+            protocol.send_request(conn, wanted, list(stdio))
+            reply = protocol.read_line(conn)
+        else:
+            reply = b""
     except (OSError, ValueError):  # refused (no zygote), timed out (stuck), reset
         reply = b""
     if reply != protocol.OK:

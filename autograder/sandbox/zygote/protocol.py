@@ -1,9 +1,12 @@
 """The zygote's protocol, both ends: where its sockets are and the lines that cross them.
 
 Two unix sockets lie in a 0700 host folder that no sandbox shows (`socket_folder`):
-- LAUNCH, for the kernel launchers: a launcher sends one KernelRequest line with its stdin, stdout and
-  stderr attached; the forked child answers OK and becomes the kernel, or DECLINED (the launcher then starts
-  a kernel of its own). The connection stays open while the kernel runs: either end closing it ends the other.
+- LAUNCH, for the kernel launchers: a launcher first sends the line `notebook <name>` (which notebook the kernel is
+  for; nothing after the word: any) and waits. The zygote forks the kernel once that notebook's libraries are in
+  (`preload`); the child answers READY, the launcher sends one KernelRequest line with its stdin, stdout and stderr
+  attached, and the child answers OK and becomes the kernel, or DECLINED (the launcher then starts a kernel of its
+  own). The key is in the request alone, so only the child ever reads it. The connection stays open while the
+  kernel runs: either end closing it ends the other.
 - CONTROL, for the grading side: RESET (answered CLEAN or `failed: <why>`) before the next student, and
   CHECK after each cell (answered with a JSON list of what the process guard stopped since the last CHECK).
 Every message is one line ending in a newline.
@@ -19,8 +22,9 @@ from pathlib import Path
 AUTOGRADED = "autograded"  # the workspace folder a zygote's sandbox shows (writable); kernels run below it
 LAUNCH = "zygote.sock"
 CONTROL = "control.sock"
+NOTEBOOK = b"notebook"  # the first word of a launcher's first line
 RESET, CHECK = b"reset", b"check"  # control commands
-OK, DECLINED, CLEAN = b"ok", b"declined", b"clean"  # replies
+READY, OK, DECLINED, CLEAN = b"ready", b"ok", b"declined", b"clean"  # replies
 CHECK_TIMEOUT = 10  # seconds either end waits on a control connection
 MAX_LINE = 1 << 20  # bytes; a connection file and the kernel variables take a few KiB
 STDIO = 3  # the file descriptors a KernelRequest carries: the launcher's stdin, stdout and stderr
@@ -83,6 +87,25 @@ def closed(conn: socket.socket) -> bool:
         return False
     except OSError:
         return True
+
+
+def _plain(notebook: str) -> bool:
+    """True for a name that fits a line: no spaces or line breaks, at most 255 characters."""
+    return len(notebook) <= 255 and not any(c.isspace() for c in notebook)
+
+
+def notebook_line(notebook: str) -> bytes:
+    """A launcher's first line: the kernel is for `notebook` ('' for any; a name with spaces counts as '')."""
+    return NOTEBOOK + b" " + (notebook if _plain(notebook) else "").encode() + b"\n"
+
+
+def notebook_of(line: bytes) -> str:
+    """The notebook a launcher's first line names ('' for any); ValueError when it is no such line."""
+    word, _, name = line.partition(b" ")
+    notebook = name.decode(errors="replace")
+    if word != NOTEBOOK or not _plain(notebook):
+        raise ValueError(f"not a launcher's first line: {line[:60]!r}")
+    return notebook
 
 
 def send_request(conn: socket.socket, request: KernelRequest, fds: list[int]) -> None:

