@@ -38,6 +38,7 @@ SANDBOX = (  # inside sandbox: each module imports only the ones before it
     "nofigures",
     "kernel",
     "zygote.protocol",
+    "zygote.preload",
     "zygote.client",
     "zygote.server",
     "zygote.__main__",
