@@ -2,6 +2,7 @@
 importer (server.Preload): each notebook's libraries in stages, lightest notebook first, forks only between imports."""
 
 import sys
+import threading
 import time
 
 import pytest
@@ -116,3 +117,18 @@ def test_finish_lets_a_paused_import_go_on(slow_modules, monkeypatch):
     assert "a3slow_a" not in sys.modules
     imports.finish()
     assert imports.done == 1 and "a3slow_a" in sys.modules
+
+
+def test_a_library_that_exits_when_imported_leaves_no_kernel_waiting(tmp_path, monkeypatch):
+    """When an import ends the importing thread (a library that calls sys.exit), are all stages counted as in, so that
+    the kernels waiting for them are forked (and import what they lack themselves) instead of waiting for ever?"""
+    (tmp_path / "a3_exits.py").write_text("raise SystemExit('no')\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(server, "_warm_tracebacks", lambda: None)
+    monkeypatch.setattr(server, "_say", lambda line: None)
+    monkeypatch.setattr(threading, "excepthook", lambda args: None)  # the thread's end is what is tested
+    imports = server.Preload([(None, ("a3_exits",)), ("nmt", ("json",)), ("bert", ())])
+    imports.start()
+    imports.join(10)
+    assert not imports.is_alive() and imports.done == 3 and not imports._importing
+    sys.modules.pop("a3_exits", None)

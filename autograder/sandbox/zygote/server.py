@@ -181,17 +181,20 @@ class Preload(threading.Thread):
 
     def run(self) -> None:
         start = time.perf_counter()
-        for i, (_, modules) in enumerate(self.stages):
-            for name in modules:
-                self._step(_import, name)
-            if i == 0:  # every kernel's tracebacks: those forked before the end map only the modules in by then
-                self._step(_warm_tracebacks)
+        try:
+            for i, (_, modules) in enumerate(self.stages):
+                for name in modules:
+                    self._step(_import, name)
+                if i == 0:  # every kernel's tracebacks: those forked before the end map only the modules in by then
+                    self._step(_warm_tracebacks)
+                with self._turn:
+                    self.done = i + 1
+            self._step(_warm_tracebacks)
+            threads = len(os.listdir("/proc/self/task"))
+            self._step(_say, f"preloaded in {time.perf_counter() - start:.1f} s; {threads} thread(s)")
+        finally:  # even a library that exits when imported leaves no kernel waiting: it imports what it lacks itself
             with self._turn:
-                self.done = i + 1
-        self._step(_warm_tracebacks)
-        self._step(
-            _say, f"preloaded in {time.perf_counter() - start:.1f} s; {len(os.listdir('/proc/self/task'))} thread(s)"
-        )
+                self.done = len(self.stages)
 
     def _step(self, fn, *args) -> None:
         """Run fn(*args) once the main thread is not forking (what this thread prints is printed here too: a fork
