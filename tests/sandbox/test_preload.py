@@ -132,3 +132,17 @@ def test_a_library_that_exits_when_imported_leaves_no_kernel_waiting(tmp_path, m
     imports.join(10)
     assert not imports.is_alive() and imports.done == 3 and not imports._importing
     sys.modules.pop("a3_exits", None)
+
+
+def test_the_first_stage_is_in_before_the_zygote_serves(slow_modules, monkeypatch):
+    """Does first_stage() import the shared stage in the caller's thread (its libraries start processes, which the
+    serving zygote's guard would reap or kill), and the thread then go on from the next stage?"""
+    monkeypatch.setattr(server, "_warm_tracebacks", lambda: None)
+    monkeypatch.setattr(server, "_say", lambda line: None)
+    imports = server.Preload([(None, ("a3slow_a",)), ("nmt", ("a3slow_b",))])
+    imports.first_stage()
+    assert imports.done == 1 and "a3slow_a" in sys.modules and "a3slow_b" not in sys.modules
+    assert not imports.is_alive()
+    imports.start()
+    imports.finish()
+    assert imports.done == 2 and "a3slow_b" in sys.modules

@@ -167,9 +167,9 @@ def _control(conn, guard, home, before_reset):
 
 
 class Preload(threading.Thread):
-    """Imports `preload.stages` in the background, one module at a time; the main thread forks a kernel only between
-    two imports (`pause`), so no kernel starts with a module half imported. A module that fails is skipped: a kernel
-    imports it itself if it needs it."""
+    """Imports `preload.stages`, one module at a time: the first stage in the caller's thread (`first_stage`), the others
+    in the background; the main thread forks a kernel only between two imports (`pause`), so no kernel starts with a
+    module half imported. A module that fails is skipped: a kernel imports it itself if it needs it."""
 
     def __init__(self, stages: list[tuple[str | None, tuple[str, ...]]]):
         super().__init__(name="preload", daemon=True)
@@ -178,23 +178,33 @@ class Preload(threading.Thread):
         self._turn = threading.Condition()
         self._importing = False
         self._paused = False
+        self._start = time.perf_counter()
+
+    def first_stage(self) -> None:
+        """Import the first stage here, before the zygote serves. No kernel can be forked before it is in, and its
+        libraries start processes while they are imported (matplotlib's fc-list, ipykernel's uname): nothing else of
+        the zygote runs meanwhile, so its process guard neither reaps nor kills them."""
+        self._stage(0)
 
     def run(self) -> None:
-        start = time.perf_counter()
         try:
-            for i, (_, modules) in enumerate(self.stages):
-                for name in modules:
-                    self._step(_import, name)
-                if i == 0:  # every kernel's tracebacks: those forked before the end map only the modules in by then
-                    self._step(_warm_tracebacks)
-                with self._turn:
-                    self.done = i + 1
+            for i in range(self.done, len(self.stages)):
+                self._stage(i)
             self._step(_warm_tracebacks)
             threads = len(os.listdir("/proc/self/task"))
-            self._step(_say, f"preloaded in {time.perf_counter() - start:.1f} s; {threads} thread(s)")
+            self._step(_say, f"preloaded in {time.perf_counter() - self._start:.1f} s; {threads} thread(s)")
         finally:  # even a library that exits when imported leaves no kernel waiting: it imports what it lacks itself
             with self._turn:
                 self.done = len(self.stages)
+
+    def _stage(self, i: int) -> None:
+        """Import stage i and count it as in."""
+        for name in self.stages[i][1]:
+            self._step(_import, name)
+        if i == 0:  # every kernel's tracebacks: those forked before the end map only the modules in by then
+            self._step(_warm_tracebacks)
+        with self._turn:
+            self.done = i + 1
 
     def _step(self, fn, *args) -> None:
         """Run fn(*args) once the main thread is not forking (what this thread prints is printed here too: a fork
@@ -288,6 +298,7 @@ def main() -> None:
     os.chdir("/tmp")
     linux.set_dumpable(False)
     imports = Preload(preload.stages(kernel.check_modules()))
+    imports.first_stage()
     imports.start()
     home = os.environ.get("HOME", "/tmp/home")
     guard = procs.Guard(limits()["procs"], log=lambda line: print(f"zygote: {line}", flush=True))
