@@ -79,8 +79,8 @@ def stages(check_modules: list[str]) -> list[tuple[str | None, tuple[str, ...]]]
 def needed(notebook: str) -> int:
     """How many of `stages`' stages must be in before a kernel for `notebook` is forked (all of them for a notebook
     the table does not name, or '')."""
-    names = list(NOTEBOOKS)
-    return 2 + names.index(notebook) if notebook in NOTEBOOKS else 1 + len(names)
+    names = [name for name, _ in stages([])]
+    return names.index(notebook) + 1 if notebook in NOTEBOOKS else len(names)
 
 
 def grading_order(paths: list[str]) -> list[str]:
