@@ -9,14 +9,18 @@ import json
 import os
 import signal
 import socket
+import threading
 import time
+from concurrent.futures import Future
 from pathlib import Path
 from queue import Empty
 
 import zmq
 from jupyter_client import AsyncKernelManager
 from jupyter_client.asynchronous import AsyncKernelClient
-from jupyter_core.utils import ensure_async
+from jupyter_client.kernelspec import KernelSpec
+from jupyter_client.manager import in_pending_state
+from jupyter_core.utils import ensure_async, run_sync
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat.notebooknode import NotebookNode
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
@@ -36,7 +40,8 @@ MEMORY_SIGNS = ("DefaultCPUAllocator: can't allocate memory", "Cannot allocate m
 class KeyedKernel(NbGraderPreprocessor):
     """Runs first for each notebook inside one `nbgrader autograde` process: installs the grading kernel
     with that notebook's own check key (read from the 0600 file named by env A3_KEYS_FILE), and notes the time
-    in the workspace's STAMPS file, where the kernel's start begins (`runner.timing`)."""
+    in the workspace's STAMPS file: nbgrader asks for the notebook's kernel from here on (`runner.timing`), though
+    a kernel asked for ahead may have started before (`ResilientExecute`)."""
 
     def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
         info = json.loads(Path(os.environ[envvars.KEYS_FILE]).read_text())
@@ -92,6 +97,31 @@ def _workspace() -> Path | None:
         return Path(json.loads(Path(os.environ[envvars.KEYS_FILE]).read_text())["workspace"])
     except (KeyError, OSError, ValueError):
         return None
+
+
+def _next_notebook(notebook: str) -> tuple[str, str] | None:
+    """(name, key) of the notebook this nbgrader process grades after `notebook` (the keys file's "order"), or None."""
+    try:
+        info = json.loads(Path(os.environ[envvars.KEYS_FILE]).read_text())
+        order = info["order"]
+        later = order[order.index(notebook) + 1 :]
+        return (later[0], info["keys"][later[0]]) if later else None
+    except (KeyError, OSError, ValueError, TypeError, IndexError):
+        return None
+
+
+def _in_background(fn, *args) -> Future:
+    """fn(*args) in a daemon thread (one a process exit does not wait for); its result or exception in the Future."""
+    future = Future()
+
+    def run():
+        try:
+            future.set_result(fn(*args))
+        except BaseException as exc:  # noqa: BLE001  (handed to whoever takes the result)
+            future.set_exception(exc)
+
+    threading.Thread(target=run, name="kernel-ahead", daemon=True).start()
+    return future
 
 
 RECONNECT_MS = 5  # how soon the client's sockets try again a kernel that is not listening yet
@@ -182,39 +212,114 @@ class ForkedKernel:
         self.returncode = code
 
 
+AHEAD = "ka"  # the socket names of a kernel asked for ahead (`GradingKernelManager.order`): <runtime>/ka-<n>
+
+
 class GradingKernelManager(AsyncKernelManager):
     """AsyncKernelManager with GradingKernelClient, which checks every 10 ms (not 100 ms) whether a killed
     kernel has gone (nbgrader kills each kernel after its notebook: Execute.shutdown_kernel immediate) and
-    then drops what is still queued for it."""
+    then drops what is still queued for it. Its kernel can be asked for ahead (`order`), while another notebook
+    runs, and taken up when nbclient starts it."""
 
     client_class = DottedObjectName("autograder.grading.execute.GradingKernelClient")
     client_factory = Type(klass="autograder.grading.execute.GradingKernelClient")
     notebook = Unicode(
         "", help="the notebook the kernel is for: the zygote forks it once that notebook's libraries are in"
     )
+    _ahead = None  # after `order`: (its start arguments, os.environ then, launch arguments, Future of the kernel)
 
     async def _async_wait(self, pollinterval=0.01):
         while await self._async_is_alive():
             await asyncio.sleep(pollinterval)
 
-    async def _async_launch_kernel(self, kernel_cmd, **kw):
-        """The kernel from the workspace's zygote, asked for from this process (`launcher.zygote_kernel`: no launcher
-        process to start); else the kernelspec's command, as jupyter_client runs it."""
+    def order(self, **kw) -> None:
+        """Ask the workspace's zygote for this kernel now and return at once; `start_kernel(**kw)` later takes up
+        what it forked (the kernel initialises meanwhile, beside whatever this process does), or starts one afresh
+        when the arguments or the environment are no longer those it was asked with, or that kernel has gone. Its
+        sockets have names of their own (AHEAD), so no kernel asked for while it starts can be given the same."""
+        self.ip = str(Path(self.ip).with_name(AHEAD))
+        kernel_cmd, launch = run_sync(self._async_pre_start_kernel)(**kw)
+        answer = _in_background(self._from_zygote, kernel_cmd, launch)
+        self._ahead = (kw, dict(os.environ), launch, kernel_cmd, answer)
+
+    async def _async_start_kernel(self, **kw):
+        """jupyter_client's start; or, after `order`, the kernel asked for then, if it can still be taken up."""
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None and self._can_take_up(ahead, kw):
+            return await self._async_take_up(ahead)
+        return await super()._async_start_kernel(**kw)
+
+    start_kernel = _async_start_kernel
+
+    def _can_take_up(self, ahead, kw) -> bool:
+        """True when the kernel `order` asked for was asked with the arguments `kw` and this process's environment;
+        else it is killed and the manager is left as if it had never been asked for."""
+        ordered, environ, _, _, answer = ahead
+        if ordered == kw and environ == os.environ:
+            return True
+        try:
+            kernel = answer.result()
+        except Exception:  # noqa: BLE001  (none was forked)
+            kernel = None
+        if kernel is not None:
+            kernel.kill()
+        self.cleanup_connection_file()
+        self.provisioner = None
+        return False
+
+    @in_pending_state
+    async def _async_take_up(self, ahead) -> None:
+        """Start with the kernel `order` asked for; if none came (no zygote, or it declined) or it has ended since,
+        launch one as `_async_launch_kernel` would, with the same connection file."""
+        _, _, launch, kernel_cmd, answer = ahead
+        self._attempted_start = True
+        try:
+            kernel = answer.result()
+        except Exception:  # noqa: BLE001  (launched below instead)
+            kernel = None
+        if kernel is not None and kernel.poll() is None:
+            self._adopt(kernel, launch)
+        elif kernel is not None:
+            kernel.kill()
+            await self._async_launch_kernel(kernel_cmd, **launch)
+        else:
+            await self._launch_without_zygote(kernel_cmd, launch)
+        await self._async_post_start_kernel(**launch)
+
+    def _from_zygote(self, kernel_cmd, launch) -> "ForkedKernel | None":
+        """The kernel the workspace's zygote forks for `kernel_cmd` (`launcher.zygote_kernel`: no launcher process to
+        start), or None when no zygote gives one."""
         stdin, silent = os.pipe()  # as jupyter_client gives a launcher: a stdin nothing is ever written to
         try:
             conn = launcher.zygote_kernel(
-                kernel_cmd, kw.get("env", os.environ), kw.get("cwd", os.getcwd()), [stdin, 1, 2], self.notebook
+                kernel_cmd, launch.get("env", os.environ), launch.get("cwd", os.getcwd()), [stdin, 1, 2], self.notebook
             )
         finally:
             os.close(stdin)
         if conn is None:
             os.close(silent)
-            if launcher.is_launcher(kernel_cmd):  # the zygote was asked here: the launcher need not ask it again
-                kernel_cmd = [*kernel_cmd, "--no-zygote"]
-            return await super()._async_launch_kernel(kernel_cmd, **kw)
-        self.provisioner.process = ForkedKernel(conn, silent)
+            return None
+        return ForkedKernel(conn, silent)
+
+    async def _async_launch_kernel(self, kernel_cmd, **kw):
+        """The kernel from the workspace's zygote; else the kernelspec's command, as jupyter_client runs it."""
+        kernel = self._from_zygote(kernel_cmd, kw)
+        if kernel is None:
+            return await self._launch_without_zygote(kernel_cmd, kw)
+        self._adopt(kernel, kw)
+
+    async def _launch_without_zygote(self, kernel_cmd, launch):
+        """The kernelspec's command, as jupyter_client runs it, once the zygote has been asked (its launcher need not
+        ask it again)."""
+        if launcher.is_launcher(kernel_cmd):
+            kernel_cmd = [*kernel_cmd, "--no-zygote"]
+        return await super()._async_launch_kernel(kernel_cmd, **launch)
+
+    def _adopt(self, kernel: "ForkedKernel", launch: dict) -> None:
+        """Hold `kernel` as jupyter_client's provisioner holds the process it launched."""
+        self.provisioner.process = kernel
         self.provisioner.pid = self.provisioner.pgid = None
-        self.provisioner.cwd = kw.get("cwd")
+        self.provisioner.cwd = launch.get("cwd")
         self._reconcile_connection_info(self.provisioner.connection_info)
 
     def _close_control_socket(self) -> None:
@@ -224,6 +329,9 @@ class GradingKernelManager(AsyncKernelManager):
         if self._control_socket is not None:
             self._control_socket.close(linger=0)
             self._control_socket = None
+
+
+_AHEAD: dict[str, GradingKernelManager] = {}  # the kernels this nbgrader process asked for ahead, by notebook
 
 
 class ResilientExecute(Execute):
@@ -243,6 +351,9 @@ class ResilientExecute(Execute):
     When a limit killed the kernel (processes, memory), the rest of the notebook is graded in a fresh kernel, in
     which the cells before the stopped one are first run again (their outputs kept as they were): a fork bomb
     then loses its own cell, as an infinite loop does, not the whole notebook.
+
+    Before its first cell runs, it asks for the kernel of the notebook graded next (`GradingKernelManager.order`, with
+    that notebook's key), which then starts beside this notebook's cells instead of after them.
     """
 
     def __init__(self, *args, **kwargs):
@@ -256,6 +367,7 @@ class ResilientExecute(Execute):
         self._a3_incidents = []
         self._a3_index = None
         self._a3_fresh = 0
+        self._a3_ordered = False
         self._a3_workspace = _workspace()
         self._a3_notebook = (resources or {}).get("nbgrader", {}).get("notebook", "")
         nb, resources = super().preprocess(nb, resources, km)
@@ -264,11 +376,39 @@ class ResilientExecute(Execute):
         return nb, resources
 
     def create_kernel_manager(self):
-        """nbclient's kernel manager, told which notebook its kernels are for."""
+        """nbclient's kernel manager, told which notebook its kernels are for: for a notebook's first kernel, the one
+        asked for while the notebook before it ran, if there is one."""
+        notebook = getattr(self, "_a3_notebook", "")
+        if notebook in _AHEAD:
+            self.km = _AHEAD.pop(notebook)
+            return self.km
         km = super().create_kernel_manager()
         if isinstance(km, GradingKernelManager):
-            km.notebook = getattr(self, "_a3_notebook", "")
+            km.notebook = notebook
         return km
+
+    def _a3_order_next(self) -> None:
+        """Ask for the kernel of the notebook graded after this one, as nbclient will start it then: the same
+        kernelspec with that notebook's key, the same arguments and folder."""
+        following = _next_notebook(self._a3_notebook)
+        if following is None or following[0] in _AHEAD or not isinstance(self.km, GradingKernelManager):
+            return
+        notebook, key = following
+        km = GradingKernelManager(kernel_name=self.km.kernel_name, config=self.config, notebook=notebook)
+        spec = self.km.kernel_spec  # this notebook's, as KeyedKernel installed it: the next one's differs in its key
+        km._kernel_spec = KernelSpec(
+            resource_dir=spec.resource_dir, **{**spec.to_dict(), "env": {**spec.env, envvars.CHECK_KEY: key}}
+        )
+        start = {"extra_arguments": list(self.extra_arguments)}
+        path = self.resources.get("metadata", {}).get("path") or None
+        if path:
+            start["cwd"] = path
+        try:
+            km.order(**start)
+        except Exception as exc:  # noqa: BLE001  (its notebook then starts a kernel itself)
+            self.log.warning("could not ask ahead for %s's kernel: %s", notebook, exc)
+            return
+        _AHEAD[notebook] = km
 
     def _a3_incident(self, index: int, cause: str, timeout: bool = False) -> None:
         """Note that cell `index` was stopped by a limit (once per cause; `timeout`: its time limit)."""
@@ -310,6 +450,9 @@ class ResilientExecute(Execute):
         if self._a3_dead is not None:
             cell.outputs = [error("KernelDied", f"not run: the kernel died in an earlier cell ({self._a3_dead})")]
             return cell, self.resources
+        if not self._a3_ordered:
+            self._a3_ordered = True
+            self._a3_order_next()
         self._a3_index = index
         try:
             cell, _ = super().preprocess_cell(cell, resources, index)

@@ -53,7 +53,7 @@ def _flatten(config, prefix=""):
     return flat
 
 
-STAMPS = ".a3-kernel-stamps.json"  # {notebook: epoch seconds when its kernel was asked for}, in the workspace
+STAMPS = ".a3-kernel-stamps.json"  # {notebook: epoch seconds when nbgrader began its kernel's start}, in the workspace
 LIMIT_ERROR = "StoppedByGrader"  # ename of the error output that says which limit stopped a cell (execute.py)
 
 
@@ -253,10 +253,11 @@ def run_autograde(
     argv = ["autograde", contract.ASSIGNMENT, "--student", student, "--force", "--create"]
     if len(notebooks) == 1:
         argv += ["--notebook", notebooks[0]]
+    order = preload.grading_order(notebooks)  # as nbgrader grades them (`_lightest_first`)
     keyfile = ws / ".a3-keys.json"
     fd = os.open(keyfile, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as f:
-        json.dump({"workspace": str(ws), "kernel_env": kernel_env, "keys": keys}, f)
+        json.dump({"workspace": str(ws), "kernel_env": kernel_env, "keys": keys, "order": order}, f)
     env[envvars.KEYS_FILE] = str(keyfile)
     (ws / STAMPS).unlink(missing_ok=True)
     (ws / "nbgrader_config.py").write_text(build.config_text(settings, KEYED_PREPROCESSORS))
@@ -316,7 +317,8 @@ def timing(nb: nbformat.NotebookNode, wall: float, kernel_asked: float | None = 
       was asked for (KeyedKernel), or None.
     Returns:
     - {"seconds", "overhead", "setup", "cells", "tests"} and, with kernel_asked, "kernel_start": seconds from
-      asking for the kernel to its first cell (part of the overhead; the rest is nbgrader's own work).
+      asking for the kernel to its first cell (part of the overhead; the rest is nbgrader's own work). A kernel
+      asked for ahead, while the notebook before it ran, has mostly started by then: this is the wait left.
     """
     setup = cells = tests = 0.0
     first = None

@@ -1,6 +1,7 @@
 """autograder.grading.execute: the kernel manager and client that ResilientExecute grades with."""
 
 import asyncio
+import json
 import os
 import threading
 import time
@@ -13,7 +14,9 @@ from jupyter_core.utils import run_sync
 from nbclient import NotebookClient
 from traitlets.config import Config
 
+from autograder import envvars
 from autograder.checks import pass_token
+from autograder.grading import execute
 from autograder.grading.execute import (
     ForkedKernel,
     GradingKernelClient,
@@ -285,3 +288,157 @@ def test_a_zygote_that_declines_is_asked_once(tmp_path):
         f"expected a kernel of its own, saw {stdout(nb.cells[0])!r} {errors(nb.cells[0])}"
     )
     assert asked == 1, f"expected the zygote asked once, it forked {asked} time(s)"
+
+
+SECOND_KEY = "second-notebook-key"
+KERNEL_IP = "import json\nfrom ipykernel import get_connection_info\nprint(json.loads(get_connection_info())['ip'])"
+
+
+@pytest.fixture
+def two_notebooks(zygote_workspace, monkeypatch):
+    """zygote_workspace with the keys file of a run that grades "first" (the installed kernelspec's key), then
+    "second" (a key of its own); yields (ws, cwd, zygote, config, grade) where grade(notebook, sources) runs
+    ResilientExecute on one of them and returns its cells."""
+    ws, cwd, zyg, config = zygote_workspace
+    keys = ws / ".a3-keys.json"
+    keys.write_text(
+        json.dumps(
+            {
+                "workspace": str(ws),
+                "kernel_env": KERNEL_ENV,
+                "keys": {"first": KEY, "second": SECOND_KEY},
+                "order": ["first", "second"],
+            }
+        )
+    )
+    monkeypatch.setenv(envvars.KEYS_FILE, str(keys))
+    monkeypatch.setattr(execute, "_AHEAD", {})
+
+    def grade(notebook, sources):
+        nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
+        resources = {"metadata": {"path": str(cwd)}, "nbgrader": {"notebook": notebook}}
+        ResilientExecute(kernel_name="python3", config=config, timeout=60).preprocess(nb, resources)
+        return nb.cells
+
+    yield ws, cwd, zyg, config, grade
+    for km in execute._AHEAD.values():
+        kernel = km._ahead[4].result() if km._ahead else None
+        if kernel is not None:
+            kernel.kill()
+
+
+def _ahead_kernel(notebook):
+    """The kernel asked for ahead for `notebook` (a ForkedKernel), once the zygote has forked it."""
+    return execute._AHEAD[notebook]._ahead[4].result(timeout=60)
+
+
+def _second_checks():
+    """The second notebook's cells: the genuine check (its token shows the key) and the kernel's socket name."""
+    return [GENUINE_CHECK, KERNEL_IP]
+
+
+def _passed_with(key):
+    return f"PASSED fit_linear_log [a3:{pass_token('fit_linear_log', key.encode())}]"
+
+
+def test_the_next_notebooks_kernel_is_asked_for_while_a_notebook_runs(two_notebooks):
+    """While the first notebook runs, is the second notebook's kernel asked for (forked, alive, on sockets of its own),
+    and does the second notebook then run in that kernel, signing with its own key, not the first's?"""
+    ws, cwd, zyg, config, grade = two_notebooks
+    first = grade("first", ["print('one')"])
+    assert stdout(first[0]) == "one"
+    assert "second" in execute._AHEAD, "expected the second notebook's kernel asked for during the first"
+    assert _ahead_kernel("second").poll() is None, "expected the kernel asked for ahead to be running"
+    second = grade("second", _second_checks())
+    assert stdout(second[0]) == _passed_with(SECOND_KEY), f"saw {stdout(second[0])!r} {errors(second[0])}"
+    assert stdout(second[1]).endswith(f"/{execute.AHEAD}"), f"expected the kernel asked for ahead: {stdout(second[1])}"
+    assert execute._AHEAD == {}
+    assert zyg.report()["kernels"] == 2, "expected one kernel a notebook"
+
+
+def test_the_last_notebook_asks_for_no_kernel_ahead(two_notebooks):
+    """Does the notebook graded last ask for no kernel after it (no notebook follows it)?"""
+    ws, cwd, zyg, config, grade = two_notebooks
+    grade("second", ["1"])
+    assert execute._AHEAD == {}
+    assert zyg.report()["kernels"] == 1
+
+
+def test_a_kernel_asked_for_ahead_that_ended_is_replaced(two_notebooks):
+    """When the kernel asked for ahead has ended before its notebook's turn (a process guard that stopped every
+    kernel, say), does that notebook still run, in a fresh kernel from the zygote with its own key?"""
+    ws, cwd, zyg, config, grade = two_notebooks
+    grade("first", ["1"])
+    _ahead_kernel("second").kill()
+    second = grade("second", _second_checks())
+    assert stdout(second[0]) == _passed_with(SECOND_KEY), f"saw {stdout(second[0])!r} {errors(second[0])}"
+    assert zyg.report()["kernels"] == 3
+
+
+def test_a_kernel_asked_for_under_another_environment_is_not_taken_up(two_notebooks, monkeypatch):
+    """When the environment changed after the kernel was asked for ahead, is that kernel ended and one started as
+    nbclient asks for it, with the notebook's own key?"""
+    ws, cwd, zyg, config, grade = two_notebooks
+    grade("first", ["1"])
+    ahead = _ahead_kernel("second")
+    monkeypatch.setenv("A3_SOMETHING_NEW", "1")
+    second = grade("second", _second_checks())
+    assert stdout(second[0]) == _passed_with(SECOND_KEY), f"saw {stdout(second[0])!r} {errors(second[0])}"
+    assert ahead.poll() is not None, "expected the kernel asked for ahead to be ended"
+    assert zyg.report()["kernels"] == 3
+
+
+def test_a_fork_bomb_in_one_notebook_leaves_the_next_one_a_kernel(two_notebooks):
+    """When a fork bomb in the first notebook makes the process guard stop every kernel, the second's (asked for
+    ahead) too, does the first go on in a fresh kernel and the second still run, with its own key?"""
+    ws, cwd, zyg, config, grade = two_notebooks
+    bomb = "import os\nwhile True:\n    os.fork()"
+    first = grade("first", ["print('before')", bomb, "print('after')"])
+    assert stdout(first[0]) == "before" and stdout(first[2]) == "after", [c.outputs for c in first]
+    second = grade("second", _second_checks())
+    assert stdout(second[0]) == _passed_with(SECOND_KEY), f"saw {stdout(second[0])!r} {errors(second[0])}"
+
+
+def test_next_notebook_reads_the_runs_order(tmp_path, monkeypatch):
+    """Does the notebook after a given one come from the keys file's order, with its key, and none after the last one
+    or without an order?"""
+    keys = tmp_path / "keys.json"
+    monkeypatch.setenv(envvars.KEYS_FILE, str(keys))
+    keys.write_text(json.dumps({"keys": {"theory": "t", "nmt": "n"}, "order": ["theory", "nmt"]}))
+    assert execute._next_notebook("theory") == ("nmt", "n")
+    assert execute._next_notebook("nmt") is None
+    keys.write_text(json.dumps({"keys": {"theory": "t", "nmt": "n"}}))
+    assert execute._next_notebook("theory") is None
+
+
+def test_a_zygote_that_declines_a_kernel_asked_for_ahead_is_not_asked_again(tmp_path, monkeypatch):
+    """When the zygote declines the kernel asked for ahead (it started with another environment), does the next
+    notebook's kernel start through the launcher, in a sandbox of its own and with its own key, without the zygote
+    being asked for it a second time?"""
+    ws, cwd = workspace(tmp_path, "Ola Nowak")
+    zyg = client.start(ws, dict(os.environ, NBGRADER_EXECUTION="validate"), list(KERNEL_ENV))
+    info = launcher.install_kernel(ws, dict(KERNEL_ENV, A3_CHECK_KEY=KEY))
+    keys = ws / ".a3-keys.json"
+    order = {"first": KEY, "second": SECOND_KEY}
+    keys.write_text(json.dumps({"workspace": str(ws), "kernel_env": KERNEL_ENV, "keys": order, "order": list(order)}))
+    monkeypatch.setenv(envvars.KEYS_FILE, str(keys))
+    monkeypatch.setenv("JUPYTER_PATH", info["env"]["JUPYTER_PATH"])
+    monkeypatch.setattr(execute, "_AHEAD", {})
+    try:
+        wait_preloaded(ws)
+        cells = {}
+        for notebook, sources in (("first", ["1"]), ("second", [GENUINE_CHECK, "import os\nprint(os.getppid())"])):
+            nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
+            resources = {"metadata": {"path": str(cwd)}, "nbgrader": {"notebook": notebook}}
+            ResilientExecute(kernel_name="python3", config=Config(info["config"]), timeout=120).preprocess(
+                nb, resources
+            )
+            cells[notebook] = nb.cells
+        asked = zyg.report()["kernels"]
+    finally:
+        zyg.stop()
+        launcher.uninstall_kernel(ws)
+    second = cells["second"]
+    assert stdout(second[0]) == _passed_with(SECOND_KEY), f"saw {stdout(second[0])!r} {errors(second[0])}"
+    assert stdout(second[1]) == "1", f"expected a kernel of its own, saw {stdout(second[1])!r} {errors(second[1])}"
+    assert asked == 2, f"expected the zygote asked once a notebook, it forked {asked} time(s)"
