@@ -151,6 +151,57 @@ print(json.dumps([shared, seen, engine.pool.checkedout(), apart, empty]))
     assert run(script) == [True, ["Zoë Ñúñez"], 0, True, []]
 
 
+def test_quickened_gradebooks_ask_for_their_tables_once_a_database():
+    """In the nbgrader process, does a database's second Gradebook skip asking whether every table exists, while a
+    new database still gets its tables and a student added through one Gradebook is seen through the next?"""
+    script = """
+import json, tempfile
+from sqlalchemy import MetaData
+from nbgrader.api import Gradebook
+from autograder.grading import runner
+
+asked = []
+create_all = MetaData.create_all
+MetaData.create_all = lambda self, bind, **kw: (asked.append(str(bind.url)), create_all(self, bind=bind, **kw))[1]
+runner._quicken_nbgrader()
+one, two = (f"sqlite:///{tempfile.mkdtemp()}/gradebook.db" for _ in range(2))
+with Gradebook(one) as gb:
+    gb.add_student("Zoë Ñúñez")
+with Gradebook(one) as gb:
+    seen = [s.id for s in gb.students]
+with Gradebook(two) as gb:
+    empty = [s.id for s in gb.students]
+print(json.dumps([[one, two].index(url) for url in asked] + [seen, empty]))
+"""
+    assert run(script) == [0, 1, ["Zoë Ñúñez"], []]
+
+
+def test_a_prepared_nbgrader_process_compiles_no_validator_and_configures_no_mapper():
+    """After `prepare_nbgrader` (the fork server's), does reading and writing a notebook compile no nbformat
+    validator and the gradebook's first query configure no mapper, so a forked process does neither again?"""
+    script = """
+import json, tempfile
+import fastjsonschema, nbformat
+from sqlalchemy.orm import mapperlib
+from autograder.grading import runner
+
+runner.prepare_nbgrader()
+compiled, configured = [], []
+compile = fastjsonschema.compile
+fastjsonschema.compile = lambda *a, **kw: (compiled.append(1), compile(*a, **kw))[1]
+configure = mapperlib._configure_registries
+mapperlib._configure_registries = lambda *a, **kw: (configured.append(1), configure(*a, **kw))[1]
+nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("1")])
+nbformat.reads(nbformat.writes(nb), as_version=4)
+from nbgrader.api import Gradebook
+with Gradebook(f"sqlite:///{tempfile.mkdtemp()}/gradebook.db") as gb:
+    gb.add_student("李明")
+    students = [s.id for s in gb.students]
+print(json.dumps([len(compiled), len(configured), students]))
+"""
+    assert run(script) == [0, 0, ["李明"]]
+
+
 def _autograde_exporter(tmp_path):
     """nbconvert's exporter as an autograde run's nbgrader_config.py configures it, with three preprocessors: two
     that leave the notebook as it is and one that leaves it invalid when the notebook's metadata asks it to."""
