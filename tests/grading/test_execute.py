@@ -381,7 +381,7 @@ def test_a_kernel_asked_for_under_another_environment_is_not_taken_up(two_notebo
     ws, cwd, zyg, config, grade = two_notebooks
     grade("first", ["1"])
     ahead = _ahead_kernel("second")
-    monkeypatch.setenv("A3_SOMETHING_NEW", "1")
+    monkeypatch.setenv("CHANGED_AFTER_THE_ASK", "1")
     second = grade("second", _second_checks())
     assert stdout(second[0]) == _passed_with(SECOND_KEY), f"saw {stdout(second[0])!r} {errors(second[0])}"
     assert ahead.poll() is not None, "expected the kernel asked for ahead to be ended"
