@@ -12,6 +12,7 @@ import socket
 import threading
 import time
 from concurrent.futures import Future
+from dataclasses import dataclass
 from pathlib import Path
 from queue import Empty
 
@@ -124,6 +125,14 @@ def _in_background(fn, *args) -> Future:
     return future
 
 
+def _result(future: Future):
+    """The future's result once it has one; None when it raised."""
+    try:
+        return future.result()
+    except Exception:  # noqa: BLE001  (the caller starts what it needs instead)
+        return None
+
+
 RECONNECT_MS = 5  # how soon the client's sockets try again a kernel that is not listening yet
 
 
@@ -215,6 +224,17 @@ class ForkedKernel:
 AHEAD = "ka"  # the socket names of a kernel asked for ahead (`GradingKernelManager.order`): <runtime>/ka-<n>
 
 
+@dataclass
+class Order:
+    """A kernel asked for ahead (`GradingKernelManager.order`)."""
+
+    start: dict  # the arguments start_kernel must be called with to take it up
+    environ: dict  # this process's environment when it was asked for
+    kernel_cmd: list  # the kernelspec's command, its connection file written
+    launch: dict  # the launch arguments (env, cwd) jupyter_client made of `start`
+    kernel: Future  # the ForkedKernel, or None when no zygote gave one
+
+
 class GradingKernelManager(AsyncKernelManager):
     """AsyncKernelManager with GradingKernelClient, which checks every 10 ms (not 100 ms) whether a killed
     kernel has gone (nbgrader kills each kernel after its notebook: Execute.shutdown_kernel immediate) and
@@ -226,7 +246,7 @@ class GradingKernelManager(AsyncKernelManager):
     notebook = Unicode(
         "", help="the notebook the kernel is for: the zygote forks it once that notebook's libraries are in"
     )
-    _ahead = None  # after `order`: (its start arguments, os.environ then, launch arguments, Future of the kernel)
+    _ahead: Order | None = None
 
     async def _async_wait(self, pollinterval=0.01):
         while await self._async_is_alive():
@@ -239,8 +259,9 @@ class GradingKernelManager(AsyncKernelManager):
         sockets have names of their own (AHEAD), so no kernel asked for while it starts can be given the same."""
         self.ip = str(Path(self.ip).with_name(AHEAD))
         kernel_cmd, launch = run_sync(self._async_pre_start_kernel)(**kw)
-        answer = _in_background(self._from_zygote, kernel_cmd, launch)
-        self._ahead = (kw, dict(os.environ), launch, kernel_cmd, answer)
+        self._ahead = Order(
+            kw, dict(os.environ), kernel_cmd, launch, _in_background(self._from_zygote, kernel_cmd, launch)
+        )
 
     async def _async_start_kernel(self, **kw):
         """jupyter_client's start; or, after `order`, the kernel asked for then, if it can still be taken up."""
@@ -251,16 +272,12 @@ class GradingKernelManager(AsyncKernelManager):
 
     start_kernel = _async_start_kernel
 
-    def _can_take_up(self, ahead, kw) -> bool:
+    def _can_take_up(self, ahead: Order, kw: dict) -> bool:
         """True when the kernel `order` asked for was asked with the arguments `kw` and this process's environment;
         else it is killed and the manager is left as if it had never been asked for."""
-        ordered, environ, _, _, answer = ahead
-        if ordered == kw and environ == os.environ:
+        if ahead.start == kw and ahead.environ == os.environ:
             return True
-        try:
-            kernel = answer.result()
-        except Exception:  # noqa: BLE001  (none was forked)
-            kernel = None
+        kernel = _result(ahead.kernel)
         if kernel is not None:
             kernel.kill()
         self.cleanup_connection_file()
@@ -268,23 +285,19 @@ class GradingKernelManager(AsyncKernelManager):
         return False
 
     @in_pending_state
-    async def _async_take_up(self, ahead) -> None:
+    async def _async_take_up(self, ahead: Order) -> None:
         """Start with the kernel `order` asked for; if none came (no zygote, or it declined) or it has ended since,
         launch one as `_async_launch_kernel` would, with the same connection file."""
-        _, _, launch, kernel_cmd, answer = ahead
         self._attempted_start = True
-        try:
-            kernel = answer.result()
-        except Exception:  # noqa: BLE001  (launched below instead)
-            kernel = None
+        kernel = _result(ahead.kernel)
         if kernel is not None and kernel.poll() is None:
-            self._adopt(kernel, launch)
+            self._adopt(kernel, ahead.launch)
         elif kernel is not None:
             kernel.kill()
-            await self._async_launch_kernel(kernel_cmd, **launch)
+            await self._async_launch_kernel(ahead.kernel_cmd, **ahead.launch)
         else:
-            await self._launch_without_zygote(kernel_cmd, launch)
-        await self._async_post_start_kernel(**launch)
+            await self._launch_without_zygote(ahead.kernel_cmd, ahead.launch)
+        await self._async_post_start_kernel(**ahead.launch)
 
     def _from_zygote(self, kernel_cmd, launch) -> "ForkedKernel | None":
         """The kernel the workspace's zygote forks for `kernel_cmd` (`launcher.zygote_kernel`: no launcher process to

@@ -1,11 +1,11 @@
 """The nbgrader runner: one `nbgrader autograde` process over a student's workspace.
 
-The process is forked from a fork server that has nbgrader imported (`_nbgrader_context`); this module does not
-import it, so a grading process starts its zygote without waiting for nbgrader. The config puts `KeyedKernel` in
-front of the resilient autograde preprocessors (both in autograder.grading.execute), so each notebook
-runs in a grading kernel that holds that notebook's own check key. `run_autograde` returns what the worker
-needs to verify the run (`AutogradeRun`); `timing` splits a notebook's time into start-up, setup, cells and
-tests.
+The process is forked from a fork server that has nbgrader imported and prepared (`_nbgrader_context`,
+`prepare_nbgrader`); this module does not import nbgrader, so a grading process starts its zygote without waiting
+for it. The config puts `KeyedKernel` in front of the resilient autograde preprocessors (both in
+autograder.grading.execute), so each notebook runs in a grading kernel that holds that notebook's own check key.
+`run_autograde` returns what the worker needs to verify the run (`AutogradeRun`); `timing` splits a notebook's time
+into start-up, setup, cells and tests.
 """
 
 import functools
@@ -131,7 +131,7 @@ def _autograde_child(argv, cwd, env, log_path):
     NbGraderApp.launch_instance(argv=argv)
 
 
-_prepared = []  # [True] once prepare_nbgrader has run in this process
+_prepared = False  # True once prepare_nbgrader has run in this process
 
 
 def prepare_nbgrader() -> None:
@@ -141,9 +141,10 @@ def prepare_nbgrader() -> None:
     - nbformat's validators compiled (fastjsonschema; about 45 ms), as its reading and writing a notebook does;
     - SQLAlchemy's mappers of nbgrader's gradebook configured (about 25 ms), as its first query does.
     """
+    global _prepared
     if _prepared:
         return
-    _prepared.append(True)
+    _prepared = True
     _quicken_nbgrader()
     _lightest_first()
     from nbgrader import api  # noqa: F401  (its gradebook's models are the mappers to configure)

@@ -322,14 +322,14 @@ def two_notebooks(zygote_workspace, monkeypatch):
 
     yield ws, cwd, zyg, config, grade
     for km in execute._AHEAD.values():
-        kernel = km._ahead[4].result() if km._ahead else None
+        kernel = km._ahead.kernel.result() if km._ahead else None
         if kernel is not None:
             kernel.kill()
 
 
 def _ahead_kernel(notebook):
     """The kernel asked for ahead for `notebook` (a ForkedKernel), once the zygote has forked it."""
-    return execute._AHEAD[notebook]._ahead[4].result(timeout=60)
+    return execute._AHEAD[notebook]._ahead.kernel.result(timeout=60)
 
 
 def _second_checks():
