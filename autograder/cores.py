@@ -5,6 +5,8 @@ a large class; grading has its own scheduler, whose one-worker path renders page
 import multiprocessing
 import os
 import signal
+import threading
+import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -18,12 +20,27 @@ def usable() -> int:
         return os.cpu_count() or 1
 
 
+PARENT_POLL = 1.0  # seconds between a helper's looks at whether the process that started it is still there
+
+
 def pool(processes: int) -> ProcessPoolExecutor:
-    """`processes` helper processes, started clean (spawn: nothing of this process's threads or state is copied)
-    and deaf to Ctrl-C, which stops this process."""
-    return ProcessPoolExecutor(
-        processes, multiprocessing.get_context("spawn"), signal.signal, (signal.SIGINT, signal.SIG_IGN)
-    )
+    """`processes` helper processes, started clean (spawn: nothing of this process's threads or state is copied),
+    deaf to Ctrl-C, which stops this process, and gone within PARENT_POLL seconds of this process (killed, it has no
+    chance to stop them)."""
+    return ProcessPoolExecutor(processes, multiprocessing.get_context("spawn"), _helper_start)
+
+
+def _helper_start() -> None:
+    """A helper's first act: Ctrl-C ignored, and a thread that ends the helper once its parent has gone."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    threading.Thread(target=_exit_without, args=(os.getppid(),), name="parent-watch", daemon=True).start()
+
+
+def _exit_without(parent: int) -> None:
+    """End this process as soon as `parent` is no longer its parent (it died, and this one was handed on)."""
+    while os.getppid() == parent:
+        time.sleep(PARENT_POLL)
+    os._exit(1)
 
 
 def spread(

@@ -2,12 +2,14 @@
 
 import functools
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from autograder import cores
+from autograder import cores, paths
 
 
 def square_and_pid(x):
@@ -81,3 +83,33 @@ def test_an_exception_cancels_the_items_not_yet_started(tmp_path):
     with pytest.raises(ValueError, match="first item"):
         cores.spread(functools.partial(slow_mark, str(tmp_path)), range(400), at_least=2, processes=2)
     assert len(list(tmp_path.iterdir())) < 200
+
+
+def test_a_helper_ends_when_the_process_that_started_it_is_killed():
+    """When the process that started a pool is killed (SIGKILL: it cannot stop its helpers), does its helper end too
+    instead of waiting forever for work?"""
+    script = (
+        "import os, sys, time\n"
+        "from autograder import cores\n"
+        "if __name__ == '__main__':\n"
+        "    helpers = cores.pool(1)\n"
+        "    print(helpers.submit(os.getpid).result(), flush=True)\n"
+        "    time.sleep(60)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, cwd=paths.ROOT)
+    helper = int(proc.stdout.readline())
+    assert Path(f"/proc/{helper}").exists()
+    proc.kill()
+    proc.wait()
+    deadline = time.monotonic() + 10 * cores.PARENT_POLL
+    while _alive(helper) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(helper), f"helper {helper} outlived the process that started it"
+
+
+def _alive(pid):
+    """True while `pid` runs (a zombie, ended but not yet collected, counts as gone)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
