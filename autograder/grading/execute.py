@@ -45,7 +45,7 @@ class KeyedKernel(NbGraderPreprocessor):
     a kernel asked for ahead may have started before (`ResilientExecute`)."""
 
     def preprocess(self, nb: NotebookNode, resources: dict) -> tuple[NotebookNode, dict]:
-        info = json.loads(Path(os.environ[envvars.KEYS_FILE]).read_text())
+        info = _keys_file()
         name = resources["nbgrader"]["notebook"]
         stamps_path = Path(info["workspace"]) / STAMPS
         stamps = json.loads(stamps_path.read_text()) if stamps_path.exists() else {}
@@ -92,10 +92,16 @@ def one_cause_per_cell(incidents: list[dict]) -> list[dict]:
     return [{"cell": cell, "cause": incident["cause"]} for cell, incident in chosen.items()]
 
 
+def _keys_file() -> dict:
+    """The keys file `runner.run_autograde` wrote for this nbgrader process (named by env A3_KEYS_FILE): its workspace,
+    the kernels' environment, each notebook's key and the order they are graded in."""
+    return json.loads(Path(os.environ[envvars.KEYS_FILE]).read_text())
+
+
 def _workspace() -> Path | None:
     """The student's workspace this nbgrader process grades (from the keys file KeyedKernel reads)."""
     try:
-        return Path(json.loads(Path(os.environ[envvars.KEYS_FILE]).read_text())["workspace"])
+        return Path(_keys_file()["workspace"])
     except (KeyError, OSError, ValueError):
         return None
 
@@ -103,7 +109,7 @@ def _workspace() -> Path | None:
 def _next_notebook(notebook: str) -> tuple[str, str] | None:
     """(name, key) of the notebook this nbgrader process grades after `notebook` (the keys file's "order"), or None."""
     try:
-        info = json.loads(Path(os.environ[envvars.KEYS_FILE]).read_text())
+        info = _keys_file()
         order = info["order"]
         later = order[order.index(notebook) + 1 :]
         return (later[0], info["keys"][later[0]]) if later else None
