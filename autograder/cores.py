@@ -32,6 +32,8 @@ def pool(processes: int) -> ProcessPoolExecutor:
 
 def _helper_start() -> None:
     """A helper's first act: Ctrl-C ignored, and a thread that ends the helper once its parent has gone."""
+    # Not prctl's death signal (sandbox.linux.die_with_parent, a layer above this module): it fires when the thread
+    # that started the helper ends, and a pool may be started from any thread of a process that lives on.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     threading.Thread(target=_exit_without, args=(os.getppid(),), name="parent-watch", daemon=True).start()
 
