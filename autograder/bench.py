@@ -10,7 +10,7 @@ measured as a user sees them.
 `bench --term --students 500` times what the course term adds: the late computation when grades.csv is
 written, and `release --lms moodle`, on a synthetic graded OUT (no grading).
 
-`bench --mark --students 500` times grading written answers by question (reports.mark_server) on a synthetic
+`bench --mark --students 500` times grading written answers by question (marking.server) on a synthetic
 graded OUT whose answers vary as a class's do (blank, copied, with a typo, paraphrased, other): grouping one
 question, its page, a group action, the refresh of grades.csv and the pages after it, and an item edit.
 
@@ -525,8 +525,9 @@ def mark_bench(students, keep=None, question=("nmt", "written_study_analysis")):
     import threading
 
     from autograder import rubrics
-    from autograder.reports import groups as grouping
-    from autograder.reports import mark, mark_server
+    from autograder.marking import groups as grouping
+    from autograder.marking import mark
+    from autograder.marking import server as mark_server
 
     work = keep or Path(tempfile.mkdtemp(prefix="a3-markbench-"))
     try:

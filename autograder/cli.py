@@ -21,7 +21,7 @@ COMMANDS = {
     "feedback": ("autograder.reports.feedback", "re-render feedback HTML (and grades.csv) with the hand grades of OUT"),
     "formgrader": ("autograder.reports.formgrader", "open nbgrader's formgrader on OUT to grade the written answers"),
     "mark": (
-        "autograder.reports.mark_server",
+        "autograder.marking.server",
         "mark OUT [--status | --export FILE | --import FILE | --groups NB/ID [-o FILE] | --rubric NB/ID] [--grader NAME]: "
         "written answers graded by rubric (source/a3/rubrics.toml); alone, it serves the grading page",
     ),

@@ -292,7 +292,7 @@ def test_written_answers_vary_as_a_class_writes_them():
     and spacing are aside), copies with a typo, and answers of the students' own?"""
     import random
 
-    from autograder.reports.groups import normalise
+    from autograder.marking.groups import normalise
 
     model = (
         "The large set lowers the loss because each rule is seen more often. A larger model helps more on it. "
@@ -311,7 +311,7 @@ def test_mark_class_is_a_graded_out_to_mark(tmp_path, capsys):
     """Is `bench --mark`'s synthetic OUT one `mark` reads: every student's answer to each written cell, the blank
     ones already 0 and the others to grade?"""
     from autograder.content import build
-    from autograder.reports import mark
+    from autograder.marking import mark
     from tests.fixtures import toy
 
     template = build.template(tmp_path / "template", toy.TOY_SOURCE)

@@ -26,7 +26,7 @@ LAYERS = (  # bottom up; a module may import its own layer and those below
     ("content",),
     ("checks",),
     ("sandbox",),
-    ("reports",),
+    ("reports", "marking"),
     ("grading",),
     ("cli", "demo", "bench", "__main__"),
 )

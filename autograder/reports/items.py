@@ -186,7 +186,7 @@ def rubric_items(out):
     """How often each rubric item applied among the marked answers of each written question (OUT/marks.jsonl, latest
     marks), over all graders ('all') and, when a question has more than one grader, per grader: notebook, grade_id,
     grader, item, applied, marked, share."""
-    from autograder.reports import mark
+    from autograder.marking import mark
 
     columns = ["notebook", "grade_id", "grader", "item", "applied", "marked", "share"]
     latest, _ = mark.read_log(out)

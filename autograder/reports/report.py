@@ -176,9 +176,9 @@ def hand_grading_progress(by_cell):
 def grader_agreement(out, source=SOURCE):
     """Per written question marked by two graders (`mark --export --double`, then `--import --second`): the answers
     both marked, Cohen's kappa on the rubric items (None when both made one choice throughout) and the mean absolute
-    score difference (reports.mark.agreement)."""
+    score difference (marking.mark.agreement)."""
     from autograder import rubrics
-    from autograder.reports import mark
+    from autograder.marking import mark
 
     columns = ["notebook", "grade_id", "double-marked", "kappa", "mean |score difference|"]
     if not (Path(out) / mark.LOG).exists():

@@ -11,8 +11,8 @@ import pytest
 from autograder.contract import GRADED, max_score
 from autograder.records import NotebookResult, StudentResult
 from autograder.reports import report, tables
-from tests.reports import test_mark
-from tests.reports.test_mark import graded  # noqa: F401
+from tests.marking.test_mark import graded  # noqa: F401
+from tests.marking import test_mark
 
 
 def write_csv(path, rows):
@@ -498,7 +498,7 @@ def test_grader_agreement_gives_kappa_and_score_gap_per_question(graded, tmp_pat
     import shutil
 
     from autograder import rubrics
-    from autograder.reports import mark
+    from autograder.marking import mark
     from tests.fixtures import toy
 
     out, source = tmp_path / "out", tmp_path / "source"

@@ -1,4 +1,4 @@
-"""Answer groups for grading one written question (autograder/reports/groups.py): blank and identical answers
+"""Answer groups for grading one written question (autograder/marking/groups.py): blank and identical answers
 together, near-duplicates, clusters by meaning, different answers apart."""
 
 import time
@@ -6,7 +6,7 @@ import time
 import numpy as np
 import pytest
 
-from autograder.reports.groups import group_answers
+from autograder.marking.groups import group_answers
 
 # Answers to theory's written_maxpool_limits, as students write them
 MEAN = "As x_i goes to 0, all the scores W_Q W_K x_i x_j go to 0, so the softmax becomes uniform and the output is the mean of the window, not the max."
@@ -111,7 +111,7 @@ def test_paraphrases_go_together_and_different_answers_apart():
 def test_a_ta_can_move_an_answer_or_split_a_group():
     """Does moving an answer to another group, or to a new one, change only that answer's group, and does a
     group left empty go?"""
-    from autograder.reports.groups import regroup
+    from autograder.marking.groups import regroup
 
     groups = group_answers({"a": MEAN, "b": MEAN, "c": MIN_POOL[0], "d": UNSURE})
     moved = by_student(regroup(groups, {"b": "split-1", "c": groups[0].name, "x": "split-1"}))
@@ -130,7 +130,7 @@ def test_math_symbols_tell_answers_apart():
 
 def _counting_encoder(monkeypatch, tag="test-encoder"):
     """groups' MiniLM replaced by a counter of the texts it is asked to encode (rows from the text's length)."""
-    from autograder.reports import groups
+    from autograder.marking import groups
 
     seen = []
 
@@ -148,7 +148,7 @@ def _counting_encoder(monkeypatch, tag="test-encoder"):
 
 def test_the_cache_encodes_each_text_once_across_processes(tmp_path, monkeypatch):
     """Does a second cache on the same file (a restarted page) encode only the texts the first had not seen?"""
-    from autograder.reports.groups import EmbeddingCache
+    from autograder.marking.groups import EmbeddingCache
 
     seen = _counting_encoder(monkeypatch)
     first = EmbeddingCache(tmp_path / "rows.npz")(["a b", "Zoë", "a b"])
@@ -161,7 +161,7 @@ def test_the_cache_encodes_each_text_once_across_processes(tmp_path, monkeypatch
 @pytest.mark.parametrize("damage", ["another encoder", "a damaged file"])
 def test_a_stale_or_damaged_cache_is_encoded_again(tmp_path, monkeypatch, damage):
     """Are rows from another model or precision, or a cache file cut short, encoded again instead of used?"""
-    from autograder.reports.groups import EmbeddingCache
+    from autograder.marking.groups import EmbeddingCache
 
     path = tmp_path / "rows.npz"
     _counting_encoder(monkeypatch, tag="old")
@@ -175,7 +175,7 @@ def test_a_stale_or_damaged_cache_is_encoded_again(tmp_path, monkeypatch, damage
 
 def test_grouping_with_a_cache_gives_the_groups_without_one(tmp_path, monkeypatch):
     """Are the groups the same whether the rows come from the cache or straight from the encoder?"""
-    from autograder.reports.groups import EmbeddingCache
+    from autograder.marking.groups import EmbeddingCache
 
     _counting_encoder(monkeypatch)
     answers = dict(zip("abcdef", [MEAN, *MEAN_PARAPHRASES, *MIN_POOL, UNSURE]))
@@ -188,7 +188,7 @@ def test_grouping_with_a_cache_gives_the_groups_without_one(tmp_path, monkeypatc
 def test_an_encoding_asked_to_stop_keeps_the_batches_it_did(tmp_path, monkeypatch):
     """When the page wants another question first, does the cache stop between batches (Preempted) and keep the
     rows it encoded, so that the question resumes where it stopped?"""
-    from autograder.reports.groups import EmbeddingCache, Preempted
+    from autograder.marking.groups import EmbeddingCache, Preempted
 
     seen = _counting_encoder(monkeypatch)
     texts = [f"answer number {i}" for i in range(150)]

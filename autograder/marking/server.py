@@ -1,7 +1,7 @@
 """The grading-by-question page of `python -m autograder mark OUT`: on 127.0.0.1, behind a token, one page
-per written question with every student's answer, grouped (reports.groups), and the rubric's items as toggles on
+per written question with every student's answer, grouped (marking.groups), and the rubric's items as toggles on
 an answer or on a whole group (mouse or keyboard). Students are shown under a stable pseudonym unless the TA asks
-for names. Every change goes through reports.mark: appended to OUT/marks.jsonl, derived into the gradebook,
+for names. Every change goes through marking.mark: appended to OUT/marks.jsonl, derived into the gradebook,
 grades.csv and the students' feedback pages at once. Editing an item's points or text rewrites that item in
 rubrics.toml and re-scores every answer that has it.
 
@@ -30,9 +30,9 @@ from pathlib import Path
 
 from autograder import contract, paths, rubrics
 from autograder.files import atomic_write
+from autograder.marking import mark
+from autograder.marking.groups import EmbeddingCache, Group, Preempted, group_answers, regroup, torch_threads
 from autograder.records import Results
-from autograder.reports import mark
-from autograder.reports.groups import EmbeddingCache, Group, Preempted, group_answers, regroup, torch_threads
 from autograder.text import one_line
 
 SHOWN = 20_000  # characters of an answer shown on the page (a 5 MB paste is cut, and says so)
@@ -817,7 +817,7 @@ def main(
     browser: bool = True,
     source: Path = paths.SOURCE,
 ) -> int:
-    """`mark`: reports.mark.main with these options, then, when none of --status, --export, --import, --regrades,
+    """`mark`: marking.mark.main with these options, then, when none of --status, --export, --import, --regrades,
     --groups or --rubric was given (or --serve was), the page. Returns the exit status."""
     import getpass
 

@@ -17,8 +17,9 @@ import pytest
 from autograder import contract, rubrics
 from autograder.content import build
 from autograder.gradebook import read_hand_grades
+from autograder.marking import mark
 from autograder.records import CellResult, NotebookResult, Results, StudentResult
-from autograder.reports import feedback, mark
+from autograder.reports import feedback
 from tests.fixtures import toy
 
 RIGHT = "Adding counts the objects, and counting does not depend on order."
@@ -385,7 +386,7 @@ def test_the_summary_counts_what_is_left(out, tmp_path, capsys):
 def test_mark_alone_serves_the_page(out, monkeypatch):
     """Does `mark OUT` with no other option serve the grading page (after bringing the gradebook up to date),
     while --status, --export, --import and --regrades run without it unless --serve is given too?"""
-    from autograder.reports import mark_server
+    from autograder.marking import server as mark_server
 
     served = []
     monkeypatch.setattr(

@@ -9,7 +9,7 @@ scores and the late penalty read them; an item whose points or text changed chan
 it. A mark whose item left the rubric, or whose answer changed since, is cleared (the answer is to grade
 again) and named on the console; it never becomes 0 by itself.
 
-    mark OUT                          re-derive the gradebook from the log; the command (reports.mark_server.main)
+    mark OUT                          re-derive the gradebook from the log; the command (marking.server.main)
                                       then serves the grading-by-question page on 127.0.0.1 behind a token
     mark OUT --status                 re-derive, then say how far each question is (agreement, open regrades)
     mark OUT --export FILE.csv        student,notebook,grade_id,items,adjustment,comment: one row per answer
@@ -528,7 +528,7 @@ def agreement(
 
 
 def _groups(out, answers, spec, found, output, encoder) -> int:
-    from autograder.reports.groups import group_answers, regroup
+    from autograder.marking.groups import group_answers, regroup
 
     notebook, grade_id = _cell(spec, found)
     texts = {a.student: a.text for a in answers.values() if (a.notebook, a.grade_id) == (notebook, grade_id)}

@@ -1,4 +1,4 @@
-"""The grading-by-question page of `mark OUT` (autograder/reports/mark_server.py): behind a token,
+"""The grading-by-question page of `mark OUT` (autograder.marking.server.py): behind a token,
 anonymised, answers shown inert, marks applied to a group or an answer reaching the gradebook, grades.csv and the
 student's page, item edits re-scoring every answer, a stale write refused."""
 
@@ -11,10 +11,11 @@ import urllib.request
 import pytest
 
 from autograder import rubrics
+from autograder.marking import mark
+from autograder.marking import server as mark_server
 from autograder.records import Results
-from autograder.reports import mark, mark_server
-from tests.reports.test_mark import RIGHT as RIGHT_TEXT
-from tests.reports.test_mark import STUDENTS, graded, hand, out, read_csv, source  # noqa: F401
+from tests.marking.test_mark import RIGHT as RIGHT_TEXT
+from tests.marking.test_mark import STUDENTS, graded, hand, out, read_csv, source  # noqa: F401
 
 HOSTILE = 'See <script>alert("x")</script> <img src=x onerror=alert(1)> [link](javascript:alert(2))'
 
@@ -407,7 +408,7 @@ def test_a_second_grader_marks_the_sample_blind_on_the_page(out, tmp_path):  # n
     """On `mark OUT --second --double SHARE`, does the page show only the sample, without the first grader's marks,
     record the second grader's marks for agreement only (the gradebook keeps the grade), and refuse moves and item
     edits?"""
-    from tests.reports.test_mark import run, write_csv
+    from tests.marking.test_mark import run, write_csv
 
     first = [[s, "toy", "written_toy", "counting", "", ""] for s in ("Zoë Ñúñez", "李明", "Anna Lee~moodle11")]
     assert run(out, import_csv=write_csv(tmp_path / "a.csv", first), grader="ta-ana") == 0
