@@ -31,7 +31,6 @@ import hashlib
 import io
 import json
 import math
-import os
 import sqlite3
 import sys
 from collections.abc import Iterable, Mapping
@@ -39,18 +38,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder import contract, gradebook, paths, rubrics
+from autograder.marking import log
+from autograder.marking.log import LOG, Key, Mark, locked  # noqa: F401  (the log's names, as callers know them)
 from autograder.records import Results, not_graded_yet, was_graded
 from autograder.text import one_line
 
-LOG = "marks.jsonl"
 REGRADES = "regrades.jsonl"  # append-only: regrade requests, then how each was resolved
 REGRADE_COLUMNS = ["student", "notebook", "grade_id", "reason"]
 MOVES = "mark_groups.json"  # {"NB/GRADE_ID": {student: group name}}: answers a TA moved to another group
 COLUMNS = ["student", "notebook", "grade_id", "items", "adjustment", "comment"]
 STUB = "YOUR ANSWER HERE"  # nbgrader's text stub: an answer left as released (blank)
-
-Key = tuple[str, str, str]  # (student, notebook, grade id)
-
 
 @dataclass(frozen=True)
 class Answer:
@@ -62,27 +59,6 @@ class Answer:
     text: str
     points: float
     blank: bool
-
-    @property
-    def key(self) -> Key:
-        return (self.student, self.notebook, self.grade_id)
-
-
-@dataclass(frozen=True)
-class Mark:
-    """A line of the log: the items a grader applied to an answer (items None: the mark was cleared)."""
-
-    student: str
-    notebook: str
-    grade_id: str
-    items: tuple[str, ...] | None
-    adjustment: float
-    comment: str
-    grader: str
-    at: str
-    answer: str  # sha256 of the answer's text when it was marked
-    why: str = ""  # why a mark was cleared
-    second: bool = False  # a second grader's mark of a double-marked answer: for agreement, not for the grade
 
     @property
     def key(self) -> Key:
@@ -120,65 +96,21 @@ def collect(out: Path, notebooks: Iterable[str] | None = None) -> dict[Key, Answ
     return found
 
 
-def _read(out: Path) -> tuple[list[Mark], list[str]]:
-    """Every mark of OUT/marks.jsonl in order, and one line per log line that cannot be read."""
-    path = Path(out) / LOG
-    marks, bad = [], []
-    if not path.exists():
-        return marks, bad
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                d = json.loads(line)
-                items = None if d["items"] is None else tuple(d["items"])
-                marks.append(
-                    Mark(
-                        d["student"], d["notebook"], d["grade_id"], items, float(d["adjustment"]), d["comment"],
-                        d["grader"], d["at"], d["answer"], d.get("why", ""), bool(d.get("second", False)),
-                    )
-                )  # fmt: skip
-            except (ValueError, KeyError, TypeError) as exc:  # a line cut short by a killed process, or hand-edited
-                bad.append(f"{path}:{n}: skipped, not a mark ({one_line(exc, 120)})")
-    return marks, bad
-
-
 def read_log(out: Path) -> tuple[dict[Key, Mark], list[str]]:
     """The latest mark of every answer in OUT/marks.jsonl (second marks aside), and one line per log line that
     cannot be read."""
-    marks, bad = _read(out)
-    return {m.key: m for m in marks if not m.second}, bad
+    return log.of(out).latest()
 
 
 def read_second(out: Path) -> dict[Key, Mark]:
     """The latest second mark of every double-marked answer."""
-    return {m.key: m for m in _read(out)[0] if m.second}
-
-
-@contextlib.contextmanager
-def locked(out: Path):
-    """Hold OUT's marking lock: one writer at a time across processes (two TAs' `mark` commands or pages), from
-    reading the log to writing the gradebook."""
-    import fcntl
-
-    with open(Path(out) / ".marks.lock", "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+    return log.of(out).latest_second()
 
 
 def append_log(out: Path, marks: Iterable[Mark]) -> None:
-    """Append marks to OUT/marks.jsonl and flush them to disk (a killed process loses nothing written)."""
-    lines = "".join(json.dumps(m.__dict__, ensure_ascii=False, sort_keys=True) + "\n" for m in marks)
-    if not lines:
-        return
-    with open(Path(out) / LOG, "a", encoding="utf-8") as f:
-        f.write(lines)
-        f.flush()
-        os.fsync(f.fileno())
+    """Append marks to OUT/marks.jsonl, on disk before this returns (takes OUT's marking lock)."""
+    with locked(out):
+        log.write(out, marks)
 
 
 # a written answer's comment is on its own cell; a test cell's on the solution cell it checks (test_<grade id>),
@@ -315,8 +247,10 @@ def _num(x: float) -> str:
 
 def export_csv(answers: Mapping[Key, Answer], marks: Mapping[Key, Mark], only: set[Key] | None = None) -> str:
     """One row per answer (of `only`, when given); an answer without a mark has empty items and adjustment."""
+    from autograder import csvsafe
+
     buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
+    writer = csvsafe.writer(buf, lineterminator="\n")
     writer.writerow(COLUMNS)
     for key in sorted(answers if only is None else only, key=_order):
         mark = marks.get(key)
@@ -335,8 +269,10 @@ def parse_import(
 ) -> tuple[dict[Key, tuple[tuple[str, ...], float, str]], list[str]]:
     """The rows of an import file that carry a grade ({key: (items, adjustment, comment)}; a row with empty items,
     adjustment and comment is left out), and one error line per row that cannot be imported."""
+    from autograder import csvsafe
+
     rows, errors, seen = {}, [], {}
-    reader = csv.DictReader(io.StringIO(text))
+    reader = csvsafe.DictReader(io.StringIO(text))  # the quote --export put before a formula-like cell taken off
     missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
     if missing:
         return {}, [f"{name}: missing column(s) {', '.join(missing)} (expected {','.join(COLUMNS)})"]
@@ -344,6 +280,11 @@ def parse_import(
     students = {a.student for a in answers.values()}
     for row in reader:
         where = f"{name}:{reader.line_num}"
+        cells_seen = [(c, v) for c, x in row.items() for v in (x if isinstance(x, list) else [x])]
+        bad = next(((c, v) for c, v in cells_seen if csvsafe.spreadsheet_error(v)), None)
+        if bad:
+            errors.append(f"{where}: {bad[0] or 'a cell'} is the spreadsheet error {bad[1].strip()} (write what it should say)")
+            continue
         values = {c: (row.get(c) or "").strip() for c in COLUMNS}
         key = (values["student"], values["notebook"], values["grade_id"])
         cell = key[1:]
@@ -426,12 +367,11 @@ def read_regrades(out: Path) -> dict[Key, dict]:
 
 
 def append_regrades(out: Path, entries: Iterable[dict]) -> None:
-    """Append regrade requests or resolutions to OUT/regrades.jsonl, flushed to disk."""
-    lines = "".join(json.dumps(e, ensure_ascii=False, sort_keys=True) + "\n" for e in entries)
-    with open(Path(out) / REGRADES, "a", encoding="utf-8") as f:
-        f.write(lines)
-        f.flush()
-        os.fsync(f.fileno())
+    """Append regrade requests or resolutions to OUT/regrades.jsonl, on disk before this returns."""
+    lines = (json.dumps(e, ensure_ascii=False, sort_keys=True, allow_nan=False).encode() + b"\n" for e in entries)
+    with locked(out):
+        for said in log.append(Path(out) / REGRADES, lines):
+            print(said, flush=True)
 
 
 def _regrades(out, path, answers, grader) -> int:
@@ -532,8 +472,10 @@ def _groups(out, answers, spec, found, output, encoder) -> int:
 
     notebook, grade_id = _cell(spec, found)
     texts = {a.student: a.text for a in answers.values() if (a.notebook, a.grade_id) == (notebook, grade_id)}
+    from autograder import csvsafe
+
     buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
+    writer = csvsafe.writer(buf, lineterminator="\n")
     writer.writerow(["student", "group", "size"])
     try:
         grouped = group_answers(texts, STUB, encoder)
@@ -605,8 +547,10 @@ def main(
         found = rubrics.load(Path(source) / rubrics.FILENAME)
         if rubric is not None:
             notebook, grade_id = _cell(rubric, found)
+            from autograder import csvsafe
+
             buf = io.StringIO()
-            writer = csv.writer(buf, lineterminator="\n")
+            writer = csvsafe.writer(buf, lineterminator="\n")
             writer.writerow(["item", "points", "text"])
             writer.writerows([i.id, _num(i.points), i.text] for i in found[(notebook, grade_id)].items)
             sys.stdout.write(buf.getvalue())

@@ -363,16 +363,35 @@ def test_an_unknown_question_is_one_line(out, capsys, option):
     assert err.count("\n") == 1 and "unknown written cell 'toy/written_tyo'" in err and "toy/written_toy" in err
 
 
-def test_a_log_line_cut_short_is_skipped(out, tmp_path, capsys):
-    """When a killed process left half a line at the end of the log, are the marks before it kept and the
-    line named?"""
+def test_a_log_line_cut_short_is_moved_aside_and_never_eats_the_next_mark(out, tmp_path, capsys):
+    """When a killed process left half a line at the end of the log, are the marks before it kept, the cut line
+    moved aside with one console line, and the mark written next kept whole?"""
     run(out, import_csv=write_csv(tmp_path / "in.csv", [["李明", "toy", "written_toy", "order", "", ""]]))
     with open(out / mark.LOG, "a") as f:
         f.write('{"student": "Zoë Ñúñez", "items": ["cou')
     capsys.readouterr()
+    assert (
+        run(out, import_csv=write_csv(tmp_path / "in2.csv", [["Zoë Ñúñez", "toy", "written_toy", "order", "", ""]]))
+        == 0
+    )
+    said = capsys.readouterr().out
+    assert said.count("a last line cut short") == 1 and "moved to marks.jsonl.torn" in said
+    assert (out / "marks.jsonl.torn").read_text() == '{"student": "Zoë Ñúñez", "items": ["cou\n'
+    assert hand(out, "李明")["score"] == 0.5 and hand(out, "Zoë Ñúñez")["score"] == 0.5
+    assert all(line.endswith("}") for line in (out / mark.LOG).read_text().splitlines())
+
+
+def test_a_hand_edited_log_line_is_named_with_its_number(out, tmp_path, capsys):
+    """Is a log line that is whole but not a mark (a NaN adjustment edited in) skipped and named by its number?"""
+    run(out, import_csv=write_csv(tmp_path / "in.csv", [["李明", "toy", "written_toy", "order", "", ""]]))
+    line = (out / mark.LOG).read_text().splitlines()[0].replace('"adjustment": 0.0', '"adjustment": NaN')
+    with open(out / mark.LOG, "a") as f:
+        f.write(line.replace("李明", "Zoë Ñúñez") + "\n")
+    capsys.readouterr()
     assert run(out, status=True) == 0
-    assert f"{out / mark.LOG}:2: skipped, not a mark" in capsys.readouterr().out
-    assert hand(out, "李明")["score"] == 0.5
+    said = capsys.readouterr().out
+    assert f"{out / mark.LOG}:2: skipped, not a mark (NaN is not a number of points)" in said
+    assert hand(out, "李明")["score"] == 0.5 and hand(out, "Zoë Ñúñez")["score"] is None
 
 
 def test_the_summary_counts_what_is_left(out, tmp_path, capsys):
