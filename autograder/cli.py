@@ -94,7 +94,14 @@ def _options(name, parser):
         add("--regrades", type=Path, help="queue regrade requests: CSV student,notebook,grade_id,reason")
         add("--status", action="store_true", help="per question: graded, blank, to grade; agreement; open regrades")
         add("--serve", action="store_true", help="serve the page after --import, --export or --regrades too")
-        add("--port", type=int, default=8891, help="port of the grading page (default 8891)")
+        add("--port", type=int, default=8891, help="port of the grading page (default 8891; taken: the next free one)")
+        add(
+            "--allow-host",
+            action="append",
+            default=[],
+            metavar="NAME",
+            help="a Host name the page answers besides 127.0.0.1, localhost and [::1] (e.g. behind an SSH tunnel)",
+        )
         add("--no-browser", dest="browser", action="store_false", help="serve the page without opening a browser")
         add("--source", type=Path, default=paths.SOURCE, help=argparse.SUPPRESS)
     elif name == "report":

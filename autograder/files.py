@@ -18,6 +18,24 @@ def atomic_write(path: Path | str, data: bytes | str) -> None:
     os.replace(tmp, path)
 
 
+def rewrite(path: Path | str, text: str) -> None:
+    """Replace the text of an existing file as atomic_write does, keeping its mode and writing through a symlink to
+    the file it names; a failed write leaves the file as it was and no temporary file behind."""
+    real = Path(os.path.realpath(path))
+    mode = real.stat().st_mode & 0o7777
+    fd, tmp = tempfile.mkstemp(dir=real.parent, prefix=f".{real.name}.")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            os.fchmod(f.fileno(), mode)
+            f.write(text.encode())
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, real)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 def write_staged(path: Path | str, data: bytes | str) -> None:
     """Write bytes or text straight to `path`, with atomic_write's mode, in an existing folder that nothing reads
     until its writer is done (a student's pages waiting to be recorded): no temporary file, no rename."""

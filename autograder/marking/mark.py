@@ -49,6 +49,7 @@ MOVES = "mark_groups.json"  # {"NB/GRADE_ID": {student: group name}}: answers a 
 COLUMNS = ["student", "notebook", "grade_id", "items", "adjustment", "comment"]
 STUB = "YOUR ANSWER HERE"  # nbgrader's text stub: an answer left as released (blank)
 
+
 @dataclass(frozen=True)
 class Answer:
     """One student's answer to one written cell, as graded (text from OUT/autograded)."""
@@ -280,10 +281,10 @@ def parse_import(
     students = {a.student for a in answers.values()}
     for row in reader:
         where = f"{name}:{reader.line_num}"
-        cells_seen = [(c, v) for c, x in row.items() for v in (x if isinstance(x, list) else [x])]
-        bad = next(((c, v) for c, v in cells_seen if csvsafe.spreadsheet_error(v)), None)
-        if bad:
-            errors.append(f"{where}: {bad[0] or 'a cell'} is the spreadsheet error {bad[1].strip()} (write what it should say)")
+        cells_of_row = [(c or "a cell", v) for c, x in row.items() for v in (x if isinstance(x, list) else [x])]
+        failed = [(c, v.strip()) for c, v in cells_of_row if csvsafe.spreadsheet_error(v)]
+        if failed:  # what a spreadsheet leaves of a cell it took for a formula: the text is lost
+            errors.append(f"{where}: {failed[0][0]} is the spreadsheet error {failed[0][1]} (type what it should say)")
             continue
         values = {c: (row.get(c) or "").strip() for c in COLUMNS}
         key = (values["student"], values["notebook"], values["grade_id"])

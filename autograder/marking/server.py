@@ -1,45 +1,40 @@
-"""The grading-by-question page of `python -m autograder mark OUT`: on 127.0.0.1, behind a token, one page
-per written question with every student's answer, grouped (marking.groups), and the rubric's items as toggles on
-an answer or on a whole group (mouse or keyboard). Students are shown under a stable pseudonym unless the TA asks
-for names. Every change goes through marking.mark: appended to OUT/marks.jsonl, derived into the gradebook,
-grades.csv and the students' feedback pages at once. Editing an item's points or text rewrites that item in
-rubrics.toml and re-scores every answer that has it.
+"""The state behind the grading-by-question page of `python -m autograder mark OUT` (served by marking.web): one
+page per written question with every student's answer, grouped (marking.groups), and the rubric's items as toggles
+on an answer or on a whole group. Students are shown under a stable pseudonym unless the TA asks for names. Every
+change goes through marking.mark: appended to OUT/marks.jsonl and on disk before it is answered, derived into the
+gradebook at once, and into grades.csv and the students' pages in the background (marking.pages: redone after a
+kill). Editing an item's points or text rewrites that item in rubrics.toml and re-scores every answer that has it.
 
-Answers are untrusted: the page shows them as escaped text under a Content-Security-Policy that runs only the
-page's own script. A write names the mark it replaces; when another grader has marked the answer since the page
-was loaded, the write is refused and the page shows the other grade.
+A write names the mark it replaces; when another grader has marked the answer since the page was loaded, the write
+is refused and the page says who gave which grade.
 """
 
+import datetime
 import functools
 import hashlib
-import html
 import json
 import math
 import os
 import re
-import secrets
 import signal
+import sqlite3
 import sys
 import threading
-import urllib.parse
+import time
 import webbrowser
-from http import HTTPStatus
-from http.cookies import SimpleCookie
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from autograder import contract, paths, rubrics
-from autograder.files import atomic_write
-from autograder.marking import mark
+from autograder.files import atomic_write, rewrite
+from autograder.marking import mark, pages
 from autograder.marking.groups import EmbeddingCache, Group, Preempted, group_answers, regroup, torch_threads
 from autograder.records import Results
 from autograder.text import one_line
 
 SHOWN = 20_000  # characters of an answer shown on the page (a 5 MB paste is cut, and says so)
 EMBEDDINGS = "mark_embeddings.npz"  # in OUT: the MiniLM rows of answers already encoded (groups.EmbeddingCache)
-SECOND_ONLY_MARKS = "a second grader marks the sample against the rubric as it is: moves, regrades and item edits are the first grader's"
 PATIENCE = 1.0  # seconds a page waits for its groups by meaning before it opens with groups by words
-MAX_BODY = 1_000_000
+BUSY_TRIES = 3  # a gradebook locked by another writer (formgrader) is tried again this often, 30 s each
 
 
 @functools.lru_cache(maxsize=None)
@@ -52,6 +47,16 @@ def pseudonym(student: str) -> str:
 def mark_version(m: mark.Mark | None) -> str:
     """What a page says it saw of an answer's mark: '' for none."""
     return "" if m is None else f"{m.at} {m.grader}"
+
+
+def said_by(m: mark.Mark, rubric: rubrics.Rubric | None, points: float) -> str:
+    """Another grader's mark in a sentence: who, when, which items, what score."""
+    when = datetime.datetime.fromisoformat(m.at).strftime("%H:%M:%S UTC")
+    if m.items is None:
+        return f"{m.grader} cleared this answer's mark at {when}"
+    items = ", ".join(m.items) or "no items"
+    score = f"{rubrics.score(rubric, m.items, m.adjustment, points):g}" if rubric else "?"
+    return f"{m.grader} marked this answer at {when} ({items}: {score} of {points:g} points)"
 
 
 BASE64 = re.compile(r"[A-Za-z0-9+/=\s]+")
@@ -82,29 +87,33 @@ def own_outputs(notebook: dict, grade_id: str) -> list[tuple[str, list[dict]]]:
     return []
 
 
-def outputs_html(found: list[tuple[str, list[dict]]]) -> str:
-    """The outputs as inert HTML: text escaped, PNG and JPEG images as data URLs, nothing else."""
-    e = html.escape
-    parts = []
+def inert(found: list[tuple[str, list[dict]]]) -> list[dict]:
+    """The outputs as the outputs template shows them: PNG and JPEG images as data URLs, text, nothing else."""
+    shown = []
     for cell, outputs in found:
-        shown = []
+        parts = []
         for o in outputs:
             data = o.get("data") or {}
             for kind in ("image/png", "image/jpeg"):
                 image = "".join(data.get(kind) or "")
                 if image and BASE64.fullmatch(image):
-                    shown.append(f'<img alt="{e(cell)}" src="data:{kind};base64,{e(image)}">')
+                    parts.append({"image": f"data:{kind};base64,{image}"})
                     break
             else:
                 text = "".join(o.get("text") or data.get("text/plain") or "")
                 if text:
-                    shown.append(f"<pre>{e(text[:SHOWN])}</pre>")
-        parts.append(f"<div><b>{e(cell)}</b>{''.join(shown)}</div>")
-    return "".join(parts) or "<i>no outputs of their own run were submitted above this question</i>"
+                    parts.append({"text": text[:SHOWN]})
+        shown.append({"cell": cell, "parts": parts})
+    return shown
 
 
 class Marking:
     """The state one server shares between requests: OUT, the rubric file, the grader and the answer groups."""
+
+    SECOND_ONLY_MARKS = (
+        "a second grader marks the sample against the rubric as it is: moves, regrades and item edits are the first "
+        "grader's"
+    )
 
     def __init__(self, out: Path, source: Path, grader: str, encoder: str, second: set[mark.Key] | None = None):
         """`second`: the double-marked sample (mark.double_sample) that this grader marks blind, as a second
@@ -135,6 +144,12 @@ class Marking:
         self.refreshing = threading.Condition()
         self.busy = False
         threading.Thread(target=self._refresh, daemon=True).start()
+        left = pages.pending(self.out)
+        if left:  # a refresh a kill interrupted: grades.csv and those pages are brought up to date first
+            print(f"mark: {len(left)} page(s) left stale by an interrupted refresh are rendered again", flush=True)
+            with self.refreshing:
+                self.pending |= left
+                self.refreshing.notify_all()
 
     def rubrics(self) -> rubrics.Rubrics:
         return rubrics.load(self.rubric_path)
@@ -259,9 +274,9 @@ class Marking:
             found[student] = derived[0] if isinstance(derived, tuple) else None
         return found
 
-    def state(self, cell: tuple[str, str]) -> dict:
+    def state(self, cell: tuple[str, str], marks: dict[mark.Key, mark.Mark] | None = None) -> dict:
         """What the page shows of a question now: each answer's score, mark and version; graded n of N."""
-        marks = self.marks()
+        marks = self.marks() if marks is None else marks
         scores = self.scores(cell, marks)
         answers = self.cell_answers(cell)
         found = {}
@@ -351,20 +366,29 @@ class Marking:
                     )
                 )
             if stale:
-                now = self.state(cell)["answers"]
+                now = self.state(cell, marks)["answers"]
+                points = self._points(cell)
+                told = [said_by(marks[answers[s].key], rubric, points) for s in stale]
                 return 409, {
-                    "error": "marked by someone else since you loaded the page",
+                    "error": f"{'; '.join(told)}, after you loaded the page: your change was not saved, and the page "
+                    "now shows that grade",
                     "now": {s: now[s] for s in stale},
                 }
             mark.append_log(self.out, new)
             if self.second is None:  # second marks never reach the gradebook
-                self._derive(found, cell)
+                self._derive(found, cell, {m.key for m in new})
         return 200, self.state(cell)
 
     def edit_item(self, cell: tuple[str, str], item_id: str, points, text) -> tuple[int, dict]:
         """Change an item's points and text in rubrics.toml, then re-score every answer."""
-        if not isinstance(points, int | float) or isinstance(points, bool) or not isinstance(text, str):
-            return 400, {"error": "points should be a number and text a string"}
+        if (
+            not isinstance(points, int | float)
+            or isinstance(points, bool)
+            or not math.isfinite(points)
+            or not isinstance(text, str)
+            or not isinstance(item_id, str)
+        ):
+            return 400, {"error": "an item edit needs the item, its points as a number and its text"}
         with self.lock, mark.locked(self.out):
             old = self.rubric_path.read_text(encoding="utf-8")
             try:
@@ -375,46 +399,52 @@ class Marking:
             problems = [p for p in problems if p.startswith(f"{cell[0]}/{cell[1]}:")]
             if problems:
                 return 400, {"error": problems[0]}
-            atomic_write(self.rubric_path, edited)
-            self._derive(self.rubrics(), cell)
+            rewrite(self.rubric_path, edited)
+            having = {k for k, m in self.marks().items() if k[1:] == cell and m.items and item_id in m.items}
+            self._derive(self.rubrics(), cell, having)
         return 200, self.state(cell)
 
-    def outputs(self, cell: tuple[str, str], shown: str) -> str | None:
-        """The HTML of the own-run outputs above the question in the notebook of the student shown as `shown`."""
+    def outputs(self, cell: tuple[str, str], shown: str) -> list[dict] | None:
+        """The own-run outputs above the question in the notebook of the student shown as `shown` (inert)."""
         answer = self.by_pseudonym(cell).get(shown)
         if answer is None:
             return None
         path = Results(self.out).autograded_path(answer.student, cell[0])
         notebook = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-        return outputs_html(own_outputs(notebook, cell[1]))
+        return inert(own_outputs(notebook, cell[1]))
 
     def _points(self, cell) -> float:
         return next(a.points for a in self.answers.values() if (a.notebook, a.grade_id) == cell)
 
-    def _derive(self, found, cell: tuple[str, str]) -> None:
-        lines, changed = mark.sync(self.out, found, self.answers, csvs=False, cell=cell)
+    def _derive(self, found, cell: tuple[str, str], touched: set[mark.Key]) -> None:
+        """The gradebook from the log for one question; the pages of the answers `touched` are noted first
+        (marking.pages), so a kill before they are rendered again leaves them to the next start."""
+        pages.note(self.out, {key[:2] for key in touched})
+        for attempt in range(BUSY_TRIES):
+            try:
+                lines, changed = mark.sync(self.out, found, self.answers, csvs=False, cell=cell)
+                break
+            except sqlite3.OperationalError:  # locked past its 30 s by another writer: the log holds the mark
+                if attempt == BUSY_TRIES - 1:
+                    raise
+                time.sleep(1)
         for line in lines:
             print(line, flush=True)
-        if changed:
-            with self.refreshing:
-                self.pending |= {key[:2] for key in changed}
-                self.refreshing.notify_all()
+        with self.refreshing:
+            self.pending |= {key[:2] for key in touched | changed}
+            self.refreshing.notify_all()
 
     def _refresh(self) -> None:
-        """Re-render the pages whose marks changed (those notebooks of those students), and grades.csv, as marks come
-        in."""
-        from autograder.reports.feedback import rerender
-
+        """Render the pages whose marks changed, and grades.csv, as marks come in (marking.pages.refresh)."""
         while True:
             with self.refreshing:
                 while not self.pending:
                     self.refreshing.wait()
-                pages, self.pending, self.busy = self.pending, set(), True
-            students, notebooks = {s for s, _ in pages}, {nb for _, nb in pages}
+                self.pending, self.busy = set(), True
             try:
-                rerender(self.out, students=students, source=self.rubric_path.parent, notebooks=notebooks)
-            except Exception as exc:  # a page that fails to render must not stop the others; `feedback` redoes all
-                print(f"mark: pages of {len(students)} student(s) not re-rendered: {one_line(exc, 200)}", flush=True)
+                pages.refresh(self.out, self.rubric_path.parent)
+            except Exception as exc:  # a page that fails to render must not stop the others; the journal keeps them
+                print(f"mark: pages not re-rendered ({one_line(exc, 200)}); `feedback OUT` renders them", flush=True)
             with self.refreshing:
                 self.busy = False
                 self.refreshing.notify_all()
@@ -424,374 +454,67 @@ class Marking:
         with self.refreshing:
             return self.refreshing.wait_for(lambda: not self.pending and not self.busy, timeout)
 
+    def index_rows(self) -> list[dict]:
+        """The index's rows: each question with answers, how far it is, open regrades and, for the first grader or
+        once the blind sample is done, the two graders' agreement."""
+        found = self.rubrics()
+        marks = self.marks()
+        states = {cell: self.state(cell, marks) for cell in found if self.cell_answers(cell)}
+        sample_done = all(s["graded"] == s["total"] for s in states.values())
+        agreed = mark.agreement(found, self.answers, self.out) if self.second is None or sample_done else {}
+        rows = []
+        for cell, state in states.items():
+            notes = [f"graded {state['graded']} of {state['total']}"]
+            if state["regrades"]:
+                notes.append(f"{len(state['regrades'])} regrade request(s) open")
+            if cell in agreed:
+                n, kappa, gap = agreed[cell]
+                shown = "n/a" if kappa is None else f"{kappa:.2f}"
+                notes.append(f"agreement on {n} double-marked: kappa {shown}, mean |score difference| {gap:.2f}")
+            rows.append({"notebook": cell[0], "grade_id": cell[1], "notes": " · ".join(notes)})
+        return rows
 
-STYLE = """
-body { font: 15px/1.45 system-ui, sans-serif; margin: 1.5em auto; max-width: 70em; padding: 0 1em; }
-.answer { border: 1px solid #ccc; border-radius: 6px; padding: .6em .8em; margin: .5em 0; }
-.answer:focus { outline: 3px solid #4a7; }
-.answer.regrade { border: 2px solid #c70; }
-#regrades { border: 2px solid #c70; padding: .3em .8em; margin: .8em 0; }
-.text { white-space: pre-wrap; overflow-wrap: anywhere; background: #f7f7f7; padding: .4em; margin: .3em 0; }
-.group { border-left: 4px solid #8ab; padding-left: .8em; margin: 1.2em 0; }
-.score { font-weight: bold; float: right; }
-.items label { margin-right: 1em; white-space: nowrap; }
-table.rubric td { vertical-align: top; padding: .2em .4em; }
-.note { color: #666; font-size: 90%; }
-details.outputs img { max-width: 45em; display: block; }
-details.outputs pre { max-height: 20em; overflow: auto; background: #f3f3f3; }
-#status { position: sticky; top: 0; background: #fff; padding: .3em 0; border-bottom: 1px solid #ddd; }
-"""
-
-SCRIPT = r"""
-const cell = JSON.parse(document.getElementById("cell").textContent);
-const token = document.querySelector("meta[name=a3-token]").content;
-async function post(path, body) {
-  const r = await fetch(path, {method: "POST", headers: {"Content-Type": "application/json", "X-A3-Token": token},
-                               body: JSON.stringify(body)});
-  return [r.status, await r.json()];
-}
-function show(state) {
-  document.getElementById("graded").textContent = `graded ${state.graded} of ${state.total}`;
-  for (const [student, a] of Object.entries(state.answers)) {
-    const el = document.querySelector(`.answer[data-student="${CSS.escape(student)}"]`);
-    if (!el) continue;
-    el.dataset.version = a.version;
-    el.querySelector(".score").textContent = (a.score === null ? "to grade" : a.score) + " / " + cell.points;
-    el.querySelectorAll("input.item").forEach(box => { box.checked = a.items.includes(box.value); });
-    el.querySelector("input.adj").value = a.adjustment;
-    el.querySelector("input.comment").value = a.comment;
-  }
-}
-function change(el, items) {
-  return {student: el.dataset.student, version: el.dataset.version, items: items,
-          adjustment: parseFloat(el.querySelector("input.adj").value || "0"),
-          comment: el.querySelector("input.comment").value};
-}
-function checked(el) { return [...el.querySelectorAll("input.item:checked")].map(b => b.value); }
-async function save(changes) {
-  const [status, body] = await post("/api/mark", {notebook: cell.notebook, grade_id: cell.grade_id, marks: changes});
-  const message = document.getElementById("message");
-  if (status === 200) { message.textContent = ""; show(body); return; }
-  message.textContent = body.error + (body.now ? ": " + JSON.stringify(body.now) : "");
-  if (body.now) show({answers: body.now, graded: "?", total: "?"});
-}
-async function toggleGroup(group, item) {
-  const answers = [...group.querySelectorAll(".answer")];
-  const on = !answers.every(el => checked(el).includes(item));
-  await save(answers.map(el => change(el, on ? [...new Set([...checked(el), item])] : checked(el).filter(i => i !== item))));
-}
-document.addEventListener("change", e => {
-  const el = e.target.closest(".answer");
-  if (!el) return;
-  if (e.target.matches("select.move")) {
-    post("/api/move", {notebook: cell.notebook, grade_id: cell.grade_id, student: el.dataset.student,
-                       group: e.target.value})
-      .then(([status, body]) => { if (status === 200) location.reload();
-                                  else document.getElementById("message").textContent = body.error; });
-    return;
-  }
-  save([change(el, checked(el))]);
-});
-document.addEventListener("click", e => {
-  const b = e.target.closest("button.group-item");
-  if (b) toggleGroup(b.closest(".group"), b.dataset.item);
-  const resolve = e.target.closest("button.resolve");
-  if (resolve) {
-    const el = resolve.closest(".answer");
-    post("/api/regrade", {notebook: cell.notebook, grade_id: cell.grade_id, student: el.dataset.student,
-                          why: el.querySelector("input.why").value})
-      .then(([status, body]) => { if (status === 200) location.reload();
-                                  else document.getElementById("message").textContent = body.error; });
-  }
-  const edit = e.target.closest("button.edit-item");
-  if (edit) {
-    const row = edit.closest("tr");
-    post("/api/item", {notebook: cell.notebook, grade_id: cell.grade_id, item: edit.dataset.item,
-                       points: parseFloat(row.querySelector("input.points").value),
-                       text: row.querySelector("input.text").value})
-      .then(([status, body]) => { if (status === 200) location.reload();
-                                  else document.getElementById("message").textContent = body.error; });
-  }
-});
-document.addEventListener("keydown", e => {
-  if (e.target.matches("input")) return;
-  const all = [...document.querySelectorAll(".answer")];
-  const here = document.activeElement.closest ? document.activeElement.closest(".answer") : null;
-  if (e.key === "j" || e.key === "k") {
-    const i = here ? all.indexOf(here) + (e.key === "j" ? 1 : -1) : 0;
-    if (all[i]) all[i].focus();
-    e.preventDefault();
-  }
-  const digit = /^Digit([1-9])$/.exec(e.code);
-  if (digit && here) {
-    const item = cell.items[parseInt(digit[1]) - 1];
-    if (!item) return;
-    if (e.shiftKey) toggleGroup(here.closest(".group"), item);
-    else save([change(here, checked(here).includes(item) ? checked(here).filter(i => i !== item) : [...checked(here), item])]);
-    e.preventDefault();
-  }
-});
-document.addEventListener("toggle", async e => {
-  const d = e.target;
-  if (!d.matches || !d.matches("details.outputs") || !d.open || d.dataset.loaded) return;
-  const who = d.closest(".answer").dataset.student;
-  const r = await fetch(`/outputs/${encodeURIComponent(cell.notebook)}/${encodeURIComponent(cell.grade_id)}/${encodeURIComponent(who)}`);
-  const box = document.createElement("div");
-  box.innerHTML = await r.text();  // built by the server from escaped text and checked base64 images only
-  d.appendChild(box);
-  d.dataset.loaded = "1";
-}, true);
-show(JSON.parse(document.getElementById("state").textContent));
-if (cell.waiting) {
-  const poll = setInterval(async () => {
-    const r = await fetch(`/api/ready/${encodeURIComponent(cell.notebook)}/${encodeURIComponent(cell.grade_id)}`);
-    if (!r.ok || !(await r.json()).ready) return;
-    clearInterval(poll);
-    if (document.activeElement && document.activeElement.matches("input")) {  // never lose what is being typed
-      document.getElementById("grouping").textContent = "The groups by meaning are ready: reload the page to see them.";
-    } else {
-      location.reload();
-    }
-  }, 2000);
-}
-"""
+    def question_view(self, cell: tuple[str, str], names: bool) -> dict:
+        """What the question's template shows: the rubric, the answers in groups, the regrade queue, and the data
+        the page's script starts from."""
+        rubric = self.rubrics()[cell]
+        answers = self.cell_answers(cell)
+        requests = self.open_regrades(cell)
+        grouped = self.grouped(cell, PATIENCE)
+        waiting = grouped is None  # still grouping by meaning: open now with groups by words
+        if waiting:
+            grouped = self.provisional(cell)
+        groups = []
+        for group in grouped:
+            cards = []
+            for student in group.students:
+                text = answers[student].text
+                shown = text[:SHOWN] + (f"\n[cut: {len(text):,} characters in all]" if len(text) > SHOWN else "")
+                who = pseudonym(student)
+                cards.append({"id": who, "name": student if names else who, "text": shown,
+                              "regrade": requests.get(who)})  # fmt: skip
+            groups.append({"name": group.name, "cards": cards})
+        points = self._points(cell)
+        data = {"notebook": cell[0], "grade_id": cell[1], "points": points, "items": rubric.ids, "waiting": waiting,
+                "groups": [g["name"] for g in groups]}  # fmt: skip
+        return {
+            "cell": cell, "points": points, "rubric": rubric, "groups": groups, "waiting": waiting, "names": names,
+            "second": self.second is not None, "total": len(answers), "requests": sorted(requests.items()),
+            "data": data, "state": self.state(cell),
+        }  # fmt: skip
 
 
-def _json_script(id_: str, value) -> str:
-    text = json.dumps(value, ensure_ascii=False).replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
-    return f'<script type="application/json" id="{id_}">{text}</script>'
+def rubric_problems(found: rubrics.Rubrics, answers: dict[mark.Key, mark.Answer], source: Path) -> list[str]:
+    """What `build --check` would refuse in the rubrics `mark` is about to score with: against the source notebooks
+    when `source` holds them, else against the cells graded in OUT."""
+    from autograder.content import build
 
-
-def _page(title: str, body: str, token: str, nonce: str, data: str = "", script: bool = False) -> str:
-    e = html.escape
-    code = f'<script nonce="{nonce}">{SCRIPT}</script>' if script else ""
-    return (
-        f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><meta name="a3-token" content="{e(token)}">'
-        f'<title>{e(title)}</title><style nonce="{nonce}">{STYLE}</style></head>'
-        f"<body><main>{body}</main>{data}{code}</body></html>"
-    )
-
-
-def index_page(marking: Marking, token: str, nonce: str) -> str:
-    """Every question with answers: how many are graded, open regrade requests, two graders' agreement."""
-    e = html.escape
-    found = marking.rubrics()
-    agreed = mark.agreement(found, marking.answers, marking.out)
-    rows = []
-    for cell in found:
-        state = marking.state(cell)
-        if not state["total"]:
-            continue
-        notes = [f"graded {state['graded']} of {state['total']}"]
-        if state["regrades"]:
-            notes.append(f"{len(state['regrades'])} regrade request(s) open")
-        if cell in agreed:
-            n, kappa, gap = agreed[cell]
-            shown = "n/a" if kappa is None else f"{kappa:.2f}"
-            notes.append(f"agreement on {n} double-marked: kappa {shown}, mean |score difference| {gap:.2f}")
-        href = f"/q/{urllib.parse.quote(cell[0])}/{urllib.parse.quote(cell[1])}"
-        rows.append(f'<li><a href="{href}">{e(cell[0])}/{e(cell[1])}</a>: {e(" · ".join(notes))}</li>')
-    title = "Second marking, blind, by question" if marking.second is not None else "Written answers by question"
-    return _page("written answers", f"<h1>{title}</h1><ul>{''.join(rows)}</ul>", token, nonce)
-
-
-def question_page(marking: Marking, cell: tuple[str, str], names: bool, token: str, nonce: str) -> str:
-    e = html.escape
-    rubric = marking.rubrics()[cell]
-    answers = marking.cell_answers(cell)
-    points = marking._points(cell)
-    requests = marking.open_regrades(cell)
-    second = marking.second is not None  # a second grader marks blind against the rubric as it is
-    keys = "".join(
-        (
-            f'<tr><td>{n}</td><td>{e(i.id)}</td><td>{i.points:g}</td><td>{e(i.text)}<div class="note">{e(i.note)}</div>'
-            "</td><td></td></tr>"
-            if second
-            else f'<tr><td>{n}</td><td>{e(i.id)}</td><td><input class="points" size="5" value="{i.points:g}" '
-            f'aria-label="points of item {e(i.id)}"></td>'
-            f'<td><input class="text" type="text" size="90" value="{e(i.text)}" aria-label="text of item {e(i.id)}">'
-            f'<div class="note">{e(i.note)}</div></td>'
-            f'<td><button class="edit-item" data-item="{e(i.id)}">save item</button></td></tr>'
-        )
-        for n, i in enumerate(rubric.items, 1)
-    )
-    groups = []
-    grouped = marking.grouped(cell, PATIENCE)
-    waiting = grouped is None  # still grouping by meaning: open now with groups by words
-    if waiting:
-        grouped = marking.provisional(cell)
-    for group in grouped:
-        buttons = "".join(
-            f'<button class="group-item" data-item="{e(i.id)}">{e(i.id)} ({i.points:+g})</button> '
-            for i in rubric.items
-        )
-        moves = "".join(f'<option value="{e(g.name)}">{e(g.name)}</option>' for g in grouped if g is not group)
-        cards = []
-        for student in group.students:
-            answer = answers[student]
-            shown = answer.text[:SHOWN] + (
-                f"\n[cut: {len(answer.text):,} characters in all]" if len(answer.text) > SHOWN else ""
-            )
-            boxes = "".join(
-                f'<label><input type="checkbox" class="item" value="{e(i.id)}"> {e(i.id)} ({i.points:+g})</label>'
-                for i in rubric.items
-            )
-            who = student if names else pseudonym(student)
-            request = requests.get(pseudonym(student))
-            regrade = (
-                f'<div class="request">regrade requested: {e(request)} — why this grade: '
-                f'<input class="why" type="text" size="50" aria-label="why this grade"> <button class="resolve">resolve</button></div>'
-                if request
-                else ""
-            )
-            cards.append(
-                f'<div class="answer{" regrade" if request else ""}" id="{e(pseudonym(student))}" tabindex="0" '
-                f'data-student="{e(pseudonym(student))}" data-version="">{regrade}'
-                f'<span class="score"></span><b>{e(who)}</b>'
-                f'<div class="text">{e(shown) if shown.strip() else "<i>(blank: 0)</i>"}</div>'
-                f'<details class="outputs"><summary>their outputs above the question</summary></details>'
-                + (
-                    ""
-                    if waiting or second
-                    else f'<select class="move" aria-label="move this answer to another group">'
-                    f'<option value="" selected disabled>move to group…</option>{moves}'
-                    f'<option value="">a new group of its own</option></select>'
-                )
-                + f'<div class="items">{boxes}</div>'
-                f'<label>adjustment <input class="adj" size="5"></label> '
-                f'<label>comment <input class="comment" type="text" size="70"></label></div>'
-            )
-        groups.append(
-            f'<div class="group"><h2>{e(group.name)}: {len(group.students)} answer(s)</h2>'
-            f"<div>apply to the whole group: {buttons}</div>{''.join(cards)}</div>"
-        )
-    queue = "".join(
-        f'<li><a href="#{e(who)}">{e(who)}</a>: {e(reason)}</li>' for who, reason in sorted(requests.items())
-    )
-    queue = f'<div id="regrades"><b>regrade requests ({len(requests)} open)</b><ul>{queue}</ul></div>' if queue else ""
-    toggle = f'<a href="?names={0 if names else 1}">{"hide" if names else "show"} names</a>'
-    body = (
-        f'<div id="status"><a href="/">all questions</a> · <b>{e(cell[0])}/{e(cell[1])}</b> ({points:g} points) · '
-        f'<span id="graded"></span> · {toggle} · <span id="message"></span></div>'
-        f"<h1>{e(cell[0])}/{e(cell[1])}</h1>"
-        + (
-            f'<p id="second" role="note">Second marking, blind: {len(answers)} answer(s) of the double-marked '
-            "sample. Your marks are compared with the grades (agreement on the report and in <code>mark OUT "
-            "--status</code>) and never change a grade; the first grader's marks are not shown.</p>"
-            if second
-            else ""
-        )
-        + (
-            '<p id="grouping" role="status">These answers are still being grouped by meaning. Until then they are '
-            "grouped by the words they share, and an answer cannot be moved; the page reloads itself when the "
-            "groups by meaning are ready.</p>"
-            if waiting
-            else ""
-        )
-        + f'<p class="note">Keys: j/k next/previous answer; 1-9 toggle an item on the answer; shift+1-9 on its group.</p>'
-        f'<table class="rubric"><tr><th>key</th><th>item</th><th>points</th><th>text (what the student reads)</th></tr>{keys}</table>'
-        f'<details><summary>model answer</summary><div class="text">{e(rubric.answer)}</div></details>{queue}'
-        + "".join(groups)
-    )
-    data = _json_script(
-        "cell", {"notebook": cell[0], "grade_id": cell[1], "points": points, "items": rubric.ids, "waiting": waiting}
-    ) + _json_script("state", marking.state(cell))
-    return _page(f"{cell[0]}/{cell[1]}", body, token, nonce, data, script=True)
-
-
-def handler(marking: Marking, token: str):
-    """The request handler class of one server (every request carries the token, as a cookie after the first)."""
-
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args):  # the console is for marks, not for every request
-            pass
-
-        def _authorised(self, query) -> bool:
-            cookie = SimpleCookie(self.headers.get("Cookie", ""))
-            sent = query.get("token", [""])[0] or (cookie["a3mark"].value if "a3mark" in cookie else "")
-            return secrets.compare_digest(sent, token)
-
-        def _send(self, status, body: str, kind="text/html", nonce=""):
-            data = body.encode()
-            self.send_response(status)
-            self.send_header("Content-Type", f"{kind}; charset=utf-8")
-            self.send_header("Content-Length", str(len(data)))
-            self.send_header("Cache-Control", "no-store")
-            self.send_header(
-                "Content-Security-Policy",
-                f"default-src 'none'; script-src 'nonce-{nonce}'; style-src 'nonce-{nonce}'; img-src data:; connect-src 'self'; "
-                "form-action 'none'; base-uri 'none'; frame-ancestors 'none'",
-            )
-            self.send_header("X-Content-Type-Options", "nosniff")
-            self.send_header("Set-Cookie", f"a3mark={token}; HttpOnly; SameSite=Strict; Path=/")
-            self.end_headers()
-            self.wfile.write(data)
-
-        def do_GET(self):
-            url = urllib.parse.urlsplit(self.path)
-            query = urllib.parse.parse_qs(url.query)
-            if not self._authorised(query):
-                return self._send(
-                    HTTPStatus.FORBIDDEN, "open the link with its token that `mark` printed", "text/plain"
-                )
-            nonce = secrets.token_urlsafe(12)
-            parts = [urllib.parse.unquote(p) for p in url.path.split("/") if p]
-            try:
-                if not parts:
-                    return self._send(200, index_page(marking, token, nonce), nonce=nonce)
-                if len(parts) == 4 and parts[0] == "outputs" and (parts[1], parts[2]) in marking.rubrics():
-                    fragment = marking.outputs((parts[1], parts[2]), parts[3])
-                    if fragment is not None:
-                        return self._send(200, fragment, nonce=nonce)
-                if len(parts) == 4 and parts[:2] == ["api", "ready"]:
-                    ready = (parts[2], parts[3]) in marking.groups
-                    return self._send(200, json.dumps({"ready": ready}), "application/json")
-                if len(parts) == 3 and parts[0] == "q" and (parts[1], parts[2]) in marking.rubrics():
-                    if not marking.cell_answers((parts[1], parts[2])):  # none submitted, or none in the sample
-                        return self._send(HTTPStatus.NOT_FOUND, "no answers to grade for this question", "text/plain")
-                    names = query.get("names", ["0"])[0] == "1"
-                    return self._send(
-                        200, question_page(marking, (parts[1], parts[2]), names, token, nonce), nonce=nonce
-                    )
-            except rubrics.RubricError as exc:
-                return self._send(500, str(exc), "text/plain")
-            return self._send(HTTPStatus.NOT_FOUND, "no such question", "text/plain")
-
-        def do_POST(self):
-            if not secrets.compare_digest(self.headers.get("X-A3-Token", ""), token):
-                return self._send(HTTPStatus.FORBIDDEN, json.dumps({"error": "no token"}), "application/json")
-            length = int(self.headers.get("Content-Length") or 0)
-            if length > MAX_BODY:
-                return self._send(413, json.dumps({"error": "request too large"}), "application/json")
-            try:
-                body = json.loads(self.rfile.read(length) or b"{}")
-                cell = (body["notebook"], body["grade_id"])
-                if marking.second is not None and self.path != "/api/mark":
-                    status, reply = 403, {"error": SECOND_ONLY_MARKS}
-                elif self.path == "/api/mark":
-                    status, reply = marking.apply(cell, list(body["marks"]))
-                elif self.path == "/api/regrade":
-                    status, reply = marking.resolve(cell, body.get("student"), body.get("why"))
-                elif self.path == "/api/move":
-                    status, reply = marking.move(cell, body.get("student"), body.get("group"))
-                elif self.path == "/api/item":
-                    status, reply = marking.edit_item(cell, body["item"], body.get("points"), body.get("text"))
-                else:
-                    status, reply = 404, {"error": "no such call"}
-            except (ValueError, KeyError, TypeError) as exc:
-                status, reply = 400, {"error": f"bad request: {exc}"}
-            except rubrics.RubricError as exc:
-                status, reply = 500, {"error": str(exc)}
-            self._send(status, json.dumps(reply, ensure_ascii=False), "application/json")
-
-    return Handler
-
-
-def make_server(marking: Marking, port: int = 0, token: str | None = None) -> tuple[ThreadingHTTPServer, str]:
-    """A server on 127.0.0.1 (port 0: any free one) and the URL with its token."""
-    token = token or secrets.token_urlsafe(24)
-    server = ThreadingHTTPServer(("127.0.0.1", port), handler(marking, token))
-    return server, f"http://127.0.0.1:{server.server_address[1]}/?token={token}"
+    if any(Path(source).glob("*.ipynb")):
+        return build.rubric_problems(source)
+    written: dict[str, dict[str, float]] = {}
+    for a in answers.values():
+        written.setdefault(a.notebook, {})[a.grade_id] = a.points
+    return rubrics.problems(found, written)
 
 
 def _interrupt(signum, frame):
@@ -815,16 +538,32 @@ def main(
     serve: bool = False,
     port: int = 8891,
     browser: bool = True,
+    allow_host: tuple[str, ...] = (),
     source: Path = paths.SOURCE,
 ) -> int:
-    """`mark`: marking.mark.main with these options, then, when none of --status, --export, --import, --regrades,
+    """`mark`: reports.mark.main with these options, then, when none of --status, --export, --import, --regrades,
     --groups or --rubric was given (or --serve was), the page. Returns the exit status."""
     import getpass
 
     grader = grader or getpass.getuser()
+    try:
+        found = rubrics.load(Path(source) / rubrics.FILENAME)
+    except rubrics.RubricError as exc:
+        print(f"mark: {one_line(exc, 300)}", file=sys.stderr)
+        return 1
+    if Path(out, "gradebook.db").exists():
+        problems = rubric_problems(found, mark.collect(Path(out)), source)
+        if problems:
+            more = f" (and {len(problems) - 1} more: `build --check` lists them)" if len(problems) > 1 else ""
+            print(f"mark: {rubrics.FILENAME}: {problems[0]}{more}; nothing scored", file=sys.stderr)
+            return 1
     options = dict(export=export, import_csv=import_csv, groups=groups, output=output, rubric=rubric, double=double)
     options.update(second=second, regrades=regrades, status=status)
-    code = mark.main(out=out, grader=grader, encoder=encoder, source=source, **options)
+    try:
+        code = mark.main(out=out, grader=grader, encoder=encoder, source=source, **options)
+    except sqlite3.OperationalError as exc:
+        print(f"mark: the gradebook is busy or unreadable ({one_line(exc, 120)}): try again", file=sys.stderr)
+        return 1
     asked = status or export or import_csv or regrades or groups or rubric  # something other than the page
     if code or (asked and not serve):
         return code
@@ -833,23 +572,33 @@ def main(
             print("mark: --second on the page needs --double SHARE, the sample to mark (e.g. 10%)", file=sys.stderr)
             return 1
         sample = mark.double_sample(mark.collect(Path(out)), mark.share(double))
-        return serve_page(Marking(out, source, grader, encoder, second=sample), port, browser)
-    return serve_page(Marking(out, source, grader, encoder), port, browser)
+        return serve_page(Marking(out, source, grader, encoder, second=sample), port, browser, allow_host)
+    return serve_page(Marking(out, source, grader, encoder), port, browser, allow_host)
 
 
-def serve_page(marking: Marking, port: int, browser: bool) -> int:
-    """Serve until interrupted; every mark is on disk as soon as the page showed it."""
-    server, url = make_server(marking, port)
-    signal.signal(signal.SIGTERM, _interrupt)  # a plain kill stops it as Ctrl-C does, pages brought up to date
-    print(f"grading by question at {url}  (Ctrl-C to stop; every mark is saved as it is made)", flush=True)
-    if browser:
-        webbrowser.open(url)
+def serve_page(marking: Marking, port: int, browser: bool, allow_host: tuple[str, ...] = ()) -> int:
+    """Serve until interrupted; every mark is on disk before the page is told it was saved."""
+    from autograder.marking import web
+
     try:
-        server.serve_forever()
+        served = web.Served(marking, port, allow_hosts=allow_host)
+    except OSError as exc:
+        marking.close()
+        print(f"mark: cannot serve the page: {one_line(exc, 200)}", file=sys.stderr)
+        return 1
+    signal.signal(signal.SIGTERM, _interrupt)  # a plain kill stops it as Ctrl-C does, pages brought up to date
+    if served.moved:
+        print(f"mark: port {port} is in use; serving on {served.port}", flush=True)
+    print(f"grading by question at {served.url}  (Ctrl-C to stop; every mark is saved as it is made)", flush=True)
+    if browser:
+        webbrowser.open(served.url)
+    try:
+        while True:
+            time.sleep(3600)
     except KeyboardInterrupt:
         print("stopped", file=sys.stderr)
     finally:
-        server.server_close()
+        served.stop()
         marking.close()
         marking.settle()
     return 0

@@ -409,7 +409,7 @@ def test_mark_alone_serves_the_page(out, monkeypatch):
 
     served = []
     monkeypatch.setattr(
-        mark_server, "serve_page", lambda marking, port, browser: served.append((marking.out, port)) or 0
+        mark_server, "serve_page", lambda marking, port, browser, allow=(): served.append((marking.out, port)) or 0
     )
     command = functools.partial(mark_server.main, out=out, source=source(out), encoder="tfidf")
     assert command(port=9001) == 0

@@ -1,0 +1,155 @@
+// The grading-by-question page's script (templates/question.html): marks are saved one after another, each from
+// the answer's state as the server last returned it, so two quick keys on one answer both land.
+"use strict";
+const cell = JSON.parse(document.getElementById("cell").textContent);
+const xsrf = document.querySelector("meta[name=a3-xsrf]").content;
+const known = {};  // pseudonym -> the answer's state as the server last returned it
+const message = document.getElementById("message");
+
+async function post(path, body) {
+  const r = await fetch(path, {method: "POST", credentials: "same-origin",
+                               headers: {"Content-Type": "application/json", "X-XSRFToken": xsrf},
+                               body: JSON.stringify(body)});
+  let reply;
+  try { reply = await r.json(); } catch (e) { reply = {error: `the server answered ${r.status} ${r.statusText}`}; }
+  return [r.status, reply];
+}
+function card(student) { return document.querySelector(`.answer[data-student="${CSS.escape(student)}"]`); }
+function show(state) {
+  if (state.graded !== undefined) document.getElementById("graded").textContent = `graded ${state.graded} of ${state.total}`;
+  for (const [student, a] of Object.entries(state.answers)) {
+    known[student] = a;
+    const el = card(student);
+    if (!el) continue;
+    el.dataset.version = a.version;
+    el.querySelector(".score").textContent = (a.score === null ? "to grade" : a.score) + " / " + cell.points;
+    el.querySelectorAll("input.item").forEach(box => { box.checked = a.items.includes(box.value); });
+    const adj = el.querySelector("input.adj"), comment = el.querySelector("input.comment");
+    if (document.activeElement !== adj) adj.value = a.adjustment;
+    if (document.activeElement !== comment) comment.value = a.comment;
+  }
+}
+
+// one save at a time: each waits for the one before and reads the answer's version and items when its turn comes
+let queue = Promise.resolve();
+function enqueue(work) { queue = queue.then(work).catch(e => { message.textContent = `not saved: ${e}`; }); return queue; }
+function change(el, items) {
+  const adj = el.querySelector("input.adj").value.trim();
+  return {student: el.dataset.student, version: known[el.dataset.student].version, items: items,
+          adjustment: adj === "" ? 0 : Number(adj), comment: el.querySelector("input.comment").value};
+}
+async function save(changes) {
+  const [status, body] = await post("/api/mark", {notebook: cell.notebook, grade_id: cell.grade_id, marks: changes});
+  if (status === 200) { message.textContent = ""; show(body); return; }
+  message.textContent = body.error;
+  if (body.now) show({answers: body.now});
+}
+function itemsOf(el) { return known[el.dataset.student].items; }
+function toggled(items, item) { return items.includes(item) ? items.filter(i => i !== item) : [...items, item]; }
+function toggle(el, item) { return enqueue(() => save([change(el, toggled(itemsOf(el), item))])); }
+function toggleGroup(group, item) {
+  return enqueue(() => {
+    const answers = [...group.querySelectorAll(".answer")];
+    const on = !answers.every(el => itemsOf(el).includes(item));
+    return save(answers.map(el => change(el, on ? [...new Set([...itemsOf(el), item])] : itemsOf(el).filter(i => i !== item))));
+  });
+}
+function nothing(el) {  // "no items, 0 points"
+  el.querySelector("input.adj").value = "0";
+  return enqueue(() => save([change(el, [])]));
+}
+function reloadOr(status, body) { if (status === 200) location.reload(); else message.textContent = body.error; }
+
+document.addEventListener("change", e => {
+  const el = e.target.closest(".answer");
+  if (!el) return;
+  if (e.target.matches("select.move")) {
+    post("/api/move", {notebook: cell.notebook, grade_id: cell.grade_id, student: el.dataset.student, group: e.target.value})
+      .then(([status, body]) => reloadOr(status, body));
+    return;
+  }
+  if (e.target.matches("input.item")) { toggle(el, e.target.value); return; }
+  if (e.target.matches("input.adj, input.comment")) enqueue(() => save([change(el, itemsOf(el))]));
+});
+document.addEventListener("click", e => {
+  const b = e.target.closest("button.group-item");
+  if (b) toggleGroup(b.closest(".group"), b.dataset.item);
+  const move = e.target.closest("button.move");
+  if (move) {  // the menu is built when opened: a class of 2,000 would otherwise carry every group in every card
+    const menu = document.createElement("select");
+    menu.className = "move";
+    menu.setAttribute("aria-label", "move this answer to another group");
+    const here = move.closest(".group").dataset.group;
+    menu.add(new Option("move to group…", "", true, true));
+    menu.options[0].disabled = true;
+    for (const name of cell.groups) if (name !== here) menu.add(new Option(name, name));
+    menu.add(new Option("a new group of its own", ""));
+    move.replaceWith(menu);
+    menu.focus();
+  }
+  const resolve = e.target.closest("button.resolve");
+  if (resolve) {
+    const el = resolve.closest(".answer");
+    post("/api/regrade", {notebook: cell.notebook, grade_id: cell.grade_id, student: el.dataset.student,
+                          why: el.querySelector("input.why").value}).then(([status, body]) => reloadOr(status, body));
+  }
+  const edit = e.target.closest("button.edit-item");
+  if (edit) {
+    const row = edit.closest("tr");
+    post("/api/item", {notebook: cell.notebook, grade_id: cell.grade_id, item: edit.dataset.item,
+                       points: Number(row.querySelector("input.points").value),
+                       text: row.querySelector("input.text").value}).then(([status, body]) => reloadOr(status, body));
+  }
+});
+function typing(target) {
+  return target.matches && target.matches("input:not([type=checkbox]), textarea, select, [contenteditable]");
+}
+document.addEventListener("keydown", e => {
+  const here = document.activeElement && document.activeElement.closest ? document.activeElement.closest(".answer") : null;
+  if (typing(e.target)) {  // keys belong to the text box; Enter saves (change), Escape goes back to the answer
+    if ((e.key === "Escape" || (e.key === "Enter" && e.target.matches("input.adj, input.comment"))) && here) {
+      e.target.blur();
+      here.focus();
+      e.preventDefault();
+    }
+    return;
+  }
+  if (e.ctrlKey || e.metaKey || e.altKey) return;
+  const all = [...document.querySelectorAll(".answer")];
+  if (e.key === "j" || e.key === "k") {
+    const i = here ? all.indexOf(here) + (e.key === "j" ? 1 : -1) : 0;
+    if (all[i]) { all[i].focus(); all[i].scrollIntoView({block: "nearest"}); }
+    e.preventDefault();
+    return;
+  }
+  const digit = /^Digit([0-9])$/.exec(e.code);
+  if (!digit || !here) return;
+  e.preventDefault();
+  if (digit[1] === "0") { if (!e.shiftKey) nothing(here); return; }
+  const item = cell.items[parseInt(digit[1]) - 1];
+  if (!item) return;
+  if (e.shiftKey) toggleGroup(here.closest(".group"), item); else toggle(here, item);
+});
+document.addEventListener("toggle", async e => {
+  const d = e.target;
+  if (!d.matches || !d.matches("details.outputs") || !d.open || d.dataset.loaded) return;
+  const who = d.closest(".answer").dataset.student;
+  const r = await fetch(`/outputs/${encodeURIComponent(cell.notebook)}/${encodeURIComponent(cell.grade_id)}/${encodeURIComponent(who)}`);
+  const box = document.createElement("div");
+  box.innerHTML = await r.text();  // rendered by the server's template: escaped text and checked base64 images only
+  d.appendChild(box);
+  d.dataset.loaded = "1";
+}, true);
+show(JSON.parse(document.getElementById("state").textContent));
+if (cell.waiting) {
+  const poll = setInterval(async () => {
+    const r = await fetch(`/api/ready/${encodeURIComponent(cell.notebook)}/${encodeURIComponent(cell.grade_id)}`);
+    if (!r.ok || !(await r.json()).ready) return;
+    clearInterval(poll);
+    if (document.activeElement && typing(document.activeElement)) {  // never lose what is being typed
+      document.getElementById("grouping").textContent = "The groups by meaning are ready: reload the page to see them.";
+    } else {
+      location.reload();
+    }
+  }, 2000);
+}
