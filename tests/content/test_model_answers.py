@@ -1,0 +1,447 @@
+"""The model answers of source/a3/rubrics.toml against what computes them.
+
+A TA grades by the model answer: a number in it that a computation contradicts marks correct students down.
+So every claim a model answer makes that a computation can check is checked here, from the notebook's own
+cells where it has them (LayerNorm's norms for the notebook's γ, the NQM's best learning rates on the plot's
+grid, the baselines of the bert data) and from docs/RESULTS.md where the answer quotes a recorded run. The
+rubric items' points must add up to their cell's points.
+"""
+
+import contextlib
+import io
+import math
+import re
+from unittest import mock
+
+import nbformat
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from autograder import contract, paths, rubrics
+from autograder.content.reference import theory as ref
+
+RUBRICS = rubrics.load(paths.SOURCE / rubrics.FILENAME)
+RESULTS = (paths.ROOT / "docs" / "RESULTS.md").read_text(encoding="utf-8")
+
+
+def answer(notebook, grade_id):
+    """The model answer of a written cell, its lines joined by spaces (a quoted phrase may wrap)."""
+    return " ".join(RUBRICS[(notebook, grade_id)].answer.split())
+
+
+def rubric_text(notebook, grade_id):
+    """The model answer with every item's text and note: everything a TA reads for that cell."""
+    rubric = RUBRICS[(notebook, grade_id)]
+    return " ".join(" ".join([rubric.answer, *(f"{i.text} {i.note}" for i in rubric.items)]).split())
+
+
+def numbers(pattern, text, what):
+    """The numbers the regex `pattern` captures in `text` (commas dropped), or a failure naming `what`."""
+    found = re.search(pattern, text)
+    assert found, f"the model answer no longer states {what} (pattern {pattern!r}); update this test with it"
+    return [float(g.replace(",", "")) for g in found.groups()]
+
+
+def source_cell(notebook, grade_id):
+    """The source of the cell of source/a3/<notebook>.ipynb whose nbgrader grade_id is `grade_id`."""
+    nb = nbformat.read(paths.SOURCE / f"{notebook}.ipynb", as_version=4)
+    for cell in nb.cells:
+        if contract.nbgrader_meta(cell).get("grade_id") == grade_id:
+            return cell.source
+    raise AssertionError(f"{notebook}.ipynb has no cell {grade_id!r}")
+
+
+def text_cell(notebook, marker):
+    """The source of the one cell of source/a3/<notebook>.ipynb that contains `marker`."""
+    nb = nbformat.read(paths.SOURCE / f"{notebook}.ipynb", as_version=4)
+    found = [cell.source for cell in nb.cells if marker in cell.source]
+    assert len(found) == 1, f"{notebook}.ipynb: {len(found)} cells contain {marker!r}"
+    return found[0]
+
+
+def run_cell(notebook, grade_id, **names):
+    """Execute a provided cell of the source notebook in a namespace holding `names`; (namespace, stdout)."""
+    namespace = {"np": np, "math": math, **names}
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(source_cell(notebook, grade_id), f"{notebook}:{grade_id}", "exec"), namespace)
+    return namespace, out.getvalue()
+
+
+# ---------------------------------------------------------------- theory T8: LayerNorm with a scale and a shift
+
+
+def layernorm(x):
+    """LN(x) of each row: (x − mean) / std, the std with 1/d, no ε."""
+    x = np.atleast_2d(x)
+    return (x - x.mean(axis=1, keepdims=True)) / x.std(axis=1, keepdims=True)
+
+
+@pytest.fixture(scope="module")
+def claim_cell():
+    """The notebook's own γ and histogram: the `layernorm_affine_claim` cell run as the autograder runs it."""
+    namespace, _ = run_cell("theory", "layernorm_affine_claim", GRADING=True)
+    return namespace
+
+
+def attainable_range(gamma):
+    """The least and largest ‖γ ⊙ z‖ over every LN output z (mean 0, ‖z‖ = √d), and a z reaching each."""
+    d = len(gamma)
+    basis = np.linalg.qr(np.column_stack([np.ones(d), np.eye(d)[:, : d - 1]]))[0][:, 1:]  # (d, d − 1): mean 0
+    values, vectors = np.linalg.eigh(basis.T @ np.diag(gamma**2) @ basis)
+    ends = [basis @ vectors[:, k] * math.sqrt(d) for k in (0, -1)]  # unit eigenvectors scaled to norm √d
+    return math.sqrt(d * values[0]), math.sqrt(d * values[-1]), ends
+
+
+def test_layernorm_norm_for_d_2_is_the_norm_of_gamma_for_every_x():
+    """For d = 2, is LN(x) = ±(1, −1), so that ‖γ ⊙ LN(x)‖ = ‖γ‖ for every x and every γ (not constant "only
+    when every |γ_i| is the same"), as the model answer says?"""
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        gamma, x = rng.normal(size=2) * 3, rng.normal(size=(50, 2)) * 5
+        z = layernorm(x)
+        assert np.allclose(np.abs(z), 1.0) and np.allclose(z.sum(axis=1), 0.0)
+        assert np.allclose(np.linalg.norm(gamma * z, axis=1), np.linalg.norm(gamma))
+    text = answer("theory", "written_layernorm_affine")
+    assert "For d = 2, LN(x) = ±(1, −1), so the norm is ‖γ‖ for every x" in text
+    assert "for d = 2 it never depends on x" in rubric_text("theory", "written_layernorm_affine")
+
+
+def test_layernorm_bounds_and_attainable_range_for_the_notebooks_gamma(claim_cell):
+    """For the notebook's γ (d = 16), are the bounds min|γ_i|·√d and max|γ_i|·√d and the attainable range (the
+    extreme eigenvalues of diag(γ²) on mean-zero vectors) the numbers the model answer states, is each end of
+    the range reached by an LN output, and does no LN output leave it?"""
+    gamma = claim_cell["gamma"]
+    d = len(gamma)
+    low, high, ends = attainable_range(gamma)
+    for z, value in zip(ends, (low, high)):
+        assert np.allclose(layernorm(z)[0], z)  # z is an output of LN (of itself)
+        assert math.isclose(np.linalg.norm(gamma * z), value, rel_tol=1e-9)
+    z = layernorm(np.random.default_rng(3).normal(size=(20_000, d)))
+    norms = np.linalg.norm(gamma * z, axis=1)
+    assert low - 1e-9 <= norms.min() and norms.max() <= high + 1e-9
+    stated = numbers(
+        r"the bounds are ([\d.]+) and ([\d.]+) and the attainable range ([\d.]+) to ([\d.]+)",
+        answer("theory", "written_layernorm_affine"),
+        "the bounds and the attainable range for the notebook's γ",
+    )
+    computed = [np.abs(gamma).min() * math.sqrt(d), np.abs(gamma).max() * math.sqrt(d), low, high]
+    assert stated == [round(v, 2) for v in computed], f"stated {stated}, computed {np.round(computed, 4)}"
+    assert stated[2] > stated[0] + 0.1, "the attainable range should not start at the bound min|γ_i|·√d here"
+
+
+def test_layernorm_histogram_range_is_the_notebooks_and_lies_inside_the_attainable_range(claim_cell):
+    """Is the histogram's range the model answer and its deduction quote the one the notebook's 2000 random x
+    give, and does it lie strictly inside the attainable range (so it is neither the bounds nor the range)?"""
+    norms = claim_cell["norms"]
+    low, high, _ = attainable_range(claim_cell["gamma"])
+    assert low + 1 < norms.min() and norms.max() < high - 0.5
+    stated = numbers(
+        r"the histogram's 2000 random x cover only ([\d.]+) to ([\d.]+)",
+        answer("theory", "written_layernorm_affine"),
+        "the histogram's range",
+    )
+    assert stated == [round(norms.min(), 2), round(norms.max(), 2)], stated
+    item = RUBRICS[("theory", "written_layernorm_affine")].item("histogram-range")
+    assert f"about {norms.min():.2f} to {norms.max():.2f}" in item.text
+
+
+def test_layernorm_claim_is_about_root_d_too_large(claim_cell):
+    """Is the plotted claim ‖γ‖√d the answer's number, and is the root mean square of the notebook's norms
+    ‖γ‖ (within 1 %), as the answer says (so the claim is about √d = 4 times too large)?"""
+    gamma, norms, claim = claim_cell["gamma"], claim_cell["norms"], claim_cell["claim"]
+    assert math.isclose(claim, np.linalg.norm(gamma) * 4)
+    assert math.isclose(math.sqrt(np.mean(norms**2)), np.linalg.norm(gamma), rel_tol=0.01)
+    stated = numbers(
+        r"in the plot, ([\d.]+) against norms whose root mean square is about ‖γ‖ = ([\d.]+)",
+        answer("theory", "written_layernorm_affine"),
+        "the claim's value and ‖γ‖",
+    )
+    assert stated == [round(claim, 2), round(float(np.linalg.norm(gamma)), 2)], stated
+
+
+def test_layernorm_with_a_shift_is_constant_exactly_where_the_answer_says():
+    """Is ‖γ ⊙ LN(x) + β‖ the same for every x when every |γ_i| = c and every γ_i β_i is equal (γ = c·1,
+    β = b·1 giving √(d(c² + b²))), and does it move with x when only one of the two holds (d = 16)? For d = 2,
+    is it constant exactly when γ_1 β_1 = γ_2 β_2?"""
+    z = layernorm(np.random.default_rng(4).normal(size=(500, 16)))
+
+    def spread(gamma, beta, zs=z):
+        norms = np.linalg.norm(gamma * zs + beta, axis=1)
+        return norms.max() - norms.min(), norms.mean()
+
+    c, b = 1.5, -0.7
+    gap, value = spread(np.full(16, c), np.full(16, b))
+    assert gap < 1e-9 and math.isclose(value, math.sqrt(16 * (c**2 + b**2)))
+    signs = np.where(np.arange(16) % 3 == 0, -1.0, 1.0)
+    assert spread(c * signs, 0.4 * c * signs)[0] < 1e-9  # every |γ_i| = c and every γ_i β_i = 0.4 c²
+    assert spread(np.full(16, c), np.linspace(-1, 1, 16))[0] > 0.1  # the cross term moves with x
+    assert spread(np.linspace(0.5, 2, 16), np.zeros(16))[0] > 0.1  # the |γ_i| differ
+    z2 = layernorm(np.random.default_rng(5).normal(size=(200, 2)))
+    assert spread(np.array([2.0, 1.0]), np.array([0.5, 1.0]), z2)[0] < 1e-9  # γ_1 β_1 = γ_2 β_2 = 1
+    assert spread(np.array([2.0, 1.0]), np.array([1.0, 0.5]), z2)[0] > 0.1
+    text = answer("theory", "written_layernorm_affine")
+    assert "γ = c·1 and β = b·1 give √(d(c² + b²)) for every x" in text
+    assert "For d = 2 it is constant exactly when γ_1 β_1 = γ_2 β_2" in text
+
+
+# ---------------------------------------------------------------- theory T4: batch size and the best learning rate
+
+
+@pytest.fixture(scope="module")
+def lr_plot():
+    """{batch size: best learning rate} as the notebook's `lr_plot` cell computes them in full mode."""
+    plt = mock.MagicMock()
+    plt.loglog.return_value = [mock.MagicMock()]
+    namespace, _ = run_cell(
+        "theory",
+        "lr_plot",
+        GRADING=False,
+        QUICK=False,
+        plt=plt,
+        needs=lambda name, probe: probe(),
+        nqm_expected_loss=ref.nqm_expected_loss,
+        best_learning_rate=ref.best_learning_rate,
+    )
+    return namespace
+
+
+def test_best_rates_on_the_plot_are_the_ones_the_answer_states(lr_plot):
+    """Are the best learning rates of the plot (full mode, a = σ = w₀ = 1, 20 steps) the ones the model answer
+    states for B = 1 to 256, rising with B, and do the `limit` and `levels-off` items quote their range?"""
+    bests = lr_plot["bests"]
+    assert sorted(bests) == [1, 4, 16, 64, 256]
+    rates = [bests[b] for b in sorted(bests)]
+    assert rates == sorted(rates) and len(set(rates)) == len(rates), "the dots should move right"
+    stated = numbers(
+        r"it is about ([\d.]+), ([\d.]+), ([\d.]+), ([\d.]+) and ([\d.]+) for B = 1, 4, 16, 64 and 256",
+        answer("theory", "written_batch_size"),
+        "the best rates of the plot",
+    )
+    assert stated == [round(r, 2) for r in rates], f"stated {stated}, the plot's {np.round(rates, 4)}"
+    quoted = f"about {rates[0]:.2f} to {rates[-1]:.2f}"
+    for item in ("limit", "levels-off"):
+        assert quoted in RUBRICS[("theory", "written_batch_size")].item(item).text, item
+
+
+def test_best_rate_never_exceeds_one_over_a_and_is_far_from_it_on_the_plot(lr_plot):
+    """Is every η above 1/a worse than 2/a − η (same contraction, less noise), so the best rate never exceeds
+    1/a; is 1/a reached only without noise; and is B = 4096 still near the answer's 0.27 (the dots do not level
+    off at 1/a = 1 on the plot)?"""
+    grid = np.linspace(1.01, 1.99, 50)  # a = 1
+    for batch in (1, 16, 256, 4096, 2**20):
+        for lr in grid:
+            assert ref.nqm_expected_loss(lr, batch, 1, 1, 1, 20) > ref.nqm_expected_loss(2 - lr, batch, 1, 1, 1, 20)
+    assert ref.best_learning_rate(1, list(np.linspace(0.5, 1.5, 101)), 1.0, 0.0, 1.0, 20) == pytest.approx(1.0)
+    far = ref.best_learning_rate(4096, list(lr_plot["lr_grid"]), 1.0, 1.0, 1.0, 20)
+    stated = numbers(r"even B = 4096 would give about ([\d.]+)", answer("theory", "written_batch_size"), "B = 4096")
+    assert stated == [round(far, 2)] and far < 0.5
+
+
+# ---------------------------------------------------------------- numbers quoted from docs/RESULTS.md
+
+# (notebook, grade id, what the model answer or its items say, what docs/RESULTS.md records)
+QUOTED = [
+    ("nmt", "written_study_analysis", "0.116 (hidden 32) and 0.068 (hidden 64) on the small set", "| 32 | 0.116 |"),
+    ("nmt", "written_study_analysis", "0.068 (hidden 64) on the small set", "| small | 64 | 0.068 |"),
+    ("nmt", "written_study_analysis", "0.0069 and 0.0053 on the large", "| 32 | 0.0069 |"),
+    ("nmt", "written_study_analysis", "0.0069 and 0.0053 on the large", "| large | 64 | 0.0053 |"),
+    ("nmt", "written_study_analysis", "(2,560 training words)", "small (2,560 train words)"),
+    ("nmt", "written_study_analysis", "(17,701 words)", "large (17,701 train words)"),
+    ("nmt", "written_study_analysis", "hidden 64 stopped early after 51 epochs", "| 41 / 51 |"),
+    ("nmt", "written_study_analysis", "when the 100-epoch cap ended it", "| 98 / 100 |"),
+    ("nmt", "written_study_analysis", "ethay airway onditioningcay isway orkingway", "ethay airway onditioningcay"),
+    ("nmt", "written_decoder_only", "(hidden 128, 205,854 parameters) reached 0.083", "| 128 | 205,854 |"),
+    ("nmt", "written_decoder_only", "reached 0.083", "best validation loss **0.083**"),
+    ("nmt", "written_decoder_only", "the encoder–decoder's 0.068 (hidden 64", "| small | 64 | 0.068 |"),
+    ("nmt", "written_larger_model", "about 12,600 parameters at 0.08 TFLOPs", "12,597 parameters at 0.08 TFLOPs"),
+    ("nmt", "written_larger_model", "41,000 at 1.28 TFLOPs", "41,211 at 1.28"),
+    ("nmt", "written_larger_model", "0.057, 0.032, 0.075, 0.039, 0.033 and 0.137", "| 0.137 |"),
+    ("nmt", "written_larger_model", "after 1.0 M tokens", "| 128 | 205,854 | 1.28 T | 1.0 M |"),
+    ("nmt", "written_scaling", "12,597 parameters at 0.08 TFLOPs", "12,597 parameters at 0.08 TFLOPs"),
+    ("nmt", "written_scaling", "9,270, 5,059 and 16,169 at 0.16 to 0.64", "9,270 at 0.16, 5,059 at 0.32,"),
+    ("nmt", "written_scaling", "then 41,211 at 1.28", "16,169 at 0.64 and 41,211 at 1.28"),
+    ("nmt", "written_scaling", "0.42 log10 C − 0.74", "log10 N = 0.422 log10 C − 0.739"),
+    ("nmt", "written_scaling", "0.58 log10 C − 0.04", "log10 D = 0.578 log10 C − 0.039"),
+    ("nmt", "written_scaling", "N ≈ 393,000 parameters and D ≈ 424 M tokens", "N ≈ 393,000 parameters"),
+    ("nmt", "written_scaling", "N ≈ 393,000 parameters and D ≈ 424 M tokens", "D ≈ 424 M tokens"),
+    ("nmt", "written_compute_optimal", "N = 205,854 parameters and saw D = 1.88 M tokens", "D = 1.88 M tokens"),
+    ("nmt", "written_compute_optimal", "C = 6ND = 2.33e12 FLOPs", "C = 6ND = 2.33e12"),
+    ("nmt", "written_compute_optimal", "N_opt ≈ 30,200 and D_opt ≈ 12.9 M", "N_opt ≈ 30,200 and D_opt ≈ 12.9 M"),
+    ("nmt", "written_compute_optimal", "N / N_opt ≈ 6.8 and D / D_opt ≈ 0.15", "N / N_opt ≈ 6.8 and D / D_opt ≈ 0.15"),
+    ("bert", "written_training_time", "all-MiniLM-L6-v2 took 31 s", "**93.8 %** validation accuracy in 31 s"),
+    ("bert", "written_training_time", "its frozen encoder 4.6 s", "85.0 % in 4.6 s"),
+    ("bert", "written_training_time", "42.5 s and 9.0 s, and the tiny random RoBERTa 1.0 s", "42.5, 9.0 and 1.0 s"),
+    ("bert", "written_accuracy", "96.2 % (macro-F1 0.64; recall 97 % negative, 0 % zero, 99 % positive)", "96.2 %"),
+    (
+        "bert",
+        "written_accuracy",
+        "recall 97 % negative, 0 % zero, 99 % positive",
+        "(macro-F1 0.64, recall 97 / 0 / 99 %",
+    ),
+    ("bert", "written_accuracy", "its frozen encoder 86.9 % (0.56; 76 / 0 / 93 %)", "86.9 % (0.56; 76 / 0 / 93 %"),
+    ("bert", "written_accuracy", "the tiny random RoBERTa 73.8 %", "the tiny random RoBERTa 73.8 % (the majority rate"),
+    ("bert", "written_accuracy", "(Run 4) 85.6 % (0.55; 84 / 0 / 89 %)", "(Run 4) 85.6 % (0.55; 84 / 0 / 89 %"),
+    (
+        "bert",
+        "written_pretraining",
+        "fine-tuned 96.2 % accuracy, macro-F1 0.64",
+        "full fine-tuning 96.2 % (macro-F1 0.64",
+    ),
+    (
+        "bert",
+        "written_pretraining",
+        "85.6 %, macro-F1 0.55, recall 84 % negative, 89 % positive",
+        "85.6 % (0.55; 84 / 0 / 89 %",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "notebook, grade_id, quote, recorded", QUOTED, ids=[f"{nb}/{gid}:{n}" for n, (nb, gid, _, _) in enumerate(QUOTED)]
+)
+def test_a_number_quoted_from_a_recorded_run_matches_docs_results(notebook, grade_id, quote, recorded):
+    """Does the model answer (or its items) still say what it quotes, and does docs/RESULTS.md record it?"""
+    assert quote in rubric_text(notebook, grade_id), f"{notebook}/{grade_id} no longer says {quote!r}"
+    assert recorded in " ".join(RESULTS.split()), f"docs/RESULTS.md no longer records {recorded!r}"
+
+
+def test_bert_accuracy_quotes_one_recorded_run():
+    """Does bert's B2 model answer quote only the run of 2026-11-26 (the one with all four runs), never the
+    older 93.8 % / 85.0 % run, and are its differences (13 points above the majority, 9 more from fine-tuning,
+    a macro-F1 twice the majority's) those of that run?"""
+    text = rubric_text("bert", "written_accuracy")
+    assert "2026-11-26" in text and "## bert.ipynb with Run 4 and the invariance probe (2026-11-26)" in RESULTS
+    assert "93.8" not in text and "85.0" not in text
+    full, frozen, majority = 96.2, 86.9, 73.8
+    assert round(frozen - majority) == 13 and "about 13 points above the majority rate" in text
+    assert round(full - frozen) == 9 and "adds another 9 points" in text
+    assert 0.56 == pytest.approx(2 * 0.28) and "its macro-F1 is twice the majority answer's 0.28" in text
+    assert "Compares the four runs" in RUBRICS[("bert", "written_accuracy")].item("compare").text
+    assert "Compare the four runs" in source_cell("bert", "question_accuracy")
+
+
+def test_bert_accuracy_does_not_credit_pretraining_with_the_tiny_robertas_gap():
+    """Does B2's model answer say that the tiny random RoBERTa's gap to MiniLM does not measure pretraining
+    (Run 4 does), instead of calling it "what pretraining buys"?"""
+    text = answer("bert", "written_accuracy")
+    assert "what pretraining buys" not in text
+    assert "Its gap to MiniLM does not measure pretraining alone" in text and "Run 4" in text
+
+
+def test_bert_baselines_are_those_of_the_data():
+    """Are the random guess (30.6 %, macro-F1 0.24) and the majority rate (73.8 %, macro-F1 0.28) the answer
+    quotes what the notebook's own baseline cell computes on the committed data?"""
+    namespace, _ = run_cell("bert", "metrics")
+    val = torch.tensor(pd.read_csv(paths.DATA / "arithmetic_test.csv")["label"].to_numpy())
+    train = torch.tensor(pd.read_csv(paths.DATA / "arithmetic_train.csv")["label"].to_numpy())
+    guesses = torch.randint(0, 3, val.shape, generator=torch.Generator().manual_seed(0))  # as the notebook draws
+    assert "torch.randint(0, len(LABELS), val_labels.shape, generator=torch.Generator().manual_seed(0))" in (
+        source_cell("bert", "baselines")
+    )
+    guess = namespace["class_report"](val, guesses, 3)
+    majority = namespace["class_report"](val, torch.full_like(val, int(torch.bincount(train).argmax())), 3)
+    text = rubric_text("bert", "written_accuracy")
+    assert f"random guess {guess['accuracy']:.1%} (macro-F1 {guess['macro_f1']:.2f})".replace("%", " %") in text
+    assert f"{majority['accuracy']:.1%} (macro-F1 {majority['macro_f1']:.2f})".replace("%", " %") in text
+    assert (int((train == 1).sum()), int((val == 1).sum())) == (17, 4)
+    assert "17 training and 4 validation sentences" in text
+
+
+def sweep_table():
+    """{hidden: (tokens in M, final validation loss, ended at the epoch cap)} from RESULTS.md's scaling sweep."""
+    rows = re.findall(r"^\| (\d+) \| [\d,]+ \| [\d.]+ T( \(epoch cap\))? \| ([\d.]+) M \| ([\d.]+) \|", RESULTS, re.M)
+    return {int(h): (float(tokens), float(loss), bool(cap)) for h, cap, tokens, loss in rows}
+
+
+def test_nmt_sweep_numbers_quoted_by_n4_are_the_recorded_ones():
+    """Are N4's final losses (hidden 16 to 128) those of the recorded sweep, in order, are the runs it says ran
+    to the epoch cap the ones that did, on the tokens it quotes, and did hidden 128 stop at the budget?"""
+    table = sweep_table()
+    assert sorted(table) == [16, 24, 32, 48, 64, 128]
+    losses = ", ".join(f"{table[h][1]:.3f}" for h in sorted(table)[:-1]) + f" and {table[128][1]:.3f}"
+    text = answer("nmt", "written_larger_model")
+    assert f"final losses {losses} for hidden 16 to 128" in text
+    capped = [h for h in sorted(table) if table[h][2]]
+    assert capped == [16, 24] and all(15 <= table[h][0] <= 17 for h in capped)
+    assert "The small models ran to the epoch cap on 15 to 17 M tokens" in text
+    assert not table[128][2] and f"hidden 128 stopped at the budget after {table[128][0]:.1f} M tokens" in text
+
+
+def test_bert_times_in_the_notebook_are_the_recorded_ones():
+    """Does bert's paragraph on how long the runs take quote the times docs/RESULTS.md records (31 s and 4.6 s
+    idle; 42.5, 9.0 and 1.0 s shared), the ones B1's model answer quotes too?"""
+    paragraph = " ".join(text_cell("bert", "**Which model the times were measured on.**").split())
+    for quoted in (
+        "all-MiniLM-L6-v2 took 31 s",
+        "its frozen encoder 4.6 s",
+        "took 42.5 s (full",
+        "9.0 s (frozen",
+        "1.0 s (the tiny random RoBERTa)",
+    ):
+        assert quoted in paragraph, quoted
+    flat = " ".join(RESULTS.split())
+    assert "in 31 s" in flat and "in 4.6 s" in flat and "42.5, 9.0 and 1.0 s for the three runs" in flat
+
+
+def test_nmt_ratios_quoted_from_the_study_follow_from_its_losses():
+    """Do the study's recorded losses give the ratios N2's answer quotes: the large set 10 to 20 times lower,
+    doubling the hidden size 1.3 to 1.7 times lower?"""
+    data = [0.116 / 0.0069, 0.068 / 0.0053]
+    size = [0.116 / 0.068, 0.0069 / 0.0053]
+    assert all(10 <= r <= 20 for r in data) and all(1.25 <= r <= 1.75 for r in size), (data, size)
+    text = answer("nmt", "written_study_analysis")
+    assert "lowers the loss 10 to 20 times" in text and "about 1.3 to 1.7 times" in text
+
+
+def test_nmt_scaling_prediction_follows_from_the_recorded_fits():
+    """Do the recorded fits give N5's prediction at 1e15 FLOPs (N ≈ 393,000, D ≈ 424 M, within the rounding
+    of their printed coefficients), with 6ND = C, exponents adding up to 1, and the large set's word count?"""
+    n_opt, d_opt = 10 ** (0.422 * 15 - 0.739), 10 ** (0.578 * 15 - 0.039)
+    assert n_opt == pytest.approx(393_000, rel=0.02) and d_opt == pytest.approx(424e6, rel=0.02)
+    assert 6 * 393_000 * 424e6 == pytest.approx(1e15, rel=0.01)
+    assert 0.422 + 0.578 == pytest.approx(1.0)
+    words = len((paths.DATA / "pig_latin_large.txt").read_text().splitlines())
+    assert words == 22_127 and "our 22,127 words" in answer("nmt", "written_scaling")
+
+
+def test_nmt_compute_optimal_numbers_follow_from_the_recorded_run_and_fit():
+    """Do the decoder-only run's N and D (40 epochs of 47,112 tokens) and the recorded N_opt fit give N6's C,
+    N_opt, D_opt and the two ratios?"""
+    n, d = 205_854, 40 * 47_112
+    c = 6 * n * d
+    n_opt = 10 ** (0.422 * math.log10(c) - 0.739)
+    d_opt = c / (6 * n_opt)
+    assert (round(d / 1e6, 2), f"{c:.3g}") == (1.88, "2.33e+12")
+    assert round(n_opt, -2) == pytest.approx(30_200, abs=200) and round(d_opt / 1e6, 1) == 12.9
+    assert (round(n / n_opt, 1), round(d / d_opt, 2)) == (6.8, 0.15)
+
+
+# ---------------------------------------------------------------- rubric points
+
+
+WRITTEN_AND_HAND_GRADED = [
+    (nb, gid, points)
+    for nb, gid, points in [(nb, g, p) for nb, cells in contract.WRITTEN.items() for g, p in cells.items()]
+    + [(nb, f"test_{g}", p) for nb, cells in contract.GRADED.items() for g, p in cells.items()]
+    if (nb, gid) in RUBRICS
+]
+
+
+@pytest.mark.parametrize("notebook, grade_id, points", WRITTEN_AND_HAND_GRADED, ids=lambda v: str(v))
+def test_positive_items_add_up_to_exactly_the_cells_points(notebook, grade_id, points):
+    """Do the positive items of this cell's rubric add up to exactly its points (`build --check` only asks that
+    they reach them: more would let a student skip a requested part and still get full marks)?"""
+    rubric = RUBRICS[(notebook, grade_id)]
+    positive = sum(i.points for i in rubric.items if i.points > 0)
+    assert positive == pytest.approx(points), (
+        f"{notebook}/{grade_id}: the positive items add up to {positive:g}, the cell is worth {points:g}"
+    )
+
+
+def test_every_written_cell_is_checked_for_its_points():
+    """Does the points test above cover every written cell of the contract (none left out by the filter)?"""
+    covered = {(nb, gid) for nb, gid, _ in WRITTEN_AND_HAND_GRADED}
+    assert {(nb, g) for nb, cells in contract.WRITTEN.items() for g in cells} <= covered
