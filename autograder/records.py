@@ -21,7 +21,6 @@ OUT/
   similarity.csv, similarity.html   pairs of students' cells that look alike, for TAs (reports.similarity)
 """
 
-import csv
 import functools
 import io
 import json
@@ -33,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
 
-from autograder import contract, gradebook, term
+from autograder import contract, csvsafe, gradebook, term
 from autograder.files import atomic_write
 from autograder.gradebook import HandGrades, read_hand_grades
 from autograder.text import one_line
@@ -502,12 +501,12 @@ class Results:
         rows = {}
         if path.exists():
             with open(path, newline="") as f:
-                rows = {r["student"]: [r[c] for c in LMS_COLUMNS] for r in csv.DictReader(f)}
+                rows = {r["student"]: [r[c] for c in LMS_COLUMNS] for r in csvsafe.DictReader(f)}
         for student, lms in students.items():
             if lms:
                 rows[student] = [student, lms.get("lms", ""), lms.get("user_id", ""), lms.get("name", "")]
         buf = io.StringIO()
-        writer = csv.writer(buf, lineterminator="\n")
+        writer = csvsafe.writer(buf, lineterminator="\n")
         writer.writerow(LMS_COLUMNS)
         writer.writerows(rows[s] for s in sorted(rows))
         atomic_write(path, buf.getvalue())
@@ -566,7 +565,7 @@ class Results:
             ("timings.csv", TIMING_COLUMNS, timings),
         ):
             buf = io.StringIO()
-            writer = csv.writer(buf, lineterminator="\n")
+            writer = csvsafe.writer(buf, lineterminator="\n")
             writer.writerow(columns)
             writer.writerows(rows)
             atomic_write(self.out / name, buf.getvalue())

@@ -23,6 +23,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
+from autograder import csvsafe
+
 try:  # Python 3.11+
     import tomllib
 except ModuleNotFoundError:  # pragma: no cover - Python 3.10 (pyproject allows it)
@@ -259,7 +261,7 @@ def _read_csv(path: Path | str, columns: list[str], what: str) -> list[tuple[int
     """[(line number, row)] of a CSV whose header must be exactly `columns`; TermError otherwise."""
     path = Path(path)
     text = _read_text(path, f"{what} file")
-    reader = csv.reader(io.StringIO(text))
+    reader = csvsafe.reader(io.StringIO(text))
     header = next(reader, None)
     if [h.strip() for h in header or []] != columns:
         raise TermError(f"{path}:1: the {what} file's header must be {','.join(columns)}, not {','.join(header or [])}")
@@ -462,7 +464,7 @@ def write_term(
         atomic_write(folder / "course.toml", text)
     if extensions is not None:
         buf = io.StringIO()
-        writer = csv.writer(buf, lineterminator="\n")
+        writer = csvsafe.writer(buf, lineterminator="\n")
         writer.writerow(EXTENSION_COLUMNS)
         writer.writerows([student, when.isoformat()] for student, when in sorted(due.items()))
         atomic_write(folder / "extensions.csv", buf.getvalue())
@@ -472,7 +474,7 @@ def write_term(
             rows = {r["student"]: (r["submitted_at"], r["evidence"]) for _, r in _read_evidence(folder)}
         rows.update(evidence)
         buf = io.StringIO()
-        writer = csv.writer(buf, lineterminator="\n")
+        writer = csvsafe.writer(buf, lineterminator="\n")
         writer.writerow(EVIDENCE_COLUMNS)
         writer.writerows([s, *rows[s]] for s in sorted(rows))
         atomic_write(folder / "submitted.csv", buf.getvalue())
@@ -599,7 +601,7 @@ def recorded_names(out: Path | str) -> dict[str, set[str]]:
     grades = Path(out) / "grades.csv"
     if grades.exists():
         with open(grades, newline="", encoding="utf-8") as f:
-            for row in csv.DictReader(f):
+            for row in csvsafe.DictReader(f):
                 names.setdefault(row["student"], {row["student"]}).add(row.get("submitted_as") or row["student"])
     for path in (Path(out) / ".state").glob("*.json"):
         try:
@@ -610,7 +612,7 @@ def recorded_names(out: Path | str) -> dict[str, set[str]]:
     lms = Path(out) / "lms_ids.csv"
     if lms.exists():
         with open(lms, newline="", encoding="utf-8") as f:
-            for row in csv.DictReader(f):
+            for row in csvsafe.DictReader(f):
                 if row.get("student") in names and row.get("lms_name"):
                     names[row["student"]].add(row["lms_name"])
     return names

@@ -14,6 +14,7 @@ LAYERS = (  # bottom up; a module may import its own layer and those below
         "paths",
         "tokens",
         "text",
+        "csvsafe",
         "files",
         "cores",
         "envvars",

@@ -213,3 +213,31 @@ def test_recording_moves_the_staged_pages_into_out(tmp_path):
     assert (tmp_path / "autograded" / "Zoë Ñúñez" / "a3" / "nmt.ipynb").read_text() == '{"cells": []}'
     assert (tmp_path / "feedback" / "Zoë Ñúñez" / "nmt.html").read_text(encoding="utf-8") == "<p>Zoë</p>"
     assert not (tmp_path / ".cache" / "pages" / "Zoë Ñúñez").exists()
+
+
+HOSTILE = "=cmd|' -C calc'!A0"  # a student folder a spreadsheet would run as a command (no '/' in a folder name)
+
+
+def test_a_formula_like_student_is_quoted_in_grades_csv(tmp_path):
+    """Does a student whose folder name starts like a formula come out as '=cmd… in grades.csv and
+    grades_by_cell.csv, with a cell's negative score and an ordinary student left as they are?"""
+    r = result(HOSTILE, nmt_score=0.5)  # cell b scores -0.5
+    r.notebooks["nmt"].cells[1].note = "-not a number"
+    recorded(tmp_path, r, result("ann"))
+    grades = list(csv.reader(open(tmp_path / "grades.csv", encoding="utf-8")))
+    assert [row[0] for row in grades[1:]] == ["'" + HOSTILE, "'" + HOSTILE, "ann", "ann"]
+    cells = {(row[0], row[2]): row for row in csv.reader(open(tmp_path / "grades_by_cell.csv", encoding="utf-8"))}
+    assert cells[("'" + HOSTILE, "b")][3:6] == ["-0.5", "2", "'-not a number"]
+
+
+def test_lms_ids_keep_a_formula_like_name_quoted_once(tmp_path):
+    """Does lms_ids.csv, read back and written again by a later run, keep a formula-like name quoted once (not
+    once per run)?"""
+    res = Results(tmp_path)
+    res.record_lms_ids({HOSTILE: {"lms": "moodle", "user_id": "77", "name": "@SUM(1+1)"}})
+    res.record_lms_ids({"ann": {"lms": "moodle", "user_id": "78", "name": "Ann"}})
+    assert (tmp_path / "lms_ids.csv").read_text(encoding="utf-8").splitlines() == [
+        "student,lms,lms_user_id,lms_name",
+        f"'{HOSTILE},moodle,77,'@SUM(1+1)",
+        "ann,moodle,78,Ann",
+    ]

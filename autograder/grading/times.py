@@ -8,7 +8,7 @@ _LATE marker alone (no time) records 'late (time unknown)'. No evidence: on time
 from collections.abc import Mapping
 from pathlib import Path
 
-from autograder import lms, term
+from autograder import csvsafe, lms, term
 from autograder.grading.ingest import Submission
 
 
@@ -77,7 +77,6 @@ LMS_FILE_COLUMNS = ["student", "lms", "lms_user_id", "lms_file_id", "lms_name"]
 def record_lms_files(out: Path | str, students: Mapping[str, list[Submission]]) -> None:
     """Add OUT/term/lms_files.csv rows (student, lms, user id, the id of one submitted file, name) for `students`:
     what `release` needs to name feedback files as Canvas's re-upload expects (students of earlier runs kept)."""
-    import csv
     import io
 
     from autograder.files import atomic_write
@@ -86,7 +85,7 @@ def record_lms_files(out: Path | str, students: Mapping[str, list[Submission]]) 
     rows = {}
     if path.exists():
         with open(path, newline="", encoding="utf-8") as f:
-            rows = {r["student"]: [r[c] for c in LMS_FILE_COLUMNS] for r in csv.DictReader(f)}
+            rows = {r["student"]: [r[c] for c in LMS_FILE_COLUMNS] for r in csvsafe.DictReader(f)}
     for student, subs in students.items():
         lms = next((s.lms for s in subs if s.lms), {})
         if lms:
@@ -98,7 +97,7 @@ def record_lms_files(out: Path | str, students: Mapping[str, list[Submission]]) 
                 lms.get("name", ""),
             ]
     buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
+    writer = csvsafe.writer(buf, lineterminator="\n")
     writer.writerow(LMS_FILE_COLUMNS)
     writer.writerows(rows[s] for s in sorted(rows))
     atomic_write(path, buf.getvalue())

@@ -18,7 +18,6 @@ and which students the LMS will not match (no LMS id).
 """
 
 import contextlib
-import csv
 import datetime
 import functools
 import math
@@ -27,7 +26,7 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from autograder import term
+from autograder import csvsafe, term
 from autograder.contract import ASSIGNMENT, NOTEBOOKS, max_score, written_max_score
 from autograder.lms import REGISTRY
 from autograder.records import Results, Status, was_graded
@@ -68,7 +67,7 @@ def read_grades(out):
         raise FileNotFoundError(f"{path} not found: grade first (python -m autograder grade SUBMISSIONS --out OUT)")
     students = {}
     with open(path, newline="") as f:
-        for row in csv.DictReader(f):
+        for row in csvsafe.DictReader(f):
             row = dict(
                 row,
                 score=_number(row.get("score")),
@@ -156,7 +155,7 @@ def submitted_names(out):
 def _write_csv(dest, header, rows):
     """Write a CSV file: the header row, then rows (an iterable of lists)."""
     with open(dest, "w", newline="") as f:
-        w = csv.writer(f, lineterminator="\n")
+        w = csvsafe.writer(f, lineterminator="\n")
         w.writerow(header)
         w.writerows(rows)
 
@@ -235,7 +234,7 @@ def read_lms_ids(out):
     if not path.exists():
         return {}
     with open(path, newline="") as f:
-        return {r["student"]: r for r in csv.DictReader(f)}
+        return {r["student"]: r for r in csvsafe.DictReader(f)}
 
 
 def _final(grades):

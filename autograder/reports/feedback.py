@@ -24,7 +24,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograder import contract, lms, paths, term
+from autograder import contract, csvsafe, lms, paths, term
 from autograder.records import BLANK, NotebookResult, Results, Status, final_scores, is_settled
 from autograder.reports import nbhtml
 from autograder.reports.sanitize import ANCHOR, sanitize
@@ -527,8 +527,6 @@ def remarks(row, repairs):
 
 def index_html(out):
     """OUT/feedback/index.html (for TAs): every student's pages with scores, those with work still pending first."""
-    import csv
-
     results = Results(out)
     states = results.states()
     repairs = {(st.student, nb): s.repairs for st in states for nb, s in st.notebooks.items()}
@@ -540,7 +538,7 @@ def index_html(out):
     }
     shown = {st.student: st.submitted_as for st in states}  # as the student submitted
     with open(Path(out) / "grades.csv", newline="") as f:
-        rows = list(csv.DictReader(f))
+        rows = list(csvsafe.DictReader(f))
     names = {r["student"]: r.get("submitted_as") or shown.get(r["student"], r["student"]) for r in rows}
     shared = {n for n, k in collections.Counter(names.values()).items() if k > 1}  # two Moodle students "Anna Lee"
 

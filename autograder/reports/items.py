@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from autograder import contract
+from autograder import contract, csvsafe
 from autograder.reports.tables import attempted_checks, is_graded, reason
 
 CSV = "item_analysis.csv"
@@ -211,5 +211,5 @@ def write(out, by_cell, grades):
 
     table, _ = analysis(by_cell, grades)
     path = Path(out) / CSV
-    atomic_write(path, table.to_csv(index=False, float_format="%.4g"))
+    atomic_write(path, csvsafe.frame(table).to_csv(index=False, float_format="%.4g"))
     return path

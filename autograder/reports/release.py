@@ -38,7 +38,6 @@ first column. Canvas's rule (Assignment#infer_comment_context_from_filename): in
 the first two all-digit pieces are the user id and the id of one of that submission's files.
 """
 
-import csv
 import hashlib
 import io
 import re
@@ -47,7 +46,7 @@ import zipfile
 from datetime import datetime, timezone
 from pathlib import Path
 
-from autograder import term, tokens
+from autograder import csvsafe, term, tokens
 from autograder.contract import ASSIGNMENT, NOTEBOOKS, max_score, written_max_score
 from autograder.files import atomic_write
 from autograder.lms import LMS, REGISTRY
@@ -76,7 +75,7 @@ def _lms_ids(out: Path, lms: str) -> dict[str, dict]:
     for path in (out / ROSTER, out / LMS_FILES):  # what the LMS itself named wins over the roster
         if path.exists():
             with open(path, newline="", encoding="utf-8") as f:
-                ids.update({r["student"]: r for r in csv.DictReader(f) if r["lms"] == lms})
+                ids.update({r["student"]: r for r in csvsafe.DictReader(f) if r["lms"] == lms})
     return ids
 
 
@@ -87,7 +86,7 @@ def _roster_rows(path: Path) -> tuple[str, list[tuple[int, dict]]]:
         text = path.read_text(encoding="utf-8-sig")
     except (OSError, UnicodeDecodeError) as exc:
         raise ReleaseError(f"{path}: cannot read the roster: {exc}") from None
-    reader = csv.DictReader(io.StringIO(text))
+    reader = csvsafe.DictReader(io.StringIO(text))
     header = [h.strip() for h in reader.fieldnames or []]
     reader.fieldnames = header
     kind = (
@@ -166,7 +165,7 @@ def keep_roster(out: Path, roster: Path | str, lms: str) -> list[str]:
     rows = {}
     if (out / ROSTER).exists():
         with open(out / ROSTER, newline="", encoding="utf-8") as f:
-            rows = {(r["student"], r["lms"]): r for r in csv.DictReader(f)}
+            rows = {(r["student"], r["lms"]): r for r in csvsafe.DictReader(f)}
     rows.update({(s, lms): r for s, r in found.items()})
     _write(out / ROSTER, ROSTER_COLUMNS, [[r[c] for c in ROSTER_COLUMNS] for _, r in sorted(rows.items())])
     return notes
@@ -219,7 +218,7 @@ def released_before(out: Path, lms: str) -> dict[str, dict]:
     if not path.exists():
         return {}
     with open(path, newline="", encoding="utf-8") as f:
-        return {r["student"]: r for r in csv.DictReader(f) if r["lms"] == lms}
+        return {r["student"]: r for r in csvsafe.DictReader(f) if r["lms"] == lms}
 
 
 def given(grade: str, files: dict[str, bytes]) -> str:
@@ -366,7 +365,7 @@ def _append_history(path: Path, rows: list[list[str]]) -> None:
     """Add a release's rows to HISTORY.csv (the header first when the file is new)."""
     new = not path.exists()
     with open(path, "a", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f, lineterminator="\n")
+        writer = csvsafe.writer(f, lineterminator="\n")
         if new:
             writer.writerow(HISTORY_COLUMNS)
         writer.writerows(rows)
@@ -374,7 +373,7 @@ def _append_history(path: Path, rows: list[list[str]]) -> None:
 
 def _write(path: Path, columns: list[str], rows: list[list[str]]) -> Path:
     buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
+    writer = csvsafe.writer(buf, lineterminator="\n")
     writer.writerow(columns)
     writer.writerows(rows)
     atomic_write(path, buf.getvalue())

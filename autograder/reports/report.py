@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from autograder import envvars
+from autograder import csvsafe, envvars
 from autograder.contract import NOTEBOOKS
 from autograder.paths import ROOT, SOURCE
 from autograder.records import HAND_GRADED, WAITING, Results, Status, not_graded_yet
@@ -61,7 +61,7 @@ def read_table(out, name):
     missing = set(COLUMNS[name]) - set(df.columns)
     if missing:
         raise ValueError(f"{path} lacks columns {sorted(missing)}; expected {COLUMNS[name]}")
-    return df
+    return csvsafe.unframe(df)
 
 
 def read_repairs(out):

@@ -33,7 +33,6 @@ budget and "a bad cell never stops the report" both need; which names a cell bin
 symbol table (symtable), with lines that stop it parsing blanked one at a time.
 """
 
-import csv
 import dataclasses
 import functools
 import hashlib
@@ -51,7 +50,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder import contract, cores, paths
+from autograder import contract, cores, csvsafe, paths
 from autograder.files import atomic_write
 from autograder.records import not_graded_yet
 
@@ -737,7 +736,7 @@ def build(out: Path | str, scheduler_address: str | None = None) -> tuple[list[C
 def csv_text(reports: list[CellReport]) -> str:
     """similarity.csv: the spec's columns, then ours; cells in course order, pairs by similarity."""
     buf = io.StringIO()
-    w = csv.DictWriter(buf, fieldnames=COLUMNS + EXTRA_COLUMNS, lineterminator="\n")
+    w = csvsafe.DictWriter(buf, fieldnames=COLUMNS + EXTRA_COLUMNS, lineterminator="\n")
     w.writeheader()
     for r in reports:
         w.writerows(r.rows)

@@ -207,16 +207,16 @@ def several_accounts(found):
 
 def write(out):
     """Write OUT/time_on_task.csv from the records ingest kept; returns its path, or None when there are none."""
-    import csv
     import io
 
+    from autograder import csvsafe
     from autograder.files import atomic_write
 
     found, without = collect(out)
     if not found and not without:
         return None
     text = io.StringIO()
-    writer = csv.DictWriter(text, fieldnames=COLUMNS, lineterminator="\n")
+    writer = csvsafe.DictWriter(text, fieldnames=COLUMNS, lineterminator="\n")
     writer.writeheader()
     writer.writerows(found)
     path = Path(out) / CSV

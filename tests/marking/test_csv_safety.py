@@ -13,7 +13,10 @@ from autograder.content import build
 from autograder.marking import mark
 from autograder.records import CellResult, NotebookResult, Results, StudentResult
 from tests.fixtures import toy
-from tests.marking.test_mark import RIGHT, graded, hand, out, read_csv, run, shard, write_csv  # noqa: F401
+from tests.marking import test_mark
+from tests.marking.test_mark import RIGHT, hand, read_csv, run, shard, write_csv
+
+graded, out = test_mark.graded, test_mark.out  # test_mark's graded toy OUT, a fresh copy per test
 
 HOSTILE = "=cmd|' -C calc'!A0"  # a student folder a spreadsheet would run as a command (no '/' in a folder name)
 COMMENTS = {"Zoë Ñúñez": '=HYPERLINK("x")', "李明": "-not a number", "Anna Lee~moodle11": "@SUM(1)"}

@@ -461,3 +461,35 @@ def test_export_says_what_the_lms_imports_lack(tmp_path, capsys):
     export.export(write_course(tmp_path))
     printed = capsys.readouterr().out
     assert "Canvas would create a new assignment" in printed and "Moodle reads as out of" in printed
+
+
+HOSTILE = "=cmd|' -C calc'!A0"  # a student folder a spreadsheet would run as a command
+
+
+@pytest.mark.parametrize(
+    "name, column",
+    [
+        ("lms_grades.csv", "student_id"),
+        ("lms_grades.csv", "submitted_as"),
+        ("moodle_grades.csv", "Full name"),
+        ("canvas_grades.csv", "Student"),
+        ("nbgrader_grades.csv", "student_id"),
+    ],
+)
+def test_a_formula_like_student_is_quoted_once_in_the_exports(tmp_path, name, column):
+    """Read from a grades.csv and lms_ids.csv that quote a formula-like student as grade writes them, is the student
+    written '=cmd… in each export (quoted once, not twice, and not bare)?"""
+    from autograder import csvsafe
+
+    out = write_course(tmp_path)
+    rows = list(csv.reader(open(out / "grades.csv", encoding="utf-8")))
+    rows += [[HOSTILE, *row[1:]] for row in rows if row[0] == LI]
+    for path, data in (
+        (out / "grades.csv", rows),
+        (out / "lms_ids.csv", [["student", "lms", "lms_user_id", "lms_name"], [HOSTILE, "moodle", "9", HOSTILE]]),
+    ):
+        with open(path, "w", newline="", encoding="utf-8") as f:
+            csvsafe.writer(f).writerows(data)
+    export.export(out)
+    found = [r[column] for r in csv.DictReader(open(out / "export" / name, encoding="utf-8"))]
+    assert "'" + HOSTILE in found and HOSTILE not in found and "''" + HOSTILE not in found

@@ -507,3 +507,24 @@ def test_canvas_gradebook_export_as_roster_releases_grades(tmp_path):
     with open(out / "release" / "canvas_grades.csv", encoding="utf-8") as f:
         ids = sorted(r[1] for r in list(csv.reader(f))[2:])
     assert (sorted(got["released"]), ids) == (["Zoë Ñúñez", "李明"], ["201", "202"])
+
+
+HOSTILE = "=cmd|' -C calc'!A0"  # a student folder a spreadsheet would run as a command
+
+
+def test_a_formula_like_student_is_quoted_in_the_release_files_and_read_back(tmp_path):
+    """Is a student whose folder name starts like a formula written '=cmd… in the Moodle worksheet, MANIFEST.csv and
+    HISTORY.csv, and read back bare, so that a --partial release finds them unchanged?"""
+    out = write_out(
+        tmp_path / "out", "moodle", pending=False, students={HOSTILE: (HOSTILE, "107", "c", "207", "307", 0)}
+    )
+    release.release(out, "moodle", setting=MAXIMUM)
+    for name, column in (
+        ("moodle_worksheet.csv", "Full name"),
+        ("MANIFEST.csv", "student"),
+        ("HISTORY.csv", "student"),
+    ):
+        with open(out / "release" / name, encoding="utf-8") as f:
+            assert {r[column] for r in csv.DictReader(f)} == {"'" + HOSTILE}, name
+    assert set(release.released_before(out, "moodle")) == {HOSTILE}
+    assert release.release(out, "moodle", setting=MAXIMUM, partial=True)["unchanged"].keys() == {HOSTILE}
