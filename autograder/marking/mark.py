@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from autograder import contract, gradebook, paths, rubrics
-from autograder.marking import log
+from autograder.marking import log, pages
 from autograder.marking.log import LOG, Key, Mark, locked  # noqa: F401  (the log's names, as callers know them)
 from autograder.records import Results, not_graded_yet, was_graded
 from autograder.text import one_line
@@ -194,18 +194,21 @@ def sync(
     if not wanted:
         return lines, changed
     with contextlib.closing(_gradebook(out)) as con, con:
+        updates = []
         for student, nb, gid, grade, score, comment_id, comment in gradebook_rows(con, cell):
             want = wanted.get((student, nb, gid))
-            if want is None or (score, comment) == want:
-                continue
-            new_score, new_comment = want
+            if want is not None and (score, comment) != want:
+                updates.append(((student, nb, gid), grade, comment_id, *want))
+        # the pages these change are noted first: a kill before they are rendered leaves them to the next start
+        pages.note(out, {key[:2] for key, *_ in updates})
+        for key, grade, comment_id, new_score, new_comment in updates:
             con.execute(
                 "UPDATE grade SET manual_score = ?, needs_manual_grade = ? WHERE id = ?",
                 (new_score, new_score is None, grade),
             )
             if comment_id is not None:
                 con.execute("UPDATE comment SET manual_comment = ? WHERE id = ?", (new_comment, comment_id))
-            changed.add((student, nb, gid))
+            changed.add(key)
     append_log(out, cleared)  # after the gradebook: a crash in between clears them again on the next run
     if changed and csvs:
         Results(out).write_csvs()

@@ -60,27 +60,35 @@ def turn(out: Path) -> Iterator[None]:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-def refresh(out: Path, source: Path) -> int:
-    """Render again the pages noted in the journal, and grades.csv, then cross off those not noted again meanwhile.
-    Returns how many were rendered."""
-    from autograder.reports.feedback import rerender
+def taken(out: Path) -> dict[str, int]:
+    """The journal as it is now: what a render about to start will have done once it ends (cross_off)."""
+    return _read(out)
 
+
+def cross_off(out: Path, done: dict[str, int]) -> None:
+    """Cross off the pages of `done` (a journal taken before they were rendered) not noted again since."""
+    with locked(out):
+        journal = _read(out)
+        for key, stamp in done.items():
+            if journal.get(key) == stamp:
+                del journal[key]
+        if journal:
+            atomic_write(Path(out) / JOURNAL, json.dumps(journal, ensure_ascii=False, sort_keys=True))
+        else:
+            (Path(out) / JOURNAL).unlink(missing_ok=True)
+
+
+def refresh(out: Path, render) -> int:
+    """Render again the pages noted in the journal, and grades.csv, with `render(students, notebooks)` (None: all),
+    then cross them off. Returns how many pages were noted."""
     with turn(out):
-        taken = _read(out)
-        if not taken:
+        done = taken(out)
+        if not done:
             return 0
-        pages = [tuple(key.split("\t", 1)) for key in taken]
-        everything = ("", "") in pages
-        students = None if everything else {s for s, _ in pages}
-        notebooks = None if everything else {nb for _, nb in pages}
-        count = rerender(out, students=students, source=source, notebooks=notebooks)
-        with locked(out):
-            journal = _read(out)
-            for key, stamp in taken.items():
-                if journal.get(key) == stamp:
-                    del journal[key]
-            if journal:
-                atomic_write(Path(out) / JOURNAL, json.dumps(journal, ensure_ascii=False, sort_keys=True))
-            else:
-                (Path(out) / JOURNAL).unlink(missing_ok=True)
-    return count
+        pages = [tuple(key.split("\t", 1)) for key in done]
+        if ("", "") in pages:
+            render(None, None)
+        else:
+            render({s for s, _ in pages}, {nb for _, nb in pages})
+        cross_off(out, done)
+    return len(done)

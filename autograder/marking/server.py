@@ -374,6 +374,8 @@ class Marking:
                     "now shows that grade",
                     "now": {s: now[s] for s in stale},
                 }
+            if self.second is None:  # pages noted before the log holds the mark: a kill never leaves them stale
+                pages.note(self.out, {m.key[:2] for m in new})
             mark.append_log(self.out, new)
             if self.second is None:  # second marks never reach the gradebook
                 self._derive(found, cell, {m.key for m in new})
@@ -419,7 +421,7 @@ class Marking:
     def _derive(self, found, cell: tuple[str, str], touched: set[mark.Key]) -> None:
         """The gradebook from the log for one question; the pages of the answers `touched` are noted first
         (marking.pages), so a kill before they are rendered again leaves them to the next start."""
-        pages.note(self.out, {key[:2] for key in touched})
+        pages.note(self.out, {key[:2] for key in touched})  # again: an item edit notes here
         for attempt in range(BUSY_TRIES):
             try:
                 lines, changed = mark.sync(self.out, found, self.answers, csvs=False, cell=cell)
@@ -434,6 +436,11 @@ class Marking:
             self.pending |= {key[:2] for key in touched | changed}
             self.refreshing.notify_all()
 
+    def _render(self, students: set[str] | None, notebooks: set[str] | None) -> None:
+        from autograder.reports.feedback import rerender
+
+        rerender(self.out, students=students, source=self.rubric_path.parent, notebooks=notebooks)
+
     def _refresh(self) -> None:
         """Render the pages whose marks changed, and grades.csv, as marks come in (marking.pages.refresh)."""
         while True:
@@ -442,7 +449,7 @@ class Marking:
                     self.refreshing.wait()
                 self.pending, self.busy = set(), True
             try:
-                pages.refresh(self.out, self.rubric_path.parent)
+                pages.refresh(self.out, self._render)
             except Exception as exc:  # a page that fails to render must not stop the others; the journal keeps them
                 print(f"mark: pages not re-rendered ({one_line(exc, 200)}); `feedback OUT` renders them", flush=True)
             with self.refreshing:

@@ -25,6 +25,7 @@ from pathlib import Path
 import nbformat
 
 from autograder import contract, csvsafe, lms, paths, term
+from autograder.marking import pages
 from autograder.records import BLANK, NotebookResult, Results, Status, final_scores, is_settled
 from autograder.reports import nbhtml
 from autograder.reports.sanitize import ANCHOR, sanitize
@@ -601,6 +602,9 @@ def main(*, out: Path, course: Path | None = None, extensions: Path | None = Non
     except term.TermError as exc:
         print(f"feedback: {exc}", file=sys.stderr)
         return 2
-    n = rerender(out)
+    with pages.turn(out):  # every page: what a grading page left to render is done too
+        done = pages.taken(out)
+        n = rerender(out)
+        pages.cross_off(out, done)
     print(f"wrote {n} feedback pages under {out / 'feedback'}")
     return 0

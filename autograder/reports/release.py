@@ -50,6 +50,7 @@ from autograder import csvsafe, term, tokens
 from autograder.contract import ASSIGNMENT, NOTEBOOKS, max_score, written_max_score
 from autograder.files import atomic_write
 from autograder.lms import LMS, REGISTRY
+from autograder.marking import pages
 from autograder.records import Results
 from autograder.reports import export
 
@@ -356,9 +357,16 @@ def release(
 def stale_pages(out: Path, students: list[str]) -> int:
     """How many of the students' feedback pages are older than the hand grades or the term files (their scores and
     late notes may be out of date until `feedback OUT` renders them again)."""
-    sources = [out / "gradebook.db", *(out / term.TERM_DIR).glob("*")]
+    sources = [out / "gradebook.db", *(p for p in (out / term.TERM_DIR).glob("*") if p != out / ROSTER)]
     newest = max((p.stat().st_mtime for p in sources if p.exists()), default=0.0)
-    return sum(1 for s in students for p in _pages(out, s) if p.stat().st_mtime < newest)
+    noted = pages.pending(out)  # a grading page's refresh not done yet (marking.pages)
+    every = ("", "") in noted
+    return sum(
+        1
+        for s in students
+        for p in _pages(out, s)
+        if p.stat().st_mtime < newest or every or (s, p.stem) in noted
+    )
 
 
 def _append_history(path: Path, rows: list[list[str]]) -> None:

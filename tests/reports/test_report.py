@@ -11,8 +11,8 @@ import pytest
 from autograder.contract import GRADED, max_score
 from autograder.records import NotebookResult, StudentResult
 from autograder.reports import report, tables
-from tests.marking.test_mark import graded  # noqa: F401
 from tests.marking import test_mark
+from tests.marking.test_mark import graded  # noqa: F401
 
 
 def write_csv(path, rows):
