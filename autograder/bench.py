@@ -509,7 +509,8 @@ def _http(url, body=None, token=""):
     import urllib.request
 
     data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(url, data, {"Content-Type": "application/json", "X-A3-Token": token})
+    headers = {"Content-Type": "application/json"} | ({"Authorization": f"token {token}"} if token else {})
+    request = urllib.request.Request(url, data, headers)
     t0 = time.perf_counter()
     try:
         with urllib.request.urlopen(request, timeout=600) as reply:
@@ -519,14 +520,54 @@ def _http(url, body=None, token=""):
     return time.perf_counter() - t0, status, text
 
 
-def mark_bench(students, keep=None, question=("nmt", "written_study_analysis")):
+def logged_marks(out, lines, seed=0):
+    """Append `lines` marks to OUT's log, as a term of TAs leaves it: every answer to grade marked again and again
+    (items of its rubric, in turn), so the latest mark of each is one of them."""
+    from autograder import rubrics
+    from autograder.marking import log, mark
+
+    rng = random.Random(seed)
+    answers = [a for a in mark.collect(out).values() if not a.blank]
+    found = rubrics.load(paths.SOURCE / rubrics.FILENAME)
+    digests = {a.key: mark.digest(a.text) for a in answers}
+    records = []
+    for n in range(lines):
+        a = answers[n % len(answers)]
+        ids = found[(a.notebook, a.grade_id)].ids if (a.notebook, a.grade_id) in found else []
+        items = tuple(i for i in ids if rng.random() < 0.5)
+        m = log.Mark(*a.key, items, 0.0, "", f"ta{n % 3}", mark.now(), digests[a.key])
+        records.append(log.record(m))
+    with open(Path(out) / mark.LOG, "ab") as f:
+        f.write(b"".join(records))
+
+
+def _browser_load(url):
+    """Seconds headless Chromium takes to load and lay out a page (its time for an empty page taken off), or None
+    without Chromium."""
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if not chromium:
+        return None
+    times = []
+    with tempfile.TemporaryDirectory(prefix="a3-chromium-") as profile:
+        for target in ("about:blank", url):
+            t0 = time.perf_counter()
+            subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                            "--disable-background-networking", f"--user-data-dir={profile}", "--dump-dom", target],
+                           capture_output=True, timeout=300)  # fmt: skip
+            times.append(time.perf_counter() - t0)
+    return max(0.0, times[1] - times[0])
+
+
+def mark_bench(students, keep=None, question=("nmt", "written_study_analysis"), log_lines=0):
     """`bench --mark`: grading one written question for a synthetic class: grouping, the page, a group action, the
-    refresh of grades.csv and the pages after it, one answer, an item's text edited (seconds)."""
-    import threading
+    refresh of grades.csv and the pages after it, one answer, an item's text edited (seconds); with `log_lines`, a
+    log of that many marks first (a term's), and the index, a click and peak memory beside it."""
+    import resource
+    import statistics
 
     from autograder import rubrics
     from autograder.marking import groups as grouping
-    from autograder.marking import mark
+    from autograder.marking import mark, web
     from autograder.marking import server as mark_server
 
     work = keep or Path(tempfile.mkdtemp(prefix="a3-markbench-"))
@@ -571,15 +612,20 @@ def mark_bench(students, keep=None, question=("nmt", "written_study_analysis")):
             f"{timed['tfidf'][0]:.2f} s with tfidf; minilm groups: " + ", ".join(f"{v} {k}" for k, v in shape.items()),
             flush=True,
         )
+        if log_lines:
+            t0 = time.perf_counter()
+            logged_marks(out, log_lines)
+            print(f"a log of {log_lines:,} marks written in {time.perf_counter() - t0:.1f} s", flush=True)
         t0 = time.perf_counter()
         marking = mark_server.Marking(out, source, "bench", "minilm")  # nothing kept in OUT yet; the model loaded
-        server, url = mark_server.make_server(marking, token="bench")
-        threading.Thread(target=server.serve_forever, daemon=True).start()
-        base = url.split("/?")[0]
+        served = web.Served(marking, 0, token="bench")
+        base = served.base
 
         def post(path, body):
             """(ms, status) of a call of the page's script, then the seconds until grades.csv and pages follow."""
             seconds, status, _ = _http(f"{base}{path}", dict(body, notebook=cell[0], grade_id=cell[1]), "bench")
+            if status != 200:
+                raise RuntimeError(f"{path} answered {status}")
             t0 = time.perf_counter()
             settled = marking.settle(timeout=3600)
             if status != 200 or not settled:
@@ -587,12 +633,12 @@ def mark_bench(students, keep=None, question=("nmt", "written_study_analysis")):
             return seconds * 1000, time.perf_counter() - t0
 
         try:
-            page = f"{base}/q/{cell[0]}/{cell[1]}?token=bench"
-            first, status, body = _http(page)
+            page = f"{base}/q/{cell[0]}/{cell[1]}"
+            first, status, body = _http(page, token="bench")
             words = b"still being grouped by meaning" in body
             marking.grouped(cell)
             ready = time.perf_counter() - t0
-            (again, status2, body), (third, status3, _) = _http(page), _http(page)
+            (again, status2, body), (third, status3, _) = _http(page, token="bench"), _http(page, token="bench")
             if (status, status2, status3) != (200, 200, 200):
                 raise RuntimeError(f"the page answered {status}, {status2}, {status3}")
             print(
@@ -616,6 +662,28 @@ def mark_bench(students, keep=None, question=("nmt", "written_study_analysis")):
             one = mark_server.pseudonym(next(s for s in sorted(texts) if s not in group.students))
             ms, refresh = post("/api/mark", {"marks": [{"student": one, "items": [item.id], "version": versions[one]}]})
             print(f"one answer: {ms:.0f} ms; its pages followed {refresh:.2f} s later", flush=True)
+            clicks = []
+            for _ in range(7):  # a TA's clicks on one answer, each after the last was answered
+                version = marking.state(cell)["answers"][one]["version"]
+                seconds, status, _ = _http(f"{base}/api/mark", {"notebook": cell[0], "grade_id": cell[1], "marks": [
+                    {"student": one, "items": [] if len(clicks) % 2 else [item.id], "version": version}]}, "bench")  # fmt: skip
+                if status != 200:
+                    raise RuntimeError(f"a click answered {status}")
+                clicks.append(seconds * 1000)
+            marking.settle(timeout=3600)
+            index = [_http(f"{base}/", token="bench") for _ in range(3)]
+            if any(status != 200 for _, status, _ in index):
+                raise RuntimeError("the index did not answer 200")
+            load = _browser_load(f"{base}/q/{cell[0]}/{cell[1]}?token=bench")
+            lines = sum(1 for _ in open(out / mark.LOG, "rb")) if (out / mark.LOG).exists() else 0
+            print(
+                f"with {lines:,} log lines: a click (target <= 100 ms) {statistics.median(clicks):.0f} ms median of "
+                f"{len(clicks)} ({min(clicks):.0f}-{max(clicks):.0f}); the index (target <= 1 s) "
+                f"{statistics.median(t for t, _, _ in index):.2f} s median of 3; the question page (target <= 3 MB) "
+                f"{len(body) / 1e6:.2f} MB"
+                + ("" if load is None else f", loaded by Chromium (target <= 2 s) in {load:.2f} s"),
+                flush=True,
+            )
             ms, refresh = post("/api/item", {"item": item.id, "points": item.points, "text": item.text + " (reworded)"})
             print(
                 f"item text edited, the {len(shown) + 1} answers that have it re-derived: {ms:.0f} ms; their pages "
@@ -626,9 +694,10 @@ def mark_bench(students, keep=None, question=("nmt", "written_study_analysis")):
             print(f"bench --mark: {exc}", file=sys.stderr)
             return 1
         finally:
-            server.shutdown()
-            server.server_close()
+            served.stop()
             marking.close()
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        print(f"peak memory of the bench process (the page's server inside it): {peak:.0f} MiB", flush=True)
         t0 = time.perf_counter()
         restarted = mark_server.Marking(out, source, "bench", "minilm")  # with the rows its first run kept in OUT
         restarted.grouped(cell)
@@ -1133,6 +1202,7 @@ def main(
     similarity: bool = False,
     term: bool = False,
     mark: bool = False,
+    log_lines: int = 0,
     pipeline: bool = False,
 ) -> int:
     """`bench`: grade `students` synthetic students with each worker count and print the tables (or, with
@@ -1153,7 +1223,7 @@ def main(
     if term:
         return term_bench(students)
     if mark:
-        return mark_bench(students, keep)
+        return mark_bench(students, keep, log_lines=log_lines)
     workers = list(workers)
     work = keep or Path(tempfile.mkdtemp(prefix="a3-bench-"))
     try:

@@ -137,6 +137,7 @@ def _options(name, parser):
         add("--term", action="store_true", help="time late penalties and release instead (try --students 500)")
         add("--mark", action="store_true", help="time grading written answers by question instead (try --students 500)")
         add("--pipeline", action="store_true", help="time the pipeline's own work, kernels replayed (--students 500)")
+        add("--log-lines", type=int, default=0, help="with --mark: a log of this many marks first (a term's: 200000)")
     elif name == "fetch-models":
         add("--cache", default=None, help="hub cache folder (default: $A3_MODEL_CACHE, else the Hugging Face default)")
         add("--check", action="store_true", help="only report what is cached; exit 1 if incomplete")
