@@ -240,6 +240,27 @@ def test_best_rate_never_exceeds_one_over_a_and_is_far_from_it_on_the_plot(lr_pl
     assert stated == [round(far, 2)] and far < 0.5
 
 
+@pytest.mark.parametrize("quick", [False, True], ids=["full", "quick"])
+def test_point_c_of_the_steps_plot_is_the_knee_the_answer_names(quick):
+    """On the notebook's own steps-to-target curve (its curvatures, noise, target and learning-rate grid, full
+    and quick), is the marked C the batch size nearest where perfect scaling from A meets the floor, A on the
+    perfect-scaling part and B on the floor, as T5's model answer and the most_efficient_batch reference say?"""
+    namespace, _ = run_cell(
+        "theory", "steps_plot", GRADING=True, QUICK=quick, needs=lambda name, probe: probe(), tqdm=lambda x, **_: x
+    )
+    lrs, points = namespace["STEP_LRS"], namespace["POINTS"]
+    sizes = [2**k for k in range(1, 14)]
+    curve = {
+        b: ref.steps_to_target(b, lrs, namespace["H"], namespace["NOISE"], namespace["W0"], namespace["TARGET"], 4096)
+        for b in sizes
+    }
+    knee = curve[2] * 2 / min(curve.values())
+    assert points["C"] == min(sizes, key=lambda b: abs(math.log(b / knee))), (knee, points)
+    assert curve[4] / curve[2] < 0.55 and curve[points["B"]] / curve[points["B"] // 2] > 0.95
+    assert ref.most_efficient_batch == "C" and ref.BATCH_POINTS["C"] == "the knee"
+    assert answer("theory", "written_most_efficient_batch").startswith("C, where perfect scaling meets the floor")
+
+
 # ---------------------------------------------------------------- numbers quoted from docs/RESULTS.md
 
 # (notebook, grade id, what the model answer or its items say, what docs/RESULTS.md records)

@@ -45,12 +45,13 @@ def test_every_quoted_language_model_answer_has_a_cell_that_tests_it():
 
 def test_every_claim_of_the_sibling_write_up_has_a_cell_that_tests_it():
     """Are the write-up's three wrong steps (W^(n−1) = UΣ^(n−1)Vᵀ, its convolution, its max pooling) each tested
-    by a provided cell, the layers through the student's relative_attention behind needs(...)?"""
+    by a provided cell: its convolution by the softmax of its two biases, with no weights of the conv1d_layer
+    answer; its max pooling as a layer through the student's relative_attention behind needs(...)?"""
     cells = cells_by_grade_id(load("theory"))
     assert "np.linalg.svd" in cells["svd_power_claim"].source and "matrix_power" in cells["svd_power_claim"].source
     conv = cells["writeup_conv_claim"].source
-    assert "{-1: np.log(2), 0: -np.inf, 1: -np.log(2)}" in conv and '"W_V": 3.0' in conv
-    assert 'needs("relative_attention"' in conv
+    assert "{-1: np.log(2), 0: -np.inf, 1: -np.log(2)}" in conv and "np.exp(scores).sum()" in conv
+    assert '"W_' not in conv.split("def rel_attn_layer")[0], "the write-up's cell must not hold the answer's weights"
     pool = cells["writeup_maxpool_claim"].source
     assert '"W_Q": 1.0, "W_K": 1.0, "W_V": 1.0' in pool and 'needs("relative_attention"' in pool
 
@@ -86,7 +87,7 @@ def test_executes_in_quick_mode():
         f"attention maps, LayerNorm norms), saw {pictures}"
     )
     assert "the claim ‖γ‖√d = " in text, "expected the LayerNorm claim tested in the output"
-    assert "the write-up's layer: largest error" in text and "U[0, 1]^12: 1.31" in text
+    assert "logistic sigmoid σ(ln 2) =" not in text, "the sigmoid's value gives the ⅔–⅓ split away"
     assert "0.6·x_(i−1)" not in text, "the flipped layer's coefficients give the offset sign away"
     assert "softmax(ln 2, −ln 2) = [0.8 0.2]" in text
     assert "k = 1: largest error against max pooling 0.24" in text

@@ -319,22 +319,32 @@ WRONG = [
     Wrong(
         DP,
         "no_biases",
-        "also has a bias",
+        "counts too few parameters",
         [("per_layer = 3 * (H * H + H) + (H * H + H)", "per_layer = 4 * H * H"), ("out = H * V + V", "out = H * V")],
     ),
     # Mistake: the embedding and the output layer taken as one tied matrix.
-    Wrong(DP, "tied", "should be 10,333", [("return embedding + L * per_layer + out", "return L * per_layer + out")]),
+    Wrong(
+        DP,
+        "tied",
+        "counts too few parameters",
+        [("return embedding + L * per_layer + out", "return L * per_layer + out")],
+    ),
     # Mistake: one layer whatever num_layers is.
     Wrong(
         DP,
         "one_layer",
-        "should be 10,333",
+        "counts too few parameters",
         [("return embedding + L * per_layer + out", "return embedding + per_layer + out")],
     ),
     # Mistake: the positional encodings counted (a buffer, not parameters).
-    Wrong(DP, "counts_positions", "should be", [("out = H * V + V", "out = H * V + V + 1000 * H")]),
+    Wrong(DP, "counts_positions", "counts too many parameters", [("out = H * V + V", "out = H * V + V + 1000 * H")]),
     # Mistake: the MLP forgotten.
-    Wrong(DP, "no_mlp", "should be", [("per_layer = 3 * (H * H + H) + (H * H + H)", "per_layer = 3 * (H * H + H)")]),
+    Wrong(
+        DP,
+        "no_mlp",
+        "counts too few parameters",
+        [("per_layer = 3 * (H * H + H) + (H * H + H)", "per_layer = 3 * (H * H + H)")],
+    ),
     # Mistake: the count returned as formatted text.
     Wrong(
         DP,

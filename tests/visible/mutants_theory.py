@@ -242,14 +242,14 @@ WRONG += [
     *[
         _wrong("layernorm_norm", label, expect)
         for label, expect in [
-            ("unit norm", "but LN of three random x"),
-            ("squared norm", "but LN of three random x"),
-            ("sample std", "but LN of three random x"),
-            ("measured with torch.std", "but LN of three random x"),
-            ("one over root d", "but LN of three random x"),
-            ("d squared", "but LN of three random x"),
-            ("zero", "but LN of three random x"),
-            ("root two always", "but LN of three random x"),
+            ("unit norm", "it is not the norm of LN(x)"),
+            ("squared norm", "it is not the norm of LN(x)"),
+            ("sample std", "it is not the norm of LN(x)"),
+            ("measured with torch.std", "it is not the norm of LN(x)"),
+            ("one over root d", "is too small: it is not the norm of LN(x)"),
+            ("d squared", "is too large: it is not the norm of LN(x)"),
+            ("zero", "it is not the norm of LN(x)"),
+            ("root two always", "it is not the norm of LN(x)"),
             ("the vector", "one number"),
         ]
     ],

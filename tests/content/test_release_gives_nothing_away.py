@@ -1,0 +1,112 @@
+"""The released notebooks teach the method and leave the result to the student: no visible test prints the value
+or the formula it checks, no provided cell holds a graded value, no text states a written answer's point.
+
+Each test names the giveaway it guards against (issue 57): they read release/a3, what students get.
+"""
+
+import re
+
+import nbformat
+import numpy as np
+import pytest
+
+from autograder import contract, paths
+
+
+def release_cells(notebook):
+    """The cells of release/a3/<notebook>.ipynb."""
+    return nbformat.read(paths.RELEASE / f"{notebook}.ipynb", as_version=4).cells
+
+
+def release_cell(notebook, grade_id):
+    """The source of the released cell whose nbgrader grade_id is `grade_id`."""
+    for cell in release_cells(notebook):
+        if contract.nbgrader_meta(cell).get("grade_id") == grade_id:
+            return cell.source
+    raise AssertionError(f"release/a3/{notebook}.ipynb has no cell {grade_id!r}")
+
+
+def release_text(notebook):
+    """Every markdown cell of the released notebook, whitespace folded."""
+    return " ".join(" ".join(c.source for c in release_cells(notebook) if c.cell_type == "markdown").split())
+
+
+def visible_failure(notebook, grade_id, **names):
+    """The one-line AssertionError the visible asserts of a released test cell raise with `names` defined."""
+    source = release_cell(notebook, grade_id)
+    namespace = {"np": np, "attempt": lambda fn, *args, what: fn(*args), **names}
+    with pytest.raises(AssertionError) as failure:
+        exec(compile(source, f"{notebook}:{grade_id}", "exec"), namespace)
+    return str(failure.value)
+
+
+@pytest.mark.parametrize(
+    "wrong",
+    [
+        lambda V, H, L: 2 * V * H + 4 * L * H * H,  # no biases
+        lambda V, H, L: 0,
+        lambda V, H, L: 10**9,
+    ],
+    ids=["no-biases", "zero", "huge"],
+)
+def test_decoder_params_visible_failure_shows_neither_the_count_nor_the_formula(wrong):
+    """Does a wrong decoder_params fail its visible test with a message that says too few or too many, without
+    the expected count, and does the released test cell compute no formula of its own?"""
+    message = visible_failure("nmt", "test_decoder_params", decoder_params=wrong)
+    assert "counts too" in message
+    assert not re.search(r"10,?333|374|3,?741", message), message
+    source = release_cell("nmt", "test_decoder_params")
+    assert "_H * _H" not in source and "_V * _H" not in source
+
+
+@pytest.mark.parametrize("wrong", [lambda d: 1.0, lambda d: d, lambda d: np.sqrt(d - 1)], ids=["one", "d", "root-d-1"])
+def test_layernorm_norm_visible_failure_does_not_show_the_norm(wrong):
+    """Does a wrong layernorm_norm fail its visible test without being shown √d?"""
+    message = visible_failure("theory", "test_layernorm_norm", layernorm_norm=wrong)
+    assert "is not the norm of LN(x)" in message and "layernorm_norm(2)" in message
+    assert "1.414" not in message, message  # √2: each wrong answer above fails at d = 2 first
+
+
+def test_the_write_ups_conv_layer_holds_no_weights_of_the_answer():
+    """Does the provided cell that tests the write-up's convolution hold no W_Q, W_K or W_V (the conv1d_layer
+    answer's weights) and print no ⅔–⅓ weights (σ(ln 2))?"""
+    source = release_cell("theory", "writeup_conv_claim")
+    assert not re.search(r"W_[QKV]\"\s*:", source)
+    assert "1 + np.exp(" not in source and "sigmoid" not in source.lower()
+    assert "⅔" not in release_text("theory") and "tfrac23" not in release_text("theory")
+
+
+def test_theory_text_does_not_name_the_knee_or_the_divergence_limit():
+    """Does theory's text not say where C sits ("where perfect scaling meets the floor", the
+    most_efficient_batch answer), nor state that SGD diverges past η = 2/a (question T4's answer), and does
+    the steps plot compute no knee?"""
+    text = release_text("theory")
+    assert "meets the dotted floor" not in text and "where perfect scaling meets" not in text
+    assert "2/a$ SGD diverges" not in text and "diverges whatever" not in text
+    assert "knee" not in release_cell("theory", "steps_plot")
+
+
+def test_layernorm_plot_title_states_no_answer():
+    """Does the LayerNorm histogram's title not state question T8's point ("the norm depends on x")?"""
+    assert "depends on x" not in release_cell("theory", "layernorm_affine_claim")
+
+
+def test_nmt_text_gives_no_written_answer():
+    """Does nmt's text not say that attention is order-blind (half of N1(a)), where the decoder jumps back in
+    the heat map (N2(b)), or that the IsoFLOP losses form a valley and why (N5(a))?"""
+    text = release_text("nmt")
+    assert "as a *set*" not in text and "permuting the keys" not in text
+    assert "jumps back" not in text
+    assert "valley" not in text and "lack capacity" not in text
+
+
+def test_bert_question_b1_does_not_give_what_remains():
+    """Does question B1 not tell the student that the frozen encoder still processes every sentence (its
+    `remains` item)?"""
+    assert "still processes every sentence" not in release_text("bert")
+
+
+def test_clip_todo_does_not_give_the_caption_questions_example():
+    """Does the scavenger hunt's TODO not name what the target shares with another image (the woman in front
+    of an American flag, question C1's `did-not` example)?"""
+    assert "American flag" not in release_text("clip")
