@@ -25,7 +25,7 @@ function show(state) {
     el.querySelector(".score").textContent = (a.score === null ? "to grade" : a.score) + " / " + cell.points;
     el.querySelectorAll("input.item").forEach(box => { box.checked = a.items.includes(box.value); });
     const adj = el.querySelector("input.adj"), comment = el.querySelector("input.comment");
-    if (document.activeElement !== adj) adj.value = a.adjustment;
+    if (document.activeElement !== adj) adj.value = a.adjustment ? a.adjustment : "";
     if (document.activeElement !== comment) comment.value = a.comment;
   }
 }
@@ -34,11 +34,15 @@ function show(state) {
 let queue = Promise.resolve();
 function enqueue(work) { queue = queue.then(work).catch(e => { message.textContent = `not saved: ${e}`; }); return queue; }
 function change(el, items) {
-  const adj = el.querySelector("input.adj").value.trim();
+  const adj = el.querySelector("input.adj").value.trim().replace(",", ".");
   return {student: el.dataset.student, version: known[el.dataset.student].version, items: items,
           adjustment: adj === "" ? 0 : Number(adj), comment: el.querySelector("input.comment").value};
 }
 async function save(changes) {
+  if (changes.some(c => !Number.isFinite(c.adjustment))) {
+    message.textContent = "not saved: the adjustment should be a number of points, such as -0.25";
+    return;
+  }
   const [status, body] = await post("/api/mark", {notebook: cell.notebook, grade_id: cell.grade_id, marks: changes});
   if (status === 200) { message.textContent = ""; show(body); return; }
   message.textContent = body.error;
