@@ -265,6 +265,19 @@ def export_csv(answers: Mapping[Key, Answer], marks: Mapping[Key, Mark], only: s
     return buf.getvalue()
 
 
+def _rows(reader, name: str, errors: list[str]):
+    """The rows of a CSV reader until one cannot be read (a cell past the csv module's 131,072 characters, a quote
+    left open): that one is an error line, and reading stops."""
+    while True:
+        try:
+            yield next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            errors.append(f"{name}:{reader.line_num + 1}: cannot be read as CSV ({one_line(exc.args[0], 120)})")
+            return
+
+
 def parse_import(
     text: str,
     name: str,
@@ -277,12 +290,16 @@ def parse_import(
 
     rows, errors, seen = {}, [], {}
     reader = csvsafe.DictReader(io.StringIO(text))  # the quote --export put before a formula-like cell taken off
-    missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
+    try:
+        fields = reader.fieldnames or []
+    except csv.Error as exc:
+        return {}, [f"{name}:1: cannot be read as CSV ({one_line(exc.args[0], 120)})"]
+    missing = [c for c in COLUMNS if c not in fields]
     if missing:
         return {}, [f"{name}: missing column(s) {', '.join(missing)} (expected {','.join(COLUMNS)})"]
     cells = {(a.notebook, a.grade_id) for a in answers.values()}
     students = {a.student for a in answers.values()}
-    for row in reader:
+    for row in _rows(reader, name, errors):
         where = f"{name}:{reader.line_num}"
         cells_of_row = [(c or "a cell", v) for c, x in row.items() for v in (x if isinstance(x, list) else [x])]
         failed = [(c, v.strip()) for c, v in cells_of_row if csvsafe.spreadsheet_error(v)]

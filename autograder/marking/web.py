@@ -105,8 +105,9 @@ class Guarded(tornado.web.RequestHandler):
     def write_error(self, status_code: int, **kwargs) -> None:
         self.clear_header("Set-Cookie")
         reason = self._reason
-        if status_code >= 500 and "exc_info" in kwargs:
-            reason = one_line(kwargs["exc_info"][1], 300)
+        error = kwargs.get("exc_info", (None, None))[1]
+        if status_code >= 500 and error is not None and not isinstance(error, tornado.web.HTTPError):
+            reason = f"the page failed: {one_line(error, 300)}"
         if self.request.path.startswith("/api/"):
             self.set_header("Content-Type", "application/json; charset=utf-8")
             self.finish(json.dumps({"error": reason}))
