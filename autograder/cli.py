@@ -18,6 +18,11 @@ COMMANDS = {
         "grade SUBMISSIONS --out OUT [--workers N] [--scheduler ADDRESS] [--force] [--course FILE] "
         "[--extensions FILE] [--submitted FILE] [--worksheet FILE]",
     ),
+    "check": (
+        "autograder.grading.check",
+        "check FILE.ipynb [FILE ...] [--max-mb N]: before submitting, what a grader would meet in each notebook "
+        "(offline; exit 1 with one line per problem, 0 when ready)",
+    ),
     "feedback": ("autograder.reports.feedback", "re-render feedback HTML (and grades.csv) with the hand grades of OUT"),
     "formgrader": ("autograder.reports.formgrader", "open nbgrader's formgrader on OUT to grade the written answers"),
     "mark": (
@@ -65,6 +70,12 @@ def _options(name, parser):
         _term_options(add)
         add("--submitted", type=Path, help="CSV student,submitted_at (ISO 8601 with offset): submission times")
         add("--worksheet", type=Path, help="Moodle grading worksheet: submission times (needs assignment.timezone)")
+    elif name == "check":
+        add("files", type=Path, nargs="+", metavar="FILE", help="a notebook to check (.ipynb)")
+        add(
+            "--max-mb", type=float, default=2.0, help="the largest file the LMS takes, MB (default 2: a default Moodle)"
+        )
+        add("--release", type=Path, default=paths.RELEASE, help=argparse.SUPPRESS)
     elif name == "feedback":
         add("out", type=Path, help="the OUT folder of a grading run")
         _term_options(add)

@@ -6,7 +6,8 @@ OUT/
                         for a good one), then written_score,written_max_score (hand
                         grades entered so far, out of the written answers' points) and ungraded (the cells a
                         person still has to grade: the total is provisional while it is not empty),
-                        submitted_as, then submitted_at,due,late_units,late_penalty (the student's lateness and
+                        flags (for the TA, "; "-separated: answers found in cells the student added,
+                        grading/answers.py), submitted_as, then submitted_at,due,late_units,late_penalty (the student's lateness and
                         the points it costs on the row's final raw score: autograder/term.py, OUT/term/)
   grades_by_cell.csv    student,notebook,grade_id,score,max_score,message (autograded cells and written
                         answers; empty score = waiting for a person)
@@ -46,6 +47,7 @@ GRADES_COLUMNS = [
     "written_score",
     "written_max_score",
     "ungraded",
+    "flags",
     "submitted_as",
     *term.LATE_COLUMNS,  # lateness of the student (term.Term.columns), on the row's final raw score
 ]
@@ -143,6 +145,7 @@ class NotebookResult:
     manual: dict[str, float] = field(default_factory=dict)
     sandboxed: bool | None = None
     blank: list[str] = field(default_factory=list)  # written answers left blank (they score 0 by themselves)
+    flags: list[str] = field(default_factory=list)  # for the TA: "<grade id> (<label>): <what>" (grading.answers)
 
     @classmethod
     def failed(
@@ -191,6 +194,8 @@ class NotebookResult:
         }
         if self.sandboxed is not None:
             d["sandboxed"] = self.sandboxed
+        if self.flags:  # left out when none, so a state without flags reads as it always did
+            d["flags"] = list(self.flags)
         return d
 
     @classmethod
@@ -209,6 +214,7 @@ class NotebookResult:
             manual=dict(d.get("manual") or {}),
             sandboxed=d.get("sandboxed"),
             blank=list(d.get("blank", [])),
+            flags=list(d.get("flags", [])),
         )
 
 
@@ -548,6 +554,7 @@ class Results:
                         _num(sum(entered)) if entered else "",
                         _num(sum(s.manual.values())) if s.manual else "",
                         " ".join(ungraded),
+                        "; ".join(s.flags),
                         submitted_as,
                         *late.columns(student, s.score + sum(entered)),
                     ]

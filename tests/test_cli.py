@@ -14,6 +14,7 @@ def test_every_command_parses_into_its_engine_signature():
     main takes each LMS's setting as a keyword of **settings, one per record of lms.REGISTRY)?"""
     required = {
         "grade": ["SUBS", "--out", "OUT"],
+        "check": ["nmt.ipynb"],
         "feedback": ["OUT"],
         "formgrader": ["OUT"],
         "mark": ["OUT"],

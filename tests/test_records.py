@@ -77,11 +77,12 @@ def test_recording_twice_keeps_one_row_per_notebook(tmp_path):
 
 
 def test_csv_columns_follow_the_spec(tmp_path):
-    """Do grades.csv and grades_by_cell.csv start with the spec's columns, the hand-grading columns after them, then
-    the student's name as submitted (and, in grades.csv only, the lateness columns of issue 24)?"""
+    """Do grades.csv and grades_by_cell.csv start with the spec's columns, the hand-grading columns after them (in
+    grades.csv the TA's flags too), then the student's name as submitted (and, in grades.csv only, the lateness
+    columns of issue 24)?"""
     recorded(tmp_path, result("ann"))
     assert (tmp_path / "grades.csv").read_text().splitlines()[0] == (
-        "student,notebook,score,max_score,status,written_score,written_max_score,ungraded,submitted_as,"
+        "student,notebook,score,max_score,status,written_score,written_max_score,ungraded,flags,submitted_as,"
         "submitted_at,due,late_units,late_penalty"
     )
     assert (tmp_path / "grades_by_cell.csv").read_text().splitlines()[

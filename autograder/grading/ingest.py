@@ -2,10 +2,11 @@
 
 Real submissions come back from Colab and LMS downloads damaged. `ingest()` chains three steps:
 `discover` finds each student's files under Colab/LMS names and gives the student an id, `read` unpacks zips and
-parses each file as a notebook, `repair` repairs it against the release notebook. In between, this module picks
-one file per notebook when a student has several (most complete, then newest). Every repair is one line; every
-student x notebook gets a Submission, with status OK, MISSING or a one-line reason (records.Status), so nothing is
-lost.
+parses each file as a notebook, `repair` repairs it against the release notebook (then `answers` takes a written
+answer typed into cells added below its untouched stub into the answer cell, and flags it for the TA). In between,
+this module picks one file per notebook when a student has several (most complete, then newest). Every repair is
+one line; every student x notebook gets a Submission, with status OK, MISSING or a one-line reason
+(records.Status), so nothing is lost. `read_submitted` and `prepare` are the steps `check` runs on one file.
 """
 
 import functools
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from autograder import contract, cores, files, paths
-from autograder.grading import discover, read, repair
+from autograder.grading import answers, discover, read, repair
 from autograder.records import Status
 from autograder.reports import timeontask
 from autograder.text import one_line
@@ -35,6 +36,7 @@ class Submission:
     submitted_as: str = ""  # the folder or LMS name exactly as submitted
     digest: str = ""  # hash of the student's submitted files (names and bytes): same bytes, same digest
     timestamp: Path | None = None  # nbgrader's timestamp.txt in the student's folder (evidence of when they submitted)
+    flags: list[str] = field(default_factory=list)  # for the TA: answers found in added cells (answers.AddedAnswer)
 
     @classmethod
     def missing(cls, student: str, notebook: str, status: str = Status.MISSING, **more) -> "Submission":
@@ -69,6 +71,30 @@ def _read_candidate(candidate, releases, damaged):
     if candidate.name_says and name != candidate.name_says:
         repairs.append(f"{candidate.shown!r} holds the {name} notebook: graded as {name}")
     return name, nb, None, repairs
+
+
+def read_submitted(path: Path, releases: dict[str, dict]) -> tuple[str | None, dict | None, str | None, list[str]]:
+    """One file read and identified as ingest reads a student's file: (notebook name or None, nb or None, problem or
+    None, repairs). The name is the release notebook the content matches; a file named after another notebook gets
+    a repair line saying so; one matching no release (and named after a notebook that has one) gets a problem."""
+    candidate = discover.Candidate(path, path.name, 0.0, discover.notebook_from_name(path.name))
+    return _read_candidate(candidate, releases, {"download": {}, "own": {}})
+
+
+def prepare(nb: dict, rel: dict | None, repairs: list[str]) -> tuple[str | None, list[answers.AddedAnswer]]:
+    """Make a read notebook gradable: repaired against its release (repair.repair), then each written answer found
+    in cells added below its untouched stub taken into the answer cell (answers.take_added_answers).
+
+    Inputs:
+    - nb: the notebook (changed in place); rel: its release notebook, or None (no release: only repaired).
+    - repairs: receives one line per repair.
+    Returns:
+    - (None, or why it is not a valid notebook; the answers found in added cells, each a flag for the TA).
+    """
+    problem = repair.repair(nb, rel, repairs)
+    if problem or rel is None:
+        return problem, []
+    return None, answers.take_added_answers(nb, rel, repairs)
 
 
 def _redownload(candidate, download):
@@ -193,7 +219,7 @@ def ingest_student(
             continue
         runs = timeontask.record(nb)  # repair strips Colab's executionInfo: time on task reads it first
         try:
-            problem = repair.repair(nb, rel, repairs)
+            problem, found = prepare(nb, rel, repairs)
         except Exception as exc:  # damage no repair step knows: this notebook is recorded, the batch goes on
             problem = f"could not be repaired: {type(exc).__name__}: {one_line(str(exc), 150)}"
         if problem:
@@ -205,6 +231,7 @@ def ingest_student(
         if runs["executions"]:  # collect counts a staged notebook without a record as one without runs
             timeontask.save(runs, dest.with_name(name + timeontask.RECORD))
         out.append(submission(name, dest, Status.OK, repairs))
+        out[-1].flags = [f.flag for f in found]
     return out
 
 

@@ -485,6 +485,8 @@ def _record_notebook(result, task, notebook, sub, layout, graded):
     """Put one notebook's summary and log lines into `result`; returns the graded notebook for its page (or None)."""
     for line in sub.repairs:
         result.log.append(f"REPAIR {task.student}/{notebook}: {line}")
+    for line in sub.flags:  # for the TA: an answer found in an added cell (grading.answers)
+        result.log.append(f"FLAG {task.student}/{notebook}: {line}")
     if notebook in graded:
         summary, nb = graded[notebook]
     else:
@@ -493,6 +495,7 @@ def _record_notebook(result, task, notebook, sub, layout, graded):
             result.log.append(f"NOT GRADED {task.student}/{notebook}: {status}")
         summary, nb = NotebookResult.failed(notebook, layout[notebook]["tests"], status), None
     summary.repairs = list(sub.repairs)
+    summary.flags = list(sub.flags)
     summary.manual = dict(layout[notebook]["manual"])
     result.notebooks[notebook] = summary
     return nb

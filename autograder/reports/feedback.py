@@ -516,6 +516,11 @@ def pending(row, reasons):
     return why
 
 
+def flagged(row):
+    """The TA's flags of a grades.csv row (answers found in cells the student added: grading/answers.py)."""
+    return [f for f in (row.get("flags") or "").split("; ") if f]
+
+
 def remarks(row, repairs):
     """What is worth knowing about a settled grades.csv row, with nothing left to do: no points, repairs."""
     why = []
@@ -560,8 +565,11 @@ def index_html(out):
 
     head = "<tr><th>student</th><th>notebook</th><th>autograded</th><th>written</th><th>status</th><th>why</th></tr>"
     todo = [(r, pending(r, manual.get((r["student"], r["notebook"]), {}))) for r in rows]
-    needs = [line(r, why) for r, why in todo if why]
-    every = [line(r, why + remarks(r, repairs.get((r["student"], r["notebook"]), []))) for r, why in todo]
+    needs = [line(r, why + flagged(r)) for r, why in todo if why]
+    every = [line(r, why + flagged(r) + remarks(r, repairs.get((r["student"], r["notebook"]), []))) for r, why in todo]
+    # answers the student typed into cells they added below the answer cell: a TA looks at each (written ones are
+    # to grade anyway; graded code keeps its test's score, which the TA may want to revisit)
+    added = [line(r, flagged(r)) for r, _ in todo if flagged(r)]
     similar = (  # the similarity report is for TAs: linked from this index only, never from a student's page
         "<p>Cells that look alike between students: <a href='../similarity.html'>similarity report</a>.</p>"
         if (Path(out) / "similarity.html").exists()
@@ -577,7 +585,19 @@ def index_html(out):
         f"notebooks without autograded points).</p>"
         f"{similar}"
         f"<h2 id='attention'>Needs attention ({len(needs)})</h2><table>{head}{''.join(needs)}</table>"
+        f"{_added_section(head, added)}"
         f"<h2 id='all'>All submissions</h2><table>{head}{''.join(every)}</table></main></body></html>"
+    )
+
+
+def _added_section(head, rows):
+    """The index's section on answers found in added cells (none when there are none)."""
+    if not rows:
+        return ""
+    return (
+        f"<h2 id='added'>Answers found in added cells ({len(rows)})</h2><p>The student left the answer cell as "
+        "released and typed the answer into a cell added below it: a written answer was taken from there (grade it "
+        f"as usual); graded code was scored by its test as it stands.</p><table>{head}{''.join(rows)}</table>"
     )
 
 
