@@ -164,6 +164,21 @@ def _below(nb: Mapping, j: int, texts: frozenset[str], test_id: str | None) -> l
     return found
 
 
+_KNOWN: dict[int, tuple[Mapping, tuple]] = {}  # id(release) -> (release, (stubs, labels, texts))
+
+
+def _known(rel: Mapping) -> tuple[dict, dict, frozenset]:
+    """(the stubs {grade id: source} of rel's answer cells, labels(rel), release_texts(rel)), made once per release
+    read (kept with rel itself, so that its id is never reused): a class's notebooks share a few releases."""
+    kept = _KNOWN.get(id(rel))
+    if kept is None or kept[0] is not rel:
+        if len(_KNOWN) > 100:  # releases read again and again (tests): forget the old ones
+            _KNOWN.clear()
+        stubs = {_gid(c): _source(c) for c in rel["cells"] if contract.is_solution_cell(c)}
+        kept = _KNOWN[id(rel)] = (rel, (stubs, labels(rel), release_texts(rel)))
+    return kept[1]
+
+
 def added_answers(nb: Mapping, rel: Mapping) -> list[AddedAnswer]:
     """The answer cells of `nb` left as released whose answer is in cells the student added below them.
 
@@ -173,8 +188,7 @@ def added_answers(nb: Mapping, rel: Mapping) -> list[AddedAnswer]:
     Returns:
     - one AddedAnswer per such answer cell, in notebook order.
     """
-    stubs = {_gid(c): _source(c) for c in rel["cells"] if contract.is_solution_cell(c)}
-    names, texts = labels(rel), release_texts(rel)
+    stubs, names, texts = _known(rel)
     found = []
     for j, cell in enumerate(nb["cells"]):
         gid = _gid(cell)

@@ -24,9 +24,8 @@ from autograder.text import one_line
 # administrator raises it). `check --max-mb` sets another limit.
 LMS_LIMIT_MB = 2.0
 # absolute paths: POSIX roots a notebook reads from (Colab's Drive included), Windows drives, a home folder
-_ABSOLUTE = re.compile(
-    r"^(?:/(?:content|home|Users|mnt|media|root|tmp|data|drive|gdrive|Volumes|opt|srv|var)(?:/|$)|[A-Za-z]:[\\/]|~[/\\])"
-)
+_ROOTS = "content|home|Users|mnt|media|root|data|drive|gdrive|Volumes|opt|srv|var"
+_ABSOLUTE = re.compile(rf"^(?:/(?:{_ROOTS})(?:/|$)|[A-Za-z]:[\\/]|~[/\\])")
 _MAGIC = re.compile(r"^\s*[%!]")
 
 
@@ -75,11 +74,13 @@ def _repair_problems(repairs: list[str], rel: dict) -> list[str]:
             found.append(f"the answer cell of {what(m.group(1))} is in {m.group(2)} copies (copied or split): keep one")
         elif m := re.match(r"changed '([^']+)' back to a (\w+) cell", line):
             found.append(
-                f"the answer cell of {what(m.group(1))} was made another kind of cell: make it a {m.group(2)} cell again"
+                f"the answer cell of {what(m.group(1))} was made another kind of cell: make it a {m.group(2)} cell "
+                "again"
             )
         elif m := re.match(r"removed nbgrader metadata with unknown grade id (.+)", line):
             found.append(
-                f"a cell carries the grading metadata of another notebook (grade id {m.group(1)}): the grader ignores it"
+                f"a cell carries the grading metadata of another notebook (grade id {m.group(1)}): the grader "
+                "ignores it"
             )
     if lost:
         lost.sort(key=lambda g: 0 if g in names else 1 if g.startswith("test_") else 2)  # answer cells first
@@ -199,7 +200,10 @@ def problems(path: Path, releases: dict[str, dict], max_bytes: int) -> tuple[str
             f"(and {says} as missing); save the {says} notebook under this name"
         )
     if _never_run(nb):
-        found.append("never run: no cell has an output; run every cell (Runtime → Run all), then save and download")
+        found.append(
+            "never run: no cell has an output; run every cell (Colab: Runtime → Run all; Jupyter: Run → Run All "
+            "Cells), then save it"
+        )
     in_cells = _cell_problems(nb, rel)  # before repair: cells numbered as the student sees them
     try:
         problem, added = ingest.prepare(nb, rel, repairs)
@@ -235,7 +239,8 @@ def main(*, files: list[Path], max_mb: float = LMS_LIMIT_MB, release: Path = pat
             bad += 1
         else:
             print(
-                f"{path}: ready: the {name} notebook, every answer where the grader looks ({time.perf_counter() - start:.1f} s)"
+                f"{path}: ready: the {name} notebook, every answer where the grader looks "
+                f"({time.perf_counter() - start:.1f} s)"
             )
     if bad and len(files) > 1:
         print(f"{bad} of {len(files)} notebooks are not ready")

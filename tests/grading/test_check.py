@@ -176,7 +176,8 @@ def test_a_notebook_never_run_is_found(tmp_path, capsys, releases, sources):
     """Does a filled-in notebook with no outputs at all get a line saying it was never run?"""
     status, lines = checked(tmp_path, capsys, mc.solved(releases["theory"], sources["theory"]))
     assert status == 1 and lines == [
-        "never run: no cell has an output; run every cell (Runtime → Run all), then save and download"
+        "never run: no cell has an output; run every cell (Colab: Runtime → Run all; Jupyter: Run → Run All "
+        "Cells), then save it"
     ]
 
 
