@@ -48,8 +48,9 @@ class AddedAnswer:
 
     @property
     def flag(self) -> str:
-        """The TA's one-line flag: `<grade id> (<label>): <what was found>`."""
-        return f"{self.grade_id} ({self.label}): {ADDED_FLAG if self.kind == 'written' else CODE_FLAG}"
+        """The TA's one-line flag: `<grade id> (<label>): <what was found>` (the label left out when it is the id)."""
+        shown = self.grade_id if self.label == self.grade_id else f"{self.grade_id} ({self.label})"
+        return f"{shown}: {ADDED_FLAG if self.kind == 'written' else CODE_FLAG}"
 
 
 def _gid(cell: Mapping) -> str | None:

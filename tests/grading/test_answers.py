@@ -91,7 +91,7 @@ def test_graded_code_below_its_untouched_cell_is_flagged_not_moved(tmp_path, rel
     code = mc.strip_markers(src.cells[mc.index_of(src, "logit_after_fgsm")].source)
     added = [("test_logit_after_fgsm", ("code", code))]
     sub, cells = ingested(tmp_path, colab(rel, src, added, stubs=["logit_after_fgsm"]))
-    assert sub.flags == [f"logit_after_fgsm (logit_after_fgsm): {answers.CODE_FLAG}"]
+    assert sub.flags == [f"logit_after_fgsm: {answers.CODE_FLAG}"]
     assert cells["logit_after_fgsm"]["source"] == rel.cells[mc.index_of(rel, "logit_after_fgsm")].source
     assert not any(line.startswith("your answer") for line in sub.repairs)
 
