@@ -6,6 +6,7 @@ matches a known mistake (unscaled scores, softmax over the wrong axis, natural l
 message names it.
 """
 
+import contextlib
 import math
 import numbers
 
@@ -675,14 +676,46 @@ def check_decoder_only_transformer(DecoderOnlyTransformer) -> None:
 DECODER_SHAPES = [(29, 32, 2), (29, 64, 4), (10, 7, 1), (100, 16, 3), (29, 128, 6), (5, 3, 0)]
 
 
-def _names_used(fn):
-    """Every global or attribute name the code of `fn` (and of functions defined inside it) refers to."""
-    names, codes = set(), [fn.__code__]
-    while codes:
-        code = codes.pop()
-        names.update(code.co_names)
-        codes.extend(c for c in code.co_consts if pristine.isinstance(c, type(code)))
-    return names
+class _BuildRefused(Exception):
+    """Raised inside decoder_params when it builds a module; a BaseException subclass would escape `except
+    Exception`, but the attempt is recorded anyway, so swallowing it does not help."""
+
+
+@contextlib.contextmanager
+def _no_modules_built(fn):
+    """Within the block, building any nn.Module fails and is recorded in the list the block receives.
+
+    nn.Module.__init__ (which every module, the notebook's DecoderOnlyTransformer, nn.Linear and nn.Embedding
+    included, runs) is replaced by one that refuses; the name DecoderOnlyTransformer in `fn`'s namespace is
+    replaced by a class that refuses to be built (also where the notebook's class is unfinished). So a model built
+    directly, through a helper, `globals()[...]`, `type(model)(...)` or a class made on the fly is caught by what
+    the call does, not by the names it uses.
+    """
+    built = []
+
+    def refuse(name):
+        built.append(name)
+        return _BuildRefused(f"decoder_params must count by hand: building {name} is not allowed here")
+
+    def refused_init(self, *args, **kwargs):
+        raise refuse(pristine.type(self).__name__)
+
+    class DecoderOnlyTransformer:  # the stand-in the notebook's name points to while the call runs
+        def __new__(cls, *args, **kwargs):
+            raise refuse("DecoderOnlyTransformer")
+
+    module = pristine.Module
+    had_own = "__init__" in vars(module)
+    saved = vars(module).get("__init__")
+    module.__init__ = refused_init
+    try:
+        with substituted(fn, DecoderOnlyTransformer=DecoderOnlyTransformer):
+            yield built
+    finally:
+        if had_own:
+            module.__init__ = saved
+        else:  # pragma: no cover - nn.Module always defines __init__
+            del module.__init__
 
 
 def _count(value, what):
@@ -718,20 +751,30 @@ def _decoder_param_hypotheses(V, H, L):
 
 @check("decoder_params")
 def check_decoder_params(decoder_params) -> None:
-    """decoder_params(V, H, L) equals the reference DecoderOnlyTransformer's trainable parameters, by hand."""
+    """decoder_params(V, H, L) equals the reference DecoderOnlyTransformer's trainable parameters, counted by hand:
+    while it runs, building any nn.Module (the notebook's class, nn.Linear, nn.Embedding, ...) is refused."""
     require_notebook_defined(decoder_params, "decoder_params")
-    built = _names_used(decoder_params) & {"DecoderOnlyTransformer", "count_parameters"}
-    if built:
-        raise CheckFailed(
-            f"decoder_params should count by hand from V, H and L, without building a model "
-            f"(it uses {', '.join(sorted(built))})"
-        )
-    for V, H, L in DECODER_SHAPES:
+    wanted = {}
+    for V, H, L in DECODER_SHAPES:  # the reference models are built before the student's code runs
+        wanted[V, H, L] = sum(p.numel() for p in ref.DecoderOnlyTransformer(V, H, L).parameters() if p.requires_grad)
+    for (V, H, L), want in wanted.items():
         what = f"decoder_params({V}, {H}, {L})"
-        got = _count(_call(what, decoder_params, V, H, L), what)
-        want = 0
-        for p in ref.DecoderOnlyTransformer(V, H, L).parameters():
-            want += p.numel() if p.requires_grad else 0
+        error = None
+        with _no_modules_built(decoder_params) as built:
+            try:
+                value = decoder_params(V, H, L)
+            except Exception as e:  # noqa: BLE001 - judged below, after what the call built
+                error = e
+        if built:
+            raise CheckFailed(
+                f"decoder_params should count by hand from V, H and L, without building a model or a layer "
+                f"(it built {built[0]}; {what} must create no nn.Module)"
+            )
+        if error is not None:
+            raise CheckFailed(
+                f"{what} should run without errors, but raised {one_line(error, 300, more='...')}"
+            ) from None
+        got = _count(value, what)
         if got == want:
             continue
         hint = next((d for d, count in _decoder_param_hypotheses(V, H, L) if count == got), "")

@@ -943,10 +943,27 @@ def dp_loop(vocab_size, hidden_size, num_layers):
     return total + hidden_size * vocab_size + vocab_size
 
 
-def dp_linear_sizes(vocab_size, hidden_size, num_layers):
-    linear = sum(p.numel() for p in nn.Linear(hidden_size, hidden_size).parameters())
-    out = sum(p.numel() for p in nn.Linear(hidden_size, vocab_size).parameters())
-    return vocab_size * hidden_size + num_layers * 4 * linear + out
+# Alternative: the factored form, embedding and output layer together.
+def dp_factored(vocab_size, hidden_size, num_layers):
+    return vocab_size * (2 * hidden_size + 1) + num_layers * 4 * hidden_size * (hidden_size + 1)
+
+
+# Alternative: a dict of the parts' counts, summed.
+def dp_dict_of_counts(vocab_size, hidden_size, num_layers):
+    V, H, L = vocab_size, hidden_size, num_layers
+    parts = {"embedding": V * H, "out.weight": H * V, "out.bias": V}
+    for layer in range(L):
+        for name in ("Q", "K", "V", "mlp"):
+            parts[f"{layer}.{name}.weight"] = H * H
+            parts[f"{layer}.{name}.bias"] = H
+    return sum(parts.values())
+
+
+# Alternative: the parameters' shapes written out and multiplied with math.prod.
+def dp_shapes(vocab_size, hidden_size, num_layers):
+    shapes = [(vocab_size, hidden_size), (vocab_size, hidden_size), (vocab_size,)]
+    shapes += [(hidden_size, hidden_size), (hidden_size,)] * (4 * num_layers)
+    return sum(math.prod(shape) for shape in shapes)
 
 
 def dp_numpy_int(vocab_size, hidden_size, num_layers):
@@ -1010,6 +1027,66 @@ def dp_gpt_mlp(vocab_size, hidden_size, num_layers):
 def dp_builds_the_model(vocab_size, hidden_size, num_layers):
     model = DecoderOnlyTransformer(vocab_size, hidden_size, num_layers)  # noqa: F821 - the notebook's class
     return sum(p.numel() for p in model.parameters())
+
+
+def _count_model(vocab_size, hidden_size, num_layers):
+    """A helper of the notebook's that builds the model, its class looked up by a computed name."""
+    model = globals()["Decoder" + "OnlyTransformer"](vocab_size, hidden_size, num_layers)
+    return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+
+# Mistake: builds the model through another function, the class found by a computed name.
+def dp_builds_through_a_helper(vocab_size, hidden_size, num_layers):
+    return _count_model(vocab_size, hidden_size, num_layers)
+
+
+_TRAINED = ref.DecoderOnlyTransformer(5, 4, 1)  # a model the notebook built earlier (its training runs)
+
+
+# Mistake: builds a new model of the class of one the notebook already has, type(model)(V, H, L).
+def dp_builds_by_type(vocab_size, hidden_size, num_layers):
+    model = type(_TRAINED)(vocab_size, hidden_size, num_layers)
+    return sum(p.numel() for p in model.parameters())
+
+
+# Mistake: builds the model on the meta device (no memory used), still a model.
+def dp_builds_on_meta(vocab_size, hidden_size, num_layers):
+    with torch.device("meta"):
+        model = DecoderOnlyTransformer(vocab_size, hidden_size, num_layers)  # noqa: F821 - the notebook's class
+    return sum(p.numel() for p in model.parameters())
+
+
+# Mistake: builds the layers (nn.Linear, as a correct count would use them) and counts their parameters.
+def dp_counts_built_linears(vocab_size, hidden_size, num_layers):
+    linear = sum(p.numel() for p in nn.Linear(hidden_size, hidden_size).parameters())
+    out = sum(p.numel() for p in nn.Linear(hidden_size, vocab_size).parameters())
+    return vocab_size * hidden_size + num_layers * 4 * linear + out
+
+
+# Mistake: builds an nn.Embedding to count the embedding, by hand for the rest.
+def dp_counts_built_embedding(vocab_size, hidden_size, num_layers):
+    embedding = nn.Embedding(vocab_size, hidden_size).weight.numel()
+    return embedding + 4 * num_layers * (hidden_size**2 + hidden_size) + (hidden_size + 1) * vocab_size
+
+
+# Mistake: tries to build the model and, when that fails, counts by hand: the attempt is caught all the same.
+def dp_builds_then_falls_back(vocab_size, hidden_size, num_layers):
+    try:
+        model = DecoderOnlyTransformer(vocab_size, hidden_size, num_layers)  # noqa: F821 - the notebook's class
+        return sum(p.numel() for p in model.parameters())
+    except Exception:
+        return dp_expanded(vocab_size, hidden_size, num_layers)
+
+
+# Mistake: a model class made on the fly with type(), holding the layers, then counted.
+def dp_builds_a_class_on_the_fly(vocab_size, hidden_size, num_layers):
+    def init(self):
+        nn.Module.__init__(self)
+        self.layers = nn.ModuleList(nn.Linear(hidden_size, hidden_size) for _ in range(4 * num_layers))
+
+    counter = type("Counter", (nn.Module,), {"__init__": init})()
+    layers = sum(p.numel() for p in counter.parameters())
+    return 2 * vocab_size * hidden_size + vocab_size + layers
 
 
 # Mistake: the count returned as text.
@@ -1173,7 +1250,9 @@ CATALOGUE = Catalogue(
             correct=[
                 Correct("dp_expanded", dp_expanded),
                 Correct("dp_loop", dp_loop),
-                Correct("dp_linear_sizes", dp_linear_sizes),
+                Correct("dp_factored", dp_factored),
+                Correct("dp_dict_of_counts", dp_dict_of_counts),
+                Correct("dp_shapes", dp_shapes),
                 Correct("dp_numpy_int", dp_numpy_int),
                 Correct("dp_float", dp_float),
             ],
@@ -1187,7 +1266,14 @@ CATALOGUE = Catalogue(
                 Mutant("dp_one_layer", dp_one_layer, "num_layers is ignored"),
                 Mutant("dp_linear_as_h", dp_linear_as_h, "H*H weights, not H"),
                 Mutant("dp_gpt_mlp", dp_gpt_mlp, "should be 10,333"),
-                Mutant("dp_builds_the_model", dp_builds_the_model, "without building a model"),
+                Mutant("dp_builds_the_model", dp_builds_the_model, "(it built DecoderOnlyTransformer;"),
+                Mutant("dp_builds_through_a_helper", dp_builds_through_a_helper, "(it built DecoderOnlyTransformer;"),
+                Mutant("dp_builds_by_type", dp_builds_by_type, "(it built DecoderOnlyTransformer;"),
+                Mutant("dp_builds_on_meta", dp_builds_on_meta, "(it built DecoderOnlyTransformer;"),
+                Mutant("dp_counts_built_linears", dp_counts_built_linears, "without building a model or a layer"),
+                Mutant("dp_counts_built_embedding", dp_counts_built_embedding, "(it built Embedding;"),
+                Mutant("dp_builds_then_falls_back", dp_builds_then_falls_back, "(it built DecoderOnlyTransformer;"),
+                Mutant("dp_builds_a_class_on_the_fly", dp_builds_a_class_on_the_fly, "(it built Counter;"),
                 Mutant("dp_text", dp_text, "whole number of parameters, got str"),
             ],
         ),

@@ -210,3 +210,73 @@ def test_check_restores_thread_count():
         assert torch.get_num_threads() == 2
     finally:
         torch.set_num_threads(before)
+
+
+# --------------------------------------------------------------------------------------------
+# decoder_params: "count by hand, build no model" enforced by what the call does
+
+
+_NOTEBOOK_DECODER_PARAMS = {
+    "the class by name": "    return count_parameters(DecoderOnlyTransformer(vocab_size, hidden_size, num_layers))\n",
+    "the class by a computed name": (
+        '    cls = globals()["Decoder" + "OnlyTransformer"]\n'
+        "    return count_parameters(cls(vocab_size, hidden_size, num_layers))\n"
+    ),
+    "the class of a trained model": (
+        "    return count_parameters(type(trained)(vocab_size, hidden_size, num_layers))\n"
+    ),
+    "a helper that builds": "    return helper(vocab_size, hidden_size, num_layers)\n",
+}
+
+
+@pytest.mark.parametrize("how", list(_NOTEBOOK_DECODER_PARAMS))
+def test_decoder_params_that_builds_the_notebooks_model_fails_and_leaves_the_notebook_as_it_was(
+    how, monkeypatch, capsys
+):
+    """In a notebook kernel with a working DecoderOnlyTransformer and a trained model, does a decoder_params that
+    builds a model (by name, computed name, type(trained) or a helper) fail in one line naming the class, and are the
+    notebook's class, nn.Module and module building as they were afterwards?"""
+    monkeypatch.delenv("A3_ALLOW_NON_NOTEBOOK")
+    namespace = _notebook_namespace()
+    for dependency in (ref.create_positional_encodings, ref.CausalScaledDotAttention, ref.DecoderOnlyTransformer):
+        exec(compile(inspect.getsource(dependency), "<cell>", "exec"), namespace)
+    source = (
+        "def count_parameters(model):\n    return sum(p.numel() for p in model.parameters() if p.requires_grad)\n\n"
+        "trained = DecoderOnlyTransformer(5, 4, 1)\n\n"
+        "def helper(V, H, L):\n    return count_parameters(DecoderOnlyTransformer(V, H, L))\n\n"
+        "def decoder_params(vocab_size, hidden_size, num_layers):\n" + _NOTEBOOK_DECODER_PARAMS[how]
+    )
+    exec(compile(source, "<cell>", "exec"), namespace)
+    notebook_class, module_init = namespace["DecoderOnlyTransformer"], nn.Module.__init__
+    message = _failure("decoder_params", namespace["decoder_params"])
+    _assert_student_message("decoder_params", message)
+    assert "without building a model or a layer (it built DecoderOnlyTransformer;" in message, message
+    assert namespace["DecoderOnlyTransformer"] is notebook_class and nn.Module.__init__ is module_init
+    assert namespace["decoder_params"](29, 32, 2) == 10333  # outside the check, the notebook builds models again
+    assert capsys.readouterr().out == ""
+
+
+def test_decoder_params_refusal_lends_no_name_to_a_notebook_without_the_class(monkeypatch):
+    """With the DecoderOnlyTransformer cell never run, does a decoder_params that builds it fail for building (not
+    with a NameError), and does the check leave no DecoderOnlyTransformer behind in the notebook?"""
+    monkeypatch.delenv("A3_ALLOW_NON_NOTEBOOK")
+    namespace = _notebook_namespace()
+    source = (
+        "def decoder_params(vocab_size, hidden_size, num_layers):\n"
+        "    return sum(p.numel() for p in DecoderOnlyTransformer(vocab_size, hidden_size, num_layers).parameters())\n"
+    )
+    exec(compile(source, "<cell>", "exec"), namespace)
+    assert "(it built DecoderOnlyTransformer;" in _failure("decoder_params", namespace["decoder_params"])
+    assert "DecoderOnlyTransformer" not in namespace
+
+
+def test_decoder_params_check_restores_module_building_after_a_crash():
+    """When decoder_params raises (not for building), does the check say so in one line and leave nn.Module
+    buildable?"""
+
+    def crashes(vocab_size, hidden_size, num_layers):
+        raise ZeroDivisionError("division by zero")
+
+    message = _failure("decoder_params", crashes)
+    assert "should run without errors, but raised ZeroDivisionError" in message, message
+    assert nn.Linear(2, 3).weight.shape == (3, 2)

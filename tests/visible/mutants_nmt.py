@@ -345,6 +345,30 @@ WRONG = [
         "counts too few parameters",
         [("per_layer = 3 * (H * H + H) + (H * H + H)", "per_layer = 3 * (H * H + H)")],
     ),
+    # Mistake: not by hand: the layers built and their parameters counted.
+    Wrong(
+        DP,
+        "builds_linears",
+        "without building a model or a layer (it built Linear)",
+        source="""def decoder_params(vocab_size, hidden_size, num_layers):
+    layer = sum(p.numel() for p in nn.Linear(hidden_size, hidden_size).parameters())
+    out = sum(p.numel() for p in nn.Linear(hidden_size, vocab_size).parameters())
+    return vocab_size * hidden_size + 4 * num_layers * layer + out
+""",
+    ),
+    # Mistake: not by hand: the model built (its class found through a helper) and counted.
+    Wrong(
+        DP,
+        "builds_the_model",
+        "without building a model or a layer (it built DecoderOnlyTransformer)",
+        source="""def build(*sizes):
+    return globals()["DecoderOnlyTransformer"](*sizes)
+
+
+def decoder_params(vocab_size, hidden_size, num_layers):
+    return sum(p.numel() for p in build(vocab_size, hidden_size, num_layers).parameters())
+""",
+    ),
     # Mistake: the count returned as formatted text.
     Wrong(
         DP,
@@ -366,14 +390,14 @@ RIGHT = [Right(g, "reference") for g in (PE, SDA, CSDA, GEN, DEC, DP, FOP, FLL)]
     return total + (hidden_size + 1) * vocab_size
 """,
     ),
-    # Alternative: the sizes of the layers themselves, as a 0-d tensor.
+    # Alternative: the parameters' shapes written out, the count as a 0-d tensor.
     Right(
         DP,
-        "layer_sizes_tensor",
+        "shapes_tensor",
         source="""def decoder_params(vocab_size, hidden_size, num_layers):
-    layer = sum(p.numel() for p in nn.Linear(hidden_size, hidden_size).parameters())
-    out = sum(p.numel() for p in nn.Linear(hidden_size, vocab_size).parameters())
-    return torch.tensor(vocab_size * hidden_size + 4 * num_layers * layer + out)
+    shapes = [(vocab_size, hidden_size), (hidden_size, vocab_size), (vocab_size,)]
+    shapes += [(hidden_size, hidden_size), (hidden_size,)] * (4 * num_layers)
+    return torch.tensor(sum(math.prod(shape) for shape in shapes))
 """,
     ),
     # Alternative: a float with no fraction.
