@@ -210,6 +210,28 @@ def expect_close(got, want, name, atol=1e-5, rtol=1e-4, hint="") -> None:
         raise CheckFailed(msg + (f"; {hint}" if hint else ""))
 
 
+def _as_text(value, digits) -> str:
+    """A number, or a (nested) list or tuple of numbers, with `digits` significant digits."""
+    if pristine.isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_as_text(v, digits) for v in value) + "]"
+    try:
+        return f"{pristine.float(value):.{digits}g}"
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def differing(want, got, digits=4) -> tuple[str, str]:
+    """`want` and `got` (numbers, or lists of numbers) as text with `digits` significant digits, or with as many
+    more as it takes for two different values to read differently ("expected 0.3, got 0.30004", never "expected
+    0.3, got 0.3"). Equal values keep `digits`."""
+    first = (_as_text(want, digits), _as_text(got, digits))
+    for more in range(digits, 18):  # 17 significant digits tell any two floats apart
+        shown = (_as_text(want, more), _as_text(got, more))
+        if shown[0] != shown[1]:
+            return shown
+    return first
+
+
 def _autograder_parts(obj):
     """Names of the autograder modules that `obj` (a function or class) or anything it inherits comes from."""
     found = set()
@@ -319,6 +341,7 @@ __all__ = [
     "expect",
     "expect_tensor",
     "expect_close",
+    "differing",
     "max_abs_diff",
     "require_notebook_defined",
     "seeded_generator",

@@ -1539,11 +1539,14 @@ def _pool_cell(p="0.0 if abs(m) <= k else -np.inf", wq="30.0", wk="30.0", wv="1.
 
 
 MAXPOOL_CORRECT = [
-    Correct("C = 20, just sharp enough", _pool_cell(wq="20.0", wk="20.0")),
+    # W_Q·W_K = 625: within 0.0081 up to k = 50, the promise's end
+    Correct("C = 25, just sharp enough", _pool_cell(wq="25.0", wk="25.0")),
+    # sharper for wider windows: W_Q·W_K = 100 (2k + 1), more near-maxima to outweigh
+    Correct("C grows with the window", _pool_cell(wq="10.0 * (2 * k + 1) ** 0.5", wk="10.0 * (2 * k + 1) ** 0.5")),
     Correct("np.where window", _pool_cell(p="np.where(np.abs(m) <= k, 0.0, -np.inf)")),
     Correct("C = 30", _pool_cell()),
     Correct("C = 1000, -1e9 outside", _pool_cell(p="0.0 if -k <= m <= k else -1e9", wq="1000.0", wk="1000.0")),
-    Correct("W_Q = C squared, W_K = 1", _pool_cell(wq="400", wk="1")),
+    Correct("W_Q = C squared, W_K = 1", _pool_cell(wq="900", wk="1")),
     Correct(
         "a helper and a constant bias",
         """
@@ -1568,6 +1571,20 @@ MAXPOOL_MUTANTS = [
     Mutant("C = 10", _pool_cell(wq="10.0", wk="10.0")),
     # W_Q·W_K = 144: 0.012 at k = 3 in the worst case
     Mutant("C = 12", _pool_cell(wq="12.0", wk="12.0")),
+    # only for small k: W_Q·W_K = 225 is within 0.0072 up to k = 3, 0.0102 at k = 6 (11 near-maxima beside the max)
+    Mutant("C = 15, fine for k <= 5", _pool_cell(wq="15.0", wk="15.0"), "maxpool_layer(6)"),
+    # only for small k: W_Q·W_K = 400 is within 0.004 up to k = 3 (the check's old range), 0.0101 at k = 21
+    Mutant("C = 20, fine for k <= 20", _pool_cell(wq="20.0", wk="20.0"), "maxpool_layer(21)"),
+    # only for short sequences: the biases precomputed for the notebook's 16 positions (offsets −15..15)
+    Mutant(
+        "biases for 16 positions",
+        """
+def maxpool_layer(k):
+    table = [0.0 if abs(m) <= k else -np.inf for m in range(-15, 16)]
+    return {"p": lambda m: table[m + 15], "W_Q": 30.0, "W_K": 30.0, "W_V": 1.0}
+""",
+        "raised IndexError",
+    ),
     # the sibling write-up: W_Q = W_K = W_V = 1, nearly the window mean
     Mutant("write-up answer", _pool_cell(wq="1.0", wk="1.0"), "close to the window's mean"),
     # W_Q·W_K < 0: min pooling

@@ -233,6 +233,10 @@ WRONG += [
             ("window inverted", "within 0.01 of max pooling"),
             ("tuple", "should be a dict"),
             ("C = 10", "within 0.01 of max pooling of width 5"),
+            ("C = 12", "within 0.01 of max pooling of width 101"),
+            ("C = 15, fine for k <= 5", "within 0.01 of max pooling of width 101"),
+            ("C = 20, fine for k <= 20", "within 0.01 of max pooling of width 101"),
+            ("biases for 16 positions", "raised IndexError"),
         ]
     ],
 ]
