@@ -129,19 +129,35 @@ GRADEBOOK_ROWS = (
 ONE_CELL = " AND nb.name = :notebook AND bc.name = :grade_id"  # its own clause: SQLite then starts from the cell
 
 
-def gradebook_rows(con: sqlite3.Connection, cell: tuple[str, str] | None = None) -> list[tuple]:
+SOME_STUDENTS = " AND st.id IN (SELECT value FROM json_each(:students))"
+SCORES = "SELECT st.id, nb.name, bc.name, g.manual_score" + gradebook.PERSON_GRADED + " AND a.name = :assignment"
+
+
+def gradebook_rows(
+    con: sqlite3.Connection, cell: tuple[str, str] | None = None, students: Iterable[str] | None = None
+) -> list[tuple]:
     """(student, notebook, grade id, grade row id, manual score, comment row id, manual comment) of every answer a
-    person grades in the gradebook, or of one question's answers (`cell`: its notebook and grade id)."""
-    query = GRADEBOOK_ROWS + (ONE_CELL if cell else "")
+    person grades in the gradebook, of one question's answers (`cell`: its notebook and grade id), or of those of
+    `students` only."""
+    query = GRADEBOOK_ROWS + (ONE_CELL if cell else "") + (SOME_STUDENTS if students is not None else "")
     notebook, grade_id = cell or (None, None)
-    params = {"assignment": contract.ASSIGNMENT, "notebook": notebook, "grade_id": grade_id}
+    params = {"assignment": contract.ASSIGNMENT, "notebook": notebook, "grade_id": grade_id,
+              "students": json.dumps(sorted(students or ()))}  # fmt: skip
     return con.execute(query, params).fetchall()
 
 
-def manual_scores(out: Path, cell: tuple[str, str]) -> dict[str, float | None]:
-    """{student: manual score in the gradebook (None: not graded by a person)} of one question's answers."""
+def manual_scores(out: Path, cell: tuple[str, str] | None = None) -> dict:
+    """{student: manual score in the gradebook (None: not graded by a person)} of one question's answers; without
+    `cell`, {(notebook, grade id): that} for every question (one query)."""
+    params = {"assignment": contract.ASSIGNMENT, "notebook": (cell or ("", ""))[0], "grade_id": (cell or ("", ""))[1]}
     with contextlib.closing(_gradebook(out)) as con:
-        return {row[0]: row[4] for row in gradebook_rows(con, cell)}
+        rows = con.execute(SCORES + (ONE_CELL if cell else ""), params).fetchall()
+    if cell is not None:
+        return {student: score for student, _, _, score in rows}
+    found: dict[tuple[str, str], dict[str, float | None]] = {}
+    for student, notebook, grade_id, score in rows:
+        found.setdefault((notebook, grade_id), {})[student] = score
+    return found
 
 
 def _gradebook(out: Path) -> sqlite3.Connection:
@@ -173,15 +189,16 @@ def sync(
     answers: Mapping[Key, Answer],
     csvs: bool = True,
     cell: tuple[str, str] | None = None,
+    keys: set[Key] | None = None,
 ) -> tuple[list[str], set[Key]]:
     """Derive the gradebook's manual scores and comments from the log and the rubrics (of one question's answers
-    only, with `cell`: a page's change touches no other); clear (and log) the marks that no longer hold; rewrite
+    only, with `cell`: a page's change touches no other; of `keys` only: a click touches one answer); clear (and log) the marks that no longer hold; rewrite
     grades.csv when something changed (csvs=False: the caller does). Returns console lines (what changed, each
     answer to grade again) and the answers whose gradebook score or comment changed."""
     marks, lines = read_log(out)
     cleared, wanted = [], {}
     for key, mark in sorted(marks.items()):
-        if mark.items is None or (cell is not None and key[1:] != cell):
+        if mark.items is None or (cell is not None and key[1:] != cell) or (keys is not None and key not in keys):
             continue
         result = derive(mark, answers.get(key), found.get(key[1:]))
         if isinstance(result, str):
@@ -195,7 +212,8 @@ def sync(
         return lines, changed
     with contextlib.closing(_gradebook(out)) as con, con:
         updates = []
-        for student, nb, gid, grade, score, comment_id, comment in gradebook_rows(con, cell):
+        students = None if keys is None else {key[0] for key in keys}
+        for student, nb, gid, grade, score, comment_id, comment in gradebook_rows(con, cell, students):
             want = wanted.get((student, nb, gid))
             if want is not None and (score, comment) != want:
                 updates.append(((student, nb, gid), grade, comment_id, *want))

@@ -18,6 +18,7 @@ import os
 import re
 import signal
 import sqlite3
+import subprocess
 import sys
 import threading
 import time
@@ -33,6 +34,7 @@ from autograder.text import one_line
 
 SHOWN = 20_000  # characters of an answer shown on the page (a 5 MB paste is cut, and says so)
 EMBEDDINGS = "mark_embeddings.npz"  # in OUT: the MiniLM rows of answers already encoded (groups.EmbeddingCache)
+PAGE = 200  # answers a question's page draws at first, and each time the TA asks for more
 PATIENCE = 1.0  # seconds a page waits for its groups by meaning before it opens with groups by words
 BUSY_TRIES = 3  # a gradebook locked by another writer (formgrader) is tried again this often, 30 s each
 
@@ -125,6 +127,8 @@ class Marking:
             encoder,
         )
         self.second = second
+        self._rubrics = None
+        self._provisional: dict[tuple[str, str], list[Group]] = {}
         self.lock = threading.Lock()  # one write at a time: the log, the gradebook and rubrics.toml
         found = mark.collect(self.out)
         self.answers = found if second is None else {k: a for k, a in found.items() if k in second}
@@ -144,6 +148,7 @@ class Marking:
         self.refreshing = threading.Condition()
         self.busy = False
         threading.Thread(target=self._refresh, daemon=True).start()
+        threading.Thread(target=self.marks, daemon=True).start()  # the log read once, before the first page asks
         left = pages.pending(self.out)
         if left:  # a refresh a kill interrupted: grades.csv and those pages are brought up to date first
             print(f"mark: {len(left)} page(s) left stale by an interrupted refresh are rendered again", flush=True)
@@ -152,7 +157,12 @@ class Marking:
                 self.refreshing.notify_all()
 
     def rubrics(self) -> rubrics.Rubrics:
-        return rubrics.load(self.rubric_path)
+        """rubrics.toml as it is now (parsed again only when the file changed)."""
+        st = self.rubric_path.stat()
+        stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
+        if self._rubrics is None or self._rubrics[0] != stamp:
+            self._rubrics = (stamp, rubrics.load(self.rubric_path))
+        return self._rubrics[1]
 
     @property
     def answers(self) -> dict[mark.Key, mark.Answer]:
@@ -237,8 +247,10 @@ class Marking:
         self.grouper.join(60)
 
     def provisional(self, cell: tuple[str, str]) -> list[Group]:
-        """Groups by shared words, for a page asked for before its groups by meaning are ready."""
-        return self._group(cell, "tfidf")
+        """Groups by shared words, for a page asked for before its groups by meaning are ready (kept till then)."""
+        if cell not in self._provisional:
+            self._provisional[cell] = self._group(cell, "tfidf")
+        return regroup(self._provisional[cell], {})
 
     def move(self, cell: tuple[str, str], shown: str, group) -> tuple[int, dict]:
         """Move the answer shown as `shown` to the group named `group` ('': a new group of its own)."""
@@ -261,10 +273,13 @@ class Marking:
         """The latest marks this page shows and replaces: the grades, or a second grader's own marks (blind)."""
         return mark.read_second(self.out) if self.second is not None else mark.read_log(self.out)[0]
 
-    def scores(self, cell: tuple[str, str], marks: dict[mark.Key, mark.Mark]) -> dict[str, float | None]:
-        """{student: score} of a question: the gradebook's, or for second marks the score their items give."""
+    def scores(
+        self, cell: tuple[str, str], marks: dict[mark.Key, mark.Mark], known: dict | None = None
+    ) -> dict[str, float | None]:
+        """{student: score} of a question: the gradebook's (`known`: read already), or for second marks the score
+        their items give."""
         if self.second is None:
-            scores = mark.manual_scores(self.out, cell)
+            scores = mark.manual_scores(self.out, cell) if known is None else known
             return {s: scores.get(s) for s in self.cell_answers(cell)}
         rubric = self.rubrics().get(cell)
         found = {}
@@ -274,13 +289,18 @@ class Marking:
             found[student] = derived[0] if isinstance(derived, tuple) else None
         return found
 
-    def state(self, cell: tuple[str, str], marks: dict[mark.Key, mark.Mark] | None = None) -> dict:
-        """What the page shows of a question now: each answer's score, mark and version; graded n of N."""
+    def state(
+        self, cell: tuple[str, str], marks: dict | None = None, only: set[str] | None = None, known: dict | None = None
+    ) -> dict:
+        """What the page shows of a question now: each answer's score, mark and version (of the students `only`,
+        when given: a reply to a change); graded n of N."""
         marks = self.marks() if marks is None else marks
-        scores = self.scores(cell, marks)
+        scores = self.scores(cell, marks, known)
         answers = self.cell_answers(cell)
         found = {}
         for student, answer in answers.items():
+            if only is not None and student not in only:
+                continue
             m = marks.get(answer.key)
             live = m is not None and m.items is not None
             found[pseudonym(student)] = {
@@ -366,7 +386,7 @@ class Marking:
                     )
                 )
             if stale:
-                now = self.state(cell, marks)["answers"]
+                now = self.state(cell, marks, only={answers[s].student for s in stale})["answers"]
                 points = self._points(cell)
                 told = [said_by(marks[answers[s].key], rubric, points) for s in stale]
                 return 409, {
@@ -379,7 +399,7 @@ class Marking:
             mark.append_log(self.out, new)
             if self.second is None:  # second marks never reach the gradebook
                 self._derive(found, cell, {m.key for m in new})
-        return 200, self.state(cell)
+        return 200, self.state(cell, only={m.student for m in new})
 
     def edit_item(self, cell: tuple[str, str], item_id: str, points, text) -> tuple[int, dict]:
         """Change an item's points and text in rubrics.toml, then re-score every answer."""
@@ -424,7 +444,7 @@ class Marking:
         pages.note(self.out, {key[:2] for key in touched})  # again: an item edit notes here
         for attempt in range(BUSY_TRIES):
             try:
-                lines, changed = mark.sync(self.out, found, self.answers, csvs=False, cell=cell)
+                lines, changed = mark.sync(self.out, found, self.answers, csvs=False, cell=cell, keys=touched)
                 break
             except sqlite3.OperationalError:  # locked past its 30 s by another writer: the log holds the mark
                 if attempt == BUSY_TRIES - 1:
@@ -436,21 +456,21 @@ class Marking:
             self.pending |= {key[:2] for key in touched | changed}
             self.refreshing.notify_all()
 
-    def _render(self, students: set[str] | None, notebooks: set[str] | None) -> None:
-        from autograder.reports.feedback import rerender
-
-        rerender(self.out, students=students, source=self.rubric_path.parent, notebooks=notebooks)
-
     def _refresh(self) -> None:
-        """Render the pages whose marks changed, and grades.csv, as marks come in (marking.pages.refresh)."""
+        """Render the pages whose marks changed, and grades.csv, as marks come in: in a process of its own at a
+        lower priority (marking.refresh), so a class's worth of pages never slows the TA's clicks."""
         while True:
             with self.refreshing:
                 while not self.pending:
                     self.refreshing.wait()
                 self.pending, self.busy = set(), True
+            command = [sys.executable, "-m", "autograder.marking.refresh", str(self.out), str(self.rubric_path.parent)]
             try:
-                pages.refresh(self.out, self._render)
-            except Exception as exc:  # a page that fails to render must not stop the others; the journal keeps them
+                done = subprocess.run(command, capture_output=True, text=True, preexec_fn=lambda: os.nice(10))
+                said = (done.stdout + done.stderr).strip()
+                if done.returncode or said:
+                    print(f"mark: pages: {one_line(said or f'exit {done.returncode}', 300)}", flush=True)
+            except OSError as exc:  # the journal keeps the pages: the next mark or start renders them
                 print(f"mark: pages not re-rendered ({one_line(exc, 200)}); `feedback OUT` renders them", flush=True)
             with self.refreshing:
                 self.busy = False
@@ -466,7 +486,8 @@ class Marking:
         once the blind sample is done, the two graders' agreement."""
         found = self.rubrics()
         marks = self.marks()
-        states = {cell: self.state(cell, marks) for cell in found if self.cell_answers(cell)}
+        known = mark.manual_scores(self.out) if self.second is None else {}
+        states = {cell: self.state(cell, marks, known=known.get(cell, {})) for cell in found if self.cell_answers(cell)}
         sample_done = all(s["graded"] == s["total"] for s in states.values())
         agreed = mark.agreement(found, self.answers, self.out) if self.second is None or sample_done else {}
         rows = []
@@ -481,9 +502,10 @@ class Marking:
             rows.append({"notebook": cell[0], "grade_id": cell[1], "notes": " · ".join(notes)})
         return rows
 
-    def question_view(self, cell: tuple[str, str], names: bool) -> dict:
-        """What the question's template shows: the rubric, the answers in groups, the regrade queue, and the data
-        the page's script starts from."""
+    def question_view(self, cell: tuple[str, str], names: bool, start: int = 0, count: int | None = None) -> dict:
+        """What the question's templates show: the rubric, the answers `start` to `start + count` in their groups
+        (a page draws the next ones when asked), the regrade queue, and the data the page's script starts from:
+        every answer's state and every group's members, so a group action reaches answers not drawn yet."""
         rubric = self.rubrics()[cell]
         answers = self.cell_answers(cell)
         requests = self.open_regrades(cell)
@@ -491,23 +513,29 @@ class Marking:
         waiting = grouped is None  # still grouping by meaning: open now with groups by words
         if waiting:
             grouped = self.provisional(cell)
-        groups = []
-        for group in grouped:
-            cards = []
-            for student in group.students:
-                text = answers[student].text
-                shown = text[:SHOWN] + (f"\n[cut: {len(text):,} characters in all]" if len(text) > SHOWN else "")
-                who = pseudonym(student)
-                cards.append({"id": who, "name": student if names else who, "text": shown,
-                              "regrade": requests.get(who)})  # fmt: skip
-            groups.append({"name": group.name, "cards": cards})
+        ordered = [(group.name, student) for group in grouped for student in group.students]
+        count = PAGE if count is None else count
+        sizes = {g.name: len(g.students) for g in grouped}
+        groups: list[dict] = []
+        for name, student in ordered[start : start + count]:
+            if not groups or groups[-1]["name"] != name:
+                continued = not groups and start > 0 and ordered[start - 1][0] == name
+                groups.append({"name": name, "size": sizes[name], "cards": [], "continued": continued})
+            text = answers[student].text
+            shown = text[:SHOWN] + (f"\n[cut: {len(text):,} characters in all]" if len(text) > SHOWN else "")
+            who = pseudonym(student)
+            groups[-1]["cards"].append({"id": who, "name": student if names else who, "text": shown,
+                                        "regrade": requests.get(who)})  # fmt: skip
+        following = start + count if start + count < len(ordered) else None
         points = self._points(cell)
         data = {"notebook": cell[0], "grade_id": cell[1], "points": points, "items": rubric.ids, "waiting": waiting,
-                "groups": [g["name"] for g in groups]}  # fmt: skip
+                "groups": [g.name for g in grouped], "names": names,
+                "members": {g.name: [pseudonym(s) for s in g.students] for g in grouped}}  # fmt: skip
         return {
             "cell": cell, "points": points, "rubric": rubric, "groups": groups, "waiting": waiting, "names": names,
             "second": self.second is not None, "total": len(answers), "requests": sorted(requests.items()),
-            "data": data, "state": self.state(cell),
+            "data": data, "state": self.state(cell) if start == 0 else {}, "following": following,
+            "left": len(ordered) - (following or len(ordered)),
         }  # fmt: skip
 
 

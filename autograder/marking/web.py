@@ -148,6 +148,18 @@ class Question(Guarded):
         self.render_page("question.html", **page)
 
 
+class More(Guarded):
+    async def get(self, notebook: str, grade_id: str) -> None:
+        cell = self.question(notebook, grade_id)
+        try:
+            start = int(self.get_query_argument("from", "0"))
+        except ValueError:
+            raise tornado.web.HTTPError(400, reason="from should be a number of answers")
+        names = self.get_query_argument("names", "0") == "1"
+        page = await self.blocking(self.marking.question_view, cell, names, max(0, start))
+        self.render_page("cards.html", **page)
+
+
 class Outputs(Guarded):
     async def get(self, notebook: str, grade_id: str, shown: str) -> None:
         cell = self.question(notebook, grade_id)
@@ -221,6 +233,7 @@ def application(marking, token: str, port: int, allow_hosts=()) -> tornado.web.A
         [
             (r"/", Index),
             (rf"/q/{part}/{part}", Question),
+            (rf"/q/{part}/{part}/more", More),
             (rf"/outputs/{part}/{part}/{part}", Outputs),
             (rf"/api/ready/{part}/{part}", Ready),
             (r"/api/(mark|regrade|move|item)", Api),

@@ -89,6 +89,9 @@ def test_keys_typed_in_a_box_stay_there_and_escape_goes_back(page):
     press(browser, "KeyJ", "j")
     assert browser.run("document.activeElement.dataset.student") != ZOE
     until(browser, f"{card(ZOE)}.querySelector('.score').textContent === '0 / 1'")
+    deadline = time.time() + 15
+    while mark.read_log(folder)[0][("Zoë Ñúñez", "toy", "written_toy")].comment != "Close1" and time.time() < deadline:
+        time.sleep(0.1)
     got = mark.read_log(folder)[0][("Zoë Ñúñez", "toy", "written_toy")]
     assert (got.items, got.adjustment, got.comment) == ((), -0.25, "Close1")
 
@@ -160,3 +163,39 @@ def test_an_adjustment_that_is_not_a_number_is_refused_in_words(page):
     said = until(browser, "document.getElementById('message').textContent")
     assert said == "not saved: the adjustment should be a number of points, such as -0.25"
     assert ("Anna Lee~moodle11", "toy", "written_toy") not in mark.read_log(folder)[0]
+
+
+def test_a_long_question_is_drawn_in_pages_and_a_group_action_reaches_every_member(out, tmp_path, monkeypatch):  # noqa: F811
+    """With a page that ends inside a group: does the page draw only that many answers, the next ones on j or "show
+    the next answers", and does shift+1 on the last drawn reach its group's member not drawn yet?"""
+    from tests.reports.browser import Browser
+
+    marking = mark_server.Marking(out, source(out), "ta-ana", "tfidf")
+    order = [s for g in marking.grouped(("toy", "written_toy")) for s in g.students]
+    drawn = min(order.index("Zoë Ñúñez"), order.index("李明")) + 1  # the pair's first member is the last drawn
+    monkeypatch.setattr(mark_server, "PAGE", drawn)
+    with serving(marking) as base:
+        browser = Browser(tmp_path / "profile")
+        try:
+            browser.open(f"{base}/q/toy/written_toy?token=tok-en", "document.querySelector('.answer')")
+            assert browser.run("document.querySelectorAll('.answer').length") == drawn
+            first = browser.run("[...document.querySelectorAll('.answer')].pop().dataset.student")
+            assert first in (ZOE, LI)
+            browser.run("[...document.querySelectorAll('.answer')].pop().focus()")
+            press(browser, "Digit1", "!", shift=True)
+            other = LI if first == ZOE else ZOE
+            deadline = time.time() + 15
+            while hand(out, "李明")["score"] != 0.5 and time.time() < deadline:
+                time.sleep(0.1)
+            assert hand(out, "Zoë Ñúñez")["score"] == hand(out, "李明")["score"] == 0.5
+            press(browser, "KeyJ", "j")
+            until(browser, f"document.querySelectorAll('.answer').length === {2 * drawn}")
+            assert browser.run("document.activeElement.dataset.student") == other
+            assert browser.run(f"{card(other)}.querySelector('.score').textContent") == "0.5 / 1"
+            if drawn * 2 < len(order):
+                browser.run("document.querySelector('button.more').click()")
+                until(browser, f"document.querySelectorAll('.answer').length === {min(len(order), 3 * drawn)}")
+        finally:
+            browser.close()
+    marking.close()
+    marking.settle()

@@ -25,15 +25,17 @@ function show(state) {
     el.querySelector(".score").textContent = (a.score === null ? "to grade" : a.score) + " / " + cell.points;
     el.querySelectorAll("input.item").forEach(box => { box.checked = a.items.includes(box.value); });
     const adj = el.querySelector("input.adj"), comment = el.querySelector("input.comment");
-    if (document.activeElement !== adj) adj.value = a.adjustment ? a.adjustment : "";
-    if (document.activeElement !== comment) comment.value = a.comment;
+    // a box being typed in, or typed in and not saved yet, keeps what the TA typed
+    if (document.activeElement !== adj && !adj.dataset.dirty) adj.value = a.adjustment ? a.adjustment : "";
+    if (document.activeElement !== comment && !comment.dataset.dirty) comment.value = a.comment;
   }
 }
 
 // one save at a time: each waits for the one before and reads the answer's version and items when its turn comes
 let queue = Promise.resolve();
 function enqueue(work) { queue = queue.then(work).catch(e => { message.textContent = `not saved: ${e}`; }); return queue; }
-function change(el, items) {
+function change(el, items) {  // read when its turn to be saved comes: what the boxes hold then is sent
+  el.querySelectorAll("input.adj, input.comment").forEach(box => { delete box.dataset.dirty; });
   const adj = el.querySelector("input.adj").value.trim().replace(",", ".");
   return {student: el.dataset.student, version: known[el.dataset.student].version, items: items,
           adjustment: adj === "" ? 0 : Number(adj), comment: el.querySelector("input.comment").value};
@@ -51,12 +53,29 @@ async function save(changes) {
 function itemsOf(el) { return known[el.dataset.student].items; }
 function toggled(items, item) { return items.includes(item) ? items.filter(i => i !== item) : [...items, item]; }
 function toggle(el, item) { return enqueue(() => save([change(el, toggled(itemsOf(el), item))])); }
-function toggleGroup(group, item) {
+function memberChange(student, items) {  // an answer of the group that may not be drawn yet: its own adjustment and comment
+  const el = card(student);
+  if (el) return change(el, items);
+  const a = known[student];
+  return {student: student, version: a.version, items: items, adjustment: a.adjustment, comment: a.comment};
+}
+function toggleGroup(group, item) {  // every member of the group, drawn on the page or not
   return enqueue(() => {
-    const answers = [...group.querySelectorAll(".answer")];
-    const on = !answers.every(el => itemsOf(el).includes(item));
-    return save(answers.map(el => change(el, on ? [...new Set([...itemsOf(el), item])] : itemsOf(el).filter(i => i !== item))));
+    const members = cell.members[group.dataset.group] || [];
+    const on = !members.every(s => known[s].items.includes(item));
+    return save(members.map(s => memberChange(s, on ? [...new Set([...known[s].items, item])]
+                                                       : known[s].items.filter(i => i !== item))));
   });
+}
+async function more(button) {  // the next answers, drawn where the button was
+  const url = `/q/${encodeURIComponent(cell.notebook)}/${encodeURIComponent(cell.grade_id)}/more` +
+              `?from=${button.dataset.from}&names=${cell.names ? 1 : 0}`;
+  const r = await fetch(url, {credentials: "same-origin"});
+  if (!r.ok) { message.textContent = `the next answers did not load (${r.status})`; return; }
+  const box = document.createElement("div");
+  box.innerHTML = await r.text();  // the server's own template: escaped text only
+  button.replaceWith(...box.childNodes);
+  show({answers: known});
 }
 function nothing(el) {  // "no items, 0 points"
   el.querySelector("input.adj").value = "0";
@@ -64,6 +83,9 @@ function nothing(el) {  // "no items, 0 points"
 }
 function reloadOr(status, body) { if (status === 200) location.reload(); else message.textContent = body.error; }
 
+document.addEventListener("input", e => {
+  if (e.target.matches && e.target.matches("input.adj, input.comment")) e.target.dataset.dirty = "1";
+});
 document.addEventListener("change", e => {
   const el = e.target.closest(".answer");
   if (!el) return;
@@ -76,6 +98,8 @@ document.addEventListener("change", e => {
   if (e.target.matches("input.adj, input.comment")) enqueue(() => save([change(el, itemsOf(el))]));
 });
 document.addEventListener("click", e => {
+  const next = e.target.closest("button.more");
+  if (next) more(next);
   const b = e.target.closest("button.group-item");
   if (b) toggleGroup(b.closest(".group"), b.dataset.item);
   const move = e.target.closest("button.move");
@@ -122,7 +146,10 @@ document.addEventListener("keydown", e => {
   const all = [...document.querySelectorAll(".answer")];
   if (e.key === "j" || e.key === "k") {
     const i = here ? all.indexOf(here) + (e.key === "j" ? 1 : -1) : 0;
-    if (all[i]) { all[i].focus(); all[i].scrollIntoView({block: "nearest"}); }
+    const go = () => { const now = [...document.querySelectorAll(".answer")];
+                       if (now[i]) { now[i].focus(); now[i].scrollIntoView({block: "nearest"}); } };
+    const next = document.querySelector("button.more");
+    if (!all[i] && e.key === "j" && next) more(next).then(go); else go();
     e.preventDefault();
     return;
   }
