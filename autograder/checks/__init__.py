@@ -220,16 +220,21 @@ def _as_text(value, digits) -> str:
         return repr(value)
 
 
+def digits_to_differ(want, got, digits=4) -> int:
+    """The fewest significant digits, at least `digits`, with which `want` and `got` (numbers, or lists of numbers)
+    read differently; `digits` when they are equal."""
+    for more in range(digits, 18):  # 17 significant digits tell any two floats apart
+        if _as_text(want, more) != _as_text(got, more):
+            return more
+    return digits
+
+
 def differing(want, got, digits=4) -> tuple[str, str]:
     """`want` and `got` (numbers, or lists of numbers) as text with `digits` significant digits, or with as many
     more as it takes for two different values to read differently ("expected 0.3, got 0.30004", never "expected
     0.3, got 0.3"). Equal values keep `digits`."""
-    first = (_as_text(want, digits), _as_text(got, digits))
-    for more in range(digits, 18):  # 17 significant digits tell any two floats apart
-        shown = (_as_text(want, more), _as_text(got, more))
-        if shown[0] != shown[1]:
-            return shown
-    return first
+    more = digits_to_differ(want, got, digits)
+    return _as_text(want, more), _as_text(got, more)
 
 
 def _autograder_parts(obj):
@@ -342,6 +347,7 @@ __all__ = [
     "expect_tensor",
     "expect_close",
     "differing",
+    "digits_to_differ",
     "max_abs_diff",
     "require_notebook_defined",
     "seeded_generator",

@@ -17,12 +17,14 @@ from autograder.checks import (
     CheckFailed,
     check,
     differing,
+    digits_to_differ,
     is_tensor,
     pristine,
     require_notebook_defined,
     substituted,
 )
 from autograder.content.reference import theory as ref
+from autograder.text import one_line
 
 _np = types.SimpleNamespace(
     asarray=np.asarray,
@@ -60,14 +62,23 @@ def _number(got, call, what):
         return pristine.float(got)
     if pristine.isinstance(got, _np.ndarray) or is_tensor(got):
         shape = tuple(got.shape)
-        if math.prod(shape) == 1 and not (got.dtype == object or "complex" in str(got.dtype)):
+        if math.prod(shape) == 1 and _real_dtype(got):
             return pristine.float(got.reshape(-1)[0])
+        if math.prod(shape) == 1:
+            raise CheckFailed(f"{call} should return one real number ({what}), got an array of dtype {got.dtype}")
         raise CheckFailed(f"{call} should return one number ({what}), got an array of shape {shape}")
     if pristine.isinstance(got, (list, tuple)):
         raise CheckFailed(
             f"{call} should return one number ({what}), got a {kind.__name__} of length {pristine.len(got)}"
         )
     raise CheckFailed(f"{call} should return a float ({what}), got {kind.__name__}")
+
+
+def _real_dtype(array):
+    """True for a numpy array or tensor of integers or floats (not bool, complex, text or objects)."""
+    if is_tensor(array):
+        return not (array.dtype.is_complex or array.dtype == torch.bool)
+    return array.dtype.kind in "iuf"
 
 
 def _close(a, b, rel=1e-6, abs_=1e-9):
@@ -196,7 +207,8 @@ def _check_attack(fn, name, signed):
             ],
         )
         if not _close(got, want):
-            raise CheckFailed(f"{call}: expected f(x′) = {want:.6g} (wᵀx − {used}), got {got:.6g}{hint}")
+            shown, seen = differing(want, got, digits=6)
+            raise CheckFailed(f"{call}: expected f(x′) = {shown} (wᵀx − {used}), got {seen}{hint}")
 
 
 @check("logit_after_fgsm")
@@ -274,8 +286,9 @@ def check_ridge_closed_form(ridge_closed_form) -> None:
         if not hint and near(_np.solve(X.T @ X / n + 2 * lam * _np.eye(d), X.T @ t)):
             hint = "it matches (XᵀX/n + 2λI)⁻¹Xᵀt: divide Xᵀt by n too"
         grad = X.T @ (X @ got - t) / n + 2 * lam * got  # (d,) gradient of the objective at the answer
+        shown, seen = differing([pristine.float(v) for v in want], [pristine.float(v) for v in got], digits=4)
         raise CheckFailed(
-            f"{call}: expected w* = {_fmt(want)}, got {_fmt(got)} (the gradient of the objective "
+            f"{call}: expected w* = {shown}, got {seen} (the gradient of the objective "
             f"there is {_fmt(grad)}, not 0){'; ' + hint if hint else ''}"
         )
 
@@ -329,8 +342,9 @@ def check_eps_to_zero_logit(eps_to_zero_logit) -> None:
                 (x * sxx / sxt, "it matches x / w with w fitted without weight decay"),
             ],
         )
+        shown, seen = differing(want, got, digits=6)
         raise CheckFailed(
-            f"{call}: expected ε = x / w = {want:.6g} (ridge w = {w:.6g}), got {got:.6g} "
+            f"{call}: expected ε = x / w = {shown} (ridge w = {w:.6g}), got {seen} "
             f"(then f(x − εw) = {w * (x - got * w):.3g}, not 0){hint}"
         )
 
@@ -366,8 +380,9 @@ def check_eps_fgsm_to_zero_logit(eps_fgsm_to_zero_logit) -> None:
                 (w, "that is the ridge weight w, not the step size ε"),
             ],
         )
+        shown, seen = differing(want, got, digits=6)
         raise CheckFailed(
-            f"{call}: expected ε = {want:.6g} (ridge w = {w:.6g}), got {got:.6g} "
+            f"{call}: expected ε = {shown} (ridge w = {w:.6g}), got {seen} "
             f"(then f(x − ε sgn w) = {w * (x - got * sign):.3g}, not 0){hint}"
         )
 
@@ -434,7 +449,8 @@ def check_nqm_expected_loss(nqm_expected_loss) -> None:
                 (_nqm(lr, batch, a, sigma, w0, steps, start=pristine.float(w0)), "E[w_0²] is w0², not w0"),
             ],
         )
-        raise CheckFailed(f"{call}: expected {want:.6g}, got {got:.6g}{hint}")
+        shown, seen = differing(want, got, digits=6)
+        raise CheckFailed(f"{call}: expected {shown}, got {seen}{hint}")
 
 
 BEST_LR_CASES = [  # (batch_size, lrs, a, sigma, w0, steps): the best lr differs between batch sizes
@@ -474,7 +490,8 @@ def check_best_learning_rate(best_learning_rate) -> None:
         )
         if not hint and not any(_close(got, lr, rel=1e-12, abs_=0.0) for lr in lrs):
             hint = "; the answer should be one of the learning rates in lrs"
-        raise CheckFailed(f"{call}: expected {want}, got {got:.6g}{hint}")
+        shown, seen = differing(want, got, digits=6)
+        raise CheckFailed(f"{call}: expected {shown}, got {seen}{hint}")
 
 
 # ------------------------------------------------------------------------------------------ multiple choice
@@ -633,14 +650,16 @@ def check_relu_chain_grad_bound(relu_chain_grad_bound) -> None:
         )
         if not _close(upper, high, rel=ANSWER_RTOL, abs_=0.0):
             side = "below" if upper < high else "above"
+            shown, seen = differing(high, upper, digits=6)
             raise CheckFailed(
-                f"{call}: expected upper = {high:.6g}, got {upper:.6g}: autograd gives |f′({x_high:.3g})| = "
-                f"{high:.6g} (every unit active), which is the largest |f′| can get, and your upper is {side} it"
+                f"{call}: expected upper = {shown}, got {seen}: autograd gives |f′({x_high:.3g})| = "
+                f"{shown} (every unit active), which is the largest |f′| can get, and your upper is {side} it"
                 f"{hint}"
             )
         if not _close(lower, low, rel=0.0, abs_=ANSWER_RTOL):
+            shown, seen = differing(low, lower, digits=6)
             raise CheckFailed(
-                f"{call}: expected lower = {low:.6g}, got {lower:.6g}: autograd gives |f′(x)| = {low:.3g} "
+                f"{call}: expected lower = {shown}, got {seen}: autograd gives |f′(x)| = {shown} "
                 f"where some unit is inactive (w_1·x < 0)"
             )
 
@@ -687,9 +706,10 @@ def check_rnn_jacobian_bound(rnn_jacobian_bound) -> None:
             W, x1 = _random_rnn(s, 400 + 10 * case + seed)
             seen = _rnn_jacobian_norm(W, x1, n)
             if not got >= seen * (1 - ANSWER_RTOL):
+                shown, yours = differing(seen, got, digits=6)
                 raise CheckFailed(
                     f"{call}: the bound fails: for a random W with σ_max(W) = {s}, autograd gives "
-                    f"σ_max(∂x_n/∂x_1) = {seen:.6g}, above your {got:.6g}"
+                    f"σ_max(∂x_n/∂x_1) = {shown}, above your {yours}"
                 )
         W, x1 = _tight_rnn(s)
         reached = _rnn_jacobian_norm(W, x1, n)
@@ -707,9 +727,10 @@ def check_rnn_jacobian_bound(rnn_jacobian_bound) -> None:
             ],
         )
         where = "holds but is looser than" if got > reached else "is below"
+        shown, yours = differing(reached, got, digits=6)
         raise CheckFailed(
-            f"{call}: expected {reached:.6g}, got {got:.6g}: for W = (s/2)[[1, −1], [−1, 1]] and x_1 = (0.3, 0.3), "
-            f"where every pre-activation is 0 and σ′ = ¼, autograd gives σ_max(∂x_n/∂x_1) = {reached:.6g}, "
+            f"{call}: expected {shown}, got {yours}: for W = (s/2)[[1, −1], [−1, 1]] and x_1 = (0.3, 0.3), "
+            f"where every pre-activation is 0 and σ′ = ¼, autograd gives σ_max(∂x_n/∂x_1) = {shown}, "
             f"and your bound {where} it{hint}"
         )
 
@@ -825,9 +846,10 @@ def check_relative_attention(relative_attention) -> None:
         scale = 1 + pristine.float(_np.abs(want).max())
         if pristine.float(_np.abs(got - want).max()) <= ANSWER_RTOL * scale:
             continue
+        shown, seen = differing([pristine.float(v) for v in want], [pristine.float(v) for v in got], digits=4)
         if not bool(_np.isfinite(got).all()):
             raise CheckFailed(
-                f"{call}: expected {_fmt(want)}, got {_fmt(got)}: exp of large scores overflows; subtract each "
+                f"{call}: expected {shown}, got {seen}: exp of large scores overflows; subtract each "
                 f"row's largest score before exp (softmax does not change)"
             )
         variants = [
@@ -842,7 +864,7 @@ def check_relative_attention(relative_attention) -> None:
             if bool(_np.isfinite(other).all()) and pristine.float(_np.abs(got - other).max()) <= ANSWER_RTOL * scale:
                 hint = f"; {text}"
                 break
-        raise CheckFailed(f"{call}: expected {_fmt(want)}, got {_fmt(got)}{hint}")
+        raise CheckFailed(f"{call}: expected {shown}, got {seen}{hint}")
 
 
 # ------------------------------------------------------------------------------------------ 3.3.1, 3.3.2 layers
@@ -933,10 +955,14 @@ def check_conv1d_layer(conv1d_layer) -> None:
         if small > 1e-9 and _close(big / small, 4.0, rel=1e-6):
             hints.append("softmax(ln 2, −ln 2) = (0.8, 0.2), not (⅔, ⅓): ⅔ is the logistic sigmoid of ln 2")
         if not _close(wv, 3.0, rel=1e-9):
-            hints.append(f"the softmax weights sum to 1, so the coefficients sum to W_V = {wv:.4g}, not 2 + 0 + 1 = 3")
+            hints.append(
+                f"the softmax weights sum to 1, so the coefficients sum to W_V = {differing(3.0, wv)[1]}, not "
+                f"2 + 0 + 1 = 3"
+            )
+        d = digits_to_differ([2.0, 0.0, 1.0], [left, mid, right], digits=4)
         raise CheckFailed(
             f"{what}: expected y_i = 2·x_(i−1) + 0·x_i + 1·x_(i+1) on the interior, the layer computes "
-            f"{left:.4g}·x_(i−1) + {mid:.4g}·x_i + {right:.4g}·x_(i+1)"
+            f"{left:.{d}g}·x_(i−1) + {mid:.{d}g}·x_i + {right:.{d}g}·x_(i+1)"
             + (f" + {rest:.3g} spread over other positions" if abs(rest) > 1e-9 else "")
             + "".join(f"; {h}" for h in hints)
         )
@@ -1088,10 +1114,10 @@ def check_layernorm_norm(layernorm_norm) -> None:
         call = f"layernorm_norm({d})"
         got = _number(layernorm_norm(d), call, "the norm of LN(x)")
         rng = _rng(800 + d)
-        seen = [_norm(_layernorm(rng.normal(size=d))) for _ in range(3)]
-        seen.append(_norm(_layernorm(_np.arange(d) ** 2)))
-        want = pristine.float(seen[0])
-        if _close(got, want, rel=ANSWER_RTOL, abs_=0.0):
+        norms = [_norm(_layernorm(rng.normal(size=d))) for _ in range(3)]
+        norms.append(_norm(_layernorm(_np.arange(d) ** 2)))
+        want = pristine.float(norms[0])
+        if all(abs(got - v) <= ANSWER_RTOL * v for v in norms):  # as the visible test judges it
             continue
         hint = _hint(
             got,
@@ -1103,51 +1129,86 @@ def check_layernorm_norm(layernorm_norm) -> None:
                 (1 / math.sqrt(d), "that is 1/√d: the entries have variance 1, so the norm grows with d"),
             ],
         )
+        shown, seen = differing(want, got, digits=6)
         raise CheckFailed(
-            f"{call}: expected {want:.6g}, got {got:.6g}: LN of random x in R^{d} has norm "
-            f"{', '.join(f'{v:.6g}' for v in seen)} (the same for every x){hint}"
+            f"{call}: expected {shown}, got {seen}: LN of random x in R^{d} has norm "
+            f"{', '.join(differing(v, got, digits=6)[0] for v in norms)} (the same for every x){hint}"
         )
+
+
+# layernorm_d2's answers, the same family as its visible test accepts: a non-empty set, frozenset, list or tuple of
+# pairs, or an (m, 2) numpy array or tensor; a pair is a tuple or list of two numbers, or a 1-D array or tensor of
+# two; a number an int, a float, a numpy number or a one-element array or tensor of integers or floats (not a bool,
+# text or a list). A pair is an output of LN exactly when it has mean 0 and mean square 1, within 1e-6, as the
+# visible test says.
+LN_D2_TOLERANCE = 1e-6
 
 
 def _output_pairs(got):
     """layernorm_d2 as a list of (a, b) float pairs, else CheckFailed."""
-    what = "layernorm_d2 should be a set of pairs (a, b), e.g. {(0.5, 0.5)}"
+    what = "layernorm_d2 should be a non-empty set of pairs (a, b), e.g. {(0.5, 0.5)}"
     array = pristine.isinstance(got, _np.ndarray) or is_tensor(got)
+    if array and got.ndim != 2:
+        if got.ndim == 1 and pristine.len(got) == 2:
+            raise CheckFailed(f"{what}: one pair alone is one possible output, not the set")
+        raise CheckFailed(f"{what}, got an array of shape {tuple(got.shape)} (an array of pairs has shape (m, 2))")
     if not array and not pristine.isinstance(got, (set, frozenset, list, tuple)):
         raise CheckFailed(f"{what}, got {pristine.type(got).__name__}")
-    items = list(got.reshape(-1, 2)) if array else list(got)
+    items = list(got)
+    if not items:
+        raise CheckFailed(f"{what}, got an empty {pristine.type(got).__name__}")
     if pristine.len(items) == 2 and all(pristine.isinstance(v, (int, float, _np.integer, _np.floating)) for v in items):
         raise CheckFailed(f"{what}: one pair alone, such as {tuple(items)}, is one possible output, not the set")
     pairs = []
     for item in items:
-        pair = _pair_of_numbers(item, "each element of layernorm_d2", "(a, b) of two numbers")
+        shaped = pristine.isinstance(item, (tuple, list)) or (
+            (pristine.isinstance(item, _np.ndarray) or is_tensor(item)) and item.ndim == 1
+        )
+        wrong = CheckFailed(
+            f"each element of layernorm_d2 should be a pair (a, b) of two numbers, got {one_line(repr(item), 80, more='...')}"
+        )
+        if not shaped or pristine.len(item) != 2:
+            raise wrong
+        try:
+            pair = tuple(_number(v, "layernorm_d2", "a number") for v in item)
+        except CheckFailed:
+            raise wrong from None
         if not all(math.isfinite(v) for v in pair):
             raise CheckFailed(f"layernorm_d2 holds {pair}: every output of LN is a pair of finite numbers")
         pairs.append(pair)
     return pairs
 
 
+def _is_ln_output(a, b):
+    """(a, b) has mean 0 and mean square 1, the two facts every output of LN for d = 2 has, within 1e-6."""
+    return abs(a + b) <= LN_D2_TOLERANCE and abs((a * a + b * b) / 2 - 1) <= LN_D2_TOLERANCE
+
+
+def _near_unit(v):
+    """v with enough digits to tell it from the ±1 it is nearest (1.0000015 is not shown as 1)."""
+    return differing(v, 1.0 if v > 0 else -1.0, digits=4)[0]
+
+
 @check("layernorm_d2")
 def check_layernorm_d2(layernorm_d2) -> None:
     """The set of LN's outputs for d = 2: exactly {(1, −1), (−1, 1)}, in any container and order."""
     pairs = _output_pairs(layernorm_d2)
-    want = {(1.0, -1.0), (-1.0, 1.0)}
-    found = {w for w in want if any(_close(a, w[0], abs_=1e-6) and _close(b, w[1], abs_=1e-6) for a, b in pairs)}
-    extra = [p for p in pairs if not any(_close(p[0], w[0], abs_=1e-6) and _close(p[1], w[1], abs_=1e-6) for w in want)]
-    if found == want and not extra:
-        return
+    extra = [p for p in pairs if not _is_ln_output(*p)]
     if extra:
         a, b = extra[0]
+        shown = f"({_near_unit(a)}, {_near_unit(b)})"
         if _close(a, -b, abs_=1e-6) and _close(abs(a), 1 / math.sqrt(2), abs_=1e-6):
             hint = "that pair has norm 1; LN makes the entries' variance 1, so the norm is √2"
         elif _close(a, 0.0, abs_=1e-6) and _close(b, 0.0, abs_=1e-6):
             hint = "a constant x has standard deviation 0: with ε = 0 LN is not defined there, it is not (0, 0)"
-        elif not _close(a, -b, abs_=1e-6):
-            hint = "LN's output has mean 0, so a = −b"
+        elif abs(a + b) > LN_D2_TOLERANCE:
+            hint = f"LN's output has mean 0, so a = −b (here a + b = {a + b:.3g})"
         else:
-            hint = "LN's output has mean 0 and variance (a² + b²)/2 = 1"
-        raise CheckFailed(f"layernorm_d2 holds ({a:.4g}, {b:.4g}), which LN never outputs for d = 2: {hint}")
-    missing = sorted(want - found)[0]
-    raise CheckFailed(
-        f"layernorm_d2 misses {missing}: LN(x) for x_1 > x_2 and for x_1 < x_2 are different outputs, both possible"
-    )
+            hint = f"LN's output has mean 0 and mean square (a² + b²)/2 = 1 (here {(a * a + b * b) / 2:.8g})"
+        raise CheckFailed(f"layernorm_d2 holds {shown}, which LN never outputs for d = 2: {hint}")
+    found = {(1.0, -1.0) if a > 0 else (-1.0, 1.0) for a, _ in pairs}
+    if pristine.len(found) < 2:
+        missing = ({(1.0, -1.0), (-1.0, 1.0)} - found).pop()
+        raise CheckFailed(
+            f"layernorm_d2 misses {missing}: LN(x) for x_1 > x_2 and for x_1 < x_2 are different outputs, both possible"
+        )

@@ -1668,6 +1668,9 @@ LAYERNORM_D2_CORRECT = [
     Correct("numpy arrays", "layernorm_d2 = [np.array([1.0, -1.0]), np.array([-1.0, 1.0])]"),
     Correct("a 2x2 array", "layernorm_d2 = np.array([[1.0, -1.0], [-1.0, 1.0]])"),
     Correct("computed", "layernorm_d2 = {tuple(s * np.array([1.0, -1.0])) for s in (1, -1)}"),
+    Correct("a 2x2 tensor", "layernorm_d2 = torch.tensor([[1.0, -1.0], [-1.0, 1.0]])"),
+    Correct("a list of lists", "layernorm_d2 = [[1, -1], [-1, 1]]"),
+    Correct("a frozenset", "layernorm_d2 = frozenset({(1.0, -1.0), (-1.0, 1.0)})"),
 ]
 LAYERNORM_D2_MUTANTS = [
     # only x_1 > x_2
@@ -1688,8 +1691,92 @@ LAYERNORM_D2_MUTANTS = [
     Mutant("infinite", "layernorm_d2 = {(1.0, -1.0), (-1.0, 1.0), (np.inf, -np.inf)}"),
     # the mean left in
     Mutant("not centred", "layernorm_d2 = {(1.0, 0.0), (0.0, 1.0)}"),
+    # the pairs as text
+    Mutant("text pairs", 'layernorm_d2 = {("1", "-1"), ("-1", "1")}', "should be a pair (a, b) of two numbers"),
+    # a flat array of the four numbers
+    Mutant("a flat array", "layernorm_d2 = np.array([1.0, -1.0, -1.0, 1.0])", "an array of pairs has shape (m, 2)"),
+    # a value a hair off ±1: its message shows more digits than the 1 it is near
+    Mutant("off by 2e-6", "layernorm_d2 = {(1 + 2e-6, -1.0), (-1.0, 1.0)}", "holds (1.000002, -1)"),
 ]
 
+
+# ---------------------------------------------------------------- the forms both parts of a test cell accept
+# The visible asserts and the hidden check of layernorm_norm and layernorm_d2 accept the same answers: each source
+# below defines the cell's name; tests/checks/test_theory.py runs the hidden check on every one and
+# tests/visible/test_same_answers.py the released visible asserts, and both must agree with the verdict here.
+# A number: an int, a float, a numpy number, or a one-element array or tensor of integers or floats (no bool, no
+# text, no list). layernorm_d2: a non-empty set, frozenset, list or tuple of pairs, or an (m, 2) array or tensor; a
+# pair: a tuple or list of two numbers, or a 1-D array or tensor of two.
+LAYERNORM_NORM_FORMS = {
+    "accepted": {
+        "a float": _norm_cell("return d**0.5"),
+        "a numpy float64": _norm_cell("return np.sqrt(d)"),
+        "a numpy float32": _norm_cell("return np.sqrt(np.float32(d))"),
+        "a 0-d tensor": _norm_cell("return torch.tensor(float(d)).sqrt()"),
+        "a 0-d tensor with a gradient": _norm_cell("return torch.tensor(float(d), requires_grad=True).sqrt()"),
+        "a one-element tensor": _norm_cell("return torch.tensor([float(d)], dtype=torch.float64).sqrt()"),
+        "a one-element array": _norm_cell("return np.array([np.sqrt(d)])"),
+        "a 1x1 array": _norm_cell("return np.array([[np.sqrt(d)]])"),
+    },
+    "rejected": {
+        "a list of one": _norm_cell("return [float(np.sqrt(d))]"),
+        "a tuple of one": _norm_cell("return (float(np.sqrt(d)),)"),
+        "text": _norm_cell("return str(np.sqrt(d))"),
+        "a text array": _norm_cell("return np.array(str(np.sqrt(d)))"),
+        "a bool": _norm_cell("return True"),
+        "a bool array": _norm_cell("return np.array([True])"),
+        "a complex number": _norm_cell("return complex(np.sqrt(d))"),
+        "None": _norm_cell("return None"),
+        "the vector": _norm_cell("return np.ones(d)"),
+        "unit norm": _norm_cell("return 1.0"),
+        "sample std": _norm_cell("return float(np.sqrt(d - 1))"),
+        "off by 3e-6": _norm_cell("return float(np.sqrt(d)) * (1 + 3e-6)"),
+    },
+}
+LAYERNORM_D2_FORMS = {
+    "accepted": {
+        "a set of float tuples": "layernorm_d2 = {(1.0, -1.0), (-1.0, 1.0)}",
+        "a set of int tuples": "layernorm_d2 = {(1, -1), (-1, 1)}",
+        "a list of lists": "layernorm_d2 = [[1, -1], [-1, 1]]",
+        "a tuple of tuples": "layernorm_d2 = ((-1.0, 1.0), (1.0, -1.0))",
+        "a frozenset": "layernorm_d2 = frozenset({(1.0, -1.0), (-1.0, 1.0)})",
+        "a 2x2 float array": "layernorm_d2 = np.array([[1.0, -1.0], [-1.0, 1.0]])",
+        "a 2x2 int array": "layernorm_d2 = np.array([[1, -1], [-1, 1]])",
+        "a 2x2 tensor": "layernorm_d2 = torch.tensor([[1.0, -1.0], [-1.0, 1.0]])",
+        "a 2x2 tensor with a gradient": "layernorm_d2 = torch.tensor([[1.0, -1.0], [-1.0, 1.0]], requires_grad=True)",
+        "a list of arrays": "layernorm_d2 = [np.array([1.0, -1.0]), np.array([-1.0, 1.0])]",
+        "a list of tensors": "layernorm_d2 = [torch.tensor([1.0, -1.0]), torch.tensor([-1.0, 1.0])]",
+        "numpy scalars": "layernorm_d2 = {(np.float64(1), np.float64(-1)), (np.float32(-1), np.int64(1))}",
+        "0-d tensors": "layernorm_d2 = [(torch.tensor(1.0), torch.tensor(-1.0)), (torch.tensor(-1.0), torch.tensor(1.0))]",
+        "one-element arrays": "layernorm_d2 = [(np.array([1.0]), np.array([-1.0])), (np.array([-1.0]), np.array([1.0]))]",
+        "a repeated pair": "layernorm_d2 = [(1, -1), (1.0, -1.0), (-1, 1)]",
+        "within 1e-7": "layernorm_d2 = {(1 + 1e-7, -1 - 1e-7), (-1.0, 1.0)}",
+    },
+    "rejected": {
+        "a single pair": "layernorm_d2 = (1.0, -1.0)",
+        "a single pair as an array": "layernorm_d2 = np.array([1.0, -1.0])",
+        "a flat array of four": "layernorm_d2 = np.array([1.0, -1.0, -1.0, 1.0])",
+        "a 2x2x1 array": "layernorm_d2 = np.array([[[1.0], [-1.0]], [[-1.0], [1.0]]])",
+        "text": 'layernorm_d2 = "(1, -1) and (-1, 1)"',
+        "a dict": "layernorm_d2 = {1: -1, -1: 1}",
+        "empty": "layernorm_d2 = set()",
+        "text pairs": 'layernorm_d2 = {("1", "-1"), ("-1", "1")}',
+        "bool entries": "layernorm_d2 = [(True, -1), (-1, True)]",
+        "complex entries": "layernorm_d2 = [(1 + 0j, -1 + 0j), (-1 + 0j, 1 + 0j)]",
+        "lists as entries": "layernorm_d2 = [([1.0], [-1.0]), ([-1.0], [1.0])]",
+        "triples": "layernorm_d2 = {(1.0, -1.0, 0.0), (-1.0, 1.0, 0.0)}",
+        "sets as pairs": "layernorm_d2 = [{1.0, -1.0}, {-1.0, 1.0}]",
+        "unit norm": "layernorm_d2 = {(2**-0.5, -(2**-0.5)), (-(2**-0.5), 2**-0.5)}",
+        "zero included": "layernorm_d2 = {(1.0, -1.0), (-1.0, 1.0), (0.0, 0.0)}",
+        "nan included": "layernorm_d2 = {(1.0, -1.0), (-1.0, 1.0), (np.nan, np.nan)}",
+        "off by 2e-6": "layernorm_d2 = {(1 + 2e-6, -1.0), (-1.0, 1.0)}",
+    },
+    # accepted by the visible asserts, which leave completeness to the grader and say so
+    "incomplete": {
+        "one output": "layernorm_d2 = {(1.0, -1.0)}",
+        "one output as an array": "layernorm_d2 = np.array([[-1, 1]])",
+    },
+}
 
 # ---------------------------------------------------------------- the catalogue
 CATALOGUE = Catalogue(

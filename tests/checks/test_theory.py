@@ -289,3 +289,31 @@ def test_conv_layer_with_the_graders_offsets_is_rejected():
     """Does the conv check refuse a layer whose p is imported from the autograder?"""
     layer = {**ref.conv1d_layer}
     assert "must be defined in this notebook" in failure(checks.check_conv1d_layer, layer)
+
+
+# ------------------------------------------------------------------ the forms LayerNorm's two cells accept
+
+_FORMS = {"layernorm_norm": M.LAYERNORM_NORM_FORMS, "layernorm_d2": M.LAYERNORM_D2_FORMS}
+
+
+def _forms(kind):
+    return [
+        pytest.param(grade_id, source, id=f"{grade_id}: {label}")
+        for grade_id, forms in _FORMS.items()
+        for label, source in forms.get(kind, {}).items()
+    ]
+
+
+@pytest.mark.parametrize("grade_id, source", _forms("accepted"))
+def test_layernorm_check_accepts_every_container_and_number_of_the_family(grade_id, source):
+    """Does the hidden check pass every form of the right answer its visible test accepts too (sets, frozensets,
+    lists, tuples, (m, 2) arrays and tensors; ints, floats, numpy numbers, one-element arrays and tensors)?"""
+    assert run(CHECKS[grade_id], cell(source, grade_id)) == f"PASSED {grade_id}\n"
+
+
+@pytest.mark.parametrize("grade_id, source", _forms("rejected") + _forms("incomplete"))
+def test_layernorm_check_rejects_what_is_not_in_the_family(grade_id, source):
+    """Does the hidden check reject, in one line, text, bools, lists for numbers, a lone pair, flat or 3-D arrays,
+    wrong values and the incomplete set?"""
+    message = failure(CHECKS[grade_id], cell(source, grade_id))
+    assert message.startswith(f"{grade_id}: ") and "\n" not in message, message

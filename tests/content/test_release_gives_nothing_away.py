@@ -9,6 +9,7 @@ import re
 import nbformat
 import numpy as np
 import pytest
+import torch
 import torch.nn as nn
 
 from autograder import contract, paths
@@ -35,7 +36,7 @@ def release_text(notebook):
 def visible_failure(notebook, grade_id, **names):
     """The one-line AssertionError the visible asserts of a released test cell raise with `names` defined."""
     source = release_cell(notebook, grade_id)
-    namespace = {"np": np, "nn": nn, "attempt": lambda fn, *args, what: fn(*args), **names}
+    namespace = {"np": np, "nn": nn, "torch": torch, "attempt": lambda fn, *args, what: fn(*args), **names}
     with pytest.raises(AssertionError) as failure:
         exec(compile(source, f"{notebook}:{grade_id}", "exec"), namespace)
     return str(failure.value)

@@ -268,6 +268,9 @@ WRONG += [
             ("text", "non-empty set of pairs"),
             ("infinite", "is not an output of LN"),
             ("not centred", "is not an output of LN"),
+            ("text pairs", "should be a pair (a, b) of two numbers"),
+            ("a flat array", "should be a non-empty set of pairs"),
+            ("off by 2e-6", "(1.000002, -1) is not an output of LN"),
         ]
     ],
 ]
