@@ -11,6 +11,7 @@ import torch.nn as nn
 from autograder.checks import (
     CheckFailed,
     check,
+    differing,
     expect,
     max_abs_diff,
     pristine,
@@ -234,10 +235,8 @@ def _expect_loss(loss, logits, labels, call):
     for mistake, value in wrong.items():
         if _close(got, value):
             raise CheckFailed(f"{call}: the loss {mistake}")
-    raise CheckFailed(
-        f"{call}: loss should be the mean cross-entropy {pristine.tensor_item(want):.4f}, "
-        f"got {pristine.tensor_item(got):.4f}"
-    )
+    shown, seen = differing(pristine.tensor_item(want), pristine.tensor_item(got), digits=4)
+    raise CheckFailed(f"{call}: loss should be the mean cross-entropy {shown}, got {seen}")
 
 
 @check("sentence_classifier")

@@ -20,6 +20,8 @@ from autograder.checks import (
     CheckFailed,
     check,
     cpu64,
+    differing,
+    digits_to_differ,
     expect_device,
     expect_tensor,
     fmt_shape,
@@ -86,14 +88,10 @@ def _expect_close_or_explain(got, want, name, hypotheses, atol=1e-5, rtol=1e-4):
         raise CheckFailed(msg + (f"; it looks like {hint}" if hint else ""))
 
 
-def _rounded(t, digits=3):
-    """Short text of a small tensor's values."""
-    values = cpu64(t).tolist()
-
-    def fmt(v):
-        return [fmt(x) for x in v] if pristine.isinstance(v, list) else round(v, digits)
-
-    return str(fmt(values)).replace(" ", "")
+def _rounded(t, want, digits=3):
+    """Short text of a small tensor's values, with at least `digits` significant digits and as many more as it
+    takes to read differently from the tensor `want` they should equal (never "should be 0.731, got 0.731")."""
+    return differing(cpu64(want).tolist(), cpu64(t).tolist(), digits)[1].replace(" ", "")
 
 
 def _as_float(v, name):
@@ -162,7 +160,7 @@ def check_positional_encodings(create_positional_encodings) -> None:
         raise CheckFailed(f"the table should be float32 (torch.float), got {pe.dtype}")
     row0 = torch.tensor([0.0, 1.0, 0.0, 1.0])
     if not tensors_close(pe[0], row0):
-        raise CheckFailed(f"position 0 should be [0, 1, 0, 1] (sin 0, cos 0, ...), got {_rounded(pe[0])}")
+        raise CheckFailed(f"position 0 should be [0, 1, 0, 1] (sin 0, cos 0, ...), got {_rounded(pe[0], row0)}")
     for L, d in [(50, 16), (9, 7), (6, 1)]:
         what = f"create_positional_encodings({L}, {d})"
         pe = _call(what, create_positional_encodings, L, d)
@@ -198,7 +196,8 @@ def _check_attention_attributes(module, H, cls_name):
     sf = _as_float(getattr(module, "scaling_factor", None), f"{cls_name}.scaling_factor")
     want = 1.0 / H**0.5
     if pristine.abs(sf - want) > 1e-5:
-        raise CheckFailed(f"{cls_name}.scaling_factor should be 1/sqrt(hidden_size) = {want:.4g}, got {sf:.4g}")
+        shown, seen = differing(want, sf, digits=4)
+        raise CheckFailed(f"{cls_name}.scaling_factor should be 1/sqrt(hidden_size) = {shown}, got {seen}")
 
 
 def _randomize_projections(module, gen, H):
@@ -275,10 +274,11 @@ def _expect_distributions(weights, what):
         raise CheckFailed(f"attention_weights for {what} should be finite, got NaN/inf (is some row masked entirely?)")
     sums = cpu64(weights).sum(-1)
     if not pristine.allclose(sums, torch.ones_like(sums), atol=1e-4, rtol=0):
+        low, high = sums.min().item(), sums.max().item()
+        d = digits_to_differ([1.0, 1.0], [low, high], digits=3)
         raise CheckFailed(
             f"each row of attention_weights should sum to 1 over the keys (last axis); row sums for "
-            f"{what} range from {sums.min().item():.3g} to {sums.max().item():.3g}; softmax must be "
-            f"taken over the last axis"
+            f"{what} range from {low:.{d}g} to {high:.{d}g}; softmax must be taken over the last axis"
         )
 
 
@@ -303,7 +303,7 @@ def _compare_attention(module, ref_module, params, queries, keys, values, H, cau
         if pristine.abs(w[:, 0, 0].min().item() - 1.0) > 1e-4:
             raise CheckFailed(
                 f"query 0 can only see key 0, so its weight on key 0 should be 1, got "
-                f"{w[:, 0, 0].min().item():.3g} (the diagonal j = i must stay visible)"
+                f"{differing(1.0, w[:, 0, 0].min().item(), digits=3)[1]} (the diagonal j = i must stay visible)"
             )
     want_context, want_weights = ref_module(queries.cpu(), keys.cpu(), values.cpu())
     hyps = _attention_hypotheses(params, queries, keys, values, H, causal)
@@ -370,8 +370,8 @@ def check_scaled_dot_attention(ScaledDotAttention) -> None:
         )
         raise CheckFailed(
             f"with identity Q/K/V, query [2,0,0,0] and keys e0, e1 the scaled scores are [1, 0], so "
-            f"attention_weights should be [0.731, 0.269], got {_rounded(weights.reshape(-1))}"
-            + (f"; it looks like {hint}" if hint else "")
+            f"attention_weights should be {_rounded(want_w.reshape(-1), weights.reshape(-1))}, "
+            f"got {_rounded(weights.reshape(-1), want_w.reshape(-1))}" + (f"; it looks like {hint}" if hint else "")
         )
     _expect_close_or_explain(
         context,
@@ -432,7 +432,7 @@ def check_causal_scaled_dot_attention(CausalScaledDotAttention) -> None:
         )
         raise CheckFailed(
             "for three identical tokens attention_weights should be "
-            f"[[1,0,0],[0.5,0.5,0],[0.333,0.333,0.333]], got {_rounded(weights[0])}"
+            f"{_rounded(want[0], weights[0])}, got {_rounded(weights[0], want[0])}"
             + (f"; it looks like {hint}" if hint else "")
         )
 
@@ -464,7 +464,8 @@ def check_causal_scaled_dot_attention(CausalScaledDotAttention) -> None:
     if not tensors_close(weights, want):
         raise CheckFailed(
             "for three orthogonal tokens (scores 2 on the diagonal, exactly 0 elsewhere) "
-            f"attention_weights should be {_rounded(want[0])}, got {_rounded(weights[0])}; build the "
+            f"attention_weights should be {_rounded(want[0], weights[0])}, got {_rounded(weights[0], want[0])}; "
+            f"build the "
             f"mask from positions (j > i), never from the scores' values"
         )
 
@@ -844,8 +845,9 @@ def check_find_optimal_params(find_optimal_params) -> None:
         opt_f = _as_float(opt, "optimal_params")
         if not _same(opt_f, want_opt):
             hint = next((d for d, v in hyps if _same(opt_f, v)), "")
+            shown, seen = differing(pristine.float(want_opt), opt_f, digits=4)
             raise CheckFailed(
-                f"optimal_params should be {want_opt:.4g} parameters on {what}, got {opt_f:.4g}"
+                f"optimal_params should be {shown} parameters on {what}, got {seen}"
                 + (f"; it looks like {hint}" if hint else "")
             )
         if not _same(p_arr, want_p):
@@ -855,9 +857,9 @@ def check_find_optimal_params(find_optimal_params) -> None:
                 hint = "; it looks like the fit used the natural log instead of log10"
             else:
                 hint = ""
+            shown, seen = differing([float(v) for v in want_p], [float(v) for v in p_arr], digits=4)
             raise CheckFailed(
-                f"p should be [a, b, c] of loss ~ a*log10(x)**2 + b*log10(x) + c = "
-                f"{np.round(want_p, 4).tolist()} on {what}, got {np.round(p_arr, 4).tolist()}{hint}"
+                f"p should be [a, b, c] of loss ~ a*log10(x)**2 + b*log10(x) + c = {shown} on {what}, got {seen}{hint}"
             )
 
 
@@ -891,7 +893,8 @@ def check_fit_linear_log(fit_linear_log) -> None:
             ("10 ** c was returned instead of c", [want_m, 10**want_c]),
         ]
         hint = next((d for d, v in hyps if _same([m, c], v)), "")
+        d = digits_to_differ([want_m, want_c], [m, c], digits=4)
         raise CheckFailed(
-            f"(m, c) should be ({want_m:.4g}, {want_c:.4g}) for {what}, got ({m:.4g}, {c:.4g})"
+            f"(m, c) should be ({want_m:.{d}g}, {want_c:.{d}g}) for {what}, got ({m:.{d}g}, {c:.{d}g})"
             + (f"; it looks like {hint}" if hint else "")
         )
