@@ -60,13 +60,14 @@ def test_readme_describes_the_markers_the_notebooks_use():
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_each_graded_cell_is_introduced_by_a_todo(name):
-    """Is every graded code cell introduced, in the nearest markdown cell above it, by a **TODO:** line that
-    says what to do (the same marker in every notebook)?"""
+    """Is every graded code cell introduced, in the nearest markdown cell above it, by a **TODO (N points):** line
+    that says what to do and what it is worth (the same marker in every notebook; tests/content/test_points_shown.py
+    checks the points)?"""
     nb = nbformat.read(RELEASE / f"{name}.ipynb", as_version=4)
     missing = []
     for i, cell in enumerate(nb.cells):
         if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution"):
             above = next(c for c in reversed(nb.cells[:i]) if c.cell_type == "markdown")
-            if "**TODO:**" not in above.source:
+            if not re.search(r"\*\*TODO \(\d+ points?[^)]*\):\*\*", above.source):
                 missing.append(cell.metadata["nbgrader"]["grade_id"])
-    assert not missing, f"expected a **TODO:** line in the markdown above {missing}"
+    assert not missing, f"expected a **TODO (N points):** line in the markdown above {missing}"
