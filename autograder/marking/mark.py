@@ -16,6 +16,8 @@ again) and named on the console; it never becomes 0 by itself.
     mark OUT --import FILE.csv        the same columns back (validated first; nothing written on an error)
     mark OUT --groups NB/GRADE_ID     student,group,size: the answers grouped (blank, identical, near, similar)
     mark OUT --rubric NB/GRADE_ID     item,points,text of that question's rubric
+    mark OUT --suggest NB/GRADE_ID    student,items,confidence,like: rubric items suggested for that question's
+                                      answers still to grade, learned from its marks (marking.suggest; never a mark)
     mark OUT --import F --serve       serve the page after an --import, --export or --regrades as well
     mark OUT --regrades FILE.csv      student,notebook,grade_id,reason: regrade requests, queued on the page
     mark OUT --export F --double 10%  a sample of each question's answers for a second grader, who imports it
@@ -197,7 +199,8 @@ def sync(
     answer to grade again) and the answers whose gradebook score or comment changed."""
     marks, lines = read_log(out)
     cleared, wanted = [], {}
-    for key, mark in sorted(marks.items()):
+    chosen = marks.items() if keys is None else ((k, marks[k]) for k in keys if k in marks)
+    for key, mark in sorted(chosen):
         if mark.items is None or (cell is not None and key[1:] != cell) or (keys is not None and key not in keys):
             continue
         result = derive(mark, answers.get(key), found.get(key[1:]))
@@ -574,6 +577,7 @@ def main(
     second: bool = False,
     regrades: Path | None = None,
     status: bool = False,
+    suggest: str | None = None,
     source: Path = paths.SOURCE,
 ) -> int:
     """What `mark` does before its page (see the module docstring). Returns the exit status."""
@@ -596,6 +600,8 @@ def main(
             return 0
         if groups is not None:
             _cell(groups, found)
+        if suggest is not None:
+            _cell(suggest, found)
     except (rubrics.RubricError, LookupError) as exc:
         print(f"mark: {exc.args[0]}", file=sys.stderr)
         return 1
@@ -614,6 +620,10 @@ def main(
     answers = collect(out)
     if groups is not None:
         return _groups(out, answers, groups, found, output, encoder)
+    if suggest is not None:  # reads the log and OUT's answers; writes no mark
+        from autograder.marking import suggest as suggesting
+
+        return suggesting.main(out, suggest, found, output, encoder)
     grader = grader or getpass.getuser()
     code = 0
     with locked(out):

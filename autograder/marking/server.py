@@ -170,7 +170,7 @@ class Marking:
 
     @answers.setter
     def answers(self, found: dict[mark.Key, mark.Answer]) -> None:
-        self._answers, self._by_cell = found, {}
+        self._answers, self._by_cell, self._by_shown = found, {}, {}
 
     def cell_answers(self, cell: tuple[str, str]) -> dict[str, mark.Answer]:
         """{student: answer} of one question (kept: a page asks for them on every change)."""
@@ -180,7 +180,9 @@ class Marking:
 
     def by_pseudonym(self, cell: tuple[str, str]) -> dict[str, mark.Answer]:
         """The answers to a question by the pseudonym the page knows each student by."""
-        return {pseudonym(s): a for s, a in self.cell_answers(cell).items()}
+        if cell not in self._by_shown:
+            self._by_shown[cell] = {pseudonym(s): a for s, a in self.cell_answers(cell).items()}
+        return self._by_shown[cell]
 
     def grouped(self, cell: tuple[str, str], wait: float | None = None) -> list[Group] | None:
         """The answer groups of a question (computed once per server), after the TAs' moves; None if they are not
@@ -439,9 +441,8 @@ class Marking:
         return next(a.points for a in self.answers.values() if (a.notebook, a.grade_id) == cell)
 
     def _derive(self, found, cell: tuple[str, str], touched: set[mark.Key]) -> None:
-        """The gradebook from the log for one question; the pages of the answers `touched` are noted first
-        (marking.pages), so a kill before they are rendered again leaves them to the next start."""
-        pages.note(self.out, {key[:2] for key in touched})  # again: an item edit notes here
+        """The gradebook from the log for the answers `touched` of one question (mark.sync notes the pages it changes
+        in marking.pages first, so a kill before they are rendered again leaves them to the next start)."""
         for attempt in range(BUSY_TRIES):
             try:
                 lines, changed = mark.sync(self.out, found, self.answers, csvs=False, cell=cell, keys=touched)
@@ -570,6 +571,7 @@ def main(
     second: bool = False,
     regrades: Path | None = None,
     status: bool = False,
+    suggest: str | None = None,
     serve: bool = False,
     port: int = 8891,
     browser: bool = True,
@@ -577,7 +579,7 @@ def main(
     source: Path = paths.SOURCE,
 ) -> int:
     """`mark`: reports.mark.main with these options, then, when none of --status, --export, --import, --regrades,
-    --groups or --rubric was given (or --serve was), the page. Returns the exit status."""
+    --groups, --rubric or --suggest was given (or --serve was), the page. Returns the exit status."""
     import getpass
 
     grader = grader or getpass.getuser()
@@ -593,13 +595,13 @@ def main(
             print(f"mark: {rubrics.FILENAME}: {problems[0]}{more}; nothing scored", file=sys.stderr)
             return 1
     options = dict(export=export, import_csv=import_csv, groups=groups, output=output, rubric=rubric, double=double)
-    options.update(second=second, regrades=regrades, status=status)
+    options.update(second=second, regrades=regrades, status=status, suggest=suggest)
     try:
         code = mark.main(out=out, grader=grader, encoder=encoder, source=source, **options)
     except sqlite3.OperationalError as exc:
         print(f"mark: the gradebook is busy or unreadable ({one_line(exc, 120)}): try again", file=sys.stderr)
         return 1
-    asked = status or export or import_csv or regrades or groups or rubric  # something other than the page
+    asked = status or export or import_csv or regrades or groups or rubric or suggest  # something other than the page
     if code or (asked and not serve):
         return code
     if second:  # a second grader's page: the double-marked sample, blind
