@@ -27,7 +27,8 @@ COMMANDS = {
     "formgrader": ("autograder.reports.formgrader", "open nbgrader's formgrader on OUT to grade the written answers"),
     "mark": (
         "autograder.marking.server",
-        "mark OUT [--status | --export FILE | --import FILE | --groups NB/ID [-o FILE] | --rubric NB/ID] [--grader NAME]: "
+        "mark OUT [--status | --export FILE | --import FILE | --groups NB/ID [-o FILE] | --suggest NB/ID [-o FILE] | "
+        "--rubric NB/ID] [--grader NAME]: "
         "written answers graded by rubric (source/a3/rubrics.toml); alone, it serves the grading page",
     ),
     "report": ("autograder.reports.report", "render the grade report notebook for OUT into HTML"),
@@ -88,7 +89,13 @@ def _options(name, parser):
         add("--export", type=Path, help="write student,notebook,grade_id,items,adjustment,comment for every answer")
         add("--import", dest="import_csv", type=Path, help="read marks in the --export columns (all checked first)")
         add("--groups", metavar="NB/GRADE_ID", help="write student,group,size: that question's answers grouped")
-        add("-o", "--output", type=Path, help="file for --groups (default: standard output)")
+        add(
+            "--suggest",
+            metavar="NB/GRADE_ID",
+            help="write student,items,confidence,like: rubric items suggested for that question's answers still to "
+            "grade, learned from its marks (a suggestion is never a mark)",
+        )
+        add("-o", "--output", type=Path, help="file for --groups or --suggest (default: standard output)")
         add("--rubric", metavar="NB/GRADE_ID", help="print item,points,text of that question's rubric")
         add("--grader", help="who marks (default: the login name), kept in OUT/marks.jsonl")
         add("--encoder", choices=["minilm", "tfidf"], default="minilm", help="clusters by meaning (default minilm)")

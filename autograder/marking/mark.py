@@ -536,6 +536,43 @@ def _groups(out, answers, spec, found, output, encoder) -> int:
     return 0
 
 
+def live_marks(out: Path, cell: tuple[str, str], answers: Mapping[Key, Answer], rubric) -> dict[str, tuple[str, ...]]:
+    """{student: items} of the latest mark of each answer to one question that still holds (see `derive`)."""
+    return {
+        key[0]: m.items
+        for key, m in read_log(out)[0].items()
+        if key[1:] == cell and m.items is not None and not isinstance(derive(m, answers.get(key), rubric), str)
+    }
+
+
+def _suggest(out, answers, spec, found, output, encoder) -> int:
+    """student,items,confidence,like for one question's answers still to grade (marking.suggest), learned from its
+    live marks and model answer."""
+    from autograder.marking import suggest as suggesting
+    from autograder.marking.groups import EmbeddingCache
+
+    cell = _cell(spec, found)
+    mine = {key: a for key, a in answers.items() if key[1:] == cell}
+    texts = {key[0]: a.text for key, a in mine.items() if not a.blank}
+    points = max((a.points for a in mine.values()), default=None)
+    live = live_marks(out, cell, mine, found[cell])
+    try:
+        cache = EmbeddingCache(Path(out) / suggesting.EMBEDDINGS) if encoder == "minilm" else None
+        suggestions = suggesting.Suggester(texts, found[cell], points, encoder, cache).suggest(live)
+    except (ImportError, OSError) as exc:  # no MiniLM package or model files: words still suggest
+        print(f"mark: the {encoder} encoder is not available ({one_line(exc, 120)}); suggesting by TF-IDF",
+              file=sys.stderr)  # fmt: skip
+        suggestions = suggesting.Suggester(texts, found[cell], points, "tfidf").suggest(live)
+    text = suggesting.to_csv(suggestions)
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        Path(output).write_text(text, encoding="utf-8")
+        made = sum(s.items is not None for s in suggestions.values())
+        print(f"wrote suggestions for {made} of the {len(suggestions)} answers to grade of {spec} to {output}")
+    return 0
+
+
 def _summary(out, answers, found) -> None:
     """Per question: answers, blank, graded so far (by anyone, in the gradebook), to grade; then the graders'
     agreement where answers were marked twice."""
@@ -621,9 +658,7 @@ def main(
     if groups is not None:
         return _groups(out, answers, groups, found, output, encoder)
     if suggest is not None:  # reads the log and OUT's answers; writes no mark
-        from autograder.marking import suggest as suggesting
-
-        return suggesting.main(out, suggest, found, output, encoder)
+        return _suggest(out, answers, suggest, found, output, encoder)
     grader = grader or getpass.getuser()
     code = 0
     with locked(out):
