@@ -49,6 +49,7 @@ REGRADES = "regrades.jsonl"  # append-only: regrade requests, then how each was 
 REGRADE_COLUMNS = ["student", "notebook", "grade_id", "reason"]
 MOVES = "mark_groups.json"  # {"NB/GRADE_ID": {student: group name}}: answers a TA moved to another group
 COLUMNS = ["student", "notebook", "grade_id", "items", "adjustment", "comment"]
+EXPORT_ONLY = ["answer", "flag"]  # --export's last columns, for a TA grading in a spreadsheet; --import ignores them
 STUB = "YOUR ANSWER HERE"  # nbgrader's text stub: an answer left as released (blank)
 
 
@@ -62,6 +63,7 @@ class Answer:
     text: str
     points: float
     blank: bool
+    flag: str = ""  # for the TA: where grading found the answer, when not in its cell (grading.answers)
 
     @property
     def key(self) -> Key:
@@ -87,9 +89,11 @@ def collect(out: Path, notebooks: Iterable[str] | None = None) -> dict[Key, Answ
             if (notebooks is not None and notebook not in notebooks) or not was_graded(summary.status):
                 continue
             texts = results.answers(state.student, notebook)
+            flags = {f.split(" ", 1)[0].rstrip(":"): f.split(": ", 1)[-1] for f in summary.flags}
             for grade_id, points in summary.manual.items():
                 text = texts.get(grade_id, "")
-                answer = Answer(state.student, notebook, grade_id, text, float(points), grade_id in summary.blank)
+                answer = Answer(state.student, notebook, grade_id, text, float(points), grade_id in summary.blank,
+                                flags.get(grade_id, ""))  # fmt: skip
                 found[answer.key] = answer
             for cell in summary.cells:  # a cell its check could not decide: a person grades it
                 if cell.score is None:
@@ -276,13 +280,14 @@ def export_csv(answers: Mapping[Key, Answer], marks: Mapping[Key, Mark], only: s
 
     buf = io.StringIO()
     writer = csvsafe.writer(buf, lineterminator="\n")
-    writer.writerow(COLUMNS)
+    writer.writerow(COLUMNS + EXPORT_ONLY)
     for key in sorted(answers if only is None else only, key=_order):
-        mark = marks.get(key)
+        mark, answer = marks.get(key), answers.get(key)
+        shown = [answer.text if answer else "", answer.flag if answer else ""]
         if mark is None or mark.items is None:
-            writer.writerow([*key, "", "", ""])
+            writer.writerow([*key, "", "", "", *shown])
         else:
-            writer.writerow([*key, ";".join(mark.items), _num(mark.adjustment), mark.comment])
+            writer.writerow([*key, ";".join(mark.items), _num(mark.adjustment), mark.comment, *shown])
     return buf.getvalue()
 
 
@@ -580,13 +585,17 @@ def _summary(out, answers, found) -> None:
     hand = gradebook.read_hand_grades(Path(out) / "gradebook.db")
     counts = {}
     for key, answer in answers.items():
-        c = counts.setdefault(key[1:], [0, 0, 0])
+        c = counts.setdefault(key[1:], [0, 0, 0, 0])
         scored = (hand.get(key[:2], {}).get(key[2]) or {}).get("score") is not None
         c[0] += 1
         c[1] += scored
         c[2] += answer.blank and not scored
-    for (notebook, grade_id), (n, graded, blank) in sorted(counts.items(), key=lambda kv: _order(("",) + kv[0])):
-        print(f"{notebook}/{grade_id}: {graded} of {n} graded, {blank} blank (0), {n - graded - blank} to grade")
+        c[3] += bool(answer.flag)
+    for (notebook, grade_id), (n, graded, blank, flagged) in sorted(
+        counts.items(), key=lambda kv: _order(("",) + kv[0])
+    ):
+        added = f"; {flagged} found in an added cell (flagged on the page)" if flagged else ""
+        print(f"{notebook}/{grade_id}: {graded} of {n} graded, {blank} blank (0), {n - graded - blank} to grade{added}")
     for (student, notebook, grade_id), entry in sorted(read_regrades(out).items(), key=lambda kv: _order(kv[0])):
         if entry["status"] == "open":
             print(f"regrade requested: {student} {notebook}/{grade_id}: {one_line(entry['reason'], 200)}")

@@ -494,6 +494,9 @@ class Marking:
         rows = []
         for cell, state in states.items():
             notes = [f"graded {state['graded']} of {state['total']}"]
+            flagged = sum(1 for a in self.cell_answers(cell).values() if a.flag)
+            if flagged:
+                notes.append(f"{flagged} found in an added cell")
             if state["regrades"]:
                 notes.append(f"{len(state['regrades'])} regrade request(s) open")
             if cell in agreed:
@@ -526,7 +529,7 @@ class Marking:
             shown = text[:SHOWN] + (f"\n[cut: {len(text):,} characters in all]" if len(text) > SHOWN else "")
             who = pseudonym(student)
             groups[-1]["cards"].append({"id": who, "name": student if names else who, "text": shown,
-                                        "regrade": requests.get(who)})  # fmt: skip
+                                        "regrade": requests.get(who), "flag": answers[student].flag})  # fmt: skip
         following = start + count if start + count < len(ordered) else None
         points = self._points(cell)
         data = {"notebook": cell[0], "grade_id": cell[1], "points": points, "items": rubric.ids, "waiting": waiting,
