@@ -63,10 +63,13 @@ JOIN assignment a ON sa.assignment_id = a.id
 JOIN student st ON sa.student_id = st.id
 WHERE (gc.cell_type = 'markdown' OR g.needs_manual_grade OR g.manual_score IS NOT NULL)
 """
+# a written answer's comment is on its own cell; a test cell's on the solution cell it checks (test_<grade id>)
+SOLUTION = r"CASE WHEN bc.name LIKE 'test\_%' ESCAPE '\' THEN substr(bc.name, 6) END"
 HAND_QUERY = (
     """SELECT st.id, nb.name, bc.name, g.manual_score,
        (SELECT c.manual_comment FROM comment c JOIN base_cell cb ON c.cell_id = cb.id
-        WHERE c.notebook_id = snb.id AND cb.name = bc.name AND c.manual_comment IS NOT NULL LIMIT 1)"""
+        WHERE c.notebook_id = snb.id AND cb.name IN (bc.name, {solution}) AND c.manual_comment IS NOT NULL
+        LIMIT 1)""".format(solution=SOLUTION)
     + PERSON_GRADED
 )
 

@@ -491,6 +491,17 @@ def test_a_cell_its_check_could_not_decide_is_marked_by_rubric(out, tmp_path):
     assert comment == "+2 Returns the product, sign included.\nChecked by hand: 2 * -3 = -6."
     row = {r["student"]: r for r in read_csv(out / "grades.csv")}["李明"]
     assert (row["score"], row["status"], row["ungraded"]) == ("3", "graded", "written_toy")
+    assert entered["test_mul"]["comment"] == comment  # read back for the pages from the solution cell
+
+
+def test_a_hand_graded_check_cells_items_and_comment_reach_the_students_page(out, tmp_path):
+    """Once a TA marked a cell its check could not decide (the CLIP caption), does the student's page show the
+    rubric items applied and the comment there, as for a written answer?"""
+    test_a_cell_its_check_could_not_decide_is_marked_by_rubric(out, tmp_path)
+    feedback.rerender(out, students={"李明"}, source=source(out))
+    page = (out / "feedback" / "李明" / "toy.html").read_text()
+    assert page.count("Returns the product, sign included.") == 2  # the summary's table and under the cell
+    assert page.count("Checked by hand: 2 * -3 = -6.") == 2
 
 
 def test_a_double_marking_sample_is_exported_blind(out, tmp_path, capsys):
