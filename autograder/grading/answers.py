@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from autograder import contract
 from autograder.records import is_blank_answer
+from autograder.text import one_line
 
 ADDED_FLAG = "answer found in an added cell"  # the words a TA reads in grades.csv, grading.log and the index
 CODE_FLAG = "code in an added cell below its answer cell, which is left as released (scored by its test as usual)"
@@ -230,3 +231,44 @@ def take_added_answers(nb: Mapping, rel: Mapping, repairs: list[str]) -> list[Ad
             nb["cells"][where[answer.grade_id]]["source"] = answer.text
             repairs.append(student_line(answer))
     return found
+
+
+OWN_PASSED, OWN_FAILED = "passed", "failed"
+
+
+def own_run(nb: Mapping) -> dict[str, str]:
+    """{test cell grade id: "passed" or "failed"} of the test cells the student's own run executed, read from the
+    outputs the submitted notebook kept (before repair): failed when a cell's outputs hold an error, passed when it
+    ran without one. Cells never run are left out."""
+    found = {}
+    for cell in nb.get("cells", []):
+        gid = _gid(cell)
+        if not gid or not contract.is_test_cell(cell) or cell.get("execution_count") is None:
+            continue
+        errors = any(o.get("output_type") == "error" for o in cell.get("outputs", []) if isinstance(o, Mapping))
+        found[gid] = OWN_FAILED if errors else OWN_PASSED
+    return found
+
+
+def hidden_failure(message: str, grade_id: str) -> bool:
+    """True when a failed cell's message comes from its hidden check (prefixed with the grade id, after the raised
+    type), not from the test cell's visible asserts or the kernel."""
+    return re.sub(r"^(?:\w+Error|\w+Exception|CheckFailed): ", "", str(message)).startswith(f"{grade_id}: ")
+
+
+def runs_disagree(own: Mapping[str, str], cells) -> list[str]:
+    """TA-only flags for the test cells whose verdict on the student's own run (own_run) differs from the
+    grader's on the same visible checks: passed there and failed here (not by the hidden check, which the student
+    never ran), or failed there and passed here. `cells`: the notebook's CellResults."""
+    flags = []
+    for c in cells:
+        test = contract.test_cell_id(c.grade_id)
+        theirs = own.get(test)
+        if theirs is None or c.score is None:
+            continue
+        passed = c.score >= c.max_score
+        if theirs == OWN_PASSED and not passed and not hidden_failure(c.note, c.grade_id):
+            flags.append(f"{test}: passed on the student's own run, failed on the grader's ({one_line(c.note, 120)})")
+        elif theirs == OWN_FAILED and passed:
+            flags.append(f"{test}: failed on the student's own run, passed on the grader's")
+    return flags

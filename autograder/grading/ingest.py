@@ -37,6 +37,7 @@ class Submission:
     digest: str = ""  # hash of the student's submitted files (names and bytes): same bytes, same digest
     timestamp: Path | None = None  # nbgrader's timestamp.txt in the student's folder (evidence of when they submitted)
     flags: list[str] = field(default_factory=list)  # for the TA: answers found in added cells (answers.AddedAnswer)
+    own_run: dict = field(default_factory=dict)  # {test cell id: passed/failed} on the student's run (answers.own_run)
 
     @classmethod
     def missing(cls, student: str, notebook: str, status: str = Status.MISSING, **more) -> "Submission":
@@ -218,6 +219,7 @@ def ingest_student(
             out.append(submission(name, None, problem, repairs))
             continue
         runs = timeontask.record(nb)  # repair strips Colab's executionInfo: time on task reads it first
+        own = answers.own_run(nb)  # and the outputs of the student's own run, before repair restores test cells
         try:
             problem, found = prepare(nb, rel, repairs)
         except Exception as exc:  # damage no repair step knows: this notebook is recorded, the batch goes on
@@ -231,7 +233,7 @@ def ingest_student(
         if runs["executions"]:  # collect counts a staged notebook without a record as one without runs
             timeontask.save(runs, dest.with_name(name + timeontask.RECORD))
         out.append(submission(name, dest, Status.OK, repairs))
-        out[-1].flags = [f.flag for f in found]
+        out[-1].flags, out[-1].own_run = [f.flag for f in found], own
     return out
 
 

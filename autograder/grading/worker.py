@@ -31,7 +31,7 @@ import nbformat
 
 from autograder import contract, envvars, files, gradebook, paths, term, tokens
 from autograder.content import build
-from autograder.grading import runner
+from autograder.grading import answers, runner
 from autograder.grading.ingest import Submission
 from autograder.records import CellResult, NotebookResult, Status, StudentResult, is_blank_answer, is_settled
 from autograder.reports import feedback, sanitize
@@ -485,17 +485,19 @@ def _record_notebook(result, task, notebook, sub, layout, graded):
     """Put one notebook's summary and log lines into `result`; returns the graded notebook for its page (or None)."""
     for line in sub.repairs:
         result.log.append(f"REPAIR {task.student}/{notebook}: {line}")
-    for line in sub.flags:  # for the TA: an answer found in an added cell (grading.answers)
-        result.log.append(f"FLAG {task.student}/{notebook}: {line}")
+    flags = list(sub.flags)
     if notebook in graded:
         summary, nb = graded[notebook]
+        flags += answers.runs_disagree(sub.own_run, summary.cells)  # a check the two runs disagree on
     else:
         status = sub.status if sub.status != Status.OK else Status.MISSING
         if status != Status.MISSING:
             result.log.append(f"NOT GRADED {task.student}/{notebook}: {status}")
         summary, nb = NotebookResult.failed(notebook, layout[notebook]["tests"], status), None
     summary.repairs = list(sub.repairs)
-    summary.flags = list(sub.flags)
+    for line in flags:  # for the TA: an answer found in an added cell, runs that disagree (grading.answers)
+        result.log.append(f"FLAG {task.student}/{notebook}: {line}")
+    summary.flags = flags
     summary.manual = dict(layout[notebook]["manual"])
     result.notebooks[notebook] = summary
     return nb

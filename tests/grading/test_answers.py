@@ -148,6 +148,68 @@ def test_the_flag_reaches_the_log_the_csv_and_the_index(tmp_path):
     (row,) = list(__import__("csv").DictReader(open(tmp_path / "out" / "grades.csv")))
     assert row["flags"] == flag
     index = feedback.index_html(tmp_path / "out")
-    assert "Answers found in added cells (1)" in index and flag in index
+    assert "Flagged for a look (1)" in index and flag in index
     page = feedback.summary_markdown(feedback.Page.of(result.notebooks["theory"], "ann"))
     assert "answer found in an added cell" not in page and "taken from the cell you added below" in page
+
+
+def test_the_students_own_run_is_read_before_repair(rel, src):
+    """Does own_run read, from the outputs the student's notebook kept, which test cells passed and which failed on
+    their run, leaving out cells never run?"""
+    nb = mc.solved(rel, src)
+    tests = [c for c in nb.cells if c.cell_type == "code" and (mc.gid(c) or "").startswith("test_")]
+    tests[0].execution_count, tests[0].outputs = 3, []
+    tests[1].execution_count = 4
+    tests[1].outputs = [nbformat.v4.new_output("error", ename="AssertionError", evalue="x", traceback=[])]
+    for cell in tests[2:]:
+        cell.execution_count = None
+    assert answers.own_run(nb) == {mc.gid(tests[0]): "passed", mc.gid(tests[1]): "failed"}
+
+
+@pytest.mark.parametrize(
+    "own, score, note, flagged",
+    [
+        ("passed", 0.0, "AssertionError: shape (2, 3) expected (3, 2)", "passed on the student's own run, failed"),
+        ("passed", 0.0, "timed out after 60 s", "passed on the student's own run, failed"),
+        ("passed", 0.0, "AssertionError: logit_after_fgsm: off by 0.5", None),  # the hidden check: never run by them
+        ("failed", 1.0, "passed", "failed on the student's own run, passed"),
+        ("passed", 1.0, "passed", None),
+        ("failed", 0.0, "AssertionError: x", None),
+        (None, 0.0, "AssertionError: x", None),
+    ],
+)
+def test_runs_that_disagree_are_flagged_for_the_ta(own, score, note, flagged):
+    """Is a test cell flagged when the student's run and the grader's disagree on its visible checks, and not when
+    they agree, when the hidden check alone failed, or when the student never ran it?"""
+    from autograder.records import CellResult
+
+    cell = CellResult("logit_after_fgsm", score, 1.0, note)
+    got = answers.runs_disagree({} if own is None else {"test_logit_after_fgsm": own}, [cell])
+    if flagged is None:
+        assert got == []
+    else:
+        (line,) = got
+        assert line.startswith("test_logit_after_fgsm: " + flagged)
+
+
+def test_a_disagreeing_run_reaches_the_log_and_csv_not_the_page(tmp_path):
+    """Does the grader record a runs-disagree flag in grading.log and grades.csv, and keep it off the student's
+    page?"""
+    from autograder.records import CellResult, NotebookResult
+
+    sub = Submission("ann", "theory", None, "ok", [])
+    sub.own_run = {"test_logit_after_fgsm": "passed"}
+    summary = NotebookResult.graded("theory", [CellResult("logit_after_fgsm", 0.0, 1.0, "AssertionError: got 1")], 1)
+    result = StudentResult("ann")
+    layout = {"theory": {"tests": {"test_logit_after_fgsm": 1.0}, "manual": {}}}
+    _record_notebook(result, Task("ann", [sub], str(tmp_path), str(tmp_path)), "theory", sub, layout,
+                     {"theory": (summary, None)})  # fmt: skip
+    results = Results(tmp_path / "out")
+    results.record(result)
+    results.write_csvs()
+    log = (tmp_path / "out" / "grading.log").read_text()
+    assert "FLAG ann/theory: test_logit_after_fgsm: passed on the student's own run, failed on the grader's" in log
+    (row,) = list(__import__("csv").DictReader(open(tmp_path / "out" / "grades.csv")))
+    assert "passed on the student's own run" in row["flags"]
+    page = feedback.summary_markdown(feedback.Page.of(result.notebooks["theory"], "ann"))
+    assert "own run" not in page
