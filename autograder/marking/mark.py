@@ -47,6 +47,7 @@ from autograder.text import one_line
 
 REGRADES = "regrades.jsonl"  # append-only: regrade requests, then how each was resolved
 REGRADE_COLUMNS = ["student", "notebook", "grade_id", "reason"]
+RUBRIC_EDITS = "rubric_edits.jsonl"  # append-only: item edits made on the page, who and when, before and after
 MOVES = "mark_groups.json"  # {"NB/GRADE_ID": {student: group name}}: answers a TA moved to another group
 COLUMNS = ["student", "notebook", "grade_id", "items", "adjustment", "comment"]
 EXPORT_ONLY = ["answer", "flag"]  # --export's last columns, for a TA grading in a spreadsheet; --import ignores them
@@ -397,6 +398,26 @@ def _import(out, path, answers, found, grader, second=False) -> int:
     what = "second mark(s), for agreement only," if second else "mark(s)"
     print(f"imported {len(new)} {what} from {path} ({len(rows) - len(new)} unchanged) as {grader}")
     return 0
+
+
+def log_rubric_edit(out: Path, entry: dict) -> None:
+    """Append an item edit made on the page (who, when, the item before and after) to OUT/rubric_edits.jsonl."""
+    line = json.dumps(entry, ensure_ascii=False, sort_keys=True, allow_nan=False).encode() + b"\n"
+    with locked(out):
+        for said in log.append(Path(out) / RUBRIC_EDITS, [line]):
+            print(said, flush=True)
+
+
+def read_rubric_edits(out: Path) -> list[dict]:
+    """Every item edit logged in OUT, oldest first (a line that cannot be read is left out)."""
+    path = Path(out) / RUBRIC_EDITS
+    found = []
+    for line in path.read_text(encoding="utf-8").splitlines() if path.exists() else []:
+        try:
+            found.append(json.loads(line))
+        except ValueError:
+            continue
+    return found
 
 
 def read_regrades(out: Path) -> dict[Key, dict]:

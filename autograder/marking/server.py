@@ -423,7 +423,12 @@ class Marking:
             problems = [p for p in problems if p.startswith(f"{cell[0]}/{cell[1]}:")]
             if problems:
                 return 400, {"error": problems[0]}
+            before = self.rubrics()[cell].item(item_id)
             rewrite(self.rubric_path, edited)
+            entry = {"at": mark.now(), "by": self.grader, "notebook": cell[0], "grade_id": cell[1], "item": item_id,
+                     "before": {"points": before.points, "text": before.text},
+                     "after": {"points": float(points), "text": text}}  # fmt: skip
+            mark.log_rubric_edit(self.out, entry)
             having = {k for k, m in self.marks().items() if k[1:] == cell and m.items and item_id in m.items}
             self._derive(self.rubrics(), cell, having)
         return 200, self.state(cell)

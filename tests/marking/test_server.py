@@ -177,6 +177,13 @@ def test_editing_an_item_rescores_every_answer_that_has_it(served):
     assert hand(folder, "Zoë Ñúñez") == {"score": 0.75, "comment": "+0.75 Links adding to counting."}
     rubric = rubrics.load(source(folder) / rubrics.FILENAME)[("toy", "written_toy")]
     assert (rubric.item("counting").points, rubric.item("counting").text) == (0.75, "Links adding to counting.")
+    (edit,) = mark.read_rubric_edits(folder)  # logged in OUT: who, when, the item before and after
+    assert (edit["by"], edit["item"], edit["before"], edit["after"]) == (
+        "ta-ana",
+        "counting",
+        {"points": 0.5, "text": "Relates addition to counting."},
+        {"points": 0.75, "text": "Links adding to counting."},
+    )
 
 
 def test_an_item_worth_more_than_the_cell_is_refused(served):
