@@ -10,13 +10,11 @@ import collections
 import copy
 import functools
 import html
-import importlib.metadata
 import re
 import shutil
 import site
 import sys
 import sysconfig
-import tempfile
 import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -409,47 +407,14 @@ def render(nb, page):
     Returns:
     - a standalone HTML page (str).
     """
-    return nbhtml.notebook_html(annotate(nb, page), MATHJAX_URL)
+    return nbhtml.notebook_html(annotate(nb, page))
 
 
-# Pages are read offline (a TA's laptop, a student's download), so the math in them is typeset by MathJax 2
-# copied from the jupyter-server-mathjax package (MathJax made for Jupyter, with its fonts) into
-# OUT/feedback/.mathjax, next to every student's folder (a dot folder: never a student id). The "Safe" extension
-# keeps TeX a student wrote from making links or styles that run code.
-MATHJAX = ".mathjax"
-# The package ships only the STIX-Web web fonts, while MathJax's HTML-CSS output asks for its TeX fonts first: a
-# formula needing a glyph looked up there (a prime, x') then fails with "[Math Processing Error]". This
-# configuration file, put next to Safe.js, names the fonts that are there.
-MATHJAX_FONTS = "a3-offline"
-MATHJAX_FONTS_JS = (
-    'MathJax.Hub.Config({"HTML-CSS": {availableFonts: [], preferredFont: null, webFont: "STIX-Web", '
-    "imageFont: null}});\n"
-    f'MathJax.Ajax.loadComplete("[MathJax]/config/{MATHJAX_FONTS}.js");\n'
-)
-MATHJAX_URL = f"../{MATHJAX}/MathJax.js?config=TeX-AMS-MML_HTMLorMML-full,Safe,{MATHJAX_FONTS}"
-_MATHJAX_SKIP = ("a11y", "localization", "*.md")  # accessibility explorer and translations: unused, 6 MB
-
-
-def install_mathjax(feedback_dir):
-    """Copy MathJax from the jupyter-server-mathjax package into feedback_dir/.mathjax with the fonts' configuration
-    (once per package version and configuration); returns that folder."""
-    import jupyter_server_mathjax
-
-    static = Path(jupyter_server_mathjax.__file__).parent / "static"
-    dest = Path(feedback_dir) / MATHJAX
-    version = importlib.metadata.version("jupyter-server-mathjax") + "\n" + MATHJAX_FONTS_JS
-    stamp = dest / ".version"
-    if stamp.exists() and stamp.read_text() == version:
-        return dest
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=dest.parent, prefix=".mathjax-"))
-    shutil.copytree(static, tmp / "m", ignore=shutil.ignore_patterns(*_MATHJAX_SKIP))
-    (tmp / "m" / "config" / f"{MATHJAX_FONTS}.js").write_text(MATHJAX_FONTS_JS)
-    (tmp / "m" / ".version").write_text(version)
-    shutil.rmtree(dest, ignore_errors=True)
-    (tmp / "m").rename(dest)
-    shutil.rmtree(tmp, ignore_errors=True)
-    return dest
+# A page is one file that reads anywhere: its math is typeset as MathML when it is written (nbhtml.typeset_math),
+# and it loads no script, font or style, so a page unpacked alone from an LMS's zip, or read offline, shows every
+# formula. Earlier versions typeset it in the browser with MathJax copied into OUT/feedback/.mathjax: write_index
+# removes that copy.
+OLD_MATHJAX = ".mathjax"
 
 
 def rerender(out, students=None, source=paths.SOURCE, notebooks=None, tables=True, hand=None, recorded=None):
@@ -602,11 +567,11 @@ def _added_section(head, rows):
 
 
 def write_index(out):
-    """Write OUT/feedback/index.html and the MathJax the pages load (OUT/feedback/.mathjax); returns its path."""
+    """Write OUT/feedback/index.html; returns its path."""
     from autograder.files import atomic_write
 
     path = Path(out) / "feedback" / "index.html"
-    install_mathjax(path.parent)  # the pages' math, offline
+    shutil.rmtree(path.parent / OLD_MATHJAX, ignore_errors=True)  # no page loads it now
     atomic_write(path, index_html(out))
     return path
 

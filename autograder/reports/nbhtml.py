@@ -1,31 +1,133 @@
-"""A notebook as one standalone HTML page: nbconvert's lab template, student HTML cleaned (`reports.sanitize`), and a
-shortcut that keeps highlighted code out of nbconvert's BeautifulSoup pass. `notebook_html` is the one way in.
+"""A notebook as one standalone HTML page: nbconvert's lab template, student HTML cleaned (`reports.sanitize`), math
+typeset as MathML when the page is written, and a shortcut that keeps highlighted code out of nbconvert's BeautifulSoup
+pass. `notebook_html` is the one way in.
 """
 
 import functools
+import html
 import re
 import secrets
 import threading
+import xml.etree.ElementTree as ET
 
 from autograder.reports import sanitize
 
 
-def notebook_html(nb, mathjax_url):
-    """The page nbconvert's lab HTML exporter writes for nb, byte for byte, at a third of the cost.
+def notebook_html(nb):
+    """The page nbconvert's lab HTML exporter writes for nb, byte for byte, at a third of the cost, with its math
+    typeset (`typeset_math`) and nothing loaded from the network.
 
     Inputs:
     - nb: the notebook (NotebookNode) to show.
-    - mathjax_url: where the page loads MathJax from.
     Returns:
-    - a standalone HTML page (str).
+    - a standalone HTML page (str): one file that reads the same anywhere, offline.
     """
     _blocks.table, _blocks.nonce = {}, secrets.token_hex(8)
     try:
-        body, _ = _exporter(mathjax_url).from_notebook_node(nb)
+        body, _ = _exporter().from_notebook_node(nb)
         table = _blocks.table
     finally:
         _blocks.table = None
-    return _PLACEHOLDER.sub(lambda m: table.pop(m.group(0), m.group(0)), body) if table else body
+    body = _PLACEHOLDER.sub(lambda m: table.pop(m.group(0), m.group(0)), body) if table else body
+    return typeset_math(body)
+
+
+# Math is typeset when the page is written, so that a page reads the same on its own (unpacked from an LMS's zip,
+# attached to a Canvas comment, offline) with no script, font or style from anywhere: the markdown renderer marks
+# each formula it finds ($...$, $$...$$, \(...\), \[...\], \begin{env}...\end{env}; not in code) with an
+# element the sanitiser keeps, and typeset_math turns each mark into MathML (latex2mathml), which browsers render
+# natively (Chromium since 109, Firefox, Safari) and screen readers read as math. A mark a student writes by hand
+# is only a formula: the MathML keeps MATHML_TAGS and MATHML_ATTRIBUTES alone (no link, style or event).
+_TEX_MARK = re.compile(r'<span class="a3-tex-(inline|block)">([^<]*)</span>')
+MATHML_TAGS = frozenset(
+    "math mrow mi mn mo ms mtext mspace mfrac msqrt mroot msub msup msubsup munder mover munderover mmultiscripts "
+    "mprescripts none mtable mtr mtd mlabeledtr mstyle mpadded mphantom menclose merror mfenced semantics".split()
+)
+MATHML_ATTRIBUTES = frozenset(
+    "display mathvariant mathsize mathcolor mathbackground displaystyle scriptlevel stretchy fence form separator "
+    "lspace rspace minsize maxsize symmetric largeop movablelimits accent accentunder width height depth voffset "
+    "linethickness columnalign rowalign columnspacing rowspacing columnlines rowlines frame framespacing "
+    "equalrows equalcolumns notation linebreak open close separators columnspan rowspan align".split()
+)
+_ATTRIBUTE_VALUE = re.compile(r"[\w.#%+\- ]*")  # words, lengths, colours: never a URL or CSS
+_MATHML_NS = "{http://www.w3.org/1998/Math/MathML}"
+# What latex2mathml lacks, said in what it has: aligned as align*, labels and numbering left out
+_TEX_SPELLING = [
+    (re.compile(r"\\(begin|end)\{aligned\}"), r"\\\1{align*}"),
+    (re.compile(r"\\label\{[^{}]*\}|\\nonumber\b|\\notag\b"), ""),
+]
+
+
+def typeset_math(page):
+    """The page with every formula the markdown renderer marked as MathML (a formula latex2mathml cannot read shows
+    its TeX as code)."""
+    return _TEX_MARK.sub(lambda m: mathml(html.unescape(m.group(2)), m.group(1) == "block"), page)
+
+
+@functools.lru_cache(maxsize=4096)
+def mathml(tex, block=False):
+    """One formula as a MathML element (HTML text), or its TeX as <code> when latex2mathml cannot read it."""
+    from latex2mathml.converter import convert
+
+    source = tex
+    for pattern, spelling in _TEX_SPELLING:
+        source = pattern.sub(spelling, source)
+    try:
+        root = ET.fromstring(convert(source, display="block" if block else "inline"))
+        return _mathml_text(root)
+    except Exception:  # latex2mathml's errors have no common base; bad XML from it is a ParseError
+        return f'<code class="a3-tex-unread">{html.escape(tex, quote=False)}</code>'
+
+
+def _mathml_text(node):
+    """MathML as HTML text, only MATHML_TAGS with MATHML_ATTRIBUTES (ValueError on any other element)."""
+    tag = node.tag.removeprefix(_MATHML_NS)
+    if tag not in MATHML_TAGS:
+        raise ValueError(f"not MathML: {tag}")
+    attributes = "".join(
+        f' {name}="{value}"'
+        for name, value in node.attrib.items()
+        if name in MATHML_ATTRIBUTES and _ATTRIBUTE_VALUE.fullmatch(value)
+    )
+    inner = html.escape(node.text or "", quote=False) + "".join(
+        _mathml_text(child) + html.escape(child.tail or "", quote=False) for child in node
+    )
+    return f"<{tag}{attributes}>{inner}</{tag}>"
+
+
+def _markdown2html(exporter):
+    """nbconvert's markdown filter (HTMLExporter.markdown2html) with each formula marked for typeset_math instead of
+    left as TeX for MathJax."""
+    from jinja2 import pass_context
+    from nbconvert.filters.markdown_mistune import IPythonRenderer, MarkdownWithMath
+
+    def mark(tex, kind):
+        return f'<span class="a3-tex-{kind}">{html.escape(tex, quote=False)}</span>'
+
+    class MarkedMath(IPythonRenderer):
+        def block_math(self, body):
+            return mark(body, "block")
+
+        def inline_math(self, body):
+            return mark(body, "inline")
+
+        def latex_environment(self, name, body):
+            return mark(f"\\begin{{{name}}}{body}\\end{{{name}}}", "block")
+
+    @pass_context
+    def markdown2html(context, source):
+        renderer = MarkedMath(
+            escape=False,
+            attachments=context.get("cell", {}).get("attachments", {}),
+            embed_images=exporter.embed_images,
+            path=context.get("resources", {}).get("metadata", {}).get("path", ""),
+            anchor_link_text=exporter.anchor_link_text,
+            exclude_anchor_links=exporter.exclude_anchor_links,
+            **exporter.lexer_options,
+        )
+        return MarkdownWithMath(renderer=renderer).render(source)
+
+    return markdown2html
 
 
 # Highlighted code inputs hold about 90 % of a page's tags, and nbconvert passes the whole page through
@@ -116,16 +218,26 @@ READABLE_CSS = """
 .jp-RenderedHTMLCommon a:link, .jp-RenderedHTMLCommon a:visited,
 .jp-RenderedText pre a:link, .jp-RenderedText pre a:visited { text-decoration: underline; }
 .jp-RenderedMarkdown :is(h1, h2, h3, h4, h5, h6) > a[href^="#"]:last-child { display: none; }
+math [mathvariant*="bold"] { font-weight: bold; } math [mathvariant*="italic"] { font-style: italic; }
+math[display="block"] { margin: 0.5em 0; max-width: 100%; overflow-x: auto; overflow-y: hidden; }
 @media print { .jp-RenderedText pre, .highlight pre { white-space: pre-wrap; overflow-wrap: anywhere; } }
 """
 # The lab template with READABLE_CSS after its own styles (later rules of equal weight win), and every image with a
 # text alternative: the output's "alt" metadata (IPython's Image(alt=...), the grade report's figures), else what
 # the output says of itself in text ("<Figure size 640x480 with 1 Axes>"), rather than nbconvert's "No description".
+# Nothing comes from the network: the template's require.js, MathJax, mermaid and widget scripts (all from CDNs, and
+# nothing on a page needs them) are left out, and a LaTeX output goes through the markdown filter, whose math
+# typeset_math turns into MathML.
+_OFFLINE = ("html_head_js", "jupyter_widgets", "html_head_js_mathjax", "html_head_js_mermaidjs")
 _ALT = "(output | get_metadata('alt', '{mime}') or 'Figure: ' ~ output.data.get('text/plain', 'no description'))"
 _PAGE = "\n".join(
     [
         "{%- extends 'index.html.j2' -%}",
         '{%- block html_head_css -%}<style type="text/css">' + READABLE_CSS + "</style>{%- endblock html_head_css -%}",
+        *(f"{{%- block {block} -%}}{{%- endblock {block} -%}}" for block in _OFFLINE),
+        "{% block data_latex scoped %}"
+        '<div class="jp-RenderedLatex jp-OutputArea-output {{ extra_class }}" data-mime-type="text/latex">'
+        "{{ output.data['text/latex'] | markdown2html | clean_html }}</div>{%- endblock data_latex %}",
         *(
             f"{{% block {block} scoped %}}{{{{ super() | replace('<img ', '<img alt=\"' ~ {_ALT.format(mime=mime)} "
             f"| escape_html ~ '\" ', 1) }}}}{{% endblock {block} %}}"
@@ -147,9 +259,9 @@ def readable_template():
 
 
 @functools.lru_cache(maxsize=None)
-def _exporter(mathjax_url):
+def _exporter():
     """nbconvert's lab HTML exporter, built once per process: sanitises what a student can fill with HTML,
-    and skips re-sanitising highlighted code.
+    marks math for typeset_math, and skips re-sanitising highlighted code.
 
     By default nbconvert copies markdown cells and HTML outputs into the page as they are, so a student's
     `<script>` would run in the reader's browser; `sanitize_html` passes them through bleach. The lab
@@ -159,11 +271,9 @@ def _exporter(mathjax_url):
     from nbconvert import HTMLExporter
     from nbconvert.filters import Highlight2HTML
 
-    # markdown and HTML outputs sanitised too; MathJax from the feedback folder (install_mathjax), not a CDN. The
-    # notebook is validated once, after the last of its 12 preprocessors (each validation only checks).
-    exporter = HTMLExporter(
-        sanitize_html=True, mathjax_url=mathjax_url, optimistic_validation=True, **readable_template()
-    )
+    # markdown and HTML outputs sanitised too; the notebook is validated once, after the last of its 12
+    # preprocessors (each validation only checks).
+    exporter = HTMLExporter(sanitize_html=True, optimistic_validation=True, **readable_template())
     highlight = Highlight2HTML(pygments_lexer="ipython3", parent=exporter)
     # Every student's page repeats the course's own cells, so both filters remember what they made for short
     # texts (pure functions of the text; cell metadata reaches Pygments only through "magics_language")
@@ -172,6 +282,7 @@ def _exporter(mathjax_url):
     )
     clean = _remembered(sanitize.cleaner().clean)
     exporter.filters = {
+        "markdown2html": _markdown2html(exporter),
         "highlight_code": lambda source, language=None, metadata=None: _input_block(
             highlighted(source, language, (metadata or {}).get("magics_language"))
         ),

@@ -189,10 +189,8 @@ def test_render_shows_highlighted_code_text():
 
 def _page_through_beautifulsoup(nb, summary, student):
     """The page as nbconvert makes it when every highlighted input goes through its BeautifulSoup pass."""
-    body, _ = nbhtml._exporter(feedback.MATHJAX_URL).from_notebook_node(
-        feedback.annotate(nb, page_of(summary, student))
-    )
-    return body
+    body, _ = nbhtml._exporter().from_notebook_node(feedback.annotate(nb, page_of(summary, student)))
+    return nbhtml.typeset_math(body)
 
 
 TRICKY_CODE = [
@@ -253,7 +251,7 @@ def test_fast_render_leaves_a_fragment_it_does_not_know_to_beautifulsoup():
 def test_a_page_validates_its_notebook_once(monkeypatch):
     """Does the page's exporter validate the notebook once, after its last preprocessor, instead of after each of
     its 12 (each validation only checks)?"""
-    exporter = nbhtml._exporter(feedback.MATHJAX_URL)
+    exporter = nbhtml._exporter()
     calls = []
     validate = type(exporter)._validate_preprocessor
     monkeypatch.setattr(type(exporter), "_validate_preprocessor", lambda *a: calls.append(validate(*a)))
