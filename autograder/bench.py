@@ -558,10 +558,41 @@ def _browser_load(url):
     return max(0.0, times[1] - times[0])
 
 
+def suggest_bench(out, source, cell):
+    """One line: the time `mark --suggest` takes for one question of OUT (its answers, live marks and the MiniLM rows
+    the page kept in OUT read, then suggested), and the time to suggest again after one new mark (the page's case)."""
+    from autograder import rubrics
+    from autograder.marking import groups as grouping
+    from autograder.marking import mark
+    from autograder.marking import suggest as suggesting
+
+    t0 = time.perf_counter()
+    mine = {k: a for k, a in mark.collect(out).items() if k[1:] == cell}
+    rubric = rubrics.load(Path(source) / rubrics.FILENAME)[cell]
+    live = mark.live_marks(out, cell, mine, rubric)
+    texts = {k[0]: a.text for k, a in mine.items() if not a.blank}
+    cache = grouping.EmbeddingCache(Path(out) / suggesting.EMBEDDINGS)
+    suggester = suggesting.Suggester(texts, rubric, max(a.points for a in mine.values()), "minilm", cache)
+    before = suggester.suggest(live)
+    first = time.perf_counter() - t0
+    new = next(s for s in sorted(before) if before[s].items is None) if before else None
+    t0 = time.perf_counter()
+    after = suggester.suggest(dict(live, **({new: ()} if new else {})))
+    again = time.perf_counter() - t0
+    made = [sum(s.items is not None for s in found.values()) for found in (before, after)]
+    print(
+        f"suggesting {cell[0]}/{cell[1]} ({len(live)} marks, {len(before)} answers to grade): {first:.2f} s from "
+        f"OUT (answers, log and the rows kept there read; {made[0]} suggested), {again * 1000:.0f} ms again after "
+        f"one new mark ({made[1]} suggested)",
+        flush=True,
+    )
+
+
 def mark_bench(students, keep=None, question=("nmt", "written_study_analysis"), log_lines=0):
     """`bench --mark`: grading one written question for a synthetic class: grouping, the page, a group action, the
-    refresh of grades.csv and the pages after it, one answer, an item's text edited (seconds); with `log_lines`, a
-    log of that many marks first (a term's), and the index, a click and peak memory beside it."""
+    refresh of grades.csv and the pages after it, one answer, an item's text edited, suggestions before and after a
+    new mark (seconds); with `log_lines`, a log of that many marks first (a term's), and the index, a click and peak
+    memory beside it."""
     import resource
     import statistics
 
@@ -703,6 +734,7 @@ def mark_bench(students, keep=None, question=("nmt", "written_study_analysis"), 
         restarted.grouped(cell)
         print(f"a restarted server had the question's groups {time.perf_counter() - t0:.2f} s after its start")
         restarted.close()
+        suggest_bench(out, source, cell)
         print(f"(machine: {os.cpu_count()} cores)")
         return 0
     finally:

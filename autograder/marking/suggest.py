@@ -2,7 +2,8 @@
 
 Offline: each answer is a unit row of features, the all-MiniLM-L6-v2 sentence embedding that a package ships
 (`encoder="minilm"`, kept in OUT by groups.EmbeddingCache so that an answer is encoded once) beside TF-IDF of its
-words and character n-grams, or TF-IDF alone (`encoder="tfidf"`). The examples are the question's answers with a
+words and character n-grams, or TF-IDF alone (`encoder="tfidf"`); their cosine similarities are computed once per
+question, so that suggesting again after a new mark only reads them. The examples are the question's answers with a
 live mark (the latest mark of each, still valid under the rubric and for the answer's text) and the model answer,
 taken as an answer that earns every positive item and no deduction.
 
@@ -51,32 +52,33 @@ class Suggestion:
     like: str
 
 
-def _tfidf_rows(texts: list[str]) -> np.ndarray:
-    """Unit rows: TF-IDF of words and word pairs beside TF-IDF of character 2- to 5-grams, each half the length."""
+def _tfidf_similarities(texts: list[str]) -> np.ndarray:
+    """Cosine similarities (n, n) of TF-IDF of words and word pairs, and of character 2- to 5-grams, averaged (sparse
+    rows: a long answer's thousands of n-grams cost nothing where they are absent)."""
     from sklearn.feature_extraction.text import TfidfVectorizer
-    from sklearn.preprocessing import normalize
 
     words = TfidfVectorizer(preprocessor=groups.normalise, token_pattern=r"\S+", ngram_range=(1, 2), sublinear_tf=True)
     chars = TfidfVectorizer(preprocessor=groups.normalise, analyzer="char_wb", ngram_range=(2, 5), sublinear_tf=True)
-    parts = [normalize(v.fit_transform(texts)).toarray() for v in (words, chars)]
-    return np.hstack(parts) / np.sqrt(len(parts))
+    parts = [v.fit_transform(texts) for v in (words, chars)]  # rows of length 1 (or 0 for a text without any)
+    return sum((p @ p.T).toarray() for p in parts) / len(parts)
 
 
-def features(texts: list[str], encoder: str = "minilm", cache=None) -> np.ndarray:
-    """Unit rows of `texts` (n, d): MiniLM (rows from `cache` where given) beside TF-IDF, or TF-IDF alone."""
+def similarities(texts: list[str], encoder: str = "minilm", cache=None) -> np.ndarray:
+    """Cosine similarities (n, n) of `texts`: of their MiniLM rows (from `cache` where given) and of TF-IDF, averaged
+    (the cosine of the two unit rows side by side), or of TF-IDF alone."""
     if encoder not in ENCODERS:
         raise ValueError(f"unknown encoder {encoder!r}: use one of {', '.join(ENCODERS)}")
     texts = [t[: groups.LIMIT] for t in texts]
-    words = _tfidf_rows(texts)
+    words = _tfidf_similarities(texts)
     if encoder == "tfidf":
         return words
-    meaning = np.asarray((cache or groups._minilm_rows)(texts), dtype=float)
-    return np.hstack([meaning, words]) / np.sqrt(2)
+    meaning = np.asarray((cache or groups._minilm_rows)(texts), dtype=float)  # (n, 384)
+    return (meaning @ meaning.T + words) / 2
 
 
 class Suggester:
     """The suggestions for one question's answers ({student: text}); `suggest(marks)` is cheap to call again after
-    each new mark (the features are computed once, in the constructor)."""
+    each new mark (the similarities are computed once, in the constructor)."""
 
     def __init__(
         self,
@@ -92,24 +94,25 @@ class Suggester:
         self.model_items = tuple(i.id for i in rubric.items if i.points > 0)
         self.blank = {s for s, t in answers.items() if is_blank_answer(t[: groups.LIMIT], stub)}
         self.students = sorted(s for s in answers if s not in self.blank)
-        rows = features([answers[s] for s in self.students] + [rubric.answer], encoder, cache)
-        self.rows = dict(zip(self.students, rows[:-1]))
-        self.model = rows[-1]
+        texts = [answers[s] for s in self.students] + [rubric.answer]
+        self.sims = similarities(texts, encoder, cache)  # (n + 1, n + 1); the model answer last
+        self.index = {s: n for n, s in enumerate(self.students)}
+        self.model = len(self.students)
 
     def suggest(self, marks: Mapping[str, Iterable[str]]) -> dict[str, Suggestion]:
         """{student: Suggestion} for every answer that is not blank and not in `marks` ({student: the items of its
         live mark}: the examples, with the model answer)."""
-        graded = sorted(s for s in marks if s in self.rows)
+        graded = sorted(s for s in marks if s in self.index)
         labels = [tuple(sorted(marks[s])) for s in graded] + [tuple(sorted(self.model_items))]
-        examples = np.stack([self.rows[s] for s in graded] + [self.model])  # (G + 1, d)
-        threshold, trust = calibrate(examples, labels)
+        examples = [self.index[s] for s in graded] + [self.model]
+        threshold, trust = calibrate(self.sims[np.ix_(examples, examples)], labels)
         todo = [s for s in self.students if s not in marks]
         if not todo:
             return {}
-        sims = np.stack([self.rows[s] for s in todo]) @ examples.T  # (N, G + 1)
-        full = [n for n, label in enumerate(labels[:-1]) if self._full(label)]
+        sims = self.sims[np.ix_([self.index[s] for s in todo], examples)]  # (N, G + 1)
+        full = [n for n, label in zip(examples, labels[:-1]) if self._full(label)]
         # full marks only for an answer about as close to the model answer as a graded answer with full marks
-        near_model = min((float(examples[n] @ self.model) for n in full), default=1.0) - MARGIN
+        near_model = min((float(self.sims[n, self.model]) for n in full), default=1.0) - MARGIN
         found = {}
         for n, student in enumerate(todo):
             like = graded[int(np.argmax(sims[n, :-1]))] if graded else ""
@@ -139,15 +142,15 @@ def nearest(sims: np.ndarray, labels: list[tuple[str, ...]]) -> tuple[tuple[str,
     return labels[best], float(sims[best])
 
 
-def calibrate(examples: np.ndarray, labels: list[tuple[str, ...]]) -> tuple[float | None, float]:
-    """(threshold, trust) from leave-one-out suggestions on the examples (unit rows, their item sets): each example
-    suggested for from the others; the threshold is the lowest similarity at which those at or above it were
+def calibrate(sims: np.ndarray, labels: list[tuple[str, ...]]) -> tuple[float | None, float]:
+    """(threshold, trust) from leave-one-out suggestions on the examples (their similarities (G, G), their item
+    sets): each example suggested for from the others; the threshold is the lowest similarity at which those at or above it were
     exactly right at least TARGET of the time, on at least SUPPORT of them (None: no such similarity, or the
     examples hold a single item set); trust is how often they were right there, one miss counted in advance
     ((right + 1) / (n + 2))."""
     if len(set(labels)) < 2:
         return None, 0.0
-    sims = examples @ examples.T
+    sims = np.array(sims, dtype=float)  # a copy: its diagonal is not a neighbour
     np.fill_diagonal(sims, -np.inf)
     made = sorted(
         (

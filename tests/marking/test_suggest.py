@@ -177,9 +177,12 @@ def test_the_model_answer_is_an_example():
 def rows_for(monkeypatch, rows):
     """Make the suggester see `rows` ({text: vector}) as the answers' features."""
     table = {t: np.asarray(v, dtype=float) / np.linalg.norm(v) for t, v in rows.items()}
-    monkeypatch.setattr(
-        suggest, "features", lambda texts, encoder="tfidf", cache=None: np.stack([table[t] for t in texts])
-    )
+
+    def similarities(texts, encoder="tfidf", cache=None):
+        found = np.stack([table[t] for t in texts])
+        return found @ found.T
+
+    monkeypatch.setattr(suggest, "similarities", similarities)
 
 
 def test_never_suggests_items_the_closest_graded_answers_disagree_on(monkeypatch):
@@ -230,12 +233,12 @@ def test_calibrate_picks_the_lowest_threshold_that_is_right_often_enough():
     rights = [turned(t, 2) for t in (0, 8, 16, 61.6)]  # the last one 45.6 degrees (cosine 0.7) from its closest
     wrongs = [turned(t, 3) for t in (0, 8, 16)]
     rows, labels = np.stack(rights + wrongs), [RIGHT] * 4 + [WRONG] * 3
-    threshold, trust = suggest.calibrate(rows, labels)
+    threshold, trust = suggest.calibrate(rows @ rows.T, labels)
     assert threshold == pytest.approx(np.cos(np.radians(45.6)))
     assert trust == pytest.approx(8 / 9)
     confused = np.stack([*rows, turned(4, 2)])  # marked wrong, and closer to the right ones than they are
-    assert suggest.calibrate(confused, [*labels, WRONG])[0] is None
-    assert suggest.calibrate(np.stack(rights), [RIGHT] * 4)[0] is None
+    assert suggest.calibrate(confused @ confused.T, [*labels, WRONG])[0] is None
+    assert suggest.calibrate(np.stack(rights) @ np.stack(rights).T, [RIGHT] * 4)[0] is None
 
 
 # --- the command, on a graded OUT ----------------------------------------------------------------------------------
