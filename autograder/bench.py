@@ -567,7 +567,7 @@ def suggest_bench(out, source, cell):
     from autograder.marking import suggest as suggesting
 
     t0 = time.perf_counter()
-    mine = {k: a for k, a in mark.collect(out).items() if k[1:] == cell}
+    mine = {k: a for k, a in mark.collect(out, [cell[0]]).items() if k[1:] == cell}
     rubric = rubrics.load(Path(source) / rubrics.FILENAME)[cell]
     live = mark.live_marks(out, cell, mine, rubric)
     texts = {k[0]: a.text for k, a in mine.items() if not a.blank}
