@@ -1,4 +1,5 @@
-"""Shared test set-up: offline hub, quiet tokenizers, gpu marker skipping, the slow tier behind --run-slow."""
+"""Shared test set-up: offline hub, quiet tokenizers, gpu marker skipping, the slow tier behind --run-slow, the
+zygote's waits stretched on a busy machine (tests/slowdown.py)."""
 
 import os
 
@@ -9,7 +10,25 @@ os.environ.setdefault("A3_QUICK", "1")
 
 import pytest  # noqa: E402
 
+from tests import slowdown  # noqa: E402
+
 SLOW_LEFT_OUT = pytest.StashKey[int]()
+
+
+def pytest_report_header(config):
+    return slowdown.describe()
+
+
+@pytest.fixture(autouse=True)
+def _patient_zygote(monkeypatch):
+    """The waits on a zygote that this process makes, stretched on a busy machine (tests/slowdown.py): for a kernel
+    (client.READY_TIMEOUT, 60 s: the zygote may still be importing its libraries, about 6 s idle and over a minute
+    on a busy machine) and for a reset (client.RESET_TIMEOUT, 30 s, after those imports). A launcher process reads
+    its own READY_TIMEOUT: tests/sandbox/kernels.py waits for the imports before it starts one."""
+    from autograder.sandbox.zygote import client
+
+    monkeypatch.setattr(client, "READY_TIMEOUT", slowdown.scaled(client.READY_TIMEOUT))
+    monkeypatch.setattr(client, "RESET_TIMEOUT", slowdown.scaled(client.RESET_TIMEOUT))
 
 
 def pytest_addoption(parser):

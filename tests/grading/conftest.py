@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from autograder.paths import ROOT
+from tests.slowdown import scaled
 
 DASK = Path(sys.executable).with_name("dask")
 
@@ -46,10 +47,11 @@ def cluster(tmp_path_factory):
         )
     ]
     try:
-        deadline = time.time() + 120
+        limit = scaled(120)
+        deadline = time.time() + limit
         while not sched_file.exists() and time.time() < deadline:
             time.sleep(0.2)
-        assert sched_file.exists(), "dask scheduler did not start within 120 s"
+        assert sched_file.exists(), f"dask scheduler did not start within {limit:.0f} s"
         procs.append(
             subprocess.Popen(
                 [
@@ -76,7 +78,7 @@ def cluster(tmp_path_factory):
         for p in reversed(procs):
             p.terminate()
             try:
-                p.wait(timeout=30)
+                p.wait(timeout=scaled(30))
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
@@ -88,6 +90,6 @@ def address(cluster):
     """The cluster's address once both worker processes are connected."""
     from distributed import Client
 
-    with Client(cluster, timeout="60s") as client:
-        client.wait_for_workers(2, timeout=120)
+    with Client(cluster, timeout=f"{scaled(60):.0f}s") as client:
+        client.wait_for_workers(2, timeout=scaled(120))
     return cluster

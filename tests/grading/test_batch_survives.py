@@ -16,6 +16,7 @@ from autograder import contract, paths
 from autograder.grading import ingest
 from autograder.records import NotebookResult, StudentResult
 from tests.fixtures import toy
+from tests.slowdown import scaled
 
 STUDENTS = ["李明", "Zoë Ñúñez", "Anna Lee"]
 
@@ -167,11 +168,11 @@ def test_ctrl_c_prints_one_line_and_the_rerun_resumes(tmp_path, workers):
     cmd = [sys.executable, "-m", "autograder", "grade", str(subs), "--out", str(out), "--workers", str(workers)]
     cmd += ["--source", str(toy.TOY_SOURCE)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    deadline = time.time() + 240
+    deadline = time.time() + scaled(240)
     while time.time() < deadline and not list((out / ".state").glob("*.json")):
         time.sleep(0.5)
     os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C in a terminal does: the whole foreground process group
-    _, err = proc.communicate(timeout=120)
+    _, err = proc.communicate(timeout=scaled(120))
     lines = [line for line in err.splitlines() if line.strip() and not line.startswith("grading:")]
     assert proc.returncode == 130, err
     assert "Traceback" not in err and len(lines) == 1 and lines[0].startswith("interrupted: "), err
@@ -179,7 +180,7 @@ def test_ctrl_c_prints_one_line_and_the_rerun_resumes(tmp_path, workers):
     recorded = sorted(p.stem for p in (out / ".state").glob("*.json"))
     with open(out / "grades.csv", newline="") as f:  # written as grading stopped, not after each student
         assert sorted({row["student"] for row in csv.DictReader(f)}) == recorded
-    again = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=scaled(300))
     assert again.returncode == 0 and "skipped" in again.stdout, again.stdout + again.stderr
 
 

@@ -14,6 +14,7 @@ from autograder.grading import pipeline
 from autograder.paths import ROOT
 from autograder.sandbox import bwrap, procs
 from tests.fixtures import toy
+from tests.slowdown import scaled
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not bwrap.available(), reason="the limits act in bubblewrap")]
 
@@ -37,9 +38,9 @@ def by_cell(out):
 
 def leftovers(out, wait=60):
     """Host pids of processes still running for the batch in `out` (their environment names its workspaces),
-    after waiting up to `wait` seconds for killed ones to go."""
+    after waiting up to `wait` seconds (on the idle machine; tests/slowdown.py) for killed ones to go."""
     marker = str(Path(out).resolve() / ".work").encode()
-    deadline = time.monotonic() + wait
+    deadline = time.monotonic() + scaled(wait)
     while True:
         found = []
         for entry in Path("/proc").iterdir():

@@ -37,6 +37,7 @@ from tests.sandbox.kernels import (
     wait_preloaded,
     workspace,
 )
+from tests.slowdown import kernel_waits, scaled
 
 
 class FakeChannel:
@@ -125,7 +126,7 @@ def test_shutdown_drops_what_is_queued_for_a_killed_kernel(tmp_path):
     km._close_control_socket()
     ended = threading.Thread(target=context.term, daemon=True)
     ended.start()
-    ended.join(timeout=10)
+    ended.join(timeout=scaled(10))
     assert km._control_socket is None and not ended.is_alive(), "expected the queued message dropped"
 
 
@@ -155,10 +156,10 @@ def test_sandboxed_kernels_run_back_to_back(tmp_path):
                     nb,
                     kernel_name=info["kernel_name"],
                     config=Config(info["config"]),
-                    timeout=60,
                     kernel_manager_class=GradingKernelManager,
                     shutdown_kernel="immediate",
                     resources={"metadata": {"path": str(cwd)}},
+                    **kernel_waits(),
                 ).execute()
                 assert [o.get("text") for o in nb.cells[0].outputs] == [f"{i}\n"], nb.cells[0].outputs
                 assert nb.cells[1].outputs[0]["output_type"] == "execute_result"
@@ -210,14 +211,14 @@ def test_grading_kernel_manager_asks_the_zygote_itself(zygote_workspace):
         kernel = set(descendants(zyg.proc.pid)) - before
         assert kernel, "expected a kernel forked by the zygote"
         nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(GENUINE_CHECK)])
-        NotebookClient(nb, km=km, timeout=60).execute()
+        NotebookClient(nb, km=km, **kernel_waits()).execute()
         want = f"PASSED fit_linear_log [a3:{pass_token('fit_linear_log', KEY.encode())}]"
         assert stdout(nb.cells[0]) == want, f"expected {want!r}, saw {stdout(nb.cells[0])!r} {errors(nb.cells[0])}"
         assert run_sync(km.is_alive)()
     finally:
         run_sync(km.shutdown_kernel)(now=True)
     assert not run_sync(km.is_alive)()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + scaled(10)
     while kernel & set(descendants(zyg.proc.pid)) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not kernel & set(descendants(zyg.proc.pid)), "expected the kernel gone once the manager killed it"
@@ -230,7 +231,9 @@ def test_a_kernel_from_the_zygote_that_crashes_is_graded_as_far_as_it_got(zygote
     nb = nbformat.v4.new_notebook(
         cells=[nbformat.v4.new_code_cell(s) for s in ("print('before')", "import ctypes\nctypes.string_at(0)", "1")]
     )
-    ResilientExecute(kernel_name="python3", config=config, timeout=60).preprocess(nb, {"metadata": {"path": str(cwd)}})
+    ResilientExecute(kernel_name="python3", config=config, **kernel_waits()).preprocess(
+        nb, {"metadata": {"path": str(cwd)}}
+    )
     assert stdout(nb.cells[0]) == "before"
     assert errors(nb.cells[1]) == ["KernelDied"] and errors(nb.cells[2]) == ["KernelDied"], (
         f"expected KernelDied on the crashing and later cells, saw {errors(nb.cells[1])}, {errors(nb.cells[2])}"
@@ -249,7 +252,7 @@ def test_grading_kernel_manager_without_a_zygote_runs_the_launcher(tmp_path):
         try:
             assert not isinstance(km.provisioner.process, ForkedKernel) and km.provisioner.process.pid
             nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(6 * 7)")])
-            NotebookClient(nb, km=km, timeout=120).execute()
+            NotebookClient(nb, km=km, **kernel_waits(cell=120)).execute()
             assert stdout(nb.cells[0]) == "42"
         finally:
             run_sync(km.shutdown_kernel)(now=True)
@@ -261,7 +264,9 @@ def test_a_kernel_from_the_zygote_waits_on_stdin_as_a_launchers_kernel_does(zygo
     does in a kernel behind the launcher, instead of reading an end of input at once?"""
     ws, cwd, _, config = zygote_workspace
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import os\nprint(os.read(0, 1))")])
-    ResilientExecute(kernel_name="python3", config=config, timeout=3).preprocess(nb, {"metadata": {"path": str(cwd)}})
+    ResilientExecute(kernel_name="python3", config=config, timeout=3, **kernel_waits(cell=None)).preprocess(
+        nb, {"metadata": {"path": str(cwd)}}
+    )
     assert stdout(nb.cells[0]) == "" and errors(nb.cells[0]), f"saw {stdout(nb.cells[0])!r} {errors(nb.cells[0])}"
 
 
@@ -277,7 +282,7 @@ def test_a_zygote_that_declines_is_asked_once(tmp_path):
             mp.setenv("JUPYTER_PATH", info["env"]["JUPYTER_PATH"])
             nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import os\nprint(os.getppid())")])
             config = Config(info["config"])
-            ResilientExecute(kernel_name="python3", config=config, timeout=120).preprocess(
+            ResilientExecute(kernel_name="python3", config=config, **kernel_waits(cell=120)).preprocess(
                 nb, {"metadata": {"path": str(cwd)}}
             )
         asked = zyg.report()["kernels"]
@@ -317,7 +322,7 @@ def two_notebooks(zygote_workspace, monkeypatch):
     def grade(notebook, sources):
         nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
         resources = {"metadata": {"path": str(cwd)}, "nbgrader": {"notebook": notebook}}
-        ResilientExecute(kernel_name="python3", config=config, timeout=60).preprocess(nb, resources)
+        ResilientExecute(kernel_name="python3", config=config, **kernel_waits()).preprocess(nb, resources)
         return nb.cells
 
     yield ws, cwd, zyg, config, grade
@@ -329,7 +334,7 @@ def two_notebooks(zygote_workspace, monkeypatch):
 
 def _ahead_kernel(notebook):
     """The kernel asked for ahead for `notebook` (a ForkedKernel), once the zygote has forked it."""
-    return execute._AHEAD[notebook]._ahead.kernel.result(timeout=60)
+    return execute._AHEAD[notebook]._ahead.kernel.result(timeout=scaled(60))
 
 
 def _second_checks():
@@ -430,7 +435,7 @@ def test_a_zygote_that_declines_a_kernel_asked_for_ahead_is_not_asked_again(tmp_
         for notebook, sources in (("first", ["1"]), ("second", [GENUINE_CHECK, "import os\nprint(os.getppid())"])):
             nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
             resources = {"metadata": {"path": str(cwd)}, "nbgrader": {"notebook": notebook}}
-            ResilientExecute(kernel_name="python3", config=Config(info["config"]), timeout=120).preprocess(
+            ResilientExecute(kernel_name="python3", config=Config(info["config"]), **kernel_waits(cell=120)).preprocess(
                 nb, resources
             )
             cells[notebook] = nb.cells

@@ -12,6 +12,7 @@ import pytest
 from autograder.grading import pipeline, scheduler
 from autograder.sandbox import slot
 from tests.fixtures import toy
+from tests.slowdown import scaled
 
 # The `cluster` and `address` fixtures (a dask scheduler and two worker processes) are in conftest.py.
 
@@ -79,14 +80,14 @@ def killed(toy_students, cluster, tmp_path_factory):
     notebook in hand) SIGKILLed: (OUT, summary, the killed worker's address)."""
     from distributed import Client
 
-    with Client(cluster, timeout="60s") as client:
-        client.wait_for_workers(2, timeout=120)
+    with Client(cluster, timeout=f"{scaled(60):.0f}s") as client:
+        client.wait_for_workers(2, timeout=scaled(120))
         by_pid = {pid: address for address, pid in client.run(os.getpid).items()}
     out = tmp_path_factory.mktemp("killed") / "out"
     victim = []
 
     def kill_when_grading():
-        deadline = time.time() + 120
+        deadline = time.time() + scaled(120)
         while time.time() < deadline and not victim:
             for ws in (out / ".work").glob(f"{slot.PREFIX}*"):  # .slot-<worker pid>-<hex>
                 pid = int(ws.name[len(slot.PREFIX) :].split("-")[0])

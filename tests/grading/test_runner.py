@@ -8,6 +8,7 @@ import sys
 import pytest
 
 from autograder import paths
+from tests.slowdown import scaled
 
 # nbgrader metadata of one cell each: valid ones, and ones that nbgrader's own validators reject
 CELLS = {
@@ -90,7 +91,12 @@ print(json.dumps({"stock": stock, "quick": verdicts()}))
 def run(script, *args):
     env = dict(os.environ, PATH=os.pathsep.join([os.path.dirname(sys.executable), os.environ.get("PATH", "")]))
     done = subprocess.run(
-        [sys.executable, "-c", script, *args], capture_output=True, text=True, cwd=paths.ROOT, env=env, timeout=120
+        [sys.executable, "-c", script, *args],
+        capture_output=True,
+        text=True,
+        cwd=paths.ROOT,
+        env=env,
+        timeout=scaled(120),
     )  # a new gradebook runs alembic from the environment's bin
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout.strip().splitlines()[-1])

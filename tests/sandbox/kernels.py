@@ -11,7 +11,8 @@ from nbclient import NotebookClient
 from traitlets.config import Config
 
 from autograder.sandbox import launcher
-from autograder.sandbox.zygote import client
+from autograder.sandbox.zygote import client, protocol
+from tests.slowdown import kernel_waits, scaled
 
 KEY = "sandbox-test-key"
 KERNEL_ENV = {"NBGRADER_EXECUTION": "autograde"}  # the kernelspec's variables (the key is added per kernel)
@@ -35,12 +36,20 @@ def start_zygote(ws):
     return client.start(ws, dict(os.environ, **KERNEL_ENV), list(KERNEL_ENV))
 
 
-def execute(ws, cwd, sources, timeout=60, client_class=NotebookClient, key=KEY, uninstall=True, notebook=None):
+def execute(ws, cwd, sources, timeout=None, client_class=NotebookClient, key=KEY, uninstall=True, notebook=None):
     """Run `sources` as a notebook in `cwd` with the kernel install_kernel(ws) made; returns the cells.
     uninstall=False keeps the kernels' runtime folder, as the worker does between a student's notebooks.
     With a notebook's name, the kernel is asked for from this process as nbgrader's is (GradingKernelManager), for
-    that notebook; else its launcher asks for it."""
+    that notebook; else its launcher asks for it, once the workspace's zygote (if one serves) has imported every
+    library: it would fork the kernel only then anyway, and the launcher, a process of its own, gives up on it after
+    its own client.READY_TIMEOUT, which a busy machine can pass, where this wait's limit stretches (`scaled`).
+    The cell time limit (`timeout`) is 60 s stretched the same way unless given."""
+    if notebook is None:
+        wait_preloaded(ws)
     info = launcher.install_kernel(ws, dict(KERNEL_ENV, A3_CHECK_KEY=key))
+    waits = kernel_waits(cell=60 if timeout is None else None)
+    if timeout is not None:
+        waits["timeout"] = timeout
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
     config = Config(info["config"])
     with pytest.MonkeyPatch.context() as mp:
@@ -55,16 +64,16 @@ def execute(ws, cwd, sources, timeout=60, client_class=NotebookClient, key=KEY, 
             client = NotebookClient(
                 nb,
                 km=km,
-                timeout=timeout,
                 kernel_name=info["kernel_name"],
                 allow_errors=True,
                 interrupt_on_timeout=True,
                 config=config,
                 resources={"metadata": {"path": str(cwd)}},
+                **waits,
             )
             client.execute()
         else:
-            client_class(timeout=timeout, kernel_name=info["kernel_name"], config=config).preprocess(
+            client_class(kernel_name=info["kernel_name"], config=config, **waits).preprocess(
                 nb, {"metadata": {"path": str(cwd)}}
             )
     if uninstall:
@@ -101,8 +110,10 @@ def descendants(pid):
 
 
 def wait_preloaded(ws):
-    """Wait until the zygote of ws has imported its libraries."""
-    deadline = time.monotonic() + 60
-    while "preloaded" not in (ws / ".sandbox" / "zygote.log").read_text():
-        assert time.monotonic() < deadline, "the zygote did not finish preloading in 60 s"
+    """Wait until the zygote of ws has imported its libraries (at once when no zygote serves ws: none started, or
+    stopped); 60 s at most on the idle machine, stretched on a busy one (`scaled`)."""
+    log, limit = ws / ".sandbox" / client.LOG, scaled(60)
+    deadline = time.monotonic() + limit
+    while (protocol.socket_folder(ws) / protocol.LAUNCH).exists() and "preloaded" not in log.read_text():
+        assert time.monotonic() < deadline, f"the zygote did not finish preloading in {limit:.0f} s"
         time.sleep(0.2)

@@ -14,6 +14,7 @@ from autograder.paths import ROOT, SOURCE
 from autograder.sandbox import bwrap, launcher, limits
 from autograder.sandbox.zygote import protocol
 from tests.sandbox.kernels import KEY, errors, execute, start_zygote, stdout, workspace
+from tests.slowdown import scaled
 
 PROBES = {  # name -> cell source; each test below reads one cell's output
     "env_key": "import os\n"
@@ -279,7 +280,7 @@ def test_kernel_refuses_to_run_outside_its_workspace(tmp_path):
         km = KernelManager(kernel_name=info["kernel_name"], config=Config(info["config"]))
         km.start_kernel(cwd=str(stray))
         try:
-            assert km.provisioner.process.wait(timeout=60) != 0, "expected the launcher to exit with an error"
+            assert km.provisioner.process.wait(timeout=scaled(60)) != 0, "expected the launcher to exit with an error"
         finally:
             km.shutdown_kernel(now=True) if km.is_alive() else km.cleanup_resources()
     launcher.uninstall_kernel(ws)

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from autograder.sandbox import linux
+from tests.slowdown import scaled
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl and mountinfo are Linux's")
 
@@ -30,15 +31,15 @@ ORPHAN = (
 
 def test_set_dumpable_takes_effect():
     """Does set_dumpable(False) make the process not dumpable (PR_GET_DUMPABLE from 1 to 0)?"""
-    done = subprocess.run([sys.executable, "-c", NOT_DUMPABLE], capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sys.executable, "-c", NOT_DUMPABLE], capture_output=True, text=True, timeout=scaled(60))
     assert done.stdout.split() == ["1", "0"], done.stderr
 
 
 def test_die_with_parent_ends_the_child():
     """When its parent exits, does a process that called die_with_parent() end too?"""
-    done = subprocess.run([sys.executable, "-c", ORPHAN], capture_output=True, text=True, timeout=60)
+    done = subprocess.run([sys.executable, "-c", ORPHAN], capture_output=True, text=True, timeout=scaled(60))
     pid = int(done.stdout.strip())
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + scaled(10)
     while Path(f"/proc/{pid}").exists() and "Z" not in _state(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not Path(f"/proc/{pid}").exists() or "Z" in _state(pid), "expected the child killed with its parent"

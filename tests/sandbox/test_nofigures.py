@@ -8,6 +8,7 @@ from nbclient import NotebookClient
 
 from autograder.paths import ROOT
 from autograder.sandbox import nofigures
+from tests.slowdown import kernel_waits
 
 CELLS = [
     "import matplotlib.pyplot as plt\nplt.plot([1, 2])\nplt.show()",
@@ -23,7 +24,7 @@ def executed():
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(src) for src in CELLS]
     env = dict(os.environ, MPLBACKEND="module://autograder.sandbox.nofigures", PYTHONPATH=str(ROOT))
-    NotebookClient(nb, kernel_name="python3", timeout=60).execute(env=env)
+    NotebookClient(nb, kernel_name="python3", **kernel_waits()).execute(env=env)
     return nb
 
 

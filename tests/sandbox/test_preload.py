@@ -8,6 +8,7 @@ import time
 import pytest
 
 from autograder.sandbox.zygote import preload, server
+from tests.slowdown import scaled
 
 CHECKS = ["autograder.checks.nmt", "autograder.checks.theory", "toycheck", "autograder.checks.bert"]
 
@@ -59,7 +60,7 @@ def slow_modules(tmp_path, monkeypatch):
 
 
 def _wait(condition, seconds=10):
-    deadline = time.monotonic() + seconds
+    deadline = time.monotonic() + scaled(seconds)
     while not condition():
         assert time.monotonic() < deadline, "timed out"
         time.sleep(0.01)
@@ -129,7 +130,7 @@ def test_a_library_that_exits_when_imported_leaves_no_kernel_waiting(tmp_path, m
     monkeypatch.setattr(threading, "excepthook", lambda args: None)  # the thread's end is what is tested
     imports = server.Preload([(None, ("a3_exits",)), ("nmt", ("json",)), ("bert", ())])
     imports.start()
-    imports.join(10)
+    imports.join(scaled(10))
     assert not imports.is_alive() and imports.done == 3 and not imports._importing
     sys.modules.pop("a3_exits", None)
 

@@ -7,6 +7,7 @@ import sys
 import pytest
 
 from autograder.sandbox import procs
+from tests.slowdown import scaled
 
 FORKS = """
 import os, time
@@ -34,7 +35,7 @@ def test_cgroup_stops_forks_at_its_bound():
     cgroup = procs.new_cgroup(16)
     try:
         done = subprocess.run(
-            procs.in_cgroup([sys.executable, "-c", FORKS], cgroup), capture_output=True, text=True, timeout=120
+            procs.in_cgroup([sys.executable, "-c", FORKS], cgroup), capture_output=True, text=True, timeout=scaled(120)
         )
     finally:
         procs.remove_cgroup(cgroup)

@@ -28,6 +28,7 @@ from tests.sandbox.kernels import (
     wait_preloaded,
     workspace,
 )
+from tests.slowdown import scaled
 
 PARENT = "import os\nprint(os.getppid())"
 
@@ -169,12 +170,12 @@ def test_killed_launcher_ends_its_kernel(running):
         km.start_kernel(cwd=str(cwd))
         client = km.client()
         client.start_channels()
-        client.wait_for_ready(timeout=60)
+        client.wait_for_ready(timeout=scaled(60))
         kernels = set(descendants(zyg.proc.pid)) - baseline
         assert kernels, "expected a kernel forked in the zygote's sandbox"
         client.stop_channels()
         km.shutdown_kernel(now=True)
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + scaled(10)
     while set(descendants(zyg.proc.pid)) & kernels and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not set(descendants(zyg.proc.pid)) & kernels, "expected the kernel to exit with its launcher"
@@ -293,15 +294,15 @@ def test_kernel_ends_when_nbgrader_dies(running):
     code = (
         f"import os\nfrom jupyter_client.manager import KernelManager\nfrom traitlets.config import Config\n"
         f"km = KernelManager(kernel_name={info['kernel_name']!r}, config=Config({info['config']!r}))\n"
-        f"km.start_kernel(cwd={str(cwd)!r})\nc = km.client()\nc.start_channels()\nc.wait_for_ready(timeout=60)\n"
+        f"km.start_kernel(cwd={str(cwd)!r})\nc = km.client()\nc.start_channels()\nc.wait_for_ready(timeout={scaled(60)})\n"
         f"print('ready', flush=True)\nos.kill(os.getpid(), 9)\n"
     )
     env = dict(os.environ, JUPYTER_PATH=info["env"]["JUPYTER_PATH"])
     log = ws / "nbgrader-standin.log"
     with open(log, "w") as f:  # a file, not a pipe: what lives on must not keep this test waiting
-        subprocess.run([sys.executable, "-c", code], env=env, stdout=f, stderr=subprocess.STDOUT, timeout=120)
+        subprocess.run([sys.executable, "-c", code], env=env, stdout=f, stderr=subprocess.STDOUT, timeout=scaled(120))
     assert log.read_text().strip() == "ready", log.read_text()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + scaled(10)
     while set(descendants(zyg.proc.pid)) - baseline and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not set(descendants(zyg.proc.pid)) - baseline, "expected the kernel to end with the process that started it"
@@ -331,7 +332,7 @@ def test_preload_holds_what_a_starting_kernel_imports(tmp_path):
     found = tmp_path / "new_modules.json"
     subprocess.run(
         [sys.executable, "-c", PRELOAD_PROBE, str(found)],
-        timeout=120,
+        timeout=scaled(120),
         capture_output=True,
         env=dict(os.environ, **KERNEL_ENV),
     )
