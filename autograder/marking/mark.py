@@ -33,6 +33,7 @@ import hashlib
 import io
 import json
 import math
+import re
 import sqlite3
 import sys
 from collections.abc import Iterable, Mapping
@@ -47,9 +48,12 @@ from autograder.text import one_line
 
 REGRADES = "regrades.jsonl"  # append-only: regrade requests, then how each was resolved
 REGRADE_COLUMNS = ["student", "notebook", "grade_id", "reason"]
+SUGGESTIONS = "suggestions.jsonl"  # append-only: the suggestions pages showed (when they changed), for agreement
 RUBRIC_EDITS = "rubric_edits.jsonl"  # append-only: item edits made on the page, who and when, before and after
 MOVES = "mark_groups.json"  # {"NB/GRADE_ID": {student: group name}}: answers a TA moved to another group
 COLUMNS = ["student", "notebook", "grade_id", "items", "adjustment", "comment"]
+NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")  # an adjustment as a spreadsheet writes it
+MAX_COMMENT = 10_000  # characters of a TA's comment, on the page and in an import
 EXPORT_ONLY = ["answer", "flag"]  # --export's last columns, for a TA grading in a spreadsheet; --import ignores them
 STUB = "YOUR ANSWER HERE"  # nbgrader's text stub: an answer left as released (blank)
 
@@ -361,21 +365,27 @@ def parse_import(
         if len(set(items)) != len(items):
             errors.append(f"{where}: an item appears twice in {values['items']!r}")
             continue
-        try:
-            adjustment = float(values["adjustment"]) if values["adjustment"] else 0.0
-        except ValueError:
-            adjustment = math.nan
+        given = values["adjustment"]
+        adjustment = float(given) if NUMBER.fullmatch(given) else 0.0 if not given else math.nan
         if not math.isfinite(adjustment):
-            errors.append(f"{where}: adjustment should be a number of points, got {values['adjustment']!r}")
+            errors.append(f"{where}: adjustment should be a number of points, got {given!r}")
+            continue
+        if abs(adjustment) > answers[key].points:
+            errors.append(f"{where}: an adjustment is at most the cell's {answers[key].points:g} points either way")
+            continue
+        comment = row.get("comment") or ""
+        if len(comment) > MAX_COMMENT or "\x00" in comment:
+            errors.append(f"{where}: a comment should be text of at most {MAX_COMMENT:,} characters")
             continue
         if items or values["adjustment"] or values["comment"]:
-            rows[key] = (items, adjustment, row.get("comment") or "")
+            rows[key] = (items, adjustment, comment)
     return rows, errors
 
 
 def _import(out, path, answers, found, grader, second=False) -> int:
     try:
-        text = Path(path).read_text(encoding="utf-8-sig")  # a spreadsheet may save a byte-order mark
+        with open(path, encoding="utf-8-sig", newline="") as f:  # a spreadsheet may save a byte-order mark;
+            text = f.read()  # newline="": a carriage return in a cell is read back as written
     except (OSError, UnicodeDecodeError) as exc:
         print(f"mark: cannot read {path}: {one_line(exc)}", file=sys.stderr)
         return 1
@@ -417,6 +427,68 @@ def read_rubric_edits(out: Path) -> list[dict]:
             found.append(json.loads(line))
         except ValueError:
             continue
+    return found
+
+
+def log_suggestions(
+    out: Path, cell: tuple[str, str], made: Mapping[str, tuple[str, ...] | None], rubric, by: str
+) -> None:
+    """Append to OUT/suggestions.jsonl the suggestions a page showed for a question that differ from the last ones
+    logged for those answers ({student: items, None where it abstained}), with when, for whom and under which
+    rubrics.toml (`rubric`: its stamp), so that agreement can be measured on answers marked after them."""
+    last = {(e["student"], e["notebook"], e["grade_id"]): e for e in read_suggestions(out)}
+    at, stamp = now(), "/".join(str(x) for x in rubric)
+    lines = []
+    for student, items in sorted(made.items()):
+        before = last.get((student, *cell))
+        shown = None if items is None else list(items)
+        if before is not None and before["items"] == shown and before["rubric"] == stamp:
+            continue
+        entry = {"student": student, "notebook": cell[0], "grade_id": cell[1], "items": shown, "at": at,
+                 "by": by, "rubric": stamp}  # fmt: skip
+        lines.append(json.dumps(entry, ensure_ascii=False, sort_keys=True).encode() + b"\n")
+    if lines:
+        with locked(out):
+            for said in log.append(Path(out) / SUGGESTIONS, lines):
+                print(said, flush=True)
+
+
+def read_suggestions(out: Path) -> list[dict]:
+    """Every suggestion logged in OUT, oldest first."""
+    path = Path(out) / SUGGESTIONS
+    found = []
+    for line in path.read_text(encoding="utf-8").splitlines() if path.exists() else []:
+        try:
+            found.append(json.loads(line))
+        except ValueError:
+            continue
+    return found
+
+
+def suggestion_agreement(out: Path, marks: Mapping[Key, Mark]) -> dict[tuple[str, str], dict]:
+    """Per question: how the TAs' marks compare with the suggestion shown last before each mark, over the answers
+    marked after a suggestion (not an abstention) was shown: {"n", "unchanged" (share accepted as suggested),
+    "items": {item: (precision, recall)}}."""
+    shown: dict[Key, list[dict]] = {}
+    for e in read_suggestions(out):
+        shown.setdefault((e["student"], e["notebook"], e["grade_id"]), []).append(e)
+    pairs: dict[tuple[str, str], list[tuple[set, set]]] = {}
+    for key, m in marks.items():
+        if m.items is None or key not in shown:
+            continue
+        before = [e for e in shown[key] if e["at"] <= m.at]
+        if not before or before[-1]["items"] is None:
+            continue
+        pairs.setdefault(key[1:], []).append((set(before[-1]["items"]), set(m.items)))
+    found = {}
+    for cell, made in pairs.items():
+        per_item = {}
+        for item in sorted({i for a, b in made for i in a | b}):
+            tp = sum(1 for a, b in made if item in a and item in b)
+            suggested = sum(1 for a, _ in made if item in a)
+            marked = sum(1 for _, b in made if item in b)
+            per_item[item] = (tp / suggested if suggested else None, tp / marked if marked else None)
+        found[cell] = {"n": len(made), "unchanged": sum(a == b for a, b in made) / len(made), "items": per_item}
     return found
 
 
@@ -617,6 +689,17 @@ def _summary(out, answers, found) -> None:
     ):
         added = f"; {flagged} found in an added cell (flagged on the page)" if flagged else ""
         print(f"{notebook}/{grade_id}: {graded} of {n} graded, {blank} blank (0), {n - graded - blank} to grade{added}")
+    for (notebook, grade_id), got in sorted(
+        suggestion_agreement(out, read_log(out)[0]).items(), key=lambda kv: _order(("",) + kv[0])
+    ):
+        items = ", ".join(
+            f"{item} precision {'n/a' if p is None else f'{p:.2f}'} recall {'n/a' if r is None else f'{r:.2f}'}"
+            for item, (p, r) in got["items"].items()
+        )
+        print(
+            f"{notebook}/{grade_id}: suggestions on {got['n']} answer(s) marked after one was shown: "
+            f"{got['unchanged']:.0%} accepted unchanged; {items}"
+        )
     for (student, notebook, grade_id), entry in sorted(read_regrades(out).items(), key=lambda kv: _order(kv[0])):
         if entry["status"] == "open":
             print(f"regrade requested: {student} {notebook}/{grade_id}: {one_line(entry['reason'], 200)}")

@@ -1,20 +1,21 @@
-"""python -m autograder.marking.refresh OUT SOURCE: render the pages a grading page noted (marking.pages), and
-grades.csv, in a process of the page's own; prints nothing unless something failed."""
+"""The grading page's refresh of the pages a mark changed (marking.pages) and grades.csv, run in a process of its own
+(multiprocessing spawn) at a lower priority, so a class's worth of pages never slows the TA's clicks."""
 
-import sys
+import os
 from pathlib import Path
 
 from autograder.marking import pages
 from autograder.reports.feedback import rerender
 
 
-def main(out: Path, source: Path) -> int:
+def refresh(out: str, source: str) -> None:
+    """Render what the journal holds (the target of the page's refresh process)."""
+    try:
+        os.nice(10)
+    except OSError:
+        pass
+
     def render(students, notebooks):
-        rerender(out, students=students, source=source, notebooks=notebooks)
+        rerender(Path(out), students=students, source=Path(source), notebooks=notebooks)
 
-    pages.refresh(out, render)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(Path(sys.argv[1]), Path(sys.argv[2])))
+    pages.refresh(Path(out), render)

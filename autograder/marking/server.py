@@ -14,11 +14,11 @@ import functools
 import hashlib
 import json
 import math
+import multiprocessing
 import os
 import re
 import signal
 import sqlite3
-import subprocess
 import sys
 import threading
 import time
@@ -27,7 +27,7 @@ from pathlib import Path
 
 from autograder import contract, paths, rubrics
 from autograder.files import atomic_write, rewrite
-from autograder.marking import mark, pages
+from autograder.marking import mark, pages, refresh
 from autograder.marking.groups import EmbeddingCache, Group, Preempted, group_answers, regroup, torch_threads
 from autograder.records import Results
 from autograder.text import one_line
@@ -36,6 +36,7 @@ SHOWN = 20_000  # characters of an answer shown on the page (a 5 MB paste is cut
 EMBEDDINGS = "mark_embeddings.npz"  # in OUT: the MiniLM rows of answers already encoded (groups.EmbeddingCache)
 PAGE = 200  # answers a question's page draws at first, and each time the TA asks for more
 PATIENCE = 1.0  # seconds a page waits for its groups by meaning before it opens with groups by words
+_spawn = multiprocessing.get_context("spawn")  # a fresh interpreter: the refresh never holds the page's GIL
 BUSY_TRIES = 3  # a gradebook locked by another writer (formgrader) is tried again this often, 30 s each
 
 
@@ -128,9 +129,11 @@ class Marking:
         )
         self.second = second
         self._rubrics = None
+        self._suggesters: dict = {}
+        self.suggesting = threading.Lock()
         self._provisional: dict[tuple[str, str], list[Group]] = {}
         self.lock = threading.Lock()  # one write at a time: the log, the gradebook and rubrics.toml
-        found = mark.collect(self.out)
+        found = self.all_answers = mark.collect(self.out)  # the sample's cells aside, every cell a rubric is for
         self.answers = found if second is None else {k: a for k, a in found.items() if k in second}
         # every question is grouped in the background from the start, the one a page waits for first; answers
         # encoded once are kept in OUT (groups.EmbeddingCache), so a restarted page groups in a moment
@@ -161,7 +164,11 @@ class Marking:
         st = self.rubric_path.stat()
         stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
         if self._rubrics is None or self._rubrics[0] != stamp:
-            self._rubrics = (stamp, rubrics.load(self.rubric_path))
+            found = rubrics.load(self.rubric_path)
+            problems = rubric_problems(found, self.all_answers, self.rubric_path.parent)
+            if problems:  # edited on disk while the page runs: nothing is scored with it
+                raise rubrics.RubricError(f"{rubrics.FILENAME} changed and {problems[0]}: fix it, nothing was saved")
+            self._rubrics = (stamp, found)
         return self._rubrics[1]
 
     @property
@@ -351,6 +358,10 @@ class Marking:
         if rubric is None:
             return 404, {"error": f"no rubric for {cell[0]}/{cell[1]}"}
         answers = self.by_pseudonym(cell)
+        points = self._points(cell)
+        shown_twice = {s for s in (c.get("student") for c in changes) if isinstance(s, str)}
+        if len(shown_twice) != len(changes):
+            return 400, {"error": "each answer may be changed once a request"}
         with self.lock, mark.locked(self.out):
             marks = self.marks()
             new, stale = [], []
@@ -359,18 +370,27 @@ class Marking:
                 answer = answers.get(shown) if isinstance(shown, str) else None
                 if answer is None:
                     return 400, {"error": f"no answer of {shown!r} to {cell[0]}/{cell[1]}"}
-                items = tuple(change.get("items") or ())
-                if rubrics.unknown(rubric, items) or not all(isinstance(i, str) for i in items):
+                items = change.get("items") or ()
+                if not isinstance(items, list | tuple) or not all(isinstance(i, str) for i in items):
+                    return 400, {"error": "items should be a list of item ids"}
+                items = tuple(items)
+                if rubrics.unknown(rubric, items):
                     return 400, {"error": f"unknown item(s) for {cell[0]}/{cell[1]}: {list(items)}"}
+                if len(set(items)) != len(items):
+                    return 400, {"error": f"an item appears twice in {list(items)}"}
+                if answer.blank and items:
+                    return 400, {"error": f"{shown}'s answer is blank and scores 0 by itself: no items apply"}
                 adjustment, comment = change.get("adjustment", 0), change.get("comment", "")
-                if (
-                    not isinstance(adjustment, int | float)
-                    or isinstance(adjustment, bool)
-                    or not math.isfinite(adjustment)
-                ):
+                try:
+                    finite = math.isfinite(float(adjustment))
+                except (TypeError, ValueError, OverflowError):
+                    finite = False
+                if not isinstance(adjustment, int | float) or isinstance(adjustment, bool) or not finite:
                     return 400, {"error": "adjustment should be a number of points"}
-                if not isinstance(comment, str):
-                    return 400, {"error": "comment should be text"}
+                if abs(adjustment) > points:
+                    return 400, {"error": f"an adjustment is at most the cell's {points:g} points either way"}
+                if not isinstance(comment, str) or len(comment) > mark.MAX_COMMENT or "\x00" in comment:
+                    return 400, {"error": f"a comment should be text of at most {mark.MAX_COMMENT:,} characters"}
                 if change.get("version", "") != mark_version(marks.get(answer.key)):
                     stale.append(shown)
                     continue
@@ -389,8 +409,7 @@ class Marking:
                 )
             if stale:
                 now = self.state(cell, marks, only={answers[s].student for s in stale})["answers"]
-                points = self._points(cell)
-                told = [said_by(marks[answers[s].key], rubric, points) for s in stale]
+                told = [f"{s}: {said_by(marks[answers[s].key], rubric, points)}" for s in stale]
                 return 409, {
                     "error": f"{'; '.join(told)}, after you loaded the page: your change was not saved, and the page "
                     "now shows that grade",
@@ -470,12 +489,13 @@ class Marking:
                 while not self.pending:
                     self.refreshing.wait()
                 self.pending, self.busy = set(), True
-            command = [sys.executable, "-m", "autograder.marking.refresh", str(self.out), str(self.rubric_path.parent)]
             try:
-                done = subprocess.run(command, capture_output=True, text=True, preexec_fn=lambda: os.nice(10))
-                said = (done.stdout + done.stderr).strip()
-                if done.returncode or said:
-                    print(f"mark: pages: {one_line(said or f'exit {done.returncode}', 300)}", flush=True)
+                process = _spawn.Process(target=refresh.refresh, args=(str(self.out), str(self.rubric_path.parent)))
+                process.start()
+                process.join()
+                if process.exitcode:
+                    print(f"mark: pages: the refresh ended with exit {process.exitcode}; the journal keeps them for "
+                          "the next mark, start or `feedback OUT`", flush=True)  # fmt: skip
             except OSError as exc:  # the journal keeps the pages: the next mark or start renders them
                 print(f"mark: pages not re-rendered ({one_line(exc, 200)}); `feedback OUT` renders them", flush=True)
             with self.refreshing:
@@ -486,6 +506,38 @@ class Marking:
         """Wait until grades.csv and the pages show every mark made so far; False if they did not in time."""
         with self.refreshing:
             return self.refreshing.wait_for(lambda: not self.pending and not self.busy, timeout)
+
+    def suggestions(self, cell: tuple[str, str]) -> dict:
+        """The suggester's view of a question's answers still to grade (marking.suggest), for the page: {"answers":
+        {pseudonym: {"items", "confidence", "like"}}, "next": pseudonyms to grade, least certain first}. Learned
+        again from the marks as they are now (the features once per question and rubric); the suggestions shown are
+        logged (mark.log_suggestions) so that --status can say how often TAs accepted them. A second grader, who
+        marks blind, gets none."""
+        from autograder.marking import suggest as suggesting
+
+        if self.second is not None:
+            return {"answers": {}, "next": []}
+        rubric = self.rubrics()[cell]
+        key = (cell, self._rubrics[0])
+        with self.suggesting:
+            if key not in self._suggesters:
+                mine = self.cell_answers(cell)
+                texts = {s: a.text for s, a in mine.items() if not a.blank}
+                points = self._points(cell)
+                try:
+                    engine = suggesting.Suggester(texts, rubric, points, self.encoder, self.cache)
+                except (ImportError, OSError):  # no MiniLM: words still suggest
+                    engine = suggesting.Suggester(texts, rubric, points, "tfidf")
+                self._suggesters = {key: engine}  # one question and rubric at a time: the one being graded
+            engine = self._suggesters[key]
+        answers = {a.key: a for a in self.cell_answers(cell).values()}
+        live = mark.live_marks(self.out, cell, answers, rubric)
+        made = engine.suggest(live)
+        shown = {pseudonym(s): {"items": None if g.items is None else list(g.items), "confidence": g.confidence,
+                                "like": pseudonym(g.like) if g.like else ""} for s, g in made.items()}  # fmt: skip
+        order = sorted(made, key=lambda s: (made[s].items is not None, made[s].confidence or 0.0, pseudonym(s)))
+        mark.log_suggestions(self.out, cell, {s: g.items for s, g in made.items()}, self._rubrics[0], self.grader)
+        return {"answers": shown, "next": [pseudonym(s) for s in order]}
 
     def index_rows(self) -> list[dict]:
         """The index's rows: each question with answers, how far it is, open regrades and, for the first grader or
@@ -594,7 +646,7 @@ def main(
     try:
         found = rubrics.load(Path(source) / rubrics.FILENAME)
     except rubrics.RubricError as exc:
-        print(f"mark: {one_line(exc, 300)}", file=sys.stderr)
+        print(f"mark: {one_line(exc.args[0], 300)}", file=sys.stderr)
         return 1
     if Path(out, "gradebook.db").exists():
         problems = rubric_problems(found, mark.collect(Path(out)), source)

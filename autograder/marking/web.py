@@ -169,6 +169,13 @@ class Outputs(Guarded):
         self.render_page("outputs.html", found=found)
 
 
+class Suggestions(Guarded):
+    async def get(self, notebook: str, grade_id: str) -> None:
+        cell = self.question(notebook, grade_id)
+        self.set_header("Content-Type", "application/json; charset=utf-8")
+        self.finish(json.dumps(await self.blocking(self.marking.suggestions, cell), ensure_ascii=False))
+
+
 class Ready(Guarded):
     def get(self, notebook: str, grade_id: str) -> None:
         self.finish({"ready": (notebook, grade_id) in self.marking.groups})
@@ -178,11 +185,15 @@ class Api(Guarded):
     """POST /api/<call>: a JSON object naming the question (notebook, grade_id) and the call's fields."""
 
     async def post(self, call: str) -> None:
+        if len(self.request.body) > MAX_BODY:
+            raise tornado.web.HTTPError(413, reason=f"the request is larger than {MAX_BODY:,} bytes")
         try:
             body = json.loads(self.request.body or b"{}")
-        except (ValueError, UnicodeDecodeError):
+        except (ValueError, UnicodeDecodeError, RecursionError):
             raise tornado.web.HTTPError(400, reason="the request is not JSON")
-        if not isinstance(body, dict) or not isinstance(body.get("notebook"), str):
+        if not (
+            isinstance(body, dict) and isinstance(body.get("notebook"), str) and isinstance(body.get("grade_id"), str)
+        ):
             raise tornado.web.HTTPError(400, reason="the request should name the question (notebook, grade_id)")
         cell = self.question(body["notebook"], str(body.get("grade_id")))
         m = self.marking
@@ -236,6 +247,7 @@ def application(marking, token: str, port: int, allow_hosts=()) -> tornado.web.A
             (rf"/q/{part}/{part}/more", More),
             (rf"/outputs/{part}/{part}/{part}", Outputs),
             (rf"/api/ready/{part}/{part}", Ready),
+            (rf"/api/suggest/{part}/{part}", Suggestions),
             (r"/api/(mark|regrade|move|item)", Api),
         ],
         default_handler_class=NotFound,
@@ -289,7 +301,8 @@ class Served:
         asyncio.set_event_loop(asyncio.new_event_loop())
         self.loop = tornado.ioloop.IOLoop.current()
         self.app = application(self.marking, self.token, self.port, allow_hosts)
-        self.server = tornado.httpserver.HTTPServer(self.app, max_body_size=MAX_BODY, xheaders=False)
+        # bodies up to 16 MB are read and answered (413 past MAX_BODY); past that tornado closes the connection
+        self.server = tornado.httpserver.HTTPServer(self.app, max_body_size=16 * MAX_BODY, xheaders=False)
         self.server.add_sockets(sockets)
         self._ready.set()
         self.loop.start()

@@ -24,7 +24,7 @@ import nbformat
 
 from autograder import contract, csvsafe, lms, paths, term
 from autograder.marking import pages
-from autograder.records import BLANK, NotebookResult, Results, Status, final_scores, is_settled
+from autograder.records import BLANK, HAND_GRADED, NotebookResult, Results, Status, final_scores, is_settled
 from autograder.reports import nbhtml
 from autograder.reports.sanitize import ANCHOR, sanitize
 from autograder.text import one_line
@@ -264,6 +264,9 @@ def summary_markdown(page):
         for c in summary.cells:
             score = Status.NEEDS_MANUAL if c.score is None else f"{_fmt(c.score)} / {_fmt(c.max_score)}"
             note = "" if c.note == "passed" else _esc(student_note(c.note))
+            remark = _hand_comment(page, c)
+            if remark:  # a cell a TA graded by rubric (the CLIP caption): the items and comment, as for a written one
+                note += f": {_esc(one_line(remark))}"
             lines.append(f"| `{c.grade_id}` | {score} | {note} |")
         lines.append("")
     if summary.manual:
@@ -348,6 +351,13 @@ def contents_markdown(summary, nb):
     return "**Contents:** " + " · ".join(links) if links else ""
 
 
+def _hand_comment(page, cell):
+    """What a TA wrote on a check cell they graded by hand (the rubric items applied, then the comment), or ''."""
+    if cell.note != HAND_GRADED:
+        return ""
+    return (page.hand.get(contract.test_cell_id(cell.grade_id)) or {}).get("comment") or ""
+
+
 def annotate(nb, page):
     """Sanitized notebook with the summary on top and each test cell's verdict (hand grades included) right after
     it."""
@@ -373,6 +383,9 @@ def annotate(nb, page):
                 text = f"**{c.grade_id}: {_fmt(c.score)} / {_fmt(c.max_score)}** — passed"
             else:
                 text = f"**{c.grade_id}: {_fmt(c.score)} / {_fmt(c.max_score)}** — {_esc(student_note(c.note))}"
+            remark = _hand_comment(page, c)
+            if remark:
+                text += "\n\n" + "\n".join(f"- {_esc(line)}" for line in remark.splitlines() if line.strip())
             cells.append(nbformat.v4.new_markdown_cell(anchor + text))
     nb.cells = cells
     for i, cell in enumerate(nb.cells):
@@ -482,7 +495,8 @@ def pending(row, reasons):
 
 
 def flagged(row):
-    """The TA's flags of a grades.csv row (answers found in cells the student added: grading/answers.py)."""
+    """The TA's flags of a grades.csv row (answers found in cells the student added, runs that disagree:
+    grading/answers.py)."""
     return [f for f in (row.get("flags") or "").split("; ") if f]
 
 
@@ -556,13 +570,15 @@ def index_html(out):
 
 
 def _added_section(head, rows):
-    """The index's section on answers found in added cells (none when there are none)."""
+    """The index's section on the TA's flags (none when there are none)."""
     if not rows:
         return ""
     return (
-        f"<h2 id='added'>Answers found in added cells ({len(rows)})</h2><p>The student left the answer cell as "
-        "released and typed the answer into a cell added below it: a written answer was taken from there (grade it "
-        f"as usual); graded code was scored by its test as it stands.</p><table>{head}{''.join(rows)}</table>"
+        f"<h2 id='added'>Flagged for a look ({len(rows)})</h2><p>An answer found in an added cell: the student left "
+        "the answer cell as released and typed the answer into a cell added below it; a written answer was taken from "
+        "there (grade it as usual), graded code was scored by its test as it stands. Runs that disagree: a test cell's "
+        "visible checks passed on the student's own run and failed on the grader's (or the reverse): often a "
+        f"difference between full and quick mode, or between GPU and CPU.</p><table>{head}{''.join(rows)}</table>"
     )
 
 

@@ -362,10 +362,7 @@ def stale_pages(out: Path, students: list[str]) -> int:
     noted = pages.pending(out)  # a grading page's refresh not done yet (marking.pages)
     every = ("", "") in noted
     return sum(
-        1
-        for s in students
-        for p in _pages(out, s)
-        if p.stat().st_mtime < newest or every or (s, p.stem) in noted
+        1 for s in students for p in _pages(out, s) if p.stat().st_mtime < newest or every or (s, p.stem) in noted
     )
 
 
@@ -424,7 +421,7 @@ def main(
         first = ", ".join(got["refused"][:5])
         print(
             f"release: {len(got['refused'])} students are not final ({first}"
-            f"{', ...' if len(got['refused']) > 5 else ''}): grade their cells in formgrader or download a damaged "
+            f"{', ...' if len(got['refused']) > 5 else ''}): grade their cells (`mark OUT`, or formgrader) or download a damaged "
             "submission again, or release the others with --partial",
             file=sys.stderr,
         )

@@ -120,3 +120,49 @@ def test_a_busy_gradebook_is_a_sentence_on_the_page(out, monkeypatch):  # noqa: 
     assert status == 503 and reply["error"].startswith("the gradebook is busy")
     monkeypatch.undo()
     assert run(out, status=True) == 0 and hand(out, "李明")["score"] == 0.5
+
+
+def test_a_rubric_broken_on_disk_while_the_page_runs_scores_nothing(out):  # noqa: F811
+    """When rubrics.toml is edited on disk into one `build --check` refuses while the page runs, is a mark refused
+    in a sentence (nothing saved), and taken again once the file is fixed?"""
+    path = source(out) / rubrics.FILENAME
+    good = path.read_text()
+    marking = mark_server.Marking(out, source(out), "ta-ana", "tfidf")
+    with serving(marking) as base:
+        path.write_text(good.replace("points = -0.5", "points = -10"))
+        body = dict(CELL, marks=[{"student": mark_server.pseudonym("李明"), "items": ["order"]}])
+        status, reply = post(base, "/api/mark", body)
+        assert (
+            status == 500 and "rubrics.toml changed and toy/written_toy: item 'circular' is worth -10" in reply["error"]
+        )
+        assert ("李明", "toy", "written_toy") not in mark.read_log(out)[0]
+        path.write_text(good)
+        assert post(base, "/api/mark", body)[0] == 200
+    marking.close()
+
+
+@pytest.mark.parametrize(
+    "adjustment, comment, said",
+    [
+        ("1_0", "", "adjustment should be a number of points, got '1_0'"),
+        ("1e308", "", "an adjustment is at most the cell's 1 points either way"),
+        ("-2", "", "an adjustment is at most the cell's 1 points either way"),
+        ("", "x" * 10_001, "a comment should be text of at most 10,000 characters"),
+    ],
+)
+def test_an_import_is_held_to_the_pages_limits(out, tmp_path, capsys, adjustment, comment, said):  # noqa: F811
+    """Does --import refuse what the page refuses (an adjustment past the cell's points or not a plain number, a
+    comment past 10,000 characters), naming the row?"""
+    path = write_csv(tmp_path / "in.csv", [["李明", "toy", "written_toy", "order", adjustment, comment]])
+    assert run(out, import_csv=path) == 1
+    assert f"{path}:2: {said}" in capsys.readouterr().err
+
+
+def test_a_comment_starting_with_a_carriage_return_survives_export_and_import(out, tmp_path):  # noqa: F811
+    """Is a comment that starts with a carriage return exported quoted and read back exactly as it was?"""
+    write_csv(tmp_path / "in.csv", [["李明", "toy", "written_toy", "order", "", "\r=y"]])
+    assert run(out, import_csv=tmp_path / "in.csv") == 0
+    assert run(out, export=tmp_path / "out.csv") == 0
+    assert run(out, import_csv=tmp_path / "out.csv") == 0
+    assert mark.read_log(out)[0][("李明", "toy", "written_toy")].comment == "\r=y"
+    assert len([line for line in (out / mark.LOG).read_text().splitlines() if "李明" in line]) == 1

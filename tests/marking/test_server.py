@@ -204,6 +204,14 @@ def test_an_item_worth_more_than_the_cell_is_refused(served):
         ([{"student": "Zoë Ñúñez", "items": []}], "no answer of 'Zoë Ñúñez'"),
         ([change("Zoë Ñúñez", [], adjustment="1")], "adjustment should be a number"),
         ([change("Zoë Ñúñez", [], adjustment=float("inf"))], "adjustment should be a number"),
+        ([change("Zoë Ñúñez", [], adjustment=10**400)], "adjustment should be a number"),
+        ([change("Zoë Ñúñez", [], adjustment=1.5)], "an adjustment is at most the cell's 1 points either way"),
+        ([change("Zoë Ñúñez", ["order", "order"])], "an item appears twice"),
+        ([change("Zoë Ñúñez", "order")], "items should be a list of item ids"),
+        ([change("Anna Lee~moodle12", ["order"])], "answer is blank and scores 0 by itself"),
+        ([change("Zoë Ñúñez", [], comment="x" * 10_001)], "a comment should be text of at most 10,000 characters"),
+        ([change("Zoë Ñúñez", [], comment="a\x00b")], "a comment should be text"),
+        ([change("Zoë Ñúñez", ["order"]), change("Zoë Ñúñez", [])], "each answer may be changed once a request"),
     ],
 )
 def test_a_bad_mark_is_refused_and_nothing_written(served, marks, error):
@@ -287,7 +295,7 @@ def test_a_ta_splits_a_group_and_the_move_is_kept(served, tmp_path):
     body = {"notebook": "toy", "grade_id": "written_toy", "student": mark_server.pseudonym("李明")}
     assert post(base, "/api/move", dict(body, group="")) == (200, {"group": "split-1"})
     page, _ = get(base, "/q/toy/written_toy")
-    assert "<h2>split-1: 1 answer(s)</h2>" in page and "<h2>g1-identical: 1 answer(s)</h2>" in page
+    assert "<h2>split-1: 1 answer(s) <span" in page and "<h2>g1-identical: 1 answer(s) <span" in page
     status, reply = post(base, "/api/move", dict(body, group="g9"))
     assert status == 400 and reply["error"] == "no group 'g9'"
     assert (

@@ -125,13 +125,16 @@ def test_a_write_without_the_xsrf_value_is_refused(page):
         (json.dumps({"notebook": "toy", "grade_id": "written_toy", "marks": "x"}).encode(), "marks should be a list"),
         (json.dumps({"notebook": "toy", "grade_id": "nope", "marks": []}).encode(), "no written question toy/nope"),
         (b"\xff\xfe", "the request is not JSON"),
+        (b"[" * 100_000 + b"]" * 100_000, "the request is not JSON"),
+        (json.dumps({"notebook": "toy", "marks": []}).encode(), "the request should name the question"),
+        (b" " * 1_100_000, "the request is larger than 1,000,000 bytes"),
     ],
 )
 def test_a_malformed_post_gets_a_400_with_a_sentence(page, body, error):
     """Is a malformed write answered 400 (or 404 for an unknown question) with one sentence, the connection kept?"""
     base, _ = page
     status, headers, reply = raw(base, "POST", "/api/mark", {"Authorization": "token s3cret-token"}, body)
-    assert status in (400, 404) and error in json.loads(reply)["error"]
+    assert status in (400, 404, 413) and error in json.loads(reply)["error"]
 
 
 def test_a_taken_port_moves_to_the_next_free_one(out):  # noqa: F811

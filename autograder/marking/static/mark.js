@@ -46,7 +46,7 @@ async function save(changes) {
     return;
   }
   const [status, body] = await post("/api/mark", {notebook: cell.notebook, grade_id: cell.grade_id, marks: changes});
-  if (status === 200) { message.textContent = ""; show(body); return; }
+  if (status === 200) { message.textContent = ""; show(body); refreshSuggestions(); return; }
   message.textContent = body.error;
   if (body.now) show({answers: body.now});
 }
@@ -76,6 +76,7 @@ async function more(button) {  // the next answers, drawn where the button was
   box.innerHTML = await r.text();  // the server's own template: escaped text only
   button.replaceWith(...box.childNodes);
   show({answers: known});
+  showSuggestions();
 }
 function nothing(el) {  // "no items, 0 points"
   el.querySelector("input.adj").value = "0";
@@ -134,7 +135,12 @@ function typing(target) {
 }
 document.addEventListener("keydown", e => {
   const here = document.activeElement && document.activeElement.closest ? document.activeElement.closest(".answer") : null;
-  if (typing(e.target)) {  // keys belong to the text box; Enter saves (change), Escape goes back to the answer
+  if (typing(e.target)) {  // keys belong to the text box; Enter saves (change), Escape drops what was typed
+    if (e.key === "Escape" && here && e.target.matches("input.adj, input.comment")) {
+      const a = known[here.dataset.student];
+      e.target.value = e.target.matches("input.adj") ? (a.adjustment ? a.adjustment : "") : a.comment;
+      delete e.target.dataset.dirty;
+    }
     if ((e.key === "Escape" || (e.key === "Enter" && e.target.matches("input.adj, input.comment"))) && here) {
       e.target.blur();
       here.focus();
@@ -151,6 +157,12 @@ document.addEventListener("keydown", e => {
     const next = document.querySelector("button.more");
     if (!all[i] && e.key === "j" && next) more(next).then(go); else go();
     e.preventDefault();
+    return;
+  }
+  if (e.key === "n") { e.preventDefault(); gradeNext(); return; }
+  if ((e.key === "a" || e.key === "A") && here) {
+    e.preventDefault();
+    accept(e.shiftKey ? (cell.members[here.closest(".group").dataset.group] || []) : [here.dataset.student]);
     return;
   }
   const digit = /^Digit([0-9])$/.exec(e.code);
@@ -171,7 +183,48 @@ document.addEventListener("toggle", async e => {
   d.appendChild(box);
   d.dataset.loaded = "1";
 }, true);
+// suggestions: learned from the marks so far (server side); shown apart from marks, counted only when accepted
+let suggested = {answers: {}, next: []};
+function showSuggestions() {
+  document.querySelectorAll(".answer").forEach(el => {
+    const g = suggested.answers[el.dataset.student], box = el.querySelector(".suggest");
+    if (!box) return;
+    if (!g) { box.textContent = ""; return; }
+    box.textContent = g.items === null ? "no suggestion (not sure enough)"
+      : `suggested: ${g.items.length ? g.items.join(", ") : "no items"} (confidence ${g.confidence}` +
+        (g.like ? `, like ${g.like})` : ")") + " — a accepts";
+  });
+  document.querySelectorAll("section.group").forEach(section => {
+    const sets = new Set((cell.members[section.dataset.group] || []).map(s => suggested.answers[s])
+      .filter(g => g && g.items !== null).map(g => g.items.join(";")));
+    section.querySelector(".differ").textContent = sets.size > 1 ? "(the suggester would mark these differently)" : "";
+  });
+}
+let pendingSuggest = null;
+function refreshSuggestions() {  // after marks arrive, at most every 300 ms
+  clearTimeout(pendingSuggest);
+  pendingSuggest = setTimeout(async () => {
+    const r = await fetch(`/api/suggest/${encodeURIComponent(cell.notebook)}/${encodeURIComponent(cell.grade_id)}`,
+                          {credentials: "same-origin"});
+    if (r.ok) { suggested = await r.json(); showSuggestions(); }
+  }, 300);
+}
+function accept(students) {
+  const chosen = students.filter(s => suggested.answers[s] && suggested.answers[s].items !== null);
+  if (!chosen.length) { message.textContent = "no suggestion to accept here"; return; }
+  return enqueue(() => save(chosen.map(s => memberChange(s, suggested.answers[s].items))));
+}
+async function gradeNext() {
+  for (const s of suggested.next) {
+    if (known[s] && known[s].score !== null) continue;
+    let el = card(s);
+    while (!el && document.querySelector("button.more")) { await more(document.querySelector("button.more")); el = card(s); }
+    if (el) { el.focus(); el.scrollIntoView({block: "nearest"}); return; }
+  }
+  message.textContent = "every answer the suggester knows of is graded";
+}
 show(JSON.parse(document.getElementById("state").textContent));
+refreshSuggestions();
 if (cell.waiting) {
   const poll = setInterval(async () => {
     const r = await fetch(`/api/ready/${encodeURIComponent(cell.notebook)}/${encodeURIComponent(cell.grade_id)}`);

@@ -1,0 +1,126 @@
+"""Suggestions on the grading page (issue 56 item 2): shown apart from marks, accepted with a key on an answer or a
+group, refreshed as marks arrive, a grade-next order, and their agreement with the TA's marks in --status."""
+
+import time
+
+import pytest
+
+from autograder.marking import mark
+from autograder.marking import server as mark_server
+from tests.marking.test_server import get, post, serving
+from tests.marking.test_suggest import CELL, family_out, out  # noqa: F401
+
+BODY = {"notebook": CELL[0], "grade_id": CELL[1]}
+
+
+def page_for(out, grader="ta-ana", **options):  # noqa: F811
+    return mark_server.Marking(out, out.parent / "source", grader, "tfidf", **options)
+
+
+def suggested(base):
+    import json
+
+    return json.loads(get(base, f"/api/suggest/{CELL[0]}/{CELL[1]}")[0])
+
+
+def test_the_page_suggests_for_answers_to_grade_least_certain_first(out):  # noqa: F811
+    """Does the page's suggestion call give items for most answers still to grade, none for graded or blank ones,
+    and a grade-next order that starts with the answers it abstains on, then the least confident?"""
+    folder, made, marks = out
+    marking = page_for(folder)
+    with serving(marking) as base:
+        got = suggested(base)
+    marking.close()
+    graded = {mark_server.pseudonym(s) for s in marks}
+    blank = {mark_server.pseudonym(s) for s, (family, _, _) in made.items() if family == "blank"}
+    assert set(got["answers"]).isdisjoint(graded | blank)
+    assert set(got["next"]) == set(got["answers"])
+    made_some = [g for g in got["answers"].values() if g["items"] is not None]
+    assert len(made_some) >= len(got["answers"]) // 2
+    keys = [(got["answers"][s]["items"] is not None, got["answers"][s]["confidence"] or 0.0) for s in got["next"]]
+    assert keys == sorted(keys)
+
+
+def test_suggestions_follow_the_marks_and_are_logged(out):  # noqa: F811
+    """After a TA marks an answer, is it no longer suggested for, and are the suggestions shown logged in OUT once
+    (a second call that shows the same logs nothing new)?"""
+    folder, made, marks = out
+    marking = page_for(folder)
+    with serving(marking) as base:
+        first = suggested(base)
+        logged = len(mark.read_suggestions(folder))
+        assert logged == len(first["answers"])
+        assert len(mark.read_suggestions(folder)) == logged and suggested(base) == first
+        who = first["next"][-1]
+        status, _ = post(base, "/api/mark", dict(BODY, marks=[{"student": who, "items": ["counting"]}]))
+        assert status == 200
+        assert who not in suggested(base)["answers"]
+    marking.close()
+
+
+def test_status_reports_how_often_suggestions_were_accepted(out, capsys):  # noqa: F811
+    """Once a TA accepted one suggestion as shown and changed another, does --status give the share accepted
+    unchanged and each item's precision and recall on those answers?"""
+    folder, made, marks = out
+    marking = page_for(folder)
+    with serving(marking) as base:
+        got = suggested(base)["answers"]
+        sure = [s for s, g in got.items() if g["items"] and "counting" in g["items"]][:2]
+        changes = [{"student": sure[0], "items": got[sure[0]]["items"]},
+                   {"student": sure[1], "items": [i for i in got[sure[1]]["items"] if i != "counting"]}]  # fmt: skip
+        time.sleep(0.01)  # the marks come after the suggestions were shown
+        assert post(base, "/api/mark", dict(BODY, marks=changes))[0] == 200
+    marking.close()
+    capsys.readouterr()
+    assert mark.main(out=folder, source=folder.parent / "source", status=True) == 0
+    said = capsys.readouterr().out
+    assert "toy/written_toy: suggestions on 2 answer(s) marked after one was shown: 50% accepted unchanged" in said
+    assert "counting precision 0.50 recall 1.00" in said
+
+
+def test_a_second_grader_gets_no_suggestions(out):  # noqa: F811
+    """Does the blind second grader's page suggest nothing (a suggestion learned from the first grader's marks would
+    tell them)?"""
+    folder, _, _ = out
+    sample = mark.double_sample(mark.collect(folder), 1.0)
+    marking = page_for(folder, "ta-ben", second=sample)
+    with serving(marking) as base:
+        assert suggested(base) == {"answers": {}, "next": []}
+    marking.close()
+
+
+@pytest.mark.slow
+def test_a_ta_accepts_a_suggestion_with_a_key_in_chromium(out, tmp_path):  # noqa: F811
+    """In Chromium: is a suggestion shown on its answer apart from the mark, does `a` accept it (the mark saved
+    with those items), and does `n` go to the answer the suggester is least sure of?"""
+    from tests.marking.test_keyboard import card, press, until
+    from tests.reports.browser import Browser
+
+    folder, made, marks = out
+    marking = page_for(folder)
+    with serving(marking) as base:
+        browser = Browser(tmp_path / "profile")
+        try:
+            browser.open(f"{base}/q/{CELL[0]}/{CELL[1]}?token=tok-en", "document.querySelector('.answer')")
+            until(
+                browser, "[...document.querySelectorAll('.suggest')].some(b => b.textContent.startsWith('suggested'))"
+            )
+            who = browser.run(
+                "[...document.querySelectorAll('.answer')].find(el => el.querySelector('.suggest').textContent"
+                ".startsWith('suggested')).dataset.student"
+            )
+            items = suggested(base)["answers"][who]["items"]
+            browser.run(f"{card(who)}.focus()")
+            press(browser, "KeyA", "a")
+            student = next(s for s in made if mark_server.pseudonym(s) == who)
+            deadline = time.time() + 15
+            while (student, *CELL) not in mark.read_log(folder)[0] and time.time() < deadline:
+                time.sleep(0.1)
+            assert list(mark.read_log(folder)[0][(student, *CELL)].items) == items
+            until(browser, f"{card(who)}.querySelector('.score').textContent !== 'to grade / 1'")
+            first = suggested(base)["next"][0]
+            press(browser, "KeyN", "n")
+            until(browser, f"document.activeElement.dataset.student === '{first}'")
+        finally:
+            browser.close()
+    marking.close()
