@@ -26,6 +26,7 @@ import webbrowser
 from pathlib import Path
 
 from autograder import contract, paths, rubrics
+from autograder.contract import check_id
 from autograder.files import atomic_write, rewrite
 from autograder.marking import mark, pages, refresh
 from autograder.marking.groups import EmbeddingCache, Group, Preempted, group_answers, regroup, torch_threads
@@ -610,7 +611,10 @@ def rubric_problems(found: rubrics.Rubrics, answers: dict[mark.Key, mark.Answer]
     written: dict[str, dict[str, float]] = {}
     for a in answers.values():
         written.setdefault(a.notebook, {})[a.grade_id] = a.points
-    return rubrics.problems(found, written)
+    # a check cell's rubric (the caption's) is used only when its check cannot decide: no answer in OUT may need it
+    checked = {nb: {gid: sum(i.points for i in r.items if i.points > 0)} for (nb, gid), r in found.items()
+               if check_id(gid) != gid and gid not in written.get(nb, {})}  # fmt: skip
+    return rubrics.problems(found, written, checked)
 
 
 def _interrupt(signum, frame):

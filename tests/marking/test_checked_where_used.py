@@ -166,3 +166,20 @@ def test_a_comment_starting_with_a_carriage_return_survives_export_and_import(ou
     assert run(out, import_csv=tmp_path / "out.csv") == 0
     assert mark.read_log(out)[0][("李明", "toy", "written_toy")].comment == "\r=y"
     assert len([line for line in (out / mark.LOG).read_text().splitlines() if "李明" in line]) == 1
+
+
+def test_a_check_cells_rubric_without_answers_is_not_a_problem(out, capsys):  # noqa: F811
+    """Is a rubric for a check cell (the caption's, used only when its check cannot decide) accepted at start when no
+    answer in OUT needs it, while one for an unknown written cell is refused?"""
+    path = source(out) / rubrics.FILENAME
+    path.write_text(
+        path.read_text()
+        + '\n[toy.test_mul]\nanswer = "a * b"\n[[toy.test_mul.items]]\nid = "p"\npoints = 2\ntext = "t"\n'
+    )
+    assert mark_server.main(out=out, source=source(out), status=True, browser=False) == 0
+    path.write_text(
+        path.read_text()
+        + '\n[toy.written_gone]\nanswer = "x"\n[[toy.written_gone.items]]\nid = "a"\npoints = 1\ntext = "t"\n'
+    )
+    assert mark_server.main(out=out, source=source(out), status=True, browser=False) == 1
+    assert "toy/written_gone: a rubric for a cell that is not a written answer" in capsys.readouterr().err
