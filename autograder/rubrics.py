@@ -201,7 +201,7 @@ def edit_item(toml_text: str, notebook: str, grade_id: str, item_id: str, points
         for n in range(start + 1, end):
             key = lines[n].split("=", 1)[0].strip()
             if key == "points":
-                lines[n] = f"points = {points:g}"
+                lines[n] = f"points = {float(points)!r}".removesuffix(".0")  # every digit: it reads back the same
             elif key == "text":
                 lines[n] = f"text = {json.dumps(text, ensure_ascii=False)}"
         edited = "\n".join(lines)

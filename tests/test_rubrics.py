@@ -194,3 +194,11 @@ def test_editing_an_item_keeps_the_rest_of_the_file():
     ]
     with pytest.raises(rubrics.RubricError, match="cannot edit item 'sets' here"):
         rubrics.edit_item(text, "toy", "written_toy", "sets", 1, "x")
+
+
+@pytest.mark.parametrize("points", [0.5000001, 0.30000000000000004, -1.0000001, 0.5625, 1.0, 1e-05])
+def test_an_item_edit_keeps_every_digit_of_its_points(points):
+    """Is an item's new points written so that they read back the same, however many digits they have?"""
+    text = (toy.TOY_SOURCE / rubrics.FILENAME).read_text()
+    edited = rubrics.edit_item(text, "toy", "written_toy", "counting", points, "New text.")
+    assert rubrics.parse(edited)[("toy", "written_toy")].item("counting").points == points
