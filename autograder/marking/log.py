@@ -248,3 +248,27 @@ def write(out: Path, marks: Iterable[Mark]) -> None:
     marking lock."""
     for line in append(Path(out) / LOG, (record(m) for m in marks)):
         print(line, flush=True)
+
+
+def append_records(out: Path, name: str, entries: Iterable[dict]) -> None:
+    """Append JSON records to one of OUT's other append-only logs (regrades, item edits, suggestions shown), a line
+    each, on disk before this returns, under OUT's marking lock."""
+    lines = [json.dumps(e, ensure_ascii=False, sort_keys=True, allow_nan=False).encode() + b"\n" for e in entries]
+    if lines:
+        with locked(out):
+            for said in append(Path(out) / name, lines):
+                print(said, flush=True)
+
+
+def read_records(out: Path, name: str) -> list[dict]:
+    """The whole records of one of OUT's other logs, oldest first (a line that cannot be read is left out)."""
+    path = Path(out) / name
+    found = []
+    for line in path.read_text(encoding="utf-8").splitlines() if path.exists() else []:
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(record, dict):
+            found.append(record)
+    return found

@@ -412,22 +412,12 @@ def _import(out, path, answers, found, grader, second=False) -> int:
 
 def log_rubric_edit(out: Path, entry: dict) -> None:
     """Append an item edit made on the page (who, when, the item before and after) to OUT/rubric_edits.jsonl."""
-    line = json.dumps(entry, ensure_ascii=False, sort_keys=True, allow_nan=False).encode() + b"\n"
-    with locked(out):
-        for said in log.append(Path(out) / RUBRIC_EDITS, [line]):
-            print(said, flush=True)
+    log.append_records(out, RUBRIC_EDITS, [entry])
 
 
 def read_rubric_edits(out: Path) -> list[dict]:
-    """Every item edit logged in OUT, oldest first (a line that cannot be read is left out)."""
-    path = Path(out) / RUBRIC_EDITS
-    found = []
-    for line in path.read_text(encoding="utf-8").splitlines() if path.exists() else []:
-        try:
-            found.append(json.loads(line))
-        except ValueError:
-            continue
-    return found
+    """Every item edit logged in OUT, oldest first."""
+    return log.read_records(out, RUBRIC_EDITS)
 
 
 def log_suggestions(
@@ -438,31 +428,20 @@ def log_suggestions(
     rubrics.toml (`rubric`: its stamp), so that agreement can be measured on answers marked after them."""
     last = {(e["student"], e["notebook"], e["grade_id"]): e for e in read_suggestions(out)}
     at, stamp = now(), "/".join(str(x) for x in rubric)
-    lines = []
+    entries = []
     for student, items in sorted(made.items()):
         before = last.get((student, *cell))
         shown = None if items is None else list(items)
-        if before is not None and before["items"] == shown and before["rubric"] == stamp:
+        if before is not None and before.get("items") == shown and before.get("rubric") == stamp:
             continue
-        entry = {"student": student, "notebook": cell[0], "grade_id": cell[1], "items": shown, "at": at,
-                 "by": by, "rubric": stamp}  # fmt: skip
-        lines.append(json.dumps(entry, ensure_ascii=False, sort_keys=True).encode() + b"\n")
-    if lines:
-        with locked(out):
-            for said in log.append(Path(out) / SUGGESTIONS, lines):
-                print(said, flush=True)
+        entries.append({"student": student, "notebook": cell[0], "grade_id": cell[1], "items": shown, "at": at,
+                        "by": by, "rubric": stamp})  # fmt: skip
+    log.append_records(out, SUGGESTIONS, entries)
 
 
 def read_suggestions(out: Path) -> list[dict]:
     """Every suggestion logged in OUT, oldest first."""
-    path = Path(out) / SUGGESTIONS
-    found = []
-    for line in path.read_text(encoding="utf-8").splitlines() if path.exists() else []:
-        try:
-            found.append(json.loads(line))
-        except ValueError:
-            continue
-    return found
+    return log.read_records(out, SUGGESTIONS)
 
 
 def suggestion_agreement(out: Path, marks: Mapping[Key, Mark]) -> dict[tuple[str, str], dict]:
@@ -494,24 +473,16 @@ def suggestion_agreement(out: Path, marks: Mapping[Key, Mark]) -> dict[tuple[str
 
 def read_regrades(out: Path) -> dict[Key, dict]:
     """The latest regrade entry of every answer that has one: a request ("open") or its resolution."""
-    path = Path(out) / REGRADES
-    latest = {}
-    if path.exists():
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                d = json.loads(line)
-                latest[(d["student"], d["notebook"], d["grade_id"])] = d
-            except (ValueError, KeyError, TypeError):  # a line cut short by a killed process
-                continue
-    return latest
+    return {
+        (d["student"], d["notebook"], d["grade_id"]): d
+        for d in log.read_records(out, REGRADES)
+        if all(isinstance(d.get(k), str) for k in ("student", "notebook", "grade_id"))
+    }
 
 
 def append_regrades(out: Path, entries: Iterable[dict]) -> None:
     """Append regrade requests or resolutions to OUT/regrades.jsonl, on disk before this returns."""
-    lines = (json.dumps(e, ensure_ascii=False, sort_keys=True, allow_nan=False).encode() + b"\n" for e in entries)
-    with locked(out):
-        for said in log.append(Path(out) / REGRADES, lines):
-            print(said, flush=True)
+    log.append_records(out, REGRADES, entries)
 
 
 def _regrades(out, path, answers, grader) -> int:
