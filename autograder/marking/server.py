@@ -578,11 +578,13 @@ class Marking:
         ordered = [(group.name, student) for group in grouped for student in group.students]
         count = PAGE if count is None else count
         sizes = {g.name: len(g.students) for g in grouped}
+        kinds = {g.name: g.kind for g in grouped}
         groups: list[dict] = []
         for name, student in ordered[start : start + count]:
             if not groups or groups[-1]["name"] != name:
                 continued = not groups and start > 0 and ordered[start - 1][0] == name
-                groups.append({"name": name, "size": sizes[name], "cards": [], "continued": continued})
+                groups.append({"name": name, "size": sizes[name], "cards": [], "continued": continued,
+                               "blank": kinds[name] == "blank"})  # fmt: skip
             text = answers[student].text
             shown = text[:SHOWN] + (f"\n[cut: {len(text):,} characters in all]" if len(text) > SHOWN else "")
             who = pseudonym(student)
