@@ -188,6 +188,24 @@ def grader_agreement(out, source=SOURCE):
     return pd.DataFrame([(*cell, *agreed[cell]) for cell in sorted(agreed)], columns=columns)
 
 
+def suggestion_agreement(out):
+    """Per written question and rubric item, how the TAs' marks compare with the suggestions the grading page showed
+    before them (marking.mark.suggestion_agreement): answers marked after a suggestion, the share accepted unchanged,
+    and each item's precision and recall against the marks."""
+    from autograder.marking import mark
+
+    columns = ["notebook", "grade_id", "item", "marked after a suggestion", "accepted unchanged", "precision", "recall"]
+    if not (Path(out) / mark.SUGGESTIONS).exists():
+        return pd.DataFrame(columns=columns)
+    got = mark.suggestion_agreement(out, mark.read_log(out)[0])
+    rows = [
+        (*cell, item, a["n"], a["unchanged"], p, r)
+        for cell, a in sorted(got.items())
+        for item, (p, r) in a["items"].items()
+    ]
+    return pd.DataFrame(rows, columns=columns)
+
+
 def _count_kinds(texts, label, count):
     """Texts grouped by kind and counted: most common first, ties alphabetical."""
     counts = texts.map(kind).value_counts().rename_axis(label).reset_index(name=count)

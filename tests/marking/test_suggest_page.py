@@ -124,3 +124,34 @@ def test_a_ta_accepts_a_suggestion_with_a_key_in_chromium(out, tmp_path):  # noq
         finally:
             browser.close()
     marking.close()
+
+
+def test_the_report_tabulates_suggestions_against_marks(out):  # noqa: F811
+    """Does the report's table give, per item, the answers marked after a suggestion, the share accepted unchanged,
+    precision and recall, and is the table in the report notebook?"""
+    import json
+
+    from autograder import paths
+    from autograder.reports import report
+
+    folder, made, marks = out
+    marking = page_for(folder)
+    with serving(marking) as base:
+        got = suggested(base)["answers"]
+        sure = [s for s, g in got.items() if g["items"] and "counting" in g["items"]][:2]
+        time.sleep(0.01)
+        assert (
+            post(base, "/api/mark", dict(BODY, marks=[{"student": s, "items": got[s]["items"]} for s in sure]))[0]
+            == 200
+        )
+    marking.close()
+    table = report.suggestion_agreement(folder)
+    row = table[table["item"] == "counting"].iloc[0]
+    assert (row["marked after a suggestion"], row["accepted unchanged"], row["precision"], row["recall"]) == (
+        2,
+        1,
+        1,
+        1,
+    )
+    cells = json.loads((paths.ROOT / "notebooks" / "grade_report.ipynb").read_text())["cells"]
+    assert any("suggestion_agreement(OUT)" in "".join(c["source"]) for c in cells)
