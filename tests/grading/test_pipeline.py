@@ -196,6 +196,7 @@ def test_cli_grades_into_out(tmp_path):
             "written_score": "0",
             "written_max_score": "1",
             "ungraded": "",
+            "flags": "",
             "submitted_as": "bob",
             **dict.fromkeys(["submitted_at", "due", "late_units", "late_penalty"], ""),  # no course file: no term
         }
