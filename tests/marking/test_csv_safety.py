@@ -5,16 +5,14 @@ import csv
 import io
 import shutil
 
-import nbformat
 import pytest
 
 from autograder import rubrics
-from autograder.content import build
 from autograder.marking import mark
-from autograder.records import CellResult, NotebookResult, Results, StudentResult
+from autograder.records import Results
 from tests.fixtures import toy
 from tests.marking import test_mark
-from tests.marking.test_mark import RIGHT, hand, read_csv, run, shard, write_csv
+from tests.marking.test_mark import RIGHT, hand, read_csv, run, write_csv
 
 graded, out = test_mark.graded, test_mark.out  # test_mark's graded toy OUT, a fresh copy per test
 
@@ -82,29 +80,7 @@ def test_the_rubric_csv_quotes_a_formula_like_text_and_keeps_negative_points(out
 @pytest.fixture(scope="module")
 def hostile(tmp_path_factory):
     """An OUT with the toy course graded for a student whose folder name starts like a formula, and for ann."""
-    root = tmp_path_factory.mktemp("hostile")
-    template = build.template(root / "template", toy.TOY_SOURCE)
-    release = nbformat.read(template / "release" / "toy.ipynb", as_version=4)
-    results = Results(root / "out", template)
-    for student in (HOSTILE, "ann"):
-        summary = NotebookResult.graded(
-            "toy", [CellResult("add", 1.0, 1, "passed"), CellResult("mul", 2.0, 2, "passed")], 3
-        )
-        summary.manual = {"written_toy": 1.0}
-        pages = root / "out" / ".cache" / "pages" / student
-        pages.mkdir(parents=True)
-        (pages / "toy.ipynb").write_text(nbformat.writes(toy.fill(release, dict(toy.RIGHT, written_toy=RIGHT))))
-        (pages / "toy.html").write_text("<html></html>")
-        results.record(
-            StudentResult(
-                student,
-                notebooks={"toy": summary},
-                shard=shard(template, student, False),
-                pages=str(pages),
-                submission={"submitted_as": student, "digest": "d", "source": "s"},
-            )
-        )
-    return root / "out"
+    return test_mark.graded_out(tmp_path_factory.mktemp("hostile"), {HOSTILE: RIGHT, "ann": RIGHT})
 
 
 @pytest.fixture

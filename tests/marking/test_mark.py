@@ -52,14 +52,13 @@ def shard(template, student, blank):
         return db.read_bytes()
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    """An OUT with the toy course graded for STUDENTS, recorded as the pipeline records a student."""
-    root = tmp_path_factory.mktemp("mark")
+def graded_out(root, students):
+    """An OUT under `root` with the toy course graded for `students` ({student: written answer}), recorded as the
+    pipeline records a student."""
     template = build.template(root / "template", toy.TOY_SOURCE)
     release = nbformat.read(template / "release" / "toy.ipynb", as_version=4)
     results = Results(root / "out", template)
-    for student, answer in STUDENTS.items():
+    for student, answer in students.items():
         blank = answer == mark.STUB
         summary = NotebookResult.graded(
             "toy", [CellResult("add", 1.0, 1, "passed"), CellResult("mul", 2.0, 2, "passed")], 3
@@ -79,6 +78,12 @@ def graded(tmp_path_factory):
             )
         )
     return root / "out"
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    """An OUT with the toy course graded for STUDENTS, recorded as the pipeline records a student."""
+    return graded_out(tmp_path_factory.mktemp("mark"), STUDENTS)
 
 
 @pytest.fixture
