@@ -6,6 +6,7 @@ One table per written cell, `[<notebook>.<grade id>]`, with `answer` (the model 
 [0, the cell's points]. `parse` checks the file's form, `problems` checks it against the written cells.
 """
 
+import hashlib
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -54,6 +55,13 @@ class Rubric:
     @property
     def ids(self) -> list[str]:
         return [i.id for i in self.items]
+
+    @property
+    def stamp(self) -> str:
+        """A short digest of the items as a student reads them (ids, points, texts): it changes when a TA could
+        mark differently, so what was suggested or decided under another one is known to be stale."""
+        shown = [[i.id, i.points, i.text] for i in self.items]
+        return hashlib.sha256(json.dumps(shown, ensure_ascii=False).encode()).hexdigest()[:12]
 
 
 Rubrics = dict[tuple[str, str], Rubric]  # (notebook, grade id) -> its rubric

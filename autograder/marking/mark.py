@@ -421,13 +421,13 @@ def read_rubric_edits(out: Path) -> list[dict]:
 
 
 def log_suggestions(
-    out: Path, cell: tuple[str, str], made: Mapping[str, tuple[str, ...] | None], rubric, by: str
+    out: Path, cell: tuple[str, str], made: Mapping[str, tuple[str, ...] | None], stamp: str, by: str
 ) -> None:
     """Append to OUT/suggestions.jsonl the suggestions a page showed for a question that differ from the last ones
     logged for those answers ({student: items, None where it abstained}), with when, for whom and under which
-    rubrics.toml (`rubric`: its stamp), so that agreement can be measured on answers marked after them."""
+    rubric (`stamp`: rubrics.Rubric.stamp), so that agreement can be measured on answers marked after them."""
     last = {(e["student"], e["notebook"], e["grade_id"]): e for e in read_suggestions(out)}
-    at, stamp = now(), "/".join(str(x) for x in rubric)
+    at = now()
     entries = []
     for student, items in sorted(made.items()):
         before = last.get((student, *cell))
@@ -444,31 +444,39 @@ def read_suggestions(out: Path) -> list[dict]:
     return log.read_records(out, SUGGESTIONS)
 
 
-def suggestion_agreement(out: Path, marks: Mapping[Key, Mark]) -> dict[tuple[str, str], dict]:
+def suggestion_agreement(out: Path, marks: Mapping[Key, Mark], found: rubrics.Rubrics) -> dict[tuple[str, str], dict]:
     """Per question: how the TAs' marks compare with the suggestion shown last before each mark, over the answers
-    marked after a suggestion (not an abstention) was shown: {"n", "unchanged" (share accepted as suggested),
-    "items": {item: (precision, recall)}}."""
+    marked after a suggestion (not an abstention) was shown under the question's rubric as it is now: {"n",
+    "unchanged" (share accepted as suggested; None when n is 0), "items": {item: (precision, recall)}, "stale":
+    answers whose last suggestion was made under another version of the rubric, left out of the rest}."""
     shown: dict[Key, list[dict]] = {}
     for e in read_suggestions(out):
         shown.setdefault((e["student"], e["notebook"], e["grade_id"]), []).append(e)
     pairs: dict[tuple[str, str], list[tuple[set, set]]] = {}
+    stale: dict[tuple[str, str], int] = {}
     for key, m in marks.items():
         if m.items is None or key not in shown:
             continue
         before = [e for e in shown[key] if e["at"] <= m.at]
         if not before or before[-1]["items"] is None:
             continue
+        rubric = found.get(key[1:])
+        if rubric is None or before[-1].get("rubric") != rubric.stamp:
+            stale[key[1:]] = stale.get(key[1:], 0) + 1
+            continue
         pairs.setdefault(key[1:], []).append((set(before[-1]["items"]), set(m.items)))
-    found = {}
-    for cell, made in pairs.items():
+    agreed = {}
+    for cell in sorted(pairs.keys() | stale.keys()):
+        made = pairs.get(cell, [])
         per_item = {}
         for item in sorted({i for a, b in made for i in a | b}):
             tp = sum(1 for a, b in made if item in a and item in b)
             suggested = sum(1 for a, _ in made if item in a)
             marked = sum(1 for _, b in made if item in b)
             per_item[item] = (tp / suggested if suggested else None, tp / marked if marked else None)
-        found[cell] = {"n": len(made), "unchanged": sum(a == b for a, b in made) / len(made), "items": per_item}
-    return found
+        unchanged = sum(a == b for a, b in made) / len(made) if made else None
+        agreed[cell] = {"n": len(made), "unchanged": unchanged, "items": per_item, "stale": stale.get(cell, 0)}
+    return agreed
 
 
 def read_regrades(out: Path) -> dict[Key, dict]:
@@ -661,14 +669,18 @@ def _summary(out, answers, found) -> None:
         added = f"; {flagged} found in an added cell (flagged on the page)" if flagged else ""
         print(f"{notebook}/{grade_id}: {graded} of {n} graded, {blank} blank (0), {n - graded - blank} to grade{added}")
     for (notebook, grade_id), got in sorted(
-        suggestion_agreement(out, read_log(out)[0]).items(), key=lambda kv: _order(("",) + kv[0])
+        suggestion_agreement(out, read_log(out)[0], found).items(), key=lambda kv: _order(("",) + kv[0])
     ):
+        stale = f" ({got['stale']} more under an older rubric: stale, not counted)" if got["stale"] else ""
+        if not got["n"]:
+            print(f"{notebook}/{grade_id}: no suggestion under its rubric as it is now{stale}")
+            continue
         items = ", ".join(
             f"{item} precision {'n/a' if p is None else f'{p:.2f}'} recall {'n/a' if r is None else f'{r:.2f}'}"
             for item, (p, r) in got["items"].items()
         )
         print(
-            f"{notebook}/{grade_id}: suggestions on {got['n']} answer(s) marked after one was shown: "
+            f"{notebook}/{grade_id}: suggestions on {got['n']} answer(s) marked after one was shown{stale}: "
             f"{got['unchanged']:.0%} accepted unchanged; {items}"
         )
     for (student, notebook, grade_id), entry in sorted(read_regrades(out).items(), key=lambda kv: _order(kv[0])):

@@ -517,9 +517,9 @@ class Marking:
         from autograder.marking import suggest as suggesting
 
         if self.second is not None:
-            return {"answers": {}, "next": []}
+            return {"answers": {}, "next": [], "rubric": None}
         rubric = self.rubrics()[cell]
-        key = (cell, self._rubrics[0])
+        key = (cell, rubric.stamp)
         with self.suggesting:
             if key not in self._suggesters:
                 mine = self.cell_answers(cell)
@@ -537,8 +537,8 @@ class Marking:
         shown = {pseudonym(s): {"items": None if g.items is None else list(g.items), "confidence": g.confidence,
                                 "like": pseudonym(g.like) if g.like else ""} for s, g in made.items()}  # fmt: skip
         order = sorted(made, key=lambda s: (made[s].items is not None, made[s].confidence or 0.0, pseudonym(s)))
-        mark.log_suggestions(self.out, cell, {s: g.items for s, g in made.items()}, self._rubrics[0], self.grader)
-        return {"answers": shown, "next": [pseudonym(s) for s in order]}
+        mark.log_suggestions(self.out, cell, {s: g.items for s, g in made.items()}, rubric.stamp, self.grader)
+        return {"answers": shown, "next": [pseudonym(s) for s in order], "rubric": rubric.stamp}
 
     def index_rows(self) -> list[dict]:
         """The index's rows: each question with answers, how far it is, open regrades and, for the first grader or
@@ -593,7 +593,7 @@ class Marking:
         following = start + count if start + count < len(ordered) else None
         points = self._points(cell)
         data = {"notebook": cell[0], "grade_id": cell[1], "points": points, "items": rubric.ids, "waiting": waiting,
-                "groups": [g.name for g in grouped], "names": names,
+                "rubric": rubric.stamp, "groups": [g.name for g in grouped], "names": names,
                 "members": {g.name: [pseudonym(s) for s in g.students] for g in grouped}}  # fmt: skip
         return {
             "cell": cell, "points": points, "rubric": rubric, "groups": groups, "waiting": waiting, "names": names,

@@ -188,21 +188,25 @@ def grader_agreement(out, source=SOURCE):
     return pd.DataFrame([(*cell, *agreed[cell]) for cell in sorted(agreed)], columns=columns)
 
 
-def suggestion_agreement(out):
+def suggestion_agreement(out, source=SOURCE):
     """Per written question and rubric item, how the TAs' marks compare with the suggestions the grading page showed
-    before them (marking.mark.suggestion_agreement): answers marked after a suggestion, the share accepted unchanged,
-    and each item's precision and recall against the marks."""
+    before them under the rubric as it is now (marking.mark.suggestion_agreement): answers marked after a
+    suggestion, the share accepted unchanged, each item's precision and recall against the marks, and the answers
+    whose suggestion came under an older rubric (stale, left out of the rest; a question with only those has one
+    row with no item)."""
+    from autograder import rubrics
     from autograder.marking import mark
 
-    columns = ["notebook", "grade_id", "item", "marked after a suggestion", "accepted unchanged", "precision", "recall"]
+    columns = ["notebook", "grade_id", "item", "marked after a suggestion", "accepted unchanged", "precision",
+               "recall", "stale (older rubric)"]  # fmt: skip
     if not (Path(out) / mark.SUGGESTIONS).exists():
         return pd.DataFrame(columns=columns)
-    got = mark.suggestion_agreement(out, mark.read_log(out)[0])
-    rows = [
-        (*cell, item, a["n"], a["unchanged"], p, r)
-        for cell, a in sorted(got.items())
-        for item, (p, r) in a["items"].items()
-    ]
+    found = rubrics.load(Path(source) / rubrics.FILENAME)
+    got = mark.suggestion_agreement(out, mark.read_log(out)[0], found)
+    rows = []
+    for cell, a in sorted(got.items()):
+        made = a["items"] or {"": (None, None)}
+        rows += [(*cell, item, a["n"], a["unchanged"], p, r, a["stale"]) for item, (p, r) in made.items()]
     return pd.DataFrame(rows, columns=columns)
 
 

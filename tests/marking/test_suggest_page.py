@@ -85,7 +85,7 @@ def test_a_second_grader_gets_no_suggestions(out):  # noqa: F811
     sample = mark.double_sample(mark.collect(folder), 1.0)
     marking = page_for(folder, "ta-ben", second=sample)
     with serving(marking) as base:
-        assert suggested(base) == {"answers": {}, "next": []}
+        assert suggested(base) == {"answers": {}, "next": [], "rubric": None}
     marking.close()
 
 
@@ -145,13 +145,114 @@ def test_the_report_tabulates_suggestions_against_marks(out):  # noqa: F811
             == 200
         )
     marking.close()
-    table = report.suggestion_agreement(folder)
+    table = report.suggestion_agreement(folder, folder.parent / "source")
     row = table[table["item"] == "counting"].iloc[0]
-    assert (row["marked after a suggestion"], row["accepted unchanged"], row["precision"], row["recall"]) == (
-        2,
-        1,
-        1,
-        1,
-    )
+    got = (row["marked after a suggestion"], row["accepted unchanged"], row["precision"], row["recall"])
+    assert got == (2, 1, 1, 1) and row["stale (older rubric)"] == 0
     cells = json.loads((paths.ROOT / "notebooks" / "grade_report.ipynb").read_text())["cells"]
     assert any("suggestion_agreement(OUT)" in "".join(c["source"]) for c in cells)
+
+
+def _accept_two(base):
+    """Two answers marked exactly as suggested, just after the suggestions were shown."""
+    got = suggested(base)["answers"]
+    sure = [s for s, g in got.items() if g["items"] and "counting" in g["items"]][:2]
+    time.sleep(0.01)
+    assert post(base, "/api/mark", dict(BODY, marks=[{"student": s, "items": got[s]["items"]} for s in sure]))[0] == 200
+
+
+def _edit_rubric(folder, old, new):
+    path = folder.parent / "source" / "rubrics.toml"
+    text = path.read_text(encoding="utf-8")
+    assert old in text
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def test_suggestions_under_an_older_rubric_are_stale(out, capsys):  # noqa: F811
+    """After an item's text changed in rubrics.toml, are the suggestions made under the old one told apart as stale
+    in --status and the report, and left out of the share accepted and the items' precision and recall?"""
+    from autograder.reports import report
+
+    folder, _, _ = out
+    marking = page_for(folder)
+    with serving(marking) as base:
+        _accept_two(base)
+    marking.close()
+    _edit_rubric(folder, "Relates addition to counting.", "Relates addition to counting objects in a set.")
+    capsys.readouterr()
+    assert mark.main(out=folder, source=folder.parent / "source", status=True) == 0
+    said = capsys.readouterr().out
+    assert "toy/written_toy: no suggestion under its rubric as it is now (2 more under an older rubric" in said
+    assert "accepted unchanged" not in said
+    table = report.suggestion_agreement(folder, folder.parent / "source")
+    assert table[["marked after a suggestion", "stale (older rubric)"]].values.tolist() == [[0, 2]]
+
+
+def test_a_change_to_a_ta_note_keeps_suggestions_current(out, capsys):  # noqa: F811
+    """Does an edit to an item's TA-only note (what a student reads is unchanged) keep the suggestions counted?"""
+    folder, _, _ = out
+    marking = page_for(folder)
+    with serving(marking) as base:
+        _accept_two(base)
+    marking.close()
+    _edit_rubric(folder, 'note = "Also accept:', 'note = "Also accept, and say so:')
+    capsys.readouterr()
+    assert mark.main(out=folder, source=folder.parent / "source", status=True) == 0
+    said = capsys.readouterr().out
+    assert "suggestions on 2 answer(s) marked after one was shown: 100% accepted unchanged" in said
+    assert "stale" not in said
+
+
+def test_the_page_and_its_suggestions_name_the_rubric_they_were_made_under(out):  # noqa: F811
+    """Do the question page and the suggestion call carry the same rubric stamp, and does the call's change once an
+    item's points change on disk (so a page loaded before the edit can tell its suggestions are stale)?"""
+    import json
+    import re
+
+    folder, _, _ = out
+    marking = page_for(folder)
+    with serving(marking) as base:
+        page = get(base, f"/q/{CELL[0]}/{CELL[1]}")[0]
+        shown = json.loads(re.search(r'<script type="application/json" id="cell">(.*?)</script>', page, re.S)[1])
+        before = suggested(base)["rubric"]
+        assert shown["rubric"] == before
+        _edit_rubric(folder, 'points = 0.5\ntext = "Says', 'points = 0.25\ntext = "Says')
+        _edit_rubric(folder, 'id = "counting"\npoints = 0.5', 'id = "counting"\npoints = 0.75')
+        time.sleep(0.01)
+        assert suggested(base)["rubric"] not in (None, before)
+    marking.close()
+
+
+@pytest.mark.slow
+def test_a_page_older_than_the_rubric_shows_suggestions_as_stale_and_takes_none(out, tmp_path):  # noqa: F811
+    """In Chromium: once the rubric changed on disk after the page loaded, are the suggestions shown as stale, and
+    does `a` save nothing but say to reload?"""
+    from tests.marking.test_keyboard import card, press, until
+    from tests.reports.browser import Browser
+
+    folder, made, marks = out
+    marking = page_for(folder)
+    with serving(marking) as base:
+        browser = Browser(tmp_path / "profile")
+        try:
+            browser.open(f"{base}/q/{CELL[0]}/{CELL[1]}?token=tok-en", "document.querySelector('.answer')")
+            until(
+                browser, "[...document.querySelectorAll('.suggest')].some(b => b.textContent.startsWith('suggested'))"
+            )
+            _edit_rubric(folder, "Relates addition to counting.", "Relates addition to counting objects.")
+            browser.run("refreshSuggestions()")
+            until(browser, "document.querySelector('.suggest.stale') !== null")
+            who = browser.run(
+                "[...document.querySelectorAll('.answer')].find(el => el.querySelector('.suggest').textContent"
+                ".startsWith('suggested')).dataset.student"
+            )
+            assert "stale" in browser.run(f"{card(who)}.querySelector('.suggest').textContent")
+            logged = len(mark.read_log(folder)[0])
+            browser.run(f"{card(who)}.focus()")
+            press(browser, "KeyA", "a")
+            until(browser, "document.getElementById('message').textContent.includes('reload')")
+            time.sleep(0.5)
+            assert len(mark.read_log(folder)[0]) == logged
+        finally:
+            browser.close()
+    marking.close()

@@ -184,15 +184,19 @@ document.addEventListener("toggle", async e => {
   d.dataset.loaded = "1";
 }, true);
 // suggestions: learned from the marks so far (server side); shown apart from marks, counted only when accepted
-let suggested = {answers: {}, next: []};
+let suggested = {answers: {}, next: [], rubric: null};
+// made under another version of the rubric than the one this page shows (edited since it loaded): shown, never taken
+function stale() { return suggested.rubric !== null && suggested.rubric !== cell.rubric; }
 function showSuggestions() {
   document.querySelectorAll(".answer").forEach(el => {
     const g = suggested.answers[el.dataset.student], box = el.querySelector(".suggest");
     if (!box) return;
+    box.classList.toggle("stale", stale());
     if (!g) { box.textContent = ""; return; }
     box.textContent = g.items === null ? "no suggestion (not sure enough)"
       : `suggested: ${g.items.length ? g.items.join(", ") : "no items"} (confidence ${g.confidence}` +
-        (g.like ? `, like ${g.like})` : ")") + " — a accepts";
+        (g.like ? `, like ${g.like})` : ")") +
+        (stale() ? " — stale: the rubric changed since this page loaded; reload it" : " — a accepts");
   });
   document.querySelectorAll("section.group").forEach(section => {
     const sets = new Set((cell.members[section.dataset.group] || []).map(s => suggested.answers[s])
@@ -210,6 +214,7 @@ function refreshSuggestions() {  // after marks arrive, at most every 300 ms
   }, 300);
 }
 function accept(students) {
+  if (stale()) { message.textContent = "the rubric changed since this page loaded: reload it to take suggestions"; return; }
   const chosen = students.filter(s => suggested.answers[s] && suggested.answers[s].items !== null);
   if (!chosen.length) { message.textContent = "no suggestion to accept here"; return; }
   return enqueue(() => save(chosen.map(s => memberChange(s, suggested.answers[s].items))));
