@@ -371,6 +371,56 @@ def test_bert_baselines_are_those_of_the_data():
     assert "17 training and 4 validation sentences" in text
 
 
+def probe_table():
+    """{run: {family: (plus-swap, minus-flip, a minus a zero) in %}} from RESULTS.md's probe on unseen sentences."""
+    section = RESULTS.split("## bert.ipynb: the invariance probe on unseen sentences (2026-11-28)")[1].split("\n## ")[0]
+    rows = re.findall(r"^\| ([a-z ()0-9A-Z-]+?) \| (\d+) / (\d+) / (\d+) % \| (\d+) / (\d+) / (\d+) % \| (\d+) / (\d+) / (\d+) % \|$",
+                      section, re.M)
+    families = ("new numbers", "new wording", "new operators")
+    return {run: {f: tuple(int(v) for v in rates[3 * k:3 * k + 3]) for k, f in enumerate(families)}
+            for run, *rates in rows}
+
+
+def test_bert_invariance_answer_quotes_the_recorded_probe():
+    """Are the rates bert's B4 model answer quotes (minus pairs per family and run, a minus a, the plus-swap
+    range, 1,680 sentences) those of the probe docs/RESULTS.md records on unseen sentences?"""
+    table = probe_table()
+    assert list(table) == ["full fine-tuning", "frozen encoder", "second model (tiny random RoBERTa)",
+                           "from scratch (Run 4)"]
+    text = answer("bert", "written_invariance")
+    full, frozen, second, scratch = (table[run] for run in table)
+    flips = [[rates[f][1] for f in ("new numbers", "new wording", "new operators")] for rates in table.values()]
+    assert "full fine-tuning does it {} % of the time with the tens, {} % with the question wording and {} %".format(
+        *flips[0]) in text
+    assert "its frozen encoder {}, {} and {} %".format(*flips[1]) in text
+    assert flips[2] == [0, 0, 0] and "the tiny random RoBERTa 0 % everywhere" in text
+    assert "scratch {}, {} and {} %".format(*flips[3]) in text
+    assert f"at most {max(flips[1])} % of the pairs" in text
+    zeros = {(run, f): rates[2] for run, by_family in table.items() for f, rates in by_family.items()}
+    assert zeros.pop(("full fine-tuning", "new numbers")) == 12 and set(zeros.values()) == {0}
+    assert "labelled zero 12 % of the time by full fine-tuning on the tens and never otherwise" in text
+    swaps = [rates[0] for by_family in table.values() for rates in by_family.values()]
+    assert (min(swaps), max(swaps)) == (98, 100) and "98 to 100 % of the time for every run and family" in text
+    assert "It now asks about 1,680 sentences" in " ".join(RESULTS.split()) and "1,680 sentences" in text
+    assert "frozen encoder (86.9 %) and the run from scratch (85.6 %)" in text
+    assert "reproduce the accuracies of 2026-11-26 exactly (96.2, 86.9, 73.8 and 85.6 %)" in " ".join(RESULTS.split())
+    note = RUBRICS[("bert", "written_invariance")].item("minus-compare").note
+    assert "82 / 76 / 56 %" in note and "11 / 2 / 1 %" in note and "43 / 0 / 0 %" in note
+    assert (flips[0], flips[1], flips[3]) == ([82, 76, 56], [11, 2, 1], [43, 0, 0])
+
+
+def test_bert_invariance_answer_words_are_new_to_the_data():
+    """Are the words B4's model answer calls new to the run from scratch (what, is, take, away, twenty) absent
+    from every training and validation sentence, and are 17 training sentences zero, as it says?"""
+    train = pd.read_csv(paths.DATA / "arithmetic_train.csv")
+    words = {w for part in ("train", "test") for s in pd.read_csv(paths.DATA / f"arithmetic_{part}.csv")["sentence"]
+             for w in s.split()}
+    text = answer("bert", "written_invariance")
+    assert "every word new to it (what, is, take, away, twenty …)" in text
+    assert not words & {"what", "is", "take", "away", "twenty", "added", "to"}
+    assert int((train["label"] == 1).sum()) == 17 and "17 zero training sentences" in text
+
+
 def sweep_table():
     """{hidden: (tokens in M, final validation loss, ended at the epoch cap)} from RESULTS.md's scaling sweep."""
     rows = re.findall(r"^\| (\d+) \| [\d,]+ \| [\d.]+ T( \(epoch cap\))? \| ([\d.]+) M \| ([\d.]+) \|", RESULTS, re.M)
@@ -378,7 +428,7 @@ def sweep_table():
 
 
 def test_nmt_sweep_numbers_quoted_by_n4_are_the_recorded_ones():
-    """Are N4's final losses (hidden 16 to 128) those of the recorded sweep, in order, are the runs it says ran
+    """Are N6's final losses (hidden 16 to 128) those of the recorded sweep, in order, are the runs it says ran
     to the epoch cap the ones that did, on the tokens it quotes, and did hidden 128 stop at the budget?"""
     table = sweep_table()
     assert sorted(table) == [16, 24, 32, 48, 64, 128]
@@ -418,7 +468,7 @@ def test_nmt_ratios_quoted_from_the_study_follow_from_its_losses():
 
 
 def test_nmt_scaling_prediction_follows_from_the_recorded_fits():
-    """Do the recorded fits give N5's prediction at 1e15 FLOPs (N ≈ 393,000, D ≈ 424 M, within the rounding
+    """Do the recorded fits give N7's prediction at 1e15 FLOPs (N ≈ 393,000, D ≈ 424 M, within the rounding
     of their printed coefficients), with 6ND = C, exponents adding up to 1, and the large set's word count?"""
     n_opt, d_opt = 10 ** (0.422 * 15 - 0.739), 10 ** (0.578 * 15 - 0.039)
     assert n_opt == pytest.approx(393_000, rel=0.02) and d_opt == pytest.approx(424e6, rel=0.02)
@@ -429,7 +479,7 @@ def test_nmt_scaling_prediction_follows_from_the_recorded_fits():
 
 
 def test_nmt_compute_optimal_numbers_follow_from_the_recorded_run_and_fit():
-    """Do the decoder-only run's N and D (40 epochs of 47,112 tokens) and the recorded N_opt fit give N6's C,
+    """Do the decoder-only run's N and D (40 epochs of 47,112 tokens) and the recorded N_opt fit give N8's C,
     N_opt, D_opt and the two ratios?"""
     n, d = 205_854, 40 * 47_112
     c = 6 * n * d

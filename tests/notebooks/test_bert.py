@@ -65,7 +65,8 @@ def test_executes_offline_in_quick_mode():
     assert "learned from our 64 training sentences alone" in text, "expected the banner to state the sizes used"
     assert text.count("(quick mode, 64 training sentences: not a result)") == 4, "expected every run labelled"
     assert re.search(r"from scratch \(.+'s architecture, RANDOM weights\)", text), "expected the run from scratch"
-    assert re.search(r"from scratch +\d+% +\d+% +\d+%", text), "expected the invariance probe's rates for every run"
+    for family in ("new numbers", "new wording", "new operators"):
+        assert re.search(rf"from scratch +{family} +\d+% +\d+% +\d+%", text), f"expected the probe's {family} rates"
     accuracies = re.findall(r"accuracy \d+\.\d%( \(majority class 73\.8%\), macro-F1 \d\.\d\d)?", text)
     assert len(accuracies) == 6, f"expected an accuracy for each of the 4 runs and 2 baselines, saw {len(accuracies)}"
     assert all(accuracies), "expected the majority-class rate and the macro-F1 beside every accuracy printed"
@@ -320,3 +321,46 @@ def test_label_shares_quoted_in_the_notebook_match_the_data():
         assert f"{counts[2]} of the {len(labels)} {part}" in text, f"expected the positive {part} count quoted"
     assert f"{train.value_counts()[1]} and {val.value_counts()[1]})" in text, "expected the zero counts quoted"
     assert f"{val.value_counts()[2] / len(val):.1%}".replace("%", " %") in text, "expected the majority rate quoted"
+
+
+def _probe_families(quick):
+    """family -> kind -> sentences of the invariance probe (cell invariance_probe), as the notebook builds them."""
+    namespace = {"__name__": "__main__", "GRADING": True, "QUICK": quick, "torch": torch}
+    exec(compile(cells_by_grade_id(load("bert"))["invariance_probe"].source, "invariance_probe", "exec"), namespace)
+    return namespace["probe_families"](quick)
+
+
+@pytest.mark.parametrize("quick", [False, True], ids=["full", "quick"])
+def test_invariance_probe_sentences_are_in_no_split_of_the_data(quick):
+    """Is every sentence of the invariance probe absent from the committed training and validation data (and
+    from every sentence the data generator can write), so that the probe measures more than fit?"""
+    from autograder.content.datagen import arithmetic
+
+    seen = set()
+    for part in ("train", "test"):
+        seen |= set(pd.read_csv(DATA / f"arithmetic_{part}.csv")["sentence"])
+    assert seen == {sentence for sentence, _ in arithmetic.all_examples()}
+    probe = [s for family in _probe_families(quick).values() for kind in family.values() for s in kind]
+    assert probe and not seen & set(probe), f"probe sentences in the data: {sorted(seen & set(probe))[:5]}"
+
+
+def test_invariance_probe_pairs_are_what_its_rates_assume():
+    """Does each probe family pair every two different numbers once, a minus b with the smaller number first (so
+    negative) and b minus a positive, and hold a minus a for every number: 28 pairs of the 8 tens and 190 of
+    zero … nineteen, as the notebook's text says?"""
+    from autograder.content.datagen.arithmetic import NUMBERS
+
+    tens = ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"]
+    value = {w: i for i, w in enumerate(NUMBERS)} | {w: 10 * (i + 2) for i, w in enumerate(tens)}
+    families = _probe_families(False)
+    words = {"new numbers": 8, "new wording": 20, "new operators": 20}
+    assert {family: len(sentences["zero"]) for family, sentences in families.items()} == words
+    for family, sentences in families.items():
+        pairs = words[family] * (words[family] - 1) // 2
+        assert [len(sentences[kind]) for kind in ("forward", "backward", "smaller", "larger")] == [pairs] * 4
+        assert len(set(sentences["forward"]) | set(sentences["backward"])) == 2 * pairs, family
+        numbers = [[value[w] for w in s.split() if w in value] for s in sentences["smaller"] + sentences["larger"]]
+        assert all(a < b for a, b in numbers[:pairs]) and all(a > b for a, b in numbers[pairs:]), family
+        assert all(a == b for a, b in ([value[w] for w in s.split() if w in value] for s in sentences["zero"]))
+    text = " ".join(next(c.source for c in load("bert").cells if c.get("id") == "probe-text").split())
+    assert "(28 pairs of tens, 190 pairs of zero … nineteen;" in text
