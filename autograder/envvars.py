@@ -227,7 +227,14 @@ VARIABLES = (
         (_ZYGOTE_CLIENT,),
         (_ZYGOTE_SERVER,),
     ),
-    Var(SANDBOX, "`1` in every sandboxed process (nothing in the kit reads it)", None, (_BWRAP,), ()),
+    Var(
+        SANDBOX,
+        "`1` in every sandboxed process; the released notebooks' generated last cell (the check before submitting) "
+        "does nothing where it is set",
+        None,
+        (_BWRAP,),
+        ("autograder/readiness.py",),
+    ),
     Var(
         SANDBOX_PROTECT,
         "folders the kernel's audit hook logs reads of (the repository, the workspaces' parent, the home), "

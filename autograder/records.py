@@ -36,7 +36,7 @@ from pathlib import Path
 from autograder import contract, csvsafe, gradebook, term
 from autograder.files import atomic_write
 from autograder.gradebook import HandGrades, read_hand_grades
-from autograder.text import one_line
+from autograder.readiness import is_blank_answer  # noqa: F401 - the blank-answer rule lives in readiness (one home)
 
 GRADES_COLUMNS = [
     "student",
@@ -292,15 +292,6 @@ class StudentResult:
             zygote=d.get("zygote"),
             submission=d.get("submission"),
         )
-
-
-def is_blank_answer(answer: str, stub: str) -> bool:
-    """True when a written answer says nothing: empty, or the released stub ("YOUR ANSWER HERE") unchanged."""
-
-    def norm(text):
-        return one_line(text)
-
-    return not norm(answer) or norm(answer) == norm(stub)
 
 
 def was_graded(status: str) -> bool:

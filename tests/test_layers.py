@@ -23,6 +23,7 @@ LAYERS = (  # bottom up; a module may import its own layer and those below
         "gradebook",
         "records",
         "rubrics",
+        "readiness",
     ),
     ("content",),
     ("checks",),

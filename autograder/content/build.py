@@ -3,11 +3,15 @@
 `nbgrader generate_assignment` runs in a throw-away course folder (so its gradebook never lands in the
 repository); its output is normalised so that building twice gives the same bytes: no outputs, nbformat
 4.5 with cell ids derived from grade ids, a fixed kernelspec, only the metadata nbgrader needs, a Colab
-badge on top and a "generated" mark. `template()` keeps that course folder (gradebook with the source
+badge on top, a "generated" mark and, last, the generated check cell (`check_cell`: `autograder/readiness.py`
+and `autograder/contract.py` verbatim, with the notebook's `readiness.Release`), which tells a student in Colab or
+Jupyter what the grader will find. `template()` keeps that course folder (gradebook with the source
 cells + release) for the grader.
 """
 
+import ast
 import filecmp
+import json
 import os
 import re
 import shutil
@@ -18,7 +22,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograder import contract, envvars, paths, rubrics
+from autograder import contract, envvars, paths, readiness, rubrics
 
 REPO = envvars.get(envvars.REPO)  # GitHub org/repo that hosts release/ for Colab
 GENERATED = "do not edit; python -m autograder build"
@@ -106,6 +110,84 @@ def name_stubs(source, default="this cell"):
     return "\n".join(lines)
 
 
+def _embedded(path):
+    """A module's source as a raw triple-quoted literal (refused when it cannot be one)."""
+    source = Path(path).read_text()
+    if "'''" in source or source.endswith("\\") or "\r" in source:
+        raise ValueError(f"{path} cannot be embedded in the check cell as r'''...'''")
+    return "r'''" + source + "'''"
+
+
+def _literal(data):
+    """A Release's JSON as a Python literal: one line per cell and per entry of each table."""
+
+    def dump(value):
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+    lines = ["{"]
+    for key, value in data.items():
+        if isinstance(value, list):
+            rows = [f"            {dump(v)}," for v in value]
+            lines += [f"        {dump(key)}: [", *rows, "        ],"]
+        elif isinstance(value, dict):
+            rows = [f"            {dump(k)}: {dump(v)}," for k, v in sorted(value.items())]
+            lines += [f"        {dump(key)}: {{", *rows, "        },"]
+        else:
+            lines.append(f"        {dump(key)}: {dump(value)},")
+    return "\n".join(lines + ["    }"])
+
+
+def check_cell(release, name):
+    """The generated last cell of release notebook `name`: the check a student runs before submitting.
+
+    It holds `autograder/contract.py` and `autograder/readiness.py` verbatim (standard library only) and the
+    notebook's `readiness.Release` (made from `release`, the normalised notebook without this cell), and runs
+    `readiness.live`; while grading it returns at once. Its metadata marks it (`readiness.is_generated`): no answer,
+    no added cell, hidden in Colab (a form) and in Jupyter (collapsed source).
+    """
+    known = readiness.Release.of(release, name).to_json()
+    literal = _literal(known)
+    if ast.literal_eval(literal) != known:  # JSON's types only: the same text is a Python literal
+        raise ValueError(f"{name}: the check cell's release is not a Python literal")
+    source = "\n".join(
+        [
+            readiness.CELL_TITLE,
+            readiness.CELL_GENERATED,
+            "# It reads this notebook as Colab or Jupyter holds it, says what the grader will find (with the grader's",
+            "# own rules: autograder/readiness.py, below), re-runs the visible checks and says how to submit.",
+            "# It changes nothing, and does nothing while the notebook is graded.",
+            "def _a3_check_before_submitting(release, contract_source, readiness_source):",
+            "    import os",
+            "    import types",
+            "",
+            '    if os.environ.get("NBGRADER_EXECUTION") or os.environ.get("A3_SANDBOX"):',
+            "        return  # being graded: nothing to check",
+            '    contract = types.ModuleType("a3_contract")',
+            "    exec(contract_source, vars(contract))",
+            '    readiness = types.ModuleType("a3_readiness")',
+            "    readiness.contract = contract",
+            "    exec(readiness_source, vars(readiness))",
+            "    readiness.live(release, get_ipython())",
+            "",
+            "",
+            "_a3_check_before_submitting(",
+            f"    {literal},",
+            f"    {_embedded(Path(contract.__file__))},",
+            f"    {_embedded(Path(readiness.__file__))},",
+            ")",
+        ]
+    )
+    cell = nbformat.v4.new_code_cell(
+        source,
+        metadata={
+            "a3": {"generated": readiness.CELL_MARK},
+            "jupyter": {"source_hidden": True},
+        },
+    )
+    cell["id"] = readiness.CELL_ID
+    return cell
+
+
 def normalize(nb, name, repo=None):
     """Deterministic release form of notebook `name`: badge cell, no outputs, stable ids and metadata."""
     badge = nbformat.v4.new_markdown_cell(
@@ -138,6 +220,7 @@ def normalize(nb, name, repo=None):
         },
     )
     release.nbformat, release.nbformat_minor = 4, 5
+    release.cells.append(check_cell(release, name))
     return release
 
 

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from autograder import contract
+from autograder import contract, readiness
 from autograder.lms import REGISTRY
 
 log = logging.getLogger(__name__)
@@ -88,20 +88,15 @@ def look_alike_key(name: str) -> str:
 
 
 def notebook_from_name(filename: str) -> str | None:
-    """The notebook a file name refers to ('Copy of NMT (2).ipynb' -> 'nmt'), or None.
+    """The notebook a file name refers to ('Copy of NMT (2).ipynb' -> 'nmt'), or None (readiness's rule, which the
+    released notebooks' last cell uses to find its own file).
 
     Inputs:
     - filename: str, the base name (LMS prefix already removed).
     Returns:
     - one of NOTEBOOK_NAMES, or None when the name names none or several.
     """
-    stem = filename
-    for ext in (".ipynb", ".json", ".txt", ".py", ".html", ".pdf"):
-        if stem.lower().endswith(ext):
-            stem = stem[: -len(ext)]
-    tokens = set(re.split(r"[^a-z0-9]+", stem.lower()))
-    hits = [n for n in NOTEBOOK_NAMES if n in tokens]
-    return hits[0] if len(hits) == 1 else None
+    return readiness.notebook_from_name(filename, NOTEBOOK_NAMES)
 
 
 def files_under(folder):

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import nbformat
 
-from autograder import contract, csvsafe, lms, paths, term
+from autograder import contract, csvsafe, lms, paths, readiness, term
 from autograder.marking import pages
 from autograder.records import BLANK, HAND_GRADED, NotebookResult, Results, Status, final_scores, is_settled
 from autograder.reports import nbhtml
@@ -181,9 +181,12 @@ _COLAB_BADGE = re.compile(r"\[!\[[^\]]*\]\(https://colab\.research\.google\.com/
 
 def _without_colab_badge(nb):
     """The notebook without the release's "Open in Colab" badge (an image from the web: broken offline, and no
-    use on a feedback page); a cell that held only the badge goes."""
+    use on a feedback page), a cell that held only the badge gone, and without the generated last cell (the
+    student's own check before submitting: no answer, nothing graded)."""
     cells = []
     for cell in nb.cells:
+        if readiness.is_generated(cell):
+            continue
         if cell.cell_type == "markdown" and _COLAB_BADGE.search(cell.source):
             cell.source = _COLAB_BADGE.sub("", cell.source).strip()
             if not cell.source:

@@ -12,7 +12,7 @@ import re
 import nbformat
 import pytest
 
-from autograder import contract, paths
+from autograder import contract, paths, readiness
 
 TODO = re.compile(r"\*\*TODO \((\d+) points?(?:, (\d+) per function)?\):\*\*")
 ANY_TODO = re.compile(r"\*\*TODO\b")
@@ -83,7 +83,10 @@ def test_every_written_question_shows_its_points(notebook):
 
 @pytest.mark.parametrize("notebook", contract.NOTEBOOKS)
 def test_every_notebook_ends_with_how_to_submit(notebook):
-    """Does every released notebook end with a "## Submitting" section saying how to download and submit it?"""
-    last = cells(notebook)[-1]
+    """Does every released notebook end with a "## Submitting" section saying how to download and submit it, followed
+    only by the generated check cell?"""
+    *rest, check = cells(notebook)
+    assert readiness.is_generated(check) and not any(map(readiness.is_generated, rest))
+    last = rest[-1]
     assert last.cell_type == "markdown" and last.source.startswith("## Submitting"), last.source[:80]
     assert "Download .ipynb" in last.source and "test cells" in last.source
