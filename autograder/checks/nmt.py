@@ -671,6 +671,147 @@ def check_decoder_only_transformer(DecoderOnlyTransformer) -> None:
 
 
 # --------------------------------------------------------------------------------------------
+# perplexity
+
+
+def _nll64(logits, targets):
+    """-log softmax(logits)[target] per position, (B, T) in float64 (the checks' own, stable computation)."""
+    log_probs = torch.log_softmax(cpu64(logits), dim=-1)  # (B, T, V)
+    return -log_probs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)  # (B, T)
+
+
+def _perplexity_hypotheses(logits, targets, pad):
+    """(description, value) of the common wrong perplexities of `logits` against `targets` with `pad`."""
+    nll, keep = _nll64(logits, targets), targets != pad
+    real = nll[keep]
+    per_row = [nll[b][keep[b]] for b in range(targets.shape[0]) if keep[b].any()]
+    probs = torch.softmax(cpu64(logits), dim=-1)
+    twice = -torch.log_softmax(probs, dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)  # (B, T)
+    hits = (cpu64(logits).argmax(-1) == targets)[keep].double().mean().item()
+    p_target = probs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)[keep]
+    hyps = [
+        ("the pad positions were counted (pad targets should count for nothing)", nll.mean().exp().item()),
+        (
+            "the real tokens' cross-entropy was divided by every position, pad included (divide by the real tokens)",
+            math.exp(real.sum().item() / targets.numel()),
+        ),
+        (
+            "it averages per-sentence perplexities (every token should weigh the same, whatever its sentence)",
+            sum(row.mean().exp().item() for row in per_row) / pristine.len(per_row),
+        ),
+        (
+            "each sentence's mean cross-entropy was averaged before exp (every token should weigh the same)",
+            math.exp(sum(row.mean().item() for row in per_row) / pristine.len(per_row)),
+        ),
+        ("exp is missing: this is the mean cross-entropy, not its perplexity", real.mean().item()),
+        ("the log is base 2 but the power is e (use one base for both)", math.exp(real.mean().item() / math.log(2))),
+        ("the power is 2 but the log is natural (use one base for both)", 2 ** real.mean().item()),
+        ("it is the mean of exp(cross-entropy) per token, not exp of the mean", real.exp().mean().item()),
+        ("softmax was applied twice (the logits are unnormalised scores)", twice[keep].mean().exp().item()),
+        (
+            "it is 1 / the mean probability of the targets, not exp of the mean cross-entropy",
+            1 / p_target.mean().item(),
+        ),
+        ("it measures argmax accuracy, not the probabilities of the targets", hits),
+    ]
+    if hits > 0:
+        hyps.append(("it measures argmax accuracy, not the probabilities of the targets", 1 / hits))
+    if real.sum().item() < 700:
+        hyps.append(("exp of the summed cross-entropy: take the mean over the real tokens", real.exp().prod().item()))
+    for shifted, (lg, tg) in {
+        "logits[:, :-1] against targets[:, 1:]": (logits[:, :-1], targets[:, 1:]),
+        "logits[:, 1:] against targets[:, :-1]": (logits[:, 1:], targets[:, :-1]),
+    }.items():
+        if (tg != pad).any():
+            value = _nll64(lg, tg)[tg != pad].mean().exp().item()
+            hyps.append((f"it scores {shifted}: logits[b, t] already scores targets[b, t] (no shift)", value))
+    if pad != 0:
+        hyps.append(
+            (
+                "pad_index was not used (0 was taken as the pad)",
+                _nll64(logits, targets)[targets != 0].mean().exp().item(),
+            )
+        )
+    return hyps
+
+
+def _perplexity_cases():
+    """(description, logits, targets, pad_index) on which the check compares perplexity with the reference."""
+    gen = seeded_generator(7)
+    cases = []
+    V, pad = 7, 0  # a uniform guess: every logit equal
+    targets = torch.randint(1, V, (2, 4), generator=gen)
+    targets[0, 3] = pad
+    cases.append((f"all-equal logits over {V} tokens", torch.zeros(2, 4, V), targets, pad))
+    B, T, V, pad = 4, 6, 11, 0  # right padding, rows of 6, 4, 2 and 5 real tokens
+    targets = torch.randint(1, V, (B, T), generator=gen)
+    for b, length in enumerate((6, 4, 2, 5)):
+        targets[b, length:] = pad
+    logits = 2 * torch.randn(B, T, V, generator=gen)
+    cases.append(
+        (f"random logits (4, 6, {V}) with rows of 6, 4, 2 and 5 real tokens (pad_index {pad})", logits, targets, pad)
+    )
+    B, T, V, pad = 3, 5, 9, 8  # the last token is the pad; padding on the left and in the middle too
+    targets = torch.randint(0, V - 1, (B, T), generator=gen)
+    targets[0, :2] = pad
+    targets[1, 2] = pad
+    logits = 3 * torch.randn(B, T, V, generator=gen, dtype=torch.float64)
+    cases.append(
+        (
+            f"random float64 logits (3, 5, {V}) with padding on the left and in the middle (pad_index {pad})",
+            logits,
+            targets,
+            pad,
+        )
+    )
+    V, pad = 6, 0  # one confidently wrong prediction: its target scores 120 below the best token
+    logits = torch.zeros(1, 4, V)
+    logits[0, 0, 5] = 120.0
+    targets = torch.tensor([[4, 2, 3, 1]])
+    cases.append(("logits (1, 4, 6) where one target scores 120 below the best token", logits, targets, pad))
+    return cases
+
+
+@check("perplexity")
+def check_perplexity(perplexity) -> None:
+    """perplexity(logits (B, T, V), targets (B, T), pad_index) -> exp of the mean cross-entropy over the non-pad
+    positions, equal to the reference on hand-made and seeded cases; inputs left unchanged; no tensor made on
+    the CPU beside GPU inputs."""
+    require_notebook_defined(perplexity, "perplexity")
+    for what, logits, targets, pad in _perplexity_cases():
+        given_logits, given_targets = logits.clone(), targets.clone()
+        out = _call(f"perplexity on {what}", perplexity, given_logits, given_targets, pad)
+        if not (pristine.equal(given_logits, logits) and pristine.equal(given_targets, targets)):
+            raise CheckFailed(
+                f"perplexity should not change its inputs, but the {'targets' if not pristine.equal(given_targets, targets) else 'logits'} "
+                f"changed on {what} (work on a copy)"
+            )
+        got = _as_float(out, "perplexity's result")
+        want = ref.perplexity(logits, targets, pad)
+        if math.isfinite(got) and math.isclose(got, want, rel_tol=1e-4, abs_tol=1e-6):
+            continue
+        if not math.isfinite(got):
+            raise CheckFailed(
+                f"perplexity on {what} should be a finite number, got {got}: log(softmax(...)) rounds a tiny "
+                f"probability to 0 and its log to -inf; compute log-probabilities in one stable step"
+            )
+        hint = next(
+            (
+                d
+                for d, v in _perplexity_hypotheses(logits, targets, pad)
+                if math.isclose(got, v, rel_tol=1e-4, abs_tol=1e-6)
+            ),
+            "",
+        )
+        raise CheckFailed(
+            f"perplexity on {what} should be {'lower' if got > want else 'higher'}, got {got:.4g}"
+            + (f"; it looks like {hint}" if hint else "")
+        )
+    what, logits, targets, pad = _perplexity_cases()[1]
+    run_on_gpu(f"perplexity on {what}", perplexity, *to_fake_cuda(logits, targets), pad)
+
+
+# --------------------------------------------------------------------------------------------
 # scaling laws
 
 

@@ -1095,6 +1095,165 @@ def dp_text(vocab_size, hidden_size, num_layers):
 
 
 # ============================================================================================
+# perplexity: exp(mean over the non-pad positions of -log softmax(logits)[target])
+
+
+def _flat(logits, targets):
+    """(B*T, V) logits and (B*T,) targets."""
+    return logits.reshape(-1, logits.shape[-1]), targets.reshape(-1)
+
+
+# Alternative: F.cross_entropy with ignore_index, its mean taken over the non-ignored positions.
+def ppl_cross_entropy_ignore_index(logits, targets, pad_index):
+    return math.exp(F.cross_entropy(*_flat(logits.float(), targets), ignore_index=pad_index).item())
+
+
+# Alternative: the summed cross-entropy over the real tokens divided by how many there are, a 0-d tensor returned.
+def ppl_sum_over_count(logits, targets, pad_index):
+    nll = F.cross_entropy(logits.transpose(1, 2), targets, reduction="none")  # (B, T)
+    mask = (targets != pad_index).float()
+    return torch.exp((nll * mask).sum() / mask.sum())
+
+
+# Alternative: float64 throughout, logsumexp minus the target's score.
+def ppl_float64_logsumexp(logits, targets, pad_index):
+    x = logits.double()
+    nll = torch.logsumexp(x, dim=-1) - x.gather(-1, targets[..., None])[..., 0]
+    return float(torch.exp(nll[targets != pad_index].mean()))
+
+
+# Alternative: one-hot targets against log-probabilities.
+def ppl_one_hot(logits, targets, pad_index):
+    log_probs = F.log_softmax(logits, dim=-1)
+    nll = -(F.one_hot(targets, logits.shape[-1]) * log_probs).sum(-1)
+    keep = targets != pad_index
+    return math.exp(nll[keep].sum().item() / keep.sum().item())
+
+
+# Alternative: base 2 on both sides, 2 ** (mean bits per token).
+def ppl_bits(logits, targets, pad_index):
+    bits = -F.log_softmax(logits, dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1) / math.log(2)
+    return 2 ** bits[targets != pad_index].mean().item()
+
+
+# Alternative: a Python loop over the tokens, math.log of each target's probability (float64).
+def ppl_loop(logits, targets, pad_index):
+    probs = torch.softmax(logits.double(), dim=-1)
+    total, count = 0.0, 0
+    for b in range(targets.shape[0]):
+        for t in range(targets.shape[1]):
+            if targets[b, t].item() != pad_index:
+                total -= math.log(probs[b, t, targets[b, t]].item())
+                count += 1
+    return math.exp(total / count)
+
+
+# Alternative: the pad targets replaced (on a copy) by -100, PyTorch's default ignore_index.
+def ppl_masked_fill_ignore(logits, targets, pad_index):
+    ignored = targets.masked_fill(targets == pad_index, -100)
+    return torch.exp(F.cross_entropy(*_flat(logits, ignored)))
+
+
+# Mistake: the pad positions are counted like the real tokens.
+def ppl_pad_counted(logits, targets, pad_index):
+    return math.exp(F.cross_entropy(*_flat(logits, targets)).item())
+
+
+# Mistake: the real tokens' cross-entropy summed, but divided by every position (pad included).
+def ppl_divided_by_all(logits, targets, pad_index):
+    nll = F.cross_entropy(logits.transpose(1, 2), targets, reduction="none")
+    return math.exp((nll * (targets != pad_index)).sum().item() / targets.numel())
+
+
+# Mistake: one perplexity per sentence, then their mean.
+def ppl_mean_of_sentences(logits, targets, pad_index):
+    nll = F.cross_entropy(logits.transpose(1, 2), targets, reduction="none")
+    keep = targets != pad_index
+    return sum(math.exp(nll[b][keep[b]].mean().item()) for b in range(len(targets))) / len(targets)
+
+
+# Mistake: each sentence's mean cross-entropy, averaged over the batch, then exp (short sentences weigh more).
+def ppl_mean_of_sentence_means(logits, targets, pad_index):
+    nll = F.cross_entropy(logits.transpose(1, 2), targets, reduction="none")
+    keep = (targets != pad_index).float()
+    return math.exp(((nll * keep).sum(1) / keep.sum(1)).mean().item())
+
+
+# Mistake: log base 2 (bits), then exp.
+def ppl_log2_then_exp(logits, targets, pad_index):
+    probs = F.softmax(logits, dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+    return math.exp(-torch.log2(probs)[targets != pad_index].mean().item())
+
+
+# Mistake: the exp forgotten: returns the mean cross-entropy.
+def ppl_no_exp(logits, targets, pad_index):
+    return F.cross_entropy(*_flat(logits, targets), ignore_index=pad_index).item()
+
+
+# Mistake: softmax applied to the logits before cross_entropy (which applies its own).
+def ppl_softmax_twice(logits, targets, pad_index):
+    probs = F.softmax(logits, dim=-1)
+    return math.exp(F.cross_entropy(*_flat(probs, targets), ignore_index=pad_index).item())
+
+
+# Mistake: shifts the targets by one, as when scoring raw inputs, though logits[b, t] already scores targets[b, t].
+def ppl_shifted(logits, targets, pad_index):
+    lg, tg = logits[:, :-1], targets[:, 1:]
+    return math.exp(F.cross_entropy(*_flat(lg, tg), ignore_index=pad_index).item())
+
+
+# Mistake: argmax accuracy on the real tokens instead of the targets' probabilities.
+def ppl_accuracy(logits, targets, pad_index):
+    keep = targets != pad_index
+    return (logits.argmax(-1) == targets)[keep].float().mean().item()
+
+
+# Mistake: the mean of the per-token exp(cross-entropy) instead of exp of the mean.
+def ppl_mean_of_exps(logits, targets, pad_index):
+    nll = F.cross_entropy(logits.transpose(1, 2), targets, reduction="none")
+    return nll[targets != pad_index].exp().mean().item()
+
+
+# Mistake: 1 / the mean probability of the targets.
+def ppl_inverse_mean_probability(logits, targets, pad_index):
+    probs = F.softmax(logits, dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+    return 1 / probs[targets != pad_index].mean().item()
+
+
+# Mistake: exp of the summed cross-entropy (the sequence's inverse probability), not of the mean.
+def ppl_exp_of_sum(logits, targets, pad_index):
+    nll = F.cross_entropy(logits.transpose(1, 2), targets, reduction="none")
+    return math.exp(nll[targets != pad_index].sum().item())
+
+
+# Mistake: pad_index ignored, 0 taken as the pad.
+def ppl_pad_zero(logits, targets, pad_index):
+    return math.exp(F.cross_entropy(*_flat(logits, targets), ignore_index=0).item())
+
+
+# Mistake: log of softmax: a tiny probability rounds to 0 in float32 and its log to -inf.
+def ppl_log_of_softmax(logits, targets, pad_index):
+    probs = F.softmax(logits.float(), dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+    return torch.exp(-torch.log(probs)[targets != pad_index].mean()).item()
+
+
+# Mistake: the pad targets overwritten in place (to gather safely), changing the caller's tensor.
+def ppl_changes_targets(logits, targets, pad_index):
+    keep = targets != pad_index
+    targets[~keep] = 0
+    nll = -F.log_softmax(logits, dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+    return math.exp(nll[keep].mean().item())
+
+
+# Mistake (device): the mask is a new CPU tensor filled in a loop, mixed with the logits' device.
+def ppl_mask_on_cpu(logits, targets, pad_index):
+    mask = torch.zeros(targets.shape)
+    mask[targets.cpu() != pad_index] = 1.0
+    nll = F.cross_entropy(logits.transpose(1, 2), targets, reduction="none")
+    return torch.exp((nll * mask).sum() / mask.sum()).item()
+
+
+# ============================================================================================
 # catalogue
 
 CATALOGUE = Catalogue(
@@ -1275,6 +1434,35 @@ CATALOGUE = Catalogue(
                 Mutant("dp_builds_then_falls_back", dp_builds_then_falls_back, "(it built DecoderOnlyTransformer;"),
                 Mutant("dp_builds_a_class_on_the_fly", dp_builds_a_class_on_the_fly, "(it built Counter;"),
                 Mutant("dp_text", dp_text, "whole number of parameters, got str"),
+            ],
+        ),
+        "perplexity": Cell(
+            correct=[
+                Correct("ppl_cross_entropy_ignore_index", ppl_cross_entropy_ignore_index),
+                Correct("ppl_sum_over_count", ppl_sum_over_count),
+                Correct("ppl_float64_logsumexp", ppl_float64_logsumexp),
+                Correct("ppl_one_hot", ppl_one_hot),
+                Correct("ppl_bits", ppl_bits),
+                Correct("ppl_loop", ppl_loop),
+                Correct("ppl_masked_fill_ignore", ppl_masked_fill_ignore),
+            ],
+            mutants=[
+                Mutant("ppl_pad_counted", ppl_pad_counted, "the pad positions were counted"),
+                Mutant("ppl_divided_by_all", ppl_divided_by_all, "divided by every position"),
+                Mutant("ppl_mean_of_sentences", ppl_mean_of_sentences, "averages per-sentence perplexities"),
+                Mutant("ppl_mean_of_sentence_means", ppl_mean_of_sentence_means, "averaged before exp"),
+                Mutant("ppl_log2_then_exp", ppl_log2_then_exp, "the log is base 2 but the power is e"),
+                Mutant("ppl_no_exp", ppl_no_exp, "exp is missing"),
+                Mutant("ppl_softmax_twice", ppl_softmax_twice, "softmax was applied twice"),
+                Mutant("ppl_shifted", ppl_shifted, "(no shift)"),
+                Mutant("ppl_accuracy", ppl_accuracy, "argmax accuracy"),
+                Mutant("ppl_mean_of_exps", ppl_mean_of_exps, "mean of exp(cross-entropy) per token"),
+                Mutant("ppl_inverse_mean_probability", ppl_inverse_mean_probability, "1 / the mean probability"),
+                Mutant("ppl_exp_of_sum", ppl_exp_of_sum, "summed cross-entropy"),
+                Mutant("ppl_pad_zero", ppl_pad_zero, "pad_index was not used"),
+                Mutant("ppl_log_of_softmax", ppl_log_of_softmax, "should be a finite number, got inf"),
+                Mutant("ppl_changes_targets", ppl_changes_targets, "should not change its inputs, but the targets"),
+                Mutant("ppl_mask_on_cpu", ppl_mask_on_cpu, "on a GPU should run without errors", device=True),
             ],
         ),
         "find_optimal_params": Cell(

@@ -277,6 +277,7 @@ QUOTED = [
     ("nmt", "written_decoder_only", "(hidden 128, 205,854 parameters) reached 0.083", "| 128 | 205,854 |"),
     ("nmt", "written_decoder_only", "reached 0.083", "best validation loss **0.083**"),
     ("nmt", "written_decoder_only", "the encoder–decoder's 0.068 (hidden 64", "| small | 64 | 0.068 |"),
+    ("nmt", "written_lm_vs_classifier", "0.083 (decoder-only, hidden 128)", "best validation loss **0.083**"),
     ("nmt", "written_larger_model", "about 12,600 parameters at 0.08 TFLOPs", "12,597 parameters at 0.08 TFLOPs"),
     ("nmt", "written_larger_model", "41,000 at 1.28 TFLOPs", "41,211 at 1.28"),
     ("nmt", "written_larger_model", "0.057, 0.032, 0.075, 0.039, 0.033 and 0.137", "| 0.137 |"),
@@ -488,6 +489,56 @@ def test_nmt_compute_optimal_numbers_follow_from_the_recorded_run_and_fit():
     assert (round(d / 1e6, 2), f"{c:.3g}") == (1.88, "2.33e+12")
     assert round(n_opt, -2) == pytest.approx(30_200, abs=200) and round(d_opt / 1e6, 1) == 12.9
     assert (round(n / n_opt, 1), round(d / d_opt, 2)) == (6.8, 0.15)
+
+
+def nmt_vocabulary():
+    """The notebook's vocabulary, from its data cell's first lines (the characters and the special tokens)."""
+    source = source_cell("nmt", "data").split("\n\ndef ")[0]
+    namespace = {}
+    exec(source, namespace)
+    return namespace["index_to_char"], namespace["VOCAB_SIZE"]
+
+
+def test_nmt_uniform_guess_perplexity_is_the_vocabulary_size():
+    """Is the perplexity N4's answer gives the guess that makes every token equally likely (V = 30) what the
+    reference perplexity computes for equal logits over the notebook's vocabulary, whatever the padding, and is
+    that vocabulary 30 tokens?"""
+    from autograder.content.reference.nmt import perplexity
+
+    tokens, size = nmt_vocabulary()
+    assert size == len(tokens) == 30
+    targets = torch.randint(0, size, (3, 7), generator=torch.Generator().manual_seed(0))
+    targets[0, 4:] = 27  # the notebook's PAD is SOS, index 27
+    assert tokens[27] == "SOS"
+    assert perplexity(torch.zeros(3, 7, size), targets, 27) == pytest.approx(size)
+    text = answer("nmt", "written_lm_vs_classifier")
+    assert "exp(log V) = V = 30" in text
+    assert "the V = 30 tokens" in text
+
+
+def test_nmt_recorded_decoder_loss_as_a_perplexity():
+    """Is the perplexity N4's answer reads off the recorded decoder-only loss (0.083) exp(0.083), rounded as
+    quoted?"""
+    (loss,) = numbers(
+        r"best validation loss of ([\d.]+) \(decoder-only, hidden 128\)",
+        answer("nmt", "written_lm_vs_classifier"),
+        "the loss",
+    )
+    (quoted,) = numbers(
+        r"a perplexity of\s+exp\([\d.]+\) ≈ ([\d.]+)", answer("nmt", "written_lm_vs_classifier"), "the perplexity"
+    )
+    assert round(math.exp(loss), 2) == quoted == 1.09
+
+
+def test_nmt_lm_answer_counts_berts_labels():
+    """Does bert's data hold the 3 labels N4's answer gives the classifier, so a uniform guess is right a third
+    of the time?"""
+    labels = set(pd.read_csv(paths.DATA / "arithmetic_train.csv")["label"]) | set(
+        pd.read_csv(paths.DATA / "arithmetic_test.csv")["label"]
+    )
+    assert labels == {0, 1, 2}
+    text = answer("nmt", "written_lm_vs_classifier")
+    assert "its 3 labels (negative, zero, positive)" in text and "gets 1/3 of bert's sentences right" in text
 
 
 # ---------------------------------------------------------------- rubric points

@@ -4,6 +4,7 @@ or the formula it checks, no provided cell holds a graded value, no text states 
 Each test names the giveaway it guards against (issue 57): they read release/a3, what students get.
 """
 
+import math
 import re
 
 import nbformat
@@ -11,6 +12,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn as nn
+import torch.nn.functional as F
 
 from autograder import contract, paths
 
@@ -61,6 +63,28 @@ def test_decoder_params_visible_failure_shows_neither_the_count_nor_the_formula(
     assert "_H * _H" not in source and "_V * _H" not in source
 
 
+def _log2_then_exp(logits, targets, pad_index):
+    bits = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1), ignore_index=pad_index)
+    return math.exp(bits.item() / math.log(2))
+
+
+@pytest.mark.parametrize(
+    "wrong",
+    [_log2_then_exp, lambda logits, targets, pad_index: (logits.argmax(-1) == targets)[targets != pad_index].float().mean().item(),
+     lambda logits, targets, pad_index: 1.0],
+    ids=["log2-then-exp", "accuracy", "one"],
+)  # fmt: skip
+def test_perplexity_visible_failure_shows_neither_the_value_nor_the_formula(wrong):
+    """Does a wrong perplexity fail its visible test without being shown the perplexity equal logits should have
+    (the vocabulary size, 30), and does the released test cell compute no perplexity of its own?"""
+    names = {"set_seed": lambda seed=0: torch.manual_seed(seed), "VOCAB_SIZE": 30, "F": F, "math": math}
+    message = visible_failure("nmt", "test_perplexity", perplexity=wrong, **names)
+    assert "equal logits (every token equally likely) give" in message, message
+    assert not re.search(r"\b30(\.0*)?\b", message), message
+    source = release_cell("nmt", "test_perplexity")
+    assert "cross_entropy" not in source and "log_softmax" not in source and ".exp(" not in source
+
+
 @pytest.mark.parametrize("wrong", [lambda d: 1.0, lambda d: d, lambda d: np.sqrt(d - 1)], ids=["one", "d", "root-d-1"])
 def test_layernorm_norm_visible_failure_does_not_show_the_norm(wrong):
     """Does a wrong layernorm_norm fail its visible test without being shown √d?"""
@@ -95,7 +119,7 @@ def test_layernorm_plot_title_states_no_answer():
 
 def test_nmt_text_gives_no_written_answer():
     """Does nmt's text not say that attention is order-blind (half of N1(a)), where the decoder jumps back in
-    the heat map (N2(b)), or that the IsoFLOP losses form a valley and why (N5(a))?"""
+    the heat map (N2(b)), or that the IsoFLOP losses form a valley and why (N7(a))?"""
     text = release_text("nmt")
     assert "as a *set*" not in text and "permuting the keys" not in text
     assert "jumps back" not in text

@@ -122,6 +122,7 @@ REFERENCE = {
     "causal_scaled_dot_attention": "from autograder.content.reference.nmt import CausalScaledDotAttention",
     "generate_tensors_for_training_decoder_nmt": "from autograder.content.reference.nmt import generate_tensors_for_training_decoder_nmt",
     "decoder_only_transformer": "from autograder.content.reference.nmt import DecoderOnlyTransformer",
+    "perplexity": "from autograder.content.reference.nmt import perplexity",
     "decoder_params": "from autograder.content.reference.nmt import decoder_params",
     "find_optimal_params": "from autograder.content.reference.nmt import find_optimal_params",
     "fit_linear_log": "from autograder.content.reference.nmt import fit_linear_log",

@@ -21,6 +21,7 @@ OBJECT = {
         "causal_scaled_dot_attention": "CausalScaledDotAttention",
         "generate_tensors_for_training_decoder_nmt": "generate_tensors_for_training_decoder_nmt",
         "decoder_only_transformer": "DecoderOnlyTransformer",
+        "perplexity": "perplexity",
         "decoder_params": "decoder_params",
         "find_optimal_params": "find_optimal_params",
         "fit_linear_log": "fit_linear_log",

@@ -25,8 +25,8 @@ def test_executes_in_quick_mode():
     assert_checks_passed(nb, "nmt")
     text = output_text(nb)
     assert "quick mode: numbers are not meaningful" in text, "expected the quick-mode warning in the output"
-    assert "fits (your numbers for question N5)" in text, "expected the fitted lines in quick mode too"
-    assert "estimate at C" not in text, "the 1e15 FLOPs estimate is the student's to compute (question N5)"
+    assert "fits (your numbers for question N7)" in text, "expected the fitted lines in quick mode too"
+    assert "estimate at C" not in text, "the 1e15 FLOPs estimate is the student's to compute (question N7)"
 
 
 @pytest.mark.parametrize("grade_id", sorted(GRADED["nmt"]))

@@ -15,6 +15,9 @@ DEC = "decoder_only_transformer"
 FOP = "find_optimal_params"
 FLL = "fit_linear_log"
 DP = "decoder_params"
+PPL = "perplexity"
+RETURN_PPL = "return math.exp(nll[keep].mean().item())"
+NLL = "nll = -log_probs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)  # (B, T): -log p(target) per position"
 
 SCORES = "scores = self.scaling_factor * torch.bmm(q, k.transpose(1, 2))  # (B, k, T)"
 MASK = "future = torch.ones(n_q, n_k, dtype=torch.bool, device=scores.device).triu(diagonal=1)  # (k, T)"
@@ -376,9 +379,129 @@ def decoder_params(vocab_size, hidden_size, num_layers):
         "as a number",
         [("return embedding + L * per_layer + out", 'return f"{embedding + L * per_layer + out:,}"')],
     ),
+    # Mistake: the pad positions averaged in like real tokens.
+    Wrong(
+        PPL,
+        "pad_counted",
+        "scores at pad positions changed the result",
+        [(RETURN_PPL, "return math.exp(nll.mean().item())")],
+    ),
+    # Mistake: pad_index ignored, 0 taken as the pad.
+    Wrong(
+        PPL,
+        "pad_zero",
+        "scores at pad positions changed the result",
+        [("keep = targets != pad_index", "keep = targets != 0")],
+    ),
+    # Mistake: the real tokens' cross-entropy divided by every position, pad included.
+    Wrong(
+        PPL,
+        "divided_by_all",
+        "each counts once",
+        [(RETURN_PPL, "return math.exp(nll[keep].sum().item() / nll.numel())")],
+    ),
+    # Mistake: one perplexity per sentence, then their mean.
+    Wrong(
+        PPL,
+        "mean_of_sentences",
+        "each counts once",
+        [(RETURN_PPL, "return sum(math.exp(n[k].mean().item()) for n, k in zip(nll, keep)) / len(nll)")],
+    ),
+    # Mistake: each sentence's mean cross-entropy averaged over the batch, then exp.
+    Wrong(
+        PPL,
+        "mean_of_sentence_means",
+        "each counts once",
+        [(RETURN_PPL, "return math.exp(((nll * keep).sum(1) / keep.sum(1)).mean().item())")],
+    ),
+    # Mistake: the exp forgotten (the mean cross-entropy).
+    Wrong(
+        PPL,
+        "no_exp",
+        "logits sure of each target should give perplexity 1",
+        [(RETURN_PPL, "return nll[keep].mean().item()")],
+    ),
+    # Mistake: log base 2 (bits), then exp.
+    Wrong(
+        PPL,
+        "log2_then_exp",
+        "equal logits (every token equally likely) give",
+        [(RETURN_PPL, "return math.exp(nll[keep].mean().item() / math.log(2))")],
+    ),
+    # Mistake: softmax applied to the logits before log_softmax.
+    Wrong(
+        PPL,
+        "softmax_twice",
+        "logits sure of each target should give perplexity 1",
+        [
+            (
+                "torch.log_softmax(logits.float(), dim=-1)",
+                "torch.log_softmax(torch.softmax(logits.float(), dim=-1), dim=-1)",
+            )
+        ],
+    ),
+    # Mistake: targets shifted by one, though logits[b, t] already scores targets[b, t].
+    Wrong(
+        PPL,
+        "shifted",
+        "logits sure of each target should give perplexity 1",
+        [
+            (NLL, "nll = -log_probs[:, :-1].gather(-1, targets[:, 1:].unsqueeze(-1)).squeeze(-1)"),
+            ("keep = targets != pad_index", "keep = targets[:, 1:] != pad_index"),
+        ],
+    ),
+    # Mistake: argmax accuracy on the real tokens instead of the targets' probabilities.
+    Wrong(
+        PPL,
+        "accuracy",
+        "equal logits (every token equally likely) give",
+        [(RETURN_PPL, "return (logits.argmax(-1) == targets)[keep].float().mean().item()")],
+    ),
+    # Mistake: log of softmax: a tiny probability rounds to 0 and its log to -inf.
+    Wrong(
+        PPL,
+        "log_of_softmax",
+        "should give a large, finite perplexity",
+        [("torch.log_softmax(logits.float(), dim=-1)", "torch.log(torch.softmax(logits.float(), dim=-1))")],
+    ),
+    # Mistake: the pad targets overwritten in place, changing the caller's tensor.
+    Wrong(
+        PPL,
+        "changes_targets",
+        "should leave targets unchanged",
+        [("keep = targets != pad_index  # (B, T)", "keep = targets != pad_index  # (B, T)\n    targets[~keep] = 0")],
+    ),
+    # Mistake: one perplexity per sentence returned, a list.
+    Wrong(
+        PPL,
+        "per_sentence_list",
+        "reading perplexity's result as one number",
+        [(RETURN_PPL, "return [math.exp(n[k].mean().item()) for n, k in zip(nll, keep)]")],
+    ),
 ]
 
-RIGHT = [Right(g, "reference") for g in (PE, SDA, CSDA, GEN, DEC, DP, FOP, FLL)] + [
+RIGHT = [Right(g, "reference") for g in (PE, SDA, CSDA, GEN, DEC, PPL, DP, FOP, FLL)] + [
+    # Alternative: F.cross_entropy with ignore_index, the perplexity as a 0-d tensor.
+    Right(
+        PPL,
+        "cross_entropy_ignore_index",
+        source="""def perplexity(logits, targets, pad_index):
+    V = logits.shape[-1]
+    return torch.exp(F.cross_entropy(logits.reshape(-1, V), targets.reshape(-1), ignore_index=pad_index))
+""",
+    ),
+    # Alternative: base 2 on both sides, 2 ** (mean bits per token).
+    Right(PPL, "bits", [(RETURN_PPL, "return 2 ** (nll[keep].mean().item() / math.log(2))")]),
+    # Alternative: float64, summed cross-entropy over the count of real tokens, a loop-free mask product.
+    Right(
+        PPL,
+        "sum_over_count",
+        source="""def perplexity(logits, targets, pad_index):
+    nll = F.cross_entropy(logits.double().transpose(1, 2), targets, reduction="none")  # (B, T)
+    mask = (targets != pad_index).double()
+    return math.exp((nll * mask).sum().item() / mask.sum().item())
+""",
+    ),
     # Alternative: a loop over the layers and their four Linear(H, H).
     Right(
         DP,

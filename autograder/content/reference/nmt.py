@@ -3,6 +3,7 @@
 The notebook's solution regions hold exactly these definitions; the hidden checks in
 autograder/checks/nmt.py compare a student's objects against them.
 """
+
 import math
 
 import numpy as np
@@ -167,6 +168,26 @@ class DecoderOnlyTransformer(nn.Module):
             x = x + mlp(x)  # (B, T, H)
         logits = self.out(x)  # (B, T, vocab_size)
         return logits, attention_weights
+
+
+def perplexity(logits, targets, pad_index):
+    """
+    Perplexity of next-token predictions: exp of the mean cross-entropy per token, pad positions left out.
+
+    Inputs:
+    - logits: (B, T, V) float tensor of unnormalised scores; logits[b, t] scores the token targets[b, t]
+      (the two are already aligned: there is no shift to make)
+    - targets: (B, T) long tensor of token indices in [0, V)
+    - pad_index: int, the index that marks padding in targets; those positions count for nothing
+      (at least one position is not padding)
+
+    Returns:
+    - ppl: the perplexity, a Python float
+    """
+    log_probs = torch.log_softmax(logits.float(), dim=-1)  # (B, T, V)
+    nll = -log_probs.gather(-1, targets.unsqueeze(-1)).squeeze(-1)  # (B, T): -log p(target) per position
+    keep = targets != pad_index  # (B, T)
+    return math.exp(nll[keep].mean().item())
 
 
 def decoder_params(vocab_size, hidden_size, num_layers):

@@ -194,6 +194,26 @@ def find_optimal_params(x, y):
     optimal_params = 10 ** (-p[1] / (2 * p[0]))
     return p, optimal_params
 ''',
+    # Mistake: the pad positions are averaged in like real tokens (no mask, no ignore_index).
+    "perplexity": '''import math
+
+import torch.nn.functional as F
+
+
+def perplexity(logits, targets, pad_index):
+    """
+    Inputs:
+    - logits: (B, T, V) scores
+    - targets: (B, T) token indices
+    - pad_index: the padding index
+
+    Returns:
+    - ppl: a float
+    """
+    B, T, V = logits.shape
+    loss = F.cross_entropy(logits.reshape(B * T, V), targets.reshape(B * T))
+    return math.exp(loss.item())
+''',
     # Mistake: the biases are left out (every nn.Linear has one).
     "decoder_params": '''def decoder_params(vocab_size, hidden_size, num_layers):
     """
