@@ -47,6 +47,7 @@ from autograder.content import build
 from autograder.demo import reference_submission, with_cell, wrong_samples
 from autograder.files import write_staged
 from autograder.grading import worker
+from autograder.out import Out
 
 KINDS = ("reference", "wrong", "damaged")
 
@@ -131,7 +132,7 @@ def term_class(out, n, seed=0):
     from autograder.records import CellResult, NotebookResult, StudentResult
 
     rng = random.Random(seed)
-    term_dir = out / "term"
+    term_dir = Out.at(out).term
     term_dir.mkdir(parents=True, exist_ok=True)
     (term_dir / "course.toml").write_text(
         '[assignment]\ndue = 2023-03-31T23:59:00-04:00\ngrace_minutes = 10\n[late]\npolicy = "per_day"\n'
@@ -152,12 +153,12 @@ def term_class(out, n, seed=0):
             result = NotebookResult.graded(nb, cells, sum(contract.GRADED[nb].values()))
             result.manual, result.blank = dict(contract.WRITTEN[nb]), list(contract.WRITTEN[nb])
             notebooks[nb] = result
-            page = out / "feedback" / student / f"{nb}.html"
+            page = Out.at(out).page(student, nb)
             page.parent.mkdir(parents=True, exist_ok=True)
             page.write_text(f"<html><body>{nb} feedback for {student}</body></html>" + "x" * 20_000)
         state = StudentResult(student, notebooks=notebooks, submission={"submitted_as": student})
-        (out / ".state").mkdir(exist_ok=True)
-        (out / ".state" / f"{student}.json").write_text(json.dumps(state.to_state()))
+        Out.at(out).state.mkdir(exist_ok=True)
+        (Out.at(out).state / f"{student}.json").write_text(json.dumps(state.to_state()))
         late = rng.random() < 1 / 3
         submitted.append(f"{student},2023-04-0{rng.randint(1, 6) if late else 1}T0{rng.randint(0, 3)}:00:00Z,bench")
         if i % 10 == 0:
@@ -181,7 +182,7 @@ def term_bench(students):
         results = Results(out)
         times = {}
         for label in ("without it", "with the course file"):
-            course = out / "term" / "course.toml"
+            course = Out.at(out).course
             off = out / "course.toml.off"
             shutil.move(*((course, off) if label == "without it" else (off, course)))
             t0 = time.perf_counter()
@@ -190,7 +191,7 @@ def term_bench(students):
         t0 = time.perf_counter()
         got = release.release(out, "moodle", setting=100)
         release_seconds = time.perf_counter() - t0
-        size = (out / "release" / "moodle_feedback.zip").stat().st_size / 2**20
+        size = (Out.at(out).release / "moodle_feedback.zip").stat().st_size / 2**20
     late = times["with the course file"] - times["without it"]
     print(
         f"grades.csv: {times['with the course file']:.2f} s with lateness, {times['without it']:.2f} s without "
@@ -256,7 +257,7 @@ def similarity_class(out, n, release, source, copy_share=0.03, wrong_share=0.1, 
     """
     rng = random.Random(seed)
     names = in_course_order(p.stem for p in Path(release).glob("*.ipynb") if (Path(source) / p.name).exists())
-    rel_dir = Path(out) / ".cache" / "template" / "release"
+    rel_dir = Out.at(out).template / "release"
     rel_dir.mkdir(parents=True, exist_ok=True)
     base = {}
     for nb in names:
@@ -296,7 +297,7 @@ def similarity_class(out, n, release, source, copy_share=0.03, wrong_share=0.1, 
                     cells.append(cell)
                 text = json.dumps(dict(ref, cells=cells))
             made[student, nb] = text
-            path = Path(out) / "autograded" / student / contract.ASSIGNMENT / f"{nb}.ipynb"
+            path = Out.at(out).autograded_notebook(student, nb)
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
     group = {s: copies.get(s, s) for s in students}  # copies of copies: every student copies an original
@@ -325,7 +326,7 @@ def similarity_bench(students, keep=None):
                 print(done.stdout + done.stderr, file=sys.stderr)
                 return 1
             runs.append((wall, json.loads(done.stdout.splitlines()[-1])))
-            csvs.append((out / "similarity.csv").read_bytes())
+            csvs.append(Out.at(out).similarity_csv.read_bytes())
         rows = list(csv.DictReader(io.StringIO(csvs[0].decode("utf-8"))))
         flagged = {(r["student_a"], r["student_b"]) for r in rows if r["flagged"] == "1"}
         cells = {(r["notebook"], r["cell"]) for r in rows}
@@ -463,7 +464,7 @@ def mark_class(out, n, source, template, seed=0):
                     line = f"loss {rng.random():.4f}\n"
                     cell = dict(cell, outputs=[{"output_type": "stream", "name": "stdout", "text": line}])
                 cells.append(cell)
-            path = out / "autograded" / student / contract.ASSIGNMENT / f"{nb}.ipynb"
+            path = Out.at(out).autograded_notebook(student, nb)
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(json.dumps(dict(base[nb], cells=cells)))
             checked = [CellResult(contract.check_id(t), float(p), float(p), "passed") for t, p in tests[nb].items()]
@@ -472,9 +473,9 @@ def mark_class(out, n, source, template, seed=0):
             summary.blank = [g for g in written[nb] if answers[nb, g][i][0] == "blank"]
             notebooks[nb] = summary
         state = StudentResult(student, notebooks=notebooks, submission={"submitted_as": student})
-        (out / ".state").mkdir(parents=True, exist_ok=True)
-        (out / ".state" / f"{student}.json").write_text(json.dumps(state.to_state()))
-    db = out / "gradebook.db"
+        Out.at(out).state.mkdir(parents=True, exist_ok=True)
+        (Out.at(out).state / f"{student}.json").write_text(json.dumps(state.to_state()))
+    db = Out.at(out).gradebook
     shutil.copy2(template / "gradebook.db", db)
     with warnings.catch_warnings(), Gradebook(f"sqlite:///{db}") as gb:
         warnings.simplefilter("ignore")  # nbgrader's own SQLAlchemy warnings on add_submission
@@ -537,7 +538,7 @@ def logged_marks(out, lines, seed=0):
         items = tuple(i for i in ids if rng.random() < 0.5)
         m = log.Mark(*a.key, items, 0.0, "", f"ta{n % 3}", mark.now(), digests[a.key])
         records.append(log.record(m))
-    with open(Path(out) / mark.LOG, "ab") as f:
+    with open(Out.at(out).marks, "ab") as f:
         f.write(b"".join(records))
 
 
@@ -571,7 +572,7 @@ def suggest_bench(out, source, cell):
     rubric = rubrics.load(Path(source) / rubrics.FILENAME)[cell]
     live = mark.live_marks(out, cell, mine, rubric)
     texts = {k[0]: a.text for k, a in mine.items() if not a.blank}
-    cache = grouping.EmbeddingCache(Path(out) / suggesting.EMBEDDINGS)
+    cache = grouping.EmbeddingCache(Out.at(out).embeddings)
     suggester = suggesting.Suggester(texts, rubric, max(a.points for a in mine.values()), "minilm", cache)
     before = suggester.suggest(live)
     first = time.perf_counter() - t0
@@ -706,7 +707,7 @@ def mark_bench(students, keep=None, question=("nmt", "written_study_analysis"), 
             if any(status != 200 for _, status, _ in index):
                 raise RuntimeError("the index did not answer 200")
             load = _browser_load(f"{base}/q/{cell[0]}/{cell[1]}?token=bench")
-            lines = sum(1 for _ in open(out / mark.LOG, "rb")) if (out / mark.LOG).exists() else 0
+            lines = sum(1 for _ in open(Out.at(out).marks, "rb")) if Out.at(out).marks.exists() else 0
             print(
                 f"with {lines:,} log lines: a click (target <= 100 ms) {statistics.median(clicks):.0f} ms median of "
                 f"{len(clicks)} ({min(clicks):.0f}-{max(clicks):.0f}); the index (target <= 1 s) "
@@ -1070,7 +1071,7 @@ def projection(core_seconds_per_student, students=500, cores=(2, 16, 64)):
 
 def time_breakdown(out):
     """Mean seconds per submission by notebook and phase from OUT/timings.csv ('' if absent)."""
-    path = Path(out) / "timings.csv"
+    path = Out.at(out).timings
     if not path.exists():
         return ""
     rows = list(csv.DictReader(open(path)))
@@ -1104,7 +1105,7 @@ def wall_account(wall, stats, out, pages=0.0):
         lines.append(f"{name:<9} {seconds:>8.1f}  {PHASES.get(name, '')}")
     lines.append(f"{'the rest':<9} {wall - sum(phases.values()):>8.1f}  the process's start, imports and exit")
     lines.append(f"{'wall':<9} {wall:>8.1f}")
-    states = [s for s in Results(out).states() if s.notebooks] if (Path(out) / ".state").is_dir() else []
+    states = [s for s in Results(out).states() if s.notebooks] if Out.at(out).state.is_dir() else []
     if states:
         worker = sum(s.seconds for s in states) / len(states)
         nbgrader = sum(n.timing.get("seconds", 0.0) for s in states for n in s.notebooks.values()) / len(states)
@@ -1133,7 +1134,7 @@ def fixed_costs(out):
     ('' if absent)."""
     from autograder.records import Results
 
-    states = Results(out).states() if (Path(out) / ".state").is_dir() else []
+    states = Results(out).states() if Out.at(out).state.is_dir() else []
     timings = {}
     for state in states:
         for nb, summary in state.notebooks.items():
@@ -1179,7 +1180,7 @@ def seed_template(out, template, source):
     """Put an already built grading template into OUT's cache, stamped for `source` (see grade.ensure_template)."""
     from autograder.grading.pipeline import source_digest
 
-    cache = Path(out) / ".cache" / "template"
+    cache = Out.at(out).template
     if cache.exists():
         shutil.rmtree(cache)
     shutil.copytree(template, cache)
@@ -1220,9 +1221,7 @@ def grade_batch(submissions, out, workers, log, source=paths.SOURCE):
 
 def score_table(out):
     """{(student, notebook): (score, status)} from OUT/grades.csv."""
-    return {
-        (r["student"], r["notebook"]): (r["score"], r["status"]) for r in csv.DictReader(open(Path(out) / "grades.csv"))
-    }
+    return {(r["student"], r["notebook"]): (r["score"], r["status"]) for r in csv.DictReader(open(Out.at(out).grades))}
 
 
 def main(

@@ -16,6 +16,7 @@ import nbformat
 from autograder import contract, paths
 from autograder.content import build
 from autograder.grading import pipeline
+from autograder.out import Out
 from autograder.records import Status
 from autograder.reports import report as report_mod
 
@@ -91,7 +92,7 @@ def write_submissions(dest, release=paths.RELEASE, source=paths.SOURCE):
 
 def score_table(out):
     """Rows of 'student' and one column per notebook (score/max, or the status when not graded) from OUT/grades.csv."""
-    rows = list(csv.DictReader(open(Path(out) / "grades.csv")))
+    rows = list(csv.DictReader(open(Out.at(out).grades)))
     notebooks = list(dict.fromkeys(r["notebook"] for r in rows))
     table = {}
     for r in rows:

@@ -74,8 +74,19 @@ HAND_QUERY = (
 )
 
 
-def read_hand_grades(gradebook: Path | str, student: str | None = None) -> dict[tuple[str, str], dict[str, dict]]:
-    """{(student, notebook): {grade_id: {"score", "comment"}}} for the cells a person grades in an nbgrader
+@dataclass(frozen=True)
+class HandGrade:
+    """What a person entered for one cell: its score (None until someone grades it) and comment."""
+
+    score: float | None = None
+    comment: str = ""
+
+
+NOT_ENTERED = HandGrade()  # a cell nobody entered anything for
+
+
+def read_hand_grades(gradebook: Path | str, student: str | None = None) -> dict[tuple[str, str], dict[str, HandGrade]]:
+    """{(student, notebook): {grade_id: HandGrade}} for the cells a person grades in an nbgrader
     gradebook (written answers, and autograded cells left to a person or scored by one), of every student or of
     `student` only."""
     if not Path(gradebook).exists():
@@ -95,7 +106,7 @@ def _hand_grades(con, student=None):
         rows = con.execute(HAND_QUERY + "  AND st.id = :student", {"student": student}).fetchall()
     hand = {}
     for who, notebook, grade_id, score, comment in rows:
-        hand.setdefault((who, notebook), {})[grade_id] = {"score": score, "comment": comment or ""}
+        hand.setdefault((who, notebook), {})[grade_id] = HandGrade(score, comment or "")
     return hand
 
 
@@ -208,7 +219,7 @@ def _replace(con, layout, g, new) -> HandGrades:
     """Within merge_all's transaction: one student's old submission out, the shard's in, hand grades put back."""
     params = {"assignment": contract.ASSIGNMENT, "student": g.student}
     hand = {
-        (nb, gid): {k: v for k, v in entered.items() if v not in (None, "")}
+        (nb, gid): {k: v for k, v in vars(entered).items() if v not in (None, "")}  # what was entered, only
         for (_, nb), written in _hand_grades(con, g.student).items()
         for gid, entered in written.items()
     }

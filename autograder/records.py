@@ -35,7 +35,8 @@ from pathlib import Path
 
 from autograder import contract, csvsafe, gradebook, term
 from autograder.files import atomic_write
-from autograder.gradebook import HandGrades, read_hand_grades
+from autograder.gradebook import NOT_ENTERED, HandGrade, HandGrades, read_hand_grades
+from autograder.out import Out
 from autograder.readiness import is_blank_answer  # noqa: F401 - the blank-answer rule lives in readiness (one home)
 
 GRADES_COLUMNS = [
@@ -64,9 +65,8 @@ def _num(x):
     return "" if x is None else f"{float(x):g}"
 
 
-def not_graded_yet(out: Path | str, name: str, command: str) -> str:
-    """The one-line error of `command` when OUT/<name> is missing (grade first), else ''."""
-    path = Path(out) / name
+def not_graded_yet(path: Path, command: str) -> str:
+    """The one-line error of `command` when `path`, a file or folder of OUT, is missing (grade first), else ''."""
     if path.exists():
         return ""
     return f"{command}: {path} not found: grade first (python -m autograder grade SUBMISSIONS --out OUT)"
@@ -307,7 +307,7 @@ def final_scores(
 
     Inputs:
     - result: the notebook's recorded result (its `manual`: {written grade id: points}).
-    - entered: {grade_id: {"score", "comment"}} from the gradebook (read_hand_grades) for this student x notebook.
+    - entered: {grade_id: HandGrade} from the gradebook (read_hand_grades) for this student x notebook.
     Returns:
     - (a copy of result with each autograded cell a person scored filled in, its score and status updated;
        {written grade id: (score or None while waiting for a person, one-line note)}).
@@ -317,7 +317,7 @@ def final_scores(
     """
     cells, by_hand = [], 0.0
     for c in result.cells:
-        score = (entered.get(contract.test_cell_id(c.grade_id)) or {}).get("score")
+        score = entered.get(contract.test_cell_id(c.grade_id), NOT_ENTERED).score
         if c.score is None and score is not None:
             c = replace(c, score=float(score), note=HAND_GRADED)
             by_hand += float(score)
@@ -328,7 +328,7 @@ def final_scores(
     final = replace(result, cells=cells, score=result.score + by_hand, status=status)
     written = {}
     for gid in result.manual:
-        score = (entered.get(gid) or {}).get("score")
+        score = entered.get(gid, NOT_ENTERED).score
         if score is not None and was_graded(status):
             written[gid] = (float(score), HAND_GRADED)
         elif Status.DAMAGED.starts(status):
@@ -346,8 +346,8 @@ class Results:
     """The OUT folder of a grading run: recorded students, CSVs, log, feedback and merged gradebook."""
 
     def __init__(self, out: Path | str, template: Path | str | None = None) -> None:
-        self.out = Path(out)
-        self.state_dir = self.out / ".state"
+        self.out = Out.at(out)
+        self.state_dir = self.out.state
         self.template = Path(template) if template else None
         self.state_dir.mkdir(parents=True, exist_ok=True)
         self._indexed = False  # OUT's gradebook has _INDEXES (added on the first merge of this object)
@@ -403,10 +403,10 @@ class Results:
 
     # --- files ---------------------------------------------------------------------------------
     def autograded_path(self, student: str, notebook: str) -> Path:
-        return self.out / "autograded" / student / contract.ASSIGNMENT / f"{notebook}.ipynb"
+        return self.out.autograded_notebook(student, notebook)
 
     def feedback_path(self, student: str, notebook: str) -> Path:
-        return self.out / "feedback" / student / f"{notebook}.html"
+        return self.out.page(student, notebook)
 
     def place_pages(self, result: StudentResult) -> None:
         """Move the pages render_pages left in result.pages into OUT: each notebook's reader-safe autograded copy
@@ -432,7 +432,7 @@ class Results:
     def log(self, lines: Iterable[str]) -> None:
         """Append lines to OUT/grading.log with a timestamp."""
         stamp = time.strftime("%Y-%m-%d %H:%M:%S")
-        with open(self.out / "grading.log", "a") as f:
+        with open(self.out.log, "a") as f:
             for line in lines:
                 f.write(f"{stamp} {line}\n")
 
@@ -494,7 +494,7 @@ class Results:
 
     def record_lms_ids(self, students: Mapping[str, Mapping]) -> None:
         """Add {student: {"lms", "user_id", "name"} or {}} to OUT/lms_ids.csv (students of earlier runs kept)."""
-        path = self.out / "lms_ids.csv"
+        path = self.out.lms_ids
         rows = {}
         if path.exists():
             with open(path, newline="") as f:
@@ -508,8 +508,8 @@ class Results:
         writer.writerows(rows[s] for s in sorted(rows))
         atomic_write(path, buf.getvalue())
 
-    def hand_grades(self) -> dict[tuple[str, str], dict[str, dict]]:
-        """{(student, notebook): {grade_id: {"score", "comment"}}}: what people entered for written answers.
+    def hand_grades(self) -> dict[tuple[str, str], dict[str, HandGrade]]:
+        """{(student, notebook): {grade_id: HandGrade}}: what people entered for written answers.
 
         Read from OUT/gradebook.db, where formgrader writes; score is None for an answer nobody graded yet.
         """
@@ -557,16 +557,16 @@ class Results:
                     cells.append([student, nb, gid, _num(score), _num(s.manual[gid]), note, submitted_as])
                 if "setup" in s.timing:
                     timings.append([student, nb] + [f"{s.timing[k]:.3f}" for k in TIMING_COLUMNS[2:]])
-        for name, columns, rows in (
-            ("grades.csv", GRADES_COLUMNS, grades),
-            ("grades_by_cell.csv", CELL_COLUMNS, cells),
-            ("timings.csv", TIMING_COLUMNS, timings),
+        for path, columns, rows in (
+            (self.out.grades, GRADES_COLUMNS, grades),
+            (self.out.grades_by_cell, CELL_COLUMNS, cells),
+            (self.out.timings, TIMING_COLUMNS, timings),
         ):
             buf = io.StringIO()
             writer = csvsafe.writer(buf, lineterminator="\n")
             writer.writerow(columns)
             writer.writerows(rows)
-            atomic_write(self.out / name, buf.getvalue())
+            atomic_write(path, buf.getvalue())
 
     def recorded_term(self) -> term.Term:
         """The term OUT/term records; a damaged one (a hand-edited file) counts as none, and the log says why."""
@@ -578,7 +578,7 @@ class Results:
 
     # --- gradebook -----------------------------------------------------------------------------
     def gradebook_path(self) -> Path:
-        return self.out / "gradebook.db"
+        return self.out.gradebook
 
     def merge_shard(
         self, student: str, shard_bytes: bytes, before: Mapping[str, Mapping[str, str]] | None = None

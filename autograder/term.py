@@ -16,6 +16,7 @@ import csv
 import io
 import math
 import re
+import threading
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from autograder import csvsafe
+from autograder.out import Out
 
 try:  # Python 3.11+
     import tomllib
@@ -63,7 +65,6 @@ SCHEMA = {
     "release": ("model_answers",),
     "report": ("time_on_task",),
 }
-TERM_DIR = "term"
 UNKNOWN_TIME = "late (time unknown)"
 EXTENSION_COLUMNS = ["student", "due"]
 SUBMITTED_COLUMNS = ["student", "submitted_at"]
@@ -392,8 +393,21 @@ def describe(late: Late, raw: float) -> str:
     return f"{when} (due {due}) → {cost}"
 
 
-def _read_evidence(folder: Path) -> list[tuple[int, dict]]:
-    return _read_csv(folder / "submitted.csv", EVIDENCE_COLUMNS, "submission times")
+def _read_evidence(out: Out) -> list[tuple[int, dict]]:
+    return _read_csv(out.submission_times, EVIDENCE_COLUMNS, "submission times")
+
+
+_LOADED: dict[str, tuple[tuple, "Term"]] = {}  # OUT/term's resolved path -> (its files' stamps, the Term read)
+_LOADED_LOCK = threading.Lock()
+
+
+def _stamp(path: Path) -> tuple | None:
+    """What tells one version of a file from the next (None: absent): a rewrite is a new inode (files.atomic_write)."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None
+    return (st.st_ino, st.st_mtime_ns, st.st_size)
 
 
 class Term:
@@ -403,16 +417,25 @@ class Term:
         self.course, self.extensions, self.evidence = course, dict(extensions), dict(evidence)
 
     @classmethod
-    def load(cls, out: Path | str) -> "Term":
-        """What OUT/term holds (a Term without a course when no course file was recorded)."""
-        folder = Path(out) / TERM_DIR
-        course = read_course(folder / "course.toml") if (folder / "course.toml").exists() else None
-        ext = folder / "extensions.csv"
-        extensions = read_times(ext, EXTENSION_COLUMNS) if ext.exists() else {}
+    def load(cls, out: "Out | Path | str") -> "Term":
+        """What OUT/term holds (a Term without a course when no course file was recorded), parsed again only when
+        one of its files changed since this process last read them."""
+        out = Out.at(out)
+        files = (out.course, out.extensions, out.submission_times)
+        stamp = tuple(_stamp(p) for p in files)
+        key = str(out.term.resolve())
+        with _LOADED_LOCK:
+            if key in _LOADED and _LOADED[key][0] == stamp:
+                return _LOADED[key][1]
+        course = read_course(out.course) if out.course.exists() else None
+        extensions = read_times(out.extensions, EXTENSION_COLUMNS) if out.extensions.exists() else {}
         evidence = {}
-        if (folder / "submitted.csv").exists():
-            evidence = {row["student"]: row["submitted_at"] for _, row in _read_evidence(folder)}
-        return cls(course, extensions, evidence)
+        if out.submission_times.exists():
+            evidence = {row["student"]: row["submitted_at"] for _, row in _read_evidence(out)}
+        found = cls(course, extensions, evidence)
+        with _LOADED_LOCK:
+            _LOADED[key] = (stamp, found)
+        return found
 
     def late(self, student: str) -> Late | None:
         """The student's lateness (None without a course file)."""
@@ -434,7 +457,7 @@ class Term:
 
 
 def write_term(
-    out: Path | str,
+    out: "Out | Path | str",
     *,
     course: Path | str | None = None,
     extensions: Path | str | None = None,
@@ -452,7 +475,7 @@ def write_term(
     """
     from autograder.files import atomic_write
 
-    folder = Path(out) / TERM_DIR
+    out = Out.at(out)
     if course is not None:
         text = Path(course).read_text(encoding="utf-8") if Path(course).exists() else None
         if text is None:
@@ -461,23 +484,23 @@ def write_term(
     if extensions is not None:
         due = read_times(extensions, EXTENSION_COLUMNS, students)
     if course is not None:
-        atomic_write(folder / "course.toml", text)
+        atomic_write(out.course, text)
     if extensions is not None:
         buf = io.StringIO()
         writer = csvsafe.writer(buf, lineterminator="\n")
         writer.writerow(EXTENSION_COLUMNS)
         writer.writerows([student, when.isoformat()] for student, when in sorted(due.items()))
-        atomic_write(folder / "extensions.csv", buf.getvalue())
+        atomic_write(out.extensions, buf.getvalue())
     if evidence:
         rows = {}
-        if (folder / "submitted.csv").exists():
-            rows = {r["student"]: (r["submitted_at"], r["evidence"]) for _, r in _read_evidence(folder)}
+        if out.submission_times.exists():
+            rows = {r["student"]: (r["submitted_at"], r["evidence"]) for _, r in _read_evidence(out)}
         rows.update(evidence)
         buf = io.StringIO()
         writer = csvsafe.writer(buf, lineterminator="\n")
         writer.writerow(EVIDENCE_COLUMNS)
         writer.writerows([s, *rows[s]] for s in sorted(rows))
-        atomic_write(folder / "submitted.csv", buf.getvalue())
+        atomic_write(out.submission_times, buf.getvalue())
 
 
 def student_late(rows: Iterable[Mapping[str, str]]) -> tuple[float, str, str]:
@@ -598,18 +621,18 @@ def recorded_names(out: Path | str) -> dict[str, set[str]]:
     import json
 
     names = {}
-    grades = Path(out) / "grades.csv"
+    grades = Out.at(out).grades
     if grades.exists():
         with open(grades, newline="", encoding="utf-8") as f:
             for row in csvsafe.DictReader(f):
                 names.setdefault(row["student"], {row["student"]}).add(row.get("submitted_as") or row["student"])
-    for path in (Path(out) / ".state").glob("*.json"):
+    for path in Out.at(out).state.glob("*.json"):
         try:
             state = json.loads(path.read_text(encoding="utf-8"))
         except ValueError:
             state = {}
         names.setdefault(path.stem, {path.stem}).add((state.get("submission") or {}).get("submitted_as") or path.stem)
-    lms = Path(out) / "lms_ids.csv"
+    lms = Out.at(out).lms_ids
     if lms.exists():
         with open(lms, newline="", encoding="utf-8") as f:
             for row in csvsafe.DictReader(f):

@@ -11,6 +11,7 @@ import uuid
 import pytest
 
 from autograder import contract, gradebook
+from autograder.gradebook import HandGrade
 from autograder.records import Results
 
 STUDENTS = ["wrongmul", "ref", "Zoë Ñúñez", "Zoe\u0308 Ñúñez", "李明"]  # the last-but-one: the same name, decomposed
@@ -250,7 +251,7 @@ def test_an_unchanged_answer_keeps_its_hand_grade_and_comment(regraded):
     assert (kept.kept, kept.dropped) == (1, 0)
     assert "HAND GRADE KEPT Zoë Ñúñez/toy/written_toy: comment 'clear' and score 0.5" in kept.lines[0]
     entered = gradebook.read_hand_grades(res.gradebook_path())[("Zoë Ñúñez", "toy")]["written_toy"]
-    assert entered == {"score": 0.5, "comment": "clear"}
+    assert entered == HandGrade(0.5, "clear")
 
 
 @pytest.mark.parametrize(
@@ -267,7 +268,7 @@ def test_a_changed_answer_drops_its_hand_grade(regraded, before, now, why):
     kept = merge(before, now)
     assert (kept.kept, kept.dropped) == (0, 1) and why in kept.lines[0]
     entered = gradebook.read_hand_grades(res.gradebook_path())[("Zoë Ñúñez", "toy")]["written_toy"]
-    assert entered == {"score": None, "comment": ""}
+    assert entered == HandGrade(None, "")
 
 
 def test_a_hand_score_on_a_cell_graded_automatically_now_is_dropped(tmp_path):
@@ -311,7 +312,7 @@ def test_a_hand_grade_saved_while_a_regrade_waits_is_kept(tmp_path):
     regrade.join(30)
     assert done["kept"].kept == 1
     entered = gradebook.read_hand_grades(res.gradebook_path())[("李明", "toy")]["written_toy"]
-    assert entered["score"] == 0.75
+    assert entered.score == 0.75
 
 
 def task_template(folder):

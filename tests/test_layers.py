@@ -12,6 +12,7 @@ LAYERS = (  # bottom up; a module may import its own layer and those below
     (
         "contract",
         "paths",
+        "out",
         "tokens",
         "text",
         "csvsafe",

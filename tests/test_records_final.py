@@ -1,5 +1,6 @@
 """Every total can become final: records.final_scores completes what grading decided with what people entered."""
 
+from autograder.gradebook import HandGrade
 from autograder.records import (
     BLANK,
     HAND_GRADED,
@@ -37,7 +38,7 @@ def test_a_blank_answer_scores_zero_by_itself():
 
 def test_a_person_may_still_score_a_blank_answer():
     """Does a score a TA entered for a blank answer win over the automatic 0?"""
-    _, written = final_scores(graded(blank=["written_why"]), {"written_why": {"score": 0.5, "comment": ""}})
+    _, written = final_scores(graded(blank=["written_why"]), {"written_why": HandGrade(0.5, "")})
     assert written["written_why"] == (0.5, HAND_GRADED)
 
 
@@ -79,21 +80,21 @@ def test_a_hand_score_completes_a_cell_left_to_a_person():
     graded?"""
     summary = graded(caption_score=None)
     assert summary.status == "needs manual grading: caption"
-    done, _ = final_scores(summary, {"test_caption": {"score": 1.0, "comment": ""}})
+    done, _ = final_scores(summary, {"test_caption": HandGrade(1.0, "")})
     caption = next(c for c in done.cells if c.grade_id == "caption")
     assert (caption.score, caption.note, done.score, done.status) == (1.0, HAND_GRADED, 3.0, "graded")
 
 
 def test_a_hand_score_never_replaces_an_automatic_one():
     """Is a manual score on an autograded cell that the checks decided left alone?"""
-    done, _ = final_scores(graded(caption_score=0.0), {"test_caption": {"score": 1.0, "comment": ""}})
+    done, _ = final_scores(graded(caption_score=0.0), {"test_caption": HandGrade(1.0, "")})
     assert done.score == 2.0
 
 
 def test_final_scores_leaves_the_recorded_summary_as_it_was():
     """Does completing a summary leave the recorded one unchanged (it is the grader's verdict)?"""
     summary = graded(caption_score=None)
-    final_scores(summary, {"test_caption": {"score": 1.0, "comment": ""}})
+    final_scores(summary, {"test_caption": HandGrade(1.0, "")})
     assert summary.cells[1].score is None and summary.status.startswith("needs manual")
 
 

@@ -23,6 +23,7 @@ from autograder.content import build
 from autograder.gradebook import HandGrades
 from autograder.grading import discover, ingest, scheduler, times, worker
 from autograder.grading.ingest import Submission
+from autograder.out import Out
 from autograder.records import Results, Status, StudentResult, is_settled
 from autograder.reports import feedback, similarity, timeontask
 from autograder.sandbox import slot
@@ -45,7 +46,7 @@ def source_digest(source: Path | str) -> str:
 
 def ensure_template(out: Path | str, source: Path | str = paths.SOURCE) -> Path:
     """OUT/.cache/template: the grading template built from `source` (rebuilt only when source changed)."""
-    cache = Path(out) / ".cache" / "template"
+    cache = Out.at(out).template
     digest = source_digest(source)
     stamp = cache / "source.sha256"
     if not (stamp.exists() and stamp.read_text() == digest and (cache / "gradebook.db").exists()):
@@ -195,7 +196,7 @@ def grade(
     if not scheduler_address and n_workers == 1:  # grading runs here: its zygote and fork server import meanwhile
         worker.warm_up(
             worker.Task(
-                student="", notebooks=[], template=str(template), work=str(out / ".work" / "-"), threads=threads
+                student="", notebooks=[], template=str(template), work=str(Out.at(out).work / "-"), threads=threads
             )
         )
     phases["set-up"] = time.perf_counter() - start
@@ -265,7 +266,7 @@ def take_in(
 
     notebooks: the course's notebooks (the template's layout); course_file: the course file `course` as read (None:
     none given). Raises term.TermError for a bad term file."""
-    staging = out / ".cache" / "staging"
+    staging = Out.at(out).staging
     if staging.exists():
         shutil.rmtree(staging)
     staging.mkdir(parents=True)
@@ -302,8 +303,8 @@ def plan(
                 settings,
                 student=student,
                 notebooks=subs,
-                work=str(out / ".work" / student),
-                pages=str(out / ".cache" / "pages" / student),
+                work=str(Out.at(out).work / student),
+                pages=str(Out.at(out).staged_pages / student),
                 submitted_as=batch.identity[student]["submitted_as"],
                 late=recorded.late(student),
             )
@@ -404,11 +405,11 @@ def finish(out, results, recorded, scheduler_address, source, redo):
     # A local cluster's workers have exited; an existing cluster's give back their slots of this run, after
     # which what is left belongs to workers that died
     if not scheduler_address or scheduler.run_on_workers(
-        scheduler_address, functools.partial(worker.release_slots, out / ".work")
+        scheduler_address, functools.partial(worker.release_slots, Out.at(out).work)
     ):
-        for left in slot.leftovers(out / ".work"):
+        for left in slot.leftovers(Out.at(out).work):
             shutil.rmtree(left, ignore_errors=True)
-    shutil.rmtree(out / ".cache" / "pages", ignore_errors=True)  # pages an interrupted run staged and never recorded
+    shutil.rmtree(Out.at(out).staged_pages, ignore_errors=True)  # pages an interrupted run staged and never recorded
     hand = results.hand_grades()
     if redo:
         feedback.rerender(out, students=redo, source=source, tables=False, hand=hand, recorded=recorded)
@@ -499,12 +500,10 @@ def print_summary(summary: Summary, out: Path) -> None:
                 print(f"    {student}: {line}")
     for line in summary.look_alikes:
         print(f"  {line}")
-    if summary.no_submission_time and (Path(out) / term.TERM_DIR / "course.toml").exists():
+    where = Out.at(out)
+    if summary.no_submission_time and where.course.exists():
         print(f"  {len(summary.no_submission_time)} students without a submission time: taken as on time")
-    print(
-        f"grades: {out / 'grades.csv'}, {out / 'grades_by_cell.csv'}; feedback: {out / 'feedback'}; "
-        f"log: {out / 'grading.log'}"
-    )
+    print(f"grades: {where.grades}, {where.grades_by_cell}; feedback: {where.feedback}; log: {where.log}")
 
 
 def is_course_source(source: Path | str) -> bool:
@@ -537,7 +536,7 @@ def main(
     if submissions.is_dir() and not any(p for p in submissions.iterdir() if not p.name.startswith(".")):
         print(f"grade: nothing to grade: {submissions} is empty", file=sys.stderr)
         return 1
-    if course is None and is_course_source(source) and not (Path(out) / term.TERM_DIR / "course.toml").exists():
+    if course is None and is_course_source(source) and not Out.at(out).course.exists():
         course = paths.ROOT / "course.toml" if (paths.ROOT / "course.toml").exists() else None  # a3's term
     try:
         summary = grade(

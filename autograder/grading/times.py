@@ -10,6 +10,7 @@ from pathlib import Path
 
 from autograder import csvsafe, lms, term
 from autograder.grading.ingest import Submission
+from autograder.out import Out
 
 
 def names(students: Mapping[str, list[Submission]]) -> dict[str, set[str]]:
@@ -81,7 +82,7 @@ def record_lms_files(out: Path | str, students: Mapping[str, list[Submission]]) 
 
     from autograder.files import atomic_write
 
-    path = Path(out) / term.TERM_DIR / "lms_files.csv"
+    path = Out.at(out).lms_files
     rows = {}
     if path.exists():
         with open(path, newline="", encoding="utf-8") as f:

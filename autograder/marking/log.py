@@ -15,9 +15,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-LOG = "marks.jsonl"
+from autograder.out import Out
+
 TORN = ".torn"  # suffix of the file a cut-off last line is moved to
-LOCK = ".marks.lock"
 
 Key = tuple[str, str, str]  # (student, notebook, grade id)
 
@@ -83,7 +83,7 @@ _held = threading.local()  # {lock path: depth} of the locks this thread holds
 def locked(out: Path) -> Iterator[None]:
     """Hold OUT's marking lock: one writer at a time across processes (two TAs' pages or commands), from reading
     the log to writing the gradebook. A thread that holds it may take it again."""
-    path = str(Path(out) / LOCK)
+    path = str(Out.at(out).marks_lock)
     depth = getattr(_held, "depth", None)
     if depth is None:
         depth = _held.depth = {}
@@ -238,7 +238,7 @@ _logs_lock = threading.Lock()
 
 def of(out: Path) -> Log:
     """The log of OUT, one reader a process."""
-    path = Path(out).resolve() / LOG
+    path = Out.at(out).marks.resolve()
     with _logs_lock:
         return _logs.setdefault(str(path), Log(path))
 
@@ -246,23 +246,22 @@ def of(out: Path) -> Log:
 def write(out: Path, marks: Iterable[Mark]) -> None:
     """Append marks to OUT's log, each a line of its own, on disk before this returns; the caller holds OUT's
     marking lock."""
-    for line in append(Path(out) / LOG, (record(m) for m in marks)):
+    for line in append(Out.at(out).marks, (record(m) for m in marks)):
         print(line, flush=True)
 
 
-def append_records(out: Path, name: str, entries: Iterable[dict]) -> None:
-    """Append JSON records to one of OUT's other append-only logs (regrades, item edits, suggestions shown), a line
-    each, on disk before this returns, under OUT's marking lock."""
+def append_records(out: Path, path: Path, entries: Iterable[dict]) -> None:
+    """Append JSON records to `path`, one of OUT's other append-only logs (regrades, item edits, suggestions shown), a
+    line each, on disk before this returns, under OUT's marking lock."""
     lines = [json.dumps(e, ensure_ascii=False, sort_keys=True, allow_nan=False).encode() + b"\n" for e in entries]
     if lines:
         with locked(out):
-            for said in append(Path(out) / name, lines):
+            for said in append(path, lines):
                 print(said, flush=True)
 
 
-def read_records(out: Path, name: str) -> list[dict]:
+def read_records(path: Path) -> list[dict]:
     """The whole records of one of OUT's other logs, oldest first (a line that cannot be read is left out)."""
-    path = Path(out) / name
     found = []
     for line in path.read_text(encoding="utf-8").splitlines() if path.exists() else []:
         try:

@@ -42,15 +42,12 @@ from pathlib import Path
 
 from autograder import contract, gradebook, paths, rubrics
 from autograder.marking import log, pages
-from autograder.marking.log import LOG, Key, Mark, locked  # noqa: F401  (the log's names, as callers know them)
+from autograder.marking.log import Key, Mark, locked  # noqa: F401  (the log's names, as callers know them)
+from autograder.out import Out
 from autograder.records import Results, not_graded_yet, was_graded
 from autograder.text import one_line
 
-REGRADES = "regrades.jsonl"  # append-only: regrade requests, then how each was resolved
 REGRADE_COLUMNS = ["student", "notebook", "grade_id", "reason"]
-SUGGESTIONS = "suggestions.jsonl"  # append-only: the suggestions pages showed (when they changed), for agreement
-RUBRIC_EDITS = "rubric_edits.jsonl"  # append-only: item edits made on the page, who and when, before and after
-MOVES = "mark_groups.json"  # {"NB/GRADE_ID": {student: group name}}: answers a TA moved to another group
 COLUMNS = ["student", "notebook", "grade_id", "items", "adjustment", "comment"]
 NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")  # an adjustment as a spreadsheet writes it
 MAX_COMMENT = 10_000  # characters of a TA's comment, on the page and in an import
@@ -172,7 +169,7 @@ def manual_scores(out: Path, cell: tuple[str, str] | None = None) -> dict:
 
 
 def _gradebook(out: Path) -> sqlite3.Connection:
-    con = sqlite3.connect(Path(out) / "gradebook.db", timeout=30)
+    con = sqlite3.connect(Out.at(out).gradebook, timeout=30)
     con.execute("PRAGMA busy_timeout = 30000")  # formgrader may be writing at the same time
     return con
 
@@ -250,7 +247,7 @@ def sync(
 
 def read_moves(out: Path) -> dict[str, dict[str, str]]:
     """The TAs' moves of answers between groups, per question ("NB/GRADE_ID")."""
-    path = Path(out) / MOVES
+    path = Out.at(out).moves
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
 
 
@@ -412,12 +409,12 @@ def _import(out, path, answers, found, grader, second=False) -> int:
 
 def log_rubric_edit(out: Path, entry: dict) -> None:
     """Append an item edit made on the page (who, when, the item before and after) to OUT/rubric_edits.jsonl."""
-    log.append_records(out, RUBRIC_EDITS, [entry])
+    log.append_records(out, Out.at(out).rubric_edits, [entry])
 
 
 def read_rubric_edits(out: Path) -> list[dict]:
     """Every item edit logged in OUT, oldest first."""
-    return log.read_records(out, RUBRIC_EDITS)
+    return log.read_records(Out.at(out).rubric_edits)
 
 
 def log_suggestions(
@@ -436,12 +433,12 @@ def log_suggestions(
             continue
         entries.append({"student": student, "notebook": cell[0], "grade_id": cell[1], "items": shown, "at": at,
                         "by": by, "rubric": stamp})  # fmt: skip
-    log.append_records(out, SUGGESTIONS, entries)
+    log.append_records(out, Out.at(out).suggestions, entries)
 
 
 def read_suggestions(out: Path) -> list[dict]:
     """Every suggestion logged in OUT, oldest first."""
-    return log.read_records(out, SUGGESTIONS)
+    return log.read_records(Out.at(out).suggestions)
 
 
 def suggestion_agreement(out: Path, marks: Mapping[Key, Mark], found: rubrics.Rubrics) -> dict[tuple[str, str], dict]:
@@ -483,14 +480,14 @@ def read_regrades(out: Path) -> dict[Key, dict]:
     """The latest regrade entry of every answer that has one: a request ("open") or its resolution."""
     return {
         (d["student"], d["notebook"], d["grade_id"]): d
-        for d in log.read_records(out, REGRADES)
+        for d in log.read_records(Out.at(out).regrades)
         if all(isinstance(d.get(k), str) for k in ("student", "notebook", "grade_id"))
     }
 
 
 def append_regrades(out: Path, entries: Iterable[dict]) -> None:
     """Append regrade requests or resolutions to OUT/regrades.jsonl, on disk before this returns."""
-    log.append_records(out, REGRADES, entries)
+    log.append_records(out, Out.at(out).regrades, entries)
 
 
 def _regrades(out, path, answers, grader) -> int:
@@ -519,12 +516,12 @@ def _regrades(out, path, answers, grader) -> int:
         for line in errors:
             print(f"  {line}", file=sys.stderr)
         return 1
-    hand, open_now, at = gradebook.read_hand_grades(Path(out) / "gradebook.db"), read_regrades(out), now()
+    hand, open_now, at = gradebook.read_hand_grades(Out.at(out).gradebook), read_regrades(out), now()
     new = []
     for key, reason in sorted(wanted.items(), key=lambda kv: _order(kv[0])):
         if (open_now.get(key) or {}).get("status") == "open" and open_now[key]["reason"] == reason:
             continue
-        score = (hand.get(key[:2], {}).get(key[2]) or {}).get("score")
+        score = hand.get(key[:2], {}).get(key[2], gradebook.NOT_ENTERED).score
         new.append(dict(zip(("student", "notebook", "grade_id"), key), status="open", reason=reason, score=score,
                         by=grader, at=at))  # fmt: skip
     append_regrades(out, new)
@@ -634,7 +631,7 @@ def _suggest(out, answers, spec, found, output, encoder) -> int:
     points = max((a.points for a in mine.values()), default=None)
     live = live_marks(out, cell, mine, found[cell])
     try:
-        cache = EmbeddingCache(Path(out) / suggesting.EMBEDDINGS) if encoder == "minilm" else None
+        cache = EmbeddingCache(Out.at(out).embeddings) if encoder == "minilm" else None
         suggestions = suggesting.Suggester(texts, found[cell], points, encoder, cache).suggest(live)
     except (ImportError, OSError) as exc:  # no MiniLM package or model files: words still suggest
         print(f"mark: the {encoder} encoder is not available ({one_line(exc, 120)}); suggesting by TF-IDF",
@@ -654,11 +651,11 @@ def _summary(out, answers, found) -> None:
     """Per question: answers, blank, graded so far (by anyone, in the gradebook), to grade; then the graders'
     agreement where answers were marked twice."""
 
-    hand = gradebook.read_hand_grades(Path(out) / "gradebook.db")
+    hand = gradebook.read_hand_grades(Out.at(out).gradebook)
     counts = {}
     for key, answer in answers.items():
         c = counts.setdefault(key[1:], [0, 0, 0, 0])
-        scored = (hand.get(key[:2], {}).get(key[2]) or {}).get("score") is not None
+        scored = hand.get(key[:2], {}).get(key[2], gradebook.NOT_ENTERED).score is not None
         c[0] += 1
         c[1] += scored
         c[2] += answer.blank and not scored
@@ -715,7 +712,7 @@ def main(
 ) -> int:
     """What `mark` does before its page (see the module docstring). Returns the exit status."""
     out = Path(out)
-    missing = not_graded_yet(out, "gradebook.db", "mark")
+    missing = not_graded_yet(Out.at(out).gradebook, "mark")
     if missing:
         print(missing, file=sys.stderr)
         return 1

@@ -16,15 +16,14 @@ from pathlib import Path
 
 from autograder.files import atomic_write
 from autograder.marking.log import locked
+from autograder.out import Out
 
-JOURNAL = ".mark_pages.json"  # {"student\tnotebook": when it was noted (ns)}: pages a mark changed, not yet rendered
-TURN = ".mark_pages.lock"
 _seq = itertools.count()
 
 
 def _read(out: Path) -> dict[str, int]:
     try:
-        found = json.loads((Path(out) / JOURNAL).read_text(encoding="utf-8"))
+        found = json.loads(Out.at(out).mark_pages.read_text(encoding="utf-8"))
     except FileNotFoundError:
         return {}
     except ValueError:  # never half-written (atomic_write); a hand edit: render every page it could name
@@ -41,7 +40,7 @@ def note(out: Path, pages: Iterable[tuple[str, str]]) -> None:
         journal = _read(out)
         stamp = time.time_ns() * 1000 + next(_seq) % 1000
         journal.update({f"{s}\t{nb}": stamp for s, nb in pages})
-        atomic_write(Path(out) / JOURNAL, json.dumps(journal, ensure_ascii=False, sort_keys=True))
+        atomic_write(Out.at(out).mark_pages, json.dumps(journal, ensure_ascii=False, sort_keys=True))
 
 
 def pending(out: Path) -> set[tuple[str, str]]:
@@ -52,7 +51,7 @@ def pending(out: Path) -> set[tuple[str, str]]:
 @contextlib.contextmanager
 def turn(out: Path) -> Iterator[None]:
     """This process's turn to render pages of OUT (one at a time across processes)."""
-    with open(Path(out) / TURN, "a") as f:
+    with open(Out.at(out).mark_pages_turn, "a") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
         try:
             yield
@@ -73,9 +72,9 @@ def cross_off(out: Path, done: dict[str, int]) -> None:
             if journal.get(key) == stamp:
                 del journal[key]
         if journal:
-            atomic_write(Path(out) / JOURNAL, json.dumps(journal, ensure_ascii=False, sort_keys=True))
+            atomic_write(Out.at(out).mark_pages, json.dumps(journal, ensure_ascii=False, sort_keys=True))
         else:
-            (Path(out) / JOURNAL).unlink(missing_ok=True)
+            Out.at(out).mark_pages.unlink(missing_ok=True)
 
 
 def refresh(out: Path, render) -> int:

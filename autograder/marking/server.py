@@ -30,11 +30,11 @@ from autograder.contract import check_id
 from autograder.files import atomic_write, rewrite
 from autograder.marking import mark, pages, refresh
 from autograder.marking.groups import EmbeddingCache, Group, Preempted, group_answers, regroup, torch_threads
+from autograder.out import Out
 from autograder.records import Results
 from autograder.text import one_line
 
 SHOWN = 20_000  # characters of an answer shown on the page (a 5 MB paste is cut, and says so)
-EMBEDDINGS = "mark_embeddings.npz"  # in OUT: the MiniLM rows of answers already encoded (groups.EmbeddingCache)
 PAGE = 200  # answers a question's page draws at first, and each time the TA asks for more
 PATIENCE = 1.0  # seconds a page waits for its groups by meaning before it opens with groups by words
 _spawn = multiprocessing.get_context("spawn")  # a fresh interpreter: the refresh never holds the page's GIL
@@ -123,7 +123,7 @@ class Marking:
         """`second`: the double-marked sample (mark.double_sample) that this grader marks blind, as a second
         grader whose marks feed the agreement figures only (None: the marks that are the grades)."""
         self.out, self.rubric_path, self.grader, self.encoder = (
-            Path(out),
+            Out.at(out),
             Path(source) / rubrics.FILENAME,
             grader,
             encoder,
@@ -138,7 +138,7 @@ class Marking:
         self.answers = found if second is None else {k: a for k, a in found.items() if k in second}
         # every question is grouped in the background from the start, the one a page waits for first; answers
         # encoded once are kept in OUT (groups.EmbeddingCache), so a restarted page groups in a moment
-        self.cache = EmbeddingCache(self.out / EMBEDDINGS, self._preempt) if encoder == "minilm" else None
+        self.cache = EmbeddingCache(self.out.embeddings, self._preempt) if encoder == "minilm" else None
         self.groups: dict[tuple[str, str], list] = {}
         self.grouping = threading.Condition()
         self.wanted: list[tuple[str, str]] = []
@@ -276,7 +276,7 @@ class Marking:
             elif group not in names:
                 return 400, {"error": f"no group {group!r}"}
             moves.setdefault(f"{cell[0]}/{cell[1]}", {})[student] = group
-            atomic_write(self.out / mark.MOVES, json.dumps(moves, ensure_ascii=False, indent=1, sort_keys=True))
+            atomic_write(self.out.moves, json.dumps(moves, ensure_ascii=False, indent=1, sort_keys=True))
         return 200, {"group": group}
 
     def marks(self) -> dict[mark.Key, mark.Mark]:

@@ -39,7 +39,6 @@ ENCODERS = ("minilm", "tfidf")
 TARGET = 0.95  # share of leave-one-out suggestions that must be exactly right at or above the threshold
 SUPPORT = 3  # leave-one-out suggestions at or above a threshold needed to trust it
 MARGIN = 0.05  # examples within this cosine of the closest must all agree on the items, or it abstains
-EMBEDDINGS = "mark_embeddings.npz"  # in OUT: the MiniLM rows the page keeps (server.EMBEDDINGS), read here too
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from pathlib import Path
 from autograder import csvsafe, term
 from autograder.contract import ASSIGNMENT, NOTEBOOKS, max_score, written_max_score
 from autograder.lms import REGISTRY
+from autograder.out import Out
 from autograder.records import Results, Status, was_graded
 
 NBGRADER_COLUMNS = [
@@ -62,7 +63,7 @@ def _number(value):
 
 def read_grades(out):
     """Rows of OUT/grades.csv as {student: {notebook: row}} with score/max_score as float or None."""
-    path = Path(out) / "grades.csv"
+    path = Out.at(out).grades
     if not path.exists():
         raise FileNotFoundError(f"{path} not found: grade first (python -m autograder grade SUBMISSIONS --out OUT)")
     students = {}
@@ -81,7 +82,7 @@ def read_grades(out):
 
 def _timestamps(out):
     """Submission timestamps (as nbgrader prints them) from OUT/gradebook.db when readable, else {}."""
-    db = Path(out) / "gradebook.db"
+    db = Out.at(out).gradebook
     if not db.exists():
         return {}
     query = (
@@ -144,7 +145,7 @@ def submitted_names(out):
     """{student id: the name the student submitted under} from grades.csv's `submitted_as` or the recorded results
     (OUT/.state); the id itself where neither says."""
     names = {}
-    if (Path(out) / ".state").is_dir():  # one of another version is skipped: the id stands for the name
+    if Out.at(out).state.is_dir():  # one of another version is skipped: the id stands for the name
         names = {state.student: state.submitted_as for state in Results(out).states(strict=False)}
     for student, notebooks in read_grades(out).items():
         shown = next((r["submitted_as"] for r in notebooks.values() if r.get("submitted_as")), None)
@@ -230,7 +231,7 @@ def write_lms_csv(out, dest):
 
 def read_lms_ids(out):
     """{student: {"lms", "lms_user_id", "lms_name"}} from OUT/lms_ids.csv ({} when ingest found no LMS names)."""
-    path = Path(out) / "lms_ids.csv"
+    path = Out.at(out).lms_ids
     if not path.exists():
         return {}
     with open(path, newline="") as f:
@@ -341,7 +342,7 @@ def _after_late(notebooks, totals, lms_applies_late_policy):
 def export(out, *, lms_applies_late_policy=False):
     """Write OUT/export/{nbgrader,lms,canvas,moodle}_grades.csv; returns their paths. The Canvas column names the
     assignment id and the Moodle grades are scaled to its maximum grade when OUT's course file gives them ([lms])."""
-    folder = Path(out) / "export"
+    folder = Out.at(out).export
     folder.mkdir(parents=True, exist_ok=True)
     settings = {lms: lms_setting(out, lms) for lms in REGISTRY.values()}
     writers = {"nbgrader_grades.csv": write_nbgrader_csv, "lms_grades.csv": write_lms_csv}

@@ -23,7 +23,9 @@ from pathlib import Path
 import nbformat
 
 from autograder import contract, csvsafe, lms, paths, readiness, term
+from autograder.gradebook import NOT_ENTERED
 from autograder.marking import pages
+from autograder.out import Out
 from autograder.records import BLANK, HAND_GRADED, NotebookResult, Results, Status, final_scores, is_settled
 from autograder.reports import nbhtml
 from autograder.reports.sanitize import ANCHOR, sanitize
@@ -219,7 +221,7 @@ class Page:
     """What one feedback page shows: a notebook's recorded result, whom it belongs to, and what came after grading.
 
     student: the name they submitted under (the page shows it without the grader's suffix, shown_name).
-    hand: {grade id: {"score", "comment"}} entered by people (gradebook.read_hand_grades) for this notebook.
+    hand: {grade id: HandGrade} entered by people (gradebook.read_hand_grades) for this notebook.
     late / late_penalty: the late note (term.describe) and the points it takes off ('' and 0 when on time).
     model_answers: {written grade id: markdown} shown under each answer (course option [release] model_answers).
     """
@@ -306,9 +308,9 @@ def written_markdown(points, written, hand):
     for gid, pts in points.items():
         score, _ = written.get(gid, (None, ""))
         shown = "not graded yet" if score is None else f"{_fmt(score)} / {_fmt(pts)}"
-        if score is not None and (hand.get(gid) or {}).get("score") is None:
+        if score is not None and hand.get(gid, NOT_ENTERED).score is None:
             shown += " (no answer)" if summary_blank(written, gid) else ""
-        comment = (hand.get(gid) or {}).get("comment") or ""
+        comment = hand.get(gid, NOT_ENTERED).comment
         lines.append(f"| `{gid}` | {shown} | {_esc(one_line(comment))} |")
     return lines + [""]
 
@@ -358,7 +360,7 @@ def _hand_comment(page, cell):
     """What a TA wrote on a check cell they graded by hand (the rubric items applied, then the comment), or ''."""
     if cell.note != HAND_GRADED:
         return ""
-    return (page.hand.get(contract.test_cell_id(cell.grade_id)) or {}).get("comment") or ""
+    return page.hand.get(contract.test_cell_id(cell.grade_id), NOT_ENTERED).comment
 
 
 def annotate(nb, page):
@@ -408,7 +410,7 @@ def in_notebook_order(page, nb):
 def model_answer_markdown(gid, page):
     """Under a written answer (course option [release] model_answers): the TA's marks, one per line (the rubric
     items applied with their points, then the comment), and the model answer."""
-    marks = (page.hand.get(gid) or {}).get("comment") or ""
+    marks = page.hand.get(gid, NOT_ENTERED).comment
     lines = [f"- {_esc(line)}" for line in marks.splitlines() if line.strip()]
     lines = [f"**Marks on `{gid}`:**", "", *lines, ""] if lines else []
     return "\n".join(lines + [f"**Model answer for `{gid}`:**", "", page.model_answers[gid]])
@@ -525,7 +527,7 @@ def index_html(out):
         for nb, s in st.notebooks.items()
     }
     shown = {st.student: st.submitted_as for st in states}  # as the student submitted
-    with open(Path(out) / "grades.csv", newline="") as f:
+    with open(Out.at(out).grades, newline="") as f:
         rows = list(csvsafe.DictReader(f))
     names = {r["student"]: r.get("submitted_as") or shown.get(r["student"], r["student"]) for r in rows}
     shared = {n for n, k in collections.Counter(names.values()).items() if k > 1}  # two Moodle students "Anna Lee"
@@ -554,7 +556,7 @@ def index_html(out):
     added = [line(r, flagged(r)) for r, _ in todo if flagged(r)]
     similar = (  # the similarity report is for TAs: linked from this index only, never from a student's page
         "<p>Cells that look alike between students: <a href='../similarity.html'>similarity report</a>.</p>"
-        if (Path(out) / "similarity.html").exists()
+        if Out.at(out).similarity_html.exists()
         else ""
     )
     return (
@@ -589,7 +591,7 @@ def write_index(out):
     """Write OUT/feedback/index.html; returns its path."""
     from autograder.files import atomic_write
 
-    path = Path(out) / "feedback" / "index.html"
+    path = Out.at(out).index
     shutil.rmtree(path.parent / OLD_MATHJAX, ignore_errors=True)  # no page loads it now
     atomic_write(path, index_html(out))
     return path
@@ -598,7 +600,7 @@ def write_index(out):
 def main(*, out: Path, course: Path | None = None, extensions: Path | None = None) -> int:
     """`feedback`: render OUT's feedback pages, CSVs and exports again with its hand grades."""
     out = Path(out)
-    if not (out / ".state").is_dir():
+    if not Out.at(out).state.is_dir():
         print(f"feedback: {out} holds no grading results", file=sys.stderr)
         return 1
     try:  # --course/--extensions replace what OUT keeps, so every later command computes the same penalty

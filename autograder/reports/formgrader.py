@@ -18,6 +18,7 @@ from pathlib import Path
 
 from autograder import contract
 from autograder.content.build import NBGRADER_SETTINGS, config_text
+from autograder.out import Out
 from autograder.records import not_graded_yet
 
 EXTENSION = "nbgrader.server_extensions.formgrader"
@@ -45,7 +46,7 @@ def prepare(out):
     """
     out = Path(out).resolve()
     notes = []
-    course_source = out / "source" / contract.ASSIGNMENT
+    course_source = Out.at(out).source
     copied = sorted(course_source.glob("*.ipynb")) if course_source.is_dir() else []
     if copied:  # an earlier version of the kit copied the instructor notebooks here
         notes.append(
@@ -58,8 +59,8 @@ def prepare(out):
     # formgrader counts a student's submission by its folder under submitted/; the grader keeps the graded,
     # reader-safe notebooks under autograded/, which is what formgrader shows: mirror those
     mirrored = 0
-    for graded in sorted((out / "autograded").glob(f"*/{contract.ASSIGNMENT}")):
-        submitted = out / "submitted" / graded.parent.name / contract.ASSIGNMENT
+    for graded in sorted(Out.at(out).autograded.glob(f"*/{contract.ASSIGNMENT}")):
+        submitted = Out.at(out).submitted / graded.parent.name / contract.ASSIGNMENT
         if submitted.exists():
             shutil.rmtree(submitted)
         shutil.copytree(graded, submitted)
@@ -77,8 +78,8 @@ def prepare(out):
             "CourseDirectory.db_url": f"sqlite:///{out / 'gradebook.db'}",
         },
     )
-    (out / "nbgrader_config.py").write_text(config_text(settings))
-    config_dir = out / ".jupyter"
+    Out.at(out).nbgrader_config.write_text(config_text(settings))
+    config_dir = Out.at(out).jupyter
     config_dir.mkdir(exist_ok=True)
     server = {
         "ServerApp": {
@@ -139,7 +140,7 @@ def command(out, port=8890, browser=True, token=None):
 def main(*, out: Path, port: int = 8890, browser: bool = True) -> int:
     """`formgrader`: serve nbgrader's formgrader on OUT until interrupted. Returns its exit status."""
     out = Path(out)
-    error = not_graded_yet(out, "gradebook.db", "formgrader")
+    error = not_graded_yet(Out.at(out).gradebook, "formgrader")
     if error:
         print(error, file=sys.stderr)
         return 1

@@ -15,9 +15,9 @@ from pathlib import Path
 import pandas as pd
 
 from autograder import contract, csvsafe
+from autograder.out import Out
 from autograder.reports.tables import attempted_checks, is_graded, reason
 
-CSV = "item_analysis.csv"
 # The mutant catalogues' failure messages per notebook and grade id (the pytest plugin tests/reports/catalogue_messages.py
 # writes it)
 CATALOGUE = Path(__file__).with_name("catalogue_messages.json")
@@ -210,6 +210,6 @@ def write(out, by_cell, grades):
     from autograder.files import atomic_write
 
     table, _ = analysis(by_cell, grades)
-    path = Path(out) / CSV
+    path = Out.at(out).item_analysis
     atomic_write(path, csvsafe.frame(table).to_csv(index=False, float_format="%.4g"))
     return path

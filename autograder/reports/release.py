@@ -51,13 +51,12 @@ from autograder.contract import ASSIGNMENT, NOTEBOOKS, max_score, written_max_sc
 from autograder.files import atomic_write
 from autograder.lms import LMS, REGISTRY
 from autograder.marking import pages
+from autograder.out import Out
 from autograder.records import Results
 from autograder.reports import export
 
 MANIFEST_COLUMNS = ["student", "lms_id", "file", "score", "status"]
 HISTORY_COLUMNS = ["student", "lms", "lms_id", "score", "digest", "released_at"]
-LMS_FILES = Path(term.TERM_DIR) / "lms_files.csv"
-ROSTER = Path(term.TERM_DIR) / "roster.csv"
 ROSTER_COLUMNS = ["student", "lms", "lms_user_id", "lms_name"]
 
 
@@ -73,7 +72,7 @@ def _lms_ids(out: Path, lms: str) -> dict[str, dict]:
     """{student: {"lms_user_id", "lms_file_id", "lms_name"}} of the students `lms` named at grading time, and of
     those the roster OUT keeps maps to `lms` (no file id: a plain folder has no LMS file)."""
     ids = {}
-    for path in (out / ROSTER, out / LMS_FILES):  # what the LMS itself named wins over the roster
+    for path in (Out.at(out).roster, Out.at(out).lms_files):  # what the LMS itself named wins over the roster
         if path.exists():
             with open(path, newline="", encoding="utf-8") as f:
                 ids.update({r["student"]: r for r in csvsafe.DictReader(f) if r["lms"] == lms})
@@ -164,11 +163,11 @@ def keep_roster(out: Path, roster: Path | str, lms: str) -> list[str]:
     earlier rosters for other students kept); returns the notes of read_roster."""
     found, notes = read_roster(roster, lms, term.recorded_names(out))
     rows = {}
-    if (out / ROSTER).exists():
-        with open(out / ROSTER, newline="", encoding="utf-8") as f:
+    if Out.at(out).roster.exists():
+        with open(Out.at(out).roster, newline="", encoding="utf-8") as f:
             rows = {(r["student"], r["lms"]): r for r in csvsafe.DictReader(f)}
     rows.update({(s, lms): r for s, r in found.items()})
-    _write(out / ROSTER, ROSTER_COLUMNS, [[r[c] for c in ROSTER_COLUMNS] for _, r in sorted(rows.items())])
+    _write(Out.at(out).roster, ROSTER_COLUMNS, [[r[c] for c in ROSTER_COLUMNS] for _, r in sorted(rows.items())])
     return notes
 
 
@@ -209,13 +208,13 @@ def leaks(text: str) -> bool:
 
 def _pages(out: Path, student: str) -> list[Path]:
     """The student's feedback pages: OUT/feedback/<student>/<notebook>.html, nothing else."""
-    folder = out / "feedback" / student
+    folder = Out.at(out).feedback / student
     return sorted(p for p in folder.glob("*.html") if p.is_file()) if folder.is_dir() else []
 
 
 def released_before(out: Path, lms: str) -> dict[str, dict]:
     """{student: their latest row of OUT/release/HISTORY.csv for `lms`}: what they were last given through it."""
-    path = out / "release" / "HISTORY.csv"
+    path = Out.at(out).release / "HISTORY.csv"
     if not path.exists():
         return {}
     with open(path, newline="", encoding="utf-8") as f:
@@ -266,14 +265,14 @@ def release(
     out, system = Path(out), REGISTRY[lms]
     setting = lms_settings(out, system, setting)
     notes = keep_roster(out, roster, lms) if roster is not None else []
-    if (out / ".state").is_dir():  # grades.csv from the hand grades and term files as they are now, never stale
+    if Out.at(out).state.is_dir():  # grades.csv from the hand grades and term files as they are now, never stale
         Results(out).write_csvs()
     grades = export.read_grades(out)
     waiting = {s: why for s, nbs in grades.items() if (why := not_final(nbs))}
     if waiting and not partial:
         return {"released": [], "held": {}, "refused": list(waiting), "why": waiting, "files": [], "notes": notes}
     ids, late = _lms_ids(out, lms), term.Term.load(out)
-    dest = out / "release"
+    dest = Out.at(out).release
     dest.mkdir(parents=True, exist_ok=True)
     manifest, released, held, unchanged, history = [], [], {}, {}, []
     before = released_before(out, lms) if partial else {}
@@ -357,7 +356,7 @@ def release(
 def stale_pages(out: Path, students: list[str]) -> int:
     """How many of the students' feedback pages are older than the hand grades or the term files (their scores and
     late notes may be out of date until `feedback OUT` renders them again)."""
-    sources = [out / "gradebook.db", *(p for p in (out / term.TERM_DIR).glob("*") if p != out / ROSTER)]
+    sources = [Out.at(out).gradebook, *(p for p in Out.at(out).term.glob("*") if p != Out.at(out).roster)]
     newest = max((p.stat().st_mtime for p in sources if p.exists()), default=0.0)
     noted = pages.pending(out)  # a grading page's refresh not done yet (marking.pages)
     every = ("", "") in noted
@@ -448,7 +447,7 @@ def main(
     if not got["released"]:
         print(f"release: nothing released to {lms}: MANIFEST.csv says why for each student", file=sys.stderr)
         return 1
-    dest = out / "release"
+    dest = Out.at(out).release
     sheet, column = dest / system.sheet, system.columns(got["setting"])[-1]
     print(system.steps.format(sheet=sheet, zip=dest / f"{lms}_feedback.zip", setting=got["setting"], column=column))
     return 0

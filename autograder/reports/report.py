@@ -19,6 +19,7 @@ import pandas as pd
 
 from autograder import csvsafe, envvars
 from autograder.contract import NOTEBOOKS
+from autograder.out import Out
 from autograder.paths import ROOT, SOURCE
 from autograder.records import HAND_GRADED, WAITING, Results, Status, not_graded_yet
 from autograder.reports import nbhtml
@@ -67,7 +68,7 @@ def read_table(out, name):
 def read_repairs(out):
     """Every ingest repair as (student, notebook, repair), from the recorded results (OUT/.state; one of another
     version is left out of the plot)."""
-    states = Results(out).states(strict=False) if (Path(out) / ".state").is_dir() else []
+    states = Results(out).states(strict=False) if Out.at(out).state.is_dir() else []
     states.sort(key=lambda st: natural_key(st.student))
     rows = [(st.student, nb, r) for st in states for nb, s in st.notebooks.items() for r in s.repairs]
     return pd.DataFrame(rows, columns=REPAIR_COLUMNS)
@@ -75,7 +76,7 @@ def read_repairs(out):
 
 def repairs_recorded(out):
     """True when this run left a record of repairs (per-student results in OUT/.state)."""
-    return any((Path(out) / ".state").glob("*.json"))
+    return any(Out.at(out).state.glob("*.json"))
 
 
 def kind(text):
@@ -181,7 +182,7 @@ def grader_agreement(out, source=SOURCE):
     from autograder.marking import mark
 
     columns = ["notebook", "grade_id", "double-marked", "kappa", "mean |score difference|"]
-    if not (Path(out) / mark.LOG).exists():
+    if not Out.at(out).marks.exists():
         return pd.DataFrame(columns=columns)
     found = rubrics.load(Path(source) / rubrics.FILENAME)
     agreed = mark.agreement(found, mark.collect(out), out)
@@ -199,7 +200,7 @@ def suggestion_agreement(out, source=SOURCE):
 
     columns = ["notebook", "grade_id", "item", "marked after a suggestion", "accepted unchanged", "precision",
                "recall", "stale (older rubric)"]  # fmt: skip
-    if not (Path(out) / mark.SUGGESTIONS).exists():
+    if not Out.at(out).suggestions.exists():
         return pd.DataFrame(columns=columns)
     found = rubrics.load(Path(source) / rubrics.FILENAME)
     got = mark.suggestion_agreement(out, mark.read_log(out)[0], found)
@@ -268,7 +269,7 @@ def render_report(out, dest=None, show_code=False, timeout=600):
     from nbconvert import HTMLExporter
 
     out = Path(out).resolve()
-    dest = Path(dest) if dest else out / "report.html"
+    dest = Path(dest) if dest else Out.at(out).report
     nb = nbformat.read(NOTEBOOK, as_version=4)
     with tempfile.TemporaryDirectory() as sockets:  # unix sockets: no open TCP ports
         km = KernelManager(kernel_name="python3", transport="ipc", ip=os.path.join(sockets, "kernel"))
@@ -300,7 +301,7 @@ def main(
 ) -> int:
     """`report`: write OUT's exports and render the grade report into HTML (with --course/--extensions in place of
     OUT's). Returns the exit status."""
-    error = not_graded_yet(out, "grades.csv", "report")
+    error = not_graded_yet(Out.at(out).grades, "report")
     if error:
         print(error, file=sys.stderr)
         return 1

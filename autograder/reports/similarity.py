@@ -52,6 +52,7 @@ from pathlib import Path
 
 from autograder import contract, cores, csvsafe, paths
 from autograder.files import atomic_write
+from autograder.out import Out
 from autograder.records import not_graded_yet
 
 COLUMNS = ["notebook", "cell", "student_a", "student_b", "similarity", "flagged"]
@@ -487,7 +488,7 @@ def _grade_id(cell: dict) -> str:
 
 def release_dir(out: Path) -> Path:
     """The release the students started from: the grading template's, else release/a3."""
-    cached = Path(out) / ".cache" / "template" / "release"
+    cached = Out.at(out).template / "release"
     return cached if any(cached.glob("*.ipynb")) else paths.RELEASE
 
 
@@ -643,7 +644,7 @@ def read_notebooks(out: Path, releases: dict[str, dict]) -> Notebooks:
     """Read OUT/autograded/<student>/a3/<nb>.ipynb for every student (by code point) and notebook: across the
     cores from READ_SPREAD_FROM students on."""
     found = Notebooks()
-    root = Path(out) / "autograded"
+    root = Out.at(out).autograded
     folders = root.iterdir() if root.is_dir() else []  # none when no notebook was graded: an empty report
     students = sorted(p.name for p in folders if p.is_dir() and not p.name.startswith("."))
     found.students = students
@@ -878,28 +879,28 @@ def write_report(out: Path | str, scheduler_address: str | None = None) -> dict:
     """Write OUT/similarity.csv and OUT/similarity.html; returns counts and where they are."""
     out = Path(out)
     reports, found, notes = build(out, scheduler_address)
-    atomic_write(out / "similarity.csv", csv_text(reports))
-    atomic_write(out / "similarity.html", html_text(reports, notes, len(found.students)))
+    atomic_write(Out.at(out).similarity_csv, csv_text(reports))
+    atomic_write(Out.at(out).similarity_html, html_text(reports, notes, len(found.students)))
     return {
         "students": len(found.students),
         "cells": len(reports),
         "rows": sum(len(r.rows) for r in reports),
         "flagged": sum(row["flagged"] for r in reports for row in r.rows),
         "notes": notes,
-        "csv": out / "similarity.csv",
-        "html": out / "similarity.html",
+        "csv": Out.at(out).similarity_csv,
+        "html": Out.at(out).similarity_html,
     }
 
 
 def main(*, out: Path, scheduler_address: str | None = None) -> int:
     """`similarity`: write OUT/similarity.csv and OUT/similarity.html (for TAs). Returns the exit status."""
-    missing = not_graded_yet(out, "autograded", "similarity")
+    missing = not_graded_yet(Out.at(out).autograded, "similarity")
     if missing:
         print(missing, file=sys.stderr)
         return 1
     start = time.perf_counter()
     done = write_report(out, scheduler_address)
-    if (Path(out) / "feedback" / "index.html").exists() and (Path(out) / "grades.csv").exists():
+    if Out.at(out).index.exists() and Out.at(out).grades.exists():
         from autograder.reports import feedback
 
         feedback.write_index(out)  # the TA index links the report

@@ -17,8 +17,9 @@ import re
 import statistics
 from pathlib import Path
 
+from autograder.out import Out
+
 GAP = 30 * 60  # seconds: a longer pause between two executions is a break, not work
-CSV = "time_on_task.csv"
 RECORD = ".executions.json"  # beside each staged notebook: what `record` kept of it before repair
 COLUMNS = ["student", "notebook", "part", "first", "last", "active_minutes", "executions", "accounts"]
 WHOLE = "(whole notebook)"
@@ -155,7 +156,7 @@ def forget(out):
     file is in OUT); returns how many it removed."""
     if enabled(out):
         return 0
-    records = list((Path(out) / ".cache" / "staging").glob(f"*/*{RECORD}"))
+    records = list(Out.at(out).staging.glob(f"*/*{RECORD}"))
     for path in records:
         path.unlink()
     return len(records)
@@ -167,7 +168,7 @@ def collect(out):
     found, without = [], {}
     if not enabled(out):
         return found, without
-    staging = Path(out) / ".cache" / "staging"
+    staging = Out.at(out).staging
     kept = {(p.parent.name, p.name.removesuffix(RECORD)): p for p in staging.glob(f"*/*{RECORD}")}
     for staged in staging.glob("*/*.ipynb"):  # ingest keeps no record of a notebook that recorded no runs
         if not staged.parent.name.startswith("."):  # a student's folder, not an LMS zip's unpacked files
@@ -219,7 +220,7 @@ def write(out):
     writer = csvsafe.DictWriter(text, fieldnames=COLUMNS, lineterminator="\n")
     writer.writeheader()
     writer.writerows(found)
-    path = Path(out) / CSV
+    path = Out.at(out).time_on_task
     atomic_write(path, text.getvalue())
     return path
 

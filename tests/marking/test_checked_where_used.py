@@ -11,6 +11,7 @@ import pytest
 from autograder import rubrics
 from autograder.marking import mark
 from autograder.marking import server as mark_server
+from autograder.out import Out
 from tests.marking.test_mark import graded, hand, out, run, source, write_csv  # noqa: F401
 from tests.marking.test_server import get, post, serving
 
@@ -100,7 +101,7 @@ def test_an_import_field_too_long_is_one_line(out, tmp_path, capsys):  # noqa: F
     assert run(out, import_csv=path) == 1
     err = capsys.readouterr().err
     assert f"{path}:2: cannot be read as CSV (field larger than field limit" in err and "Traceback" not in err
-    assert not (out / mark.LOG).exists()
+    assert not Out(out).marks.exists()
 
 
 def test_a_busy_gradebook_is_a_sentence_on_the_page(out, monkeypatch):  # noqa: F811
@@ -119,7 +120,7 @@ def test_a_busy_gradebook_is_a_sentence_on_the_page(out, monkeypatch):  # noqa: 
     marking.close()
     assert status == 503 and reply["error"].startswith("the gradebook is busy")
     monkeypatch.undo()
-    assert run(out, status=True) == 0 and hand(out, "李明")["score"] == 0.5
+    assert run(out, status=True) == 0 and hand(out, "李明").score == 0.5
 
 
 def test_a_rubric_broken_on_disk_while_the_page_runs_scores_nothing(out):  # noqa: F811
@@ -165,7 +166,7 @@ def test_a_comment_starting_with_a_carriage_return_survives_export_and_import(ou
     assert run(out, export=tmp_path / "out.csv") == 0
     assert run(out, import_csv=tmp_path / "out.csv") == 0
     assert mark.read_log(out)[0][("李明", "toy", "written_toy")].comment == "\r=y"
-    assert len([line for line in (out / mark.LOG).read_text().splitlines() if "李明" in line]) == 1
+    assert len([line for line in Out(out).marks.read_text().splitlines() if "李明" in line]) == 1
 
 
 def test_a_check_cells_rubric_without_answers_is_not_a_problem(out, capsys):  # noqa: F811

@@ -17,6 +17,7 @@ import pytest
 from autograder import rubrics
 from autograder.marking import mark, pages
 from autograder.marking import server as mark_server
+from autograder.out import Out
 from autograder.records import Results
 from tests.marking.test_mark import graded, hand, out, read_csv, source  # noqa: F401
 from tests.marking.test_server import post, serving
@@ -99,7 +100,7 @@ def test_no_acknowledged_mark_is_lost_to_kill_9(out):  # noqa: F811
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(60)
-    assert all(line.endswith("}") for line in (out / mark.LOG).read_text().splitlines())
+    assert all(line.endswith("}") for line in Out(out).marks.read_text().splitlines())
     latest = mark.read_log(out)[0]
     rubric = rubrics.load(source(out) / rubrics.FILENAME)[("toy", "written_toy")]
     rows = {r["student"]: r for r in read_csv(out / "grades.csv")}
@@ -109,10 +110,10 @@ def test_no_acknowledged_mark_is_lost_to_kill_9(out):  # noqa: F811
         got = list(latest[(student, "toy", "written_toy")].items)
         assert got in (acked[student], maybe.get(student)), f"{student}: {got}, acknowledged {acked[student]}"
         score = rubrics.score(rubric, got, 0.0, 1.0)
-        assert hand(out, student)["score"] == score
+        assert hand(out, student).score == score
         assert float(rows[student]["written_score"]) == score
         page = (out / "feedback" / student / "toy.html").read_text()
-        assert all(html.escape(line, quote=False) in page for line in hand(out, student)["comment"].splitlines())
+        assert all(html.escape(line, quote=False) in page for line in hand(out, student).comment.splitlines())
 
 
 def test_an_interrupted_refresh_is_redone_at_the_next_start(out):  # noqa: F811

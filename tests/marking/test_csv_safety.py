@@ -8,7 +8,7 @@ import shutil
 import pytest
 
 from autograder import rubrics
-from autograder.marking import mark
+from autograder.out import Out
 from autograder.records import Results
 from tests.fixtures import toy
 from tests.marking import test_mark
@@ -33,17 +33,17 @@ def test_formula_like_comments_are_quoted_on_export_and_read_back_on_import(out,
     assert run(out, export=tmp_path / "first.csv") == 0
     cells = {row[0]: row[4:6] for row in raw(tmp_path / "first.csv")}
     assert {s: cells[s] for s in COMMENTS} == {s: ["-0.25", "'" + c] for s, c in COMMENTS.items()}
-    log = (out / mark.LOG).read_text()
+    log = Out(out).marks.read_text()
     assert run(out, import_csv=tmp_path / "first.csv", grader="ta-ana") == 0
-    assert (out / mark.LOG).read_text() == log
-    assert {s: hand(out, s)["comment"].rsplit("\n", 1)[-1] for s in COMMENTS} == COMMENTS
+    assert Out(out).marks.read_text() == log
+    assert {s: hand(out, s).comment.rsplit("\n", 1)[-1] for s in COMMENTS} == COMMENTS
 
 
 def test_a_quoted_cell_a_ta_typed_is_read_without_its_quote(out, tmp_path):
     """Is a comment a TA typed as '=1+1 in a spreadsheet that kept the quote imported as =1+1?"""
     rows = [["Zoë Ñúñez", "toy", "written_toy", "counting", "'-0.25", "'=1+1"]]
     assert run(out, import_csv=write_csv(tmp_path / "in.csv", rows), grader="ta-ana") == 0
-    assert hand(out, "Zoë Ñúñez")["score"] == 0.25 and hand(out, "Zoë Ñúñez")["comment"].endswith("TA\n=1+1")
+    assert hand(out, "Zoë Ñúñez").score == 0.25 and hand(out, "Zoë Ñúñez").comment.endswith("TA\n=1+1")
 
 
 @pytest.mark.parametrize(
@@ -64,7 +64,7 @@ def test_a_spreadsheet_error_value_stops_the_import(out, tmp_path, capsys, row, 
     assert run(out, import_csv=path) == 1
     err = capsys.readouterr().err
     assert "nothing imported, 1 row(s) to fix" in err and error in err
-    assert not (out / mark.LOG).exists()
+    assert not Out(out).marks.exists()
     assert (out / "gradebook.db").read_bytes() == before
 
 
@@ -102,7 +102,7 @@ def test_a_formula_like_student_is_quoted_on_export_and_found_on_import(hostile_
     with open(tmp_path / "marks.csv", "w", newline="", encoding="utf-8") as f:
         csv.writer(f).writerows(rows)
     assert run(hostile_out, import_csv=tmp_path / "marks.csv", grader="ta-ana") == 0
-    assert hand(hostile_out, HOSTILE)["score"] == 1.0
+    assert hand(hostile_out, HOSTILE).score == 1.0
 
 
 def test_a_formula_like_student_is_quoted_in_the_groups_csv(hostile_out, tmp_path):

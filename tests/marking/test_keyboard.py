@@ -118,7 +118,7 @@ def test_zero_gives_no_items_and_zero_points(page):
     press(browser, "Digit0", "0")
     until(browser, f"{card(ANNA)}.querySelector('.score').textContent === '0 / 1'")
     assert mark.read_log(folder)[0][("Anna Lee~moodle11", "toy", "written_toy")].items == ()
-    assert hand(folder, "Anna Lee~moodle11")["score"] == 0
+    assert hand(folder, "Anna Lee~moodle11").score == 0
 
 
 def test_another_graders_mark_is_told_in_a_sentence(page, tmp_path):
@@ -142,7 +142,7 @@ def test_shift_and_a_digit_marks_the_whole_group(page):
     browser.run(f"{card(ZOE)}.focus()")
     press(browser, "Digit1", "!", shift=True)
     until(browser, f"{card(LI)}.querySelector('.score').textContent === '0.5 / 1'")
-    assert hand(folder, "Zoë Ñúñez")["score"] == hand(folder, "李明")["score"] == 0.5
+    assert hand(folder, "Zoë Ñúñez").score == hand(folder, "李明").score == 0.5
 
 
 def test_the_move_menu_is_built_when_opened(page):
@@ -185,9 +185,9 @@ def test_a_long_question_is_drawn_in_pages_and_a_group_action_reaches_every_memb
             press(browser, "Digit1", "!", shift=True)
             other = LI if first == ZOE else ZOE
             deadline = time.time() + 15
-            while hand(out, "李明")["score"] != 0.5 and time.time() < deadline:
+            while hand(out, "李明").score != 0.5 and time.time() < deadline:
                 time.sleep(0.1)
-            assert hand(out, "Zoë Ñúñez")["score"] == hand(out, "李明")["score"] == 0.5
+            assert hand(out, "Zoë Ñúñez").score == hand(out, "李明").score == 0.5
             press(browser, "KeyJ", "j")
             until(browser, f"document.querySelectorAll('.answer').length === {2 * drawn}")
             assert browser.run("document.activeElement.dataset.student") == other

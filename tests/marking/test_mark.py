@@ -16,8 +16,9 @@ import pytest
 
 from autograder import contract, rubrics
 from autograder.content import build
-from autograder.gradebook import read_hand_grades
+from autograder.gradebook import HandGrade, read_hand_grades
 from autograder.marking import mark
+from autograder.out import Out
 from autograder.records import CellResult, NotebookResult, Results, StudentResult
 from autograder.reports import feedback
 from tests.fixtures import toy
@@ -141,15 +142,13 @@ def test_import_writes_score_and_comment_into_the_gradebook(out, tmp_path):
         ],
     )
     assert run(out, import_csv=tmp_path / "in.csv", grader="ta-ana") == 0
-    assert hand(out, "Zoë Ñúñez") == {
-        "score": 1.0,
-        "comment": "+0.5 Relates addition to counting.\n+0.5 Says the count does not depend on the order.\nClear.",
-    }
-    assert hand(out, "Anna Lee~moodle11") == {
-        "score": 0.0,
-        "comment": "-0.5 Restates the question (a + b = b + a) instead of explaining it.",
-    }
-    assert hand(out, "李明")["score"] is None
+    assert hand(out, "Zoë Ñúñez") == HandGrade(
+        1.0, "+0.5 Relates addition to counting.\n+0.5 Says the count does not depend on the order.\nClear."
+    )
+    assert hand(out, "Anna Lee~moodle11") == HandGrade(
+        0.0, "-0.5 Restates the question (a + b = b + a) instead of explaining it."
+    )
+    assert hand(out, "李明").score is None
 
 
 def test_export_and_import_round_trip(out, tmp_path):
@@ -160,16 +159,16 @@ def test_export_and_import_round_trip(out, tmp_path):
     ]
     assert run(out, import_csv=write_csv(tmp_path / "in.csv", rows), grader="ta-ana") == 0
     assert run(out, export=tmp_path / "first.csv") == 0
-    log = (out / mark.LOG).read_text()
+    log = Out(out).marks.read_text()
     assert run(out, import_csv=tmp_path / "first.csv", grader="ta-ana") == 0
-    assert (out / mark.LOG).read_text() == log
+    assert Out(out).marks.read_text() == log
     assert run(out, export=tmp_path / "second.csv") == 0
     assert (tmp_path / "second.csv").read_text() == (tmp_path / "first.csv").read_text()
     got = {r["student"]: [r["items"], r["adjustment"], r["comment"]] for r in read_csv(tmp_path / "second.csv")}
     assert got["李明"] == ["counting", "0.25", 'Say "why", with sets; or an example.']
     assert got["Anna Lee~moodle12"] == ["", "0", ""]  # graded 0 on purpose, not left to grade
     assert got["Zoë Ñúñez"] == ["", "", ""]
-    assert hand(out, "李明")["score"] == 0.75
+    assert hand(out, "李明").score == 0.75
 
 
 @pytest.mark.parametrize(
@@ -194,7 +193,7 @@ def test_import_checks_every_row_first_and_writes_nothing_on_an_error(out, tmp_p
     assert run(out, import_csv=path) == 1
     err = capsys.readouterr().err
     assert "nothing imported, 1 row(s) to fix" in err and error in err
-    assert not (out / mark.LOG).exists()
+    assert not Out(out).marks.exists()
     assert (out / "gradebook.db").read_bytes() == before
 
 
@@ -218,8 +217,8 @@ def test_two_tas_files_merge(out, tmp_path, capsys):
         write_csv(tmp_path / name, filled)
     assert run(out, import_csv=tmp_path / "a.csv", grader="ta-ana") == 0
     assert run(out, import_csv=tmp_path / "b.csv", grader="ta-ben") == 0
-    assert (hand(out, "Zoë Ñúñez")["score"], hand(out, "李明")["score"]) == (1.0, 0.5)
-    log = [json.loads(line) for line in (out / mark.LOG).read_text().splitlines()]
+    assert (hand(out, "Zoë Ñúñez").score, hand(out, "李明").score) == (1.0, 0.5)
+    log = [json.loads(line) for line in Out(out).marks.read_text().splitlines()]
     assert [(m["student"], m["grader"]) for m in log] == [("Zoë Ñúñez", "ta-ana"), ("李明", "ta-ben")]
 
 
@@ -237,7 +236,7 @@ def test_a_changed_item_changes_every_answer_that_has_it(out, tmp_path, capsys):
     assert run(out, status=True) == 0
     assert "gradebook: 2 answer(s) updated" in capsys.readouterr().out
     for student in ("Zoë Ñúñez", "李明"):
-        assert hand(out, student) == {"score": 0.75, "comment": "+0.75 Relates adding to counting."}
+        assert hand(out, student) == HandGrade(0.75, "+0.75 Relates adding to counting.")
     rows = {r["student"]: r for r in read_csv(out / "grades.csv")}
     assert rows["李明"]["written_score"] == "0.75"
 
@@ -259,8 +258,8 @@ def test_a_removed_item_sends_its_answers_back_to_grade(out, tmp_path, capsys):
         "to grade again: Zoë Ñúñez toy/written_toy: item(s) 'counting' no longer in the rubric (was marked by ta-ana)"
         in said
     )
-    assert hand(out, "Zoë Ñúñez") == {"score": None, "comment": ""}
-    assert hand(out, "李明")["score"] == 0.5
+    assert hand(out, "Zoë Ñúñez") == HandGrade(None, "")
+    assert hand(out, "李明").score == 0.5
     assert "written_toy" in {r["student"]: r for r in read_csv(out / "grades.csv")}["Zoë Ñúñez"]["ungraded"]
     run(out, export=tmp_path / "now.csv")
     assert {r["student"]: r["items"] for r in read_csv(tmp_path / "now.csv")}["Zoë Ñúñez"] == ""
@@ -278,7 +277,7 @@ def test_an_answer_that_changed_since_it_was_marked_is_to_grade(out, tmp_path, c
     capsys.readouterr()
     run(out, status=True)
     assert "to grade again: 李明 toy/written_toy: the answer changed since it was marked" in capsys.readouterr().out
-    assert hand(out, "李明")["score"] is None
+    assert hand(out, "李明").score is None
 
 
 def test_marks_reach_grades_csv_and_the_feedback_page(out, tmp_path):
@@ -372,7 +371,7 @@ def test_a_log_line_cut_short_is_moved_aside_and_never_eats_the_next_mark(out, t
     """When a killed process left half a line at the end of the log, are the marks before it kept, the cut line
     moved aside with one console line, and the mark written next kept whole?"""
     run(out, import_csv=write_csv(tmp_path / "in.csv", [["李明", "toy", "written_toy", "order", "", ""]]))
-    with open(out / mark.LOG, "a") as f:
+    with open(Out(out).marks, "a") as f:
         f.write('{"student": "Zoë Ñúñez", "items": ["cou')
     capsys.readouterr()
     assert (
@@ -382,21 +381,21 @@ def test_a_log_line_cut_short_is_moved_aside_and_never_eats_the_next_mark(out, t
     said = capsys.readouterr().out
     assert said.count("a last line cut short") == 1 and "moved to marks.jsonl.torn" in said
     assert (out / "marks.jsonl.torn").read_text() == '{"student": "Zoë Ñúñez", "items": ["cou\n'
-    assert hand(out, "李明")["score"] == 0.5 and hand(out, "Zoë Ñúñez")["score"] == 0.5
-    assert all(line.endswith("}") for line in (out / mark.LOG).read_text().splitlines())
+    assert hand(out, "李明").score == 0.5 and hand(out, "Zoë Ñúñez").score == 0.5
+    assert all(line.endswith("}") for line in Out(out).marks.read_text().splitlines())
 
 
 def test_a_hand_edited_log_line_is_named_with_its_number(out, tmp_path, capsys):
     """Is a log line that is whole but not a mark (a NaN adjustment edited in) skipped and named by its number?"""
     run(out, import_csv=write_csv(tmp_path / "in.csv", [["李明", "toy", "written_toy", "order", "", ""]]))
-    line = (out / mark.LOG).read_text().splitlines()[0].replace('"adjustment": 0.0', '"adjustment": NaN')
-    with open(out / mark.LOG, "a") as f:
+    line = Out(out).marks.read_text().splitlines()[0].replace('"adjustment": 0.0', '"adjustment": NaN')
+    with open(Out(out).marks, "a") as f:
         f.write(line.replace("李明", "Zoë Ñúñez") + "\n")
     capsys.readouterr()
     assert run(out, status=True) == 0
     said = capsys.readouterr().out
-    assert f"{out / mark.LOG}:2: skipped, not a mark (NaN is not a number of points)" in said
-    assert hand(out, "李明")["score"] == 0.5 and hand(out, "Zoë Ñúñez")["score"] is None
+    assert f"{Out(out).marks}:2: skipped, not a mark (NaN is not a number of points)" in said
+    assert hand(out, "李明").score == 0.5 and hand(out, "Zoë Ñúñez").score is None
 
 
 def test_the_summary_counts_what_is_left(out, tmp_path, capsys):
@@ -414,7 +413,7 @@ def test_mark_alone_serves_the_page(out, monkeypatch):
 
     served = []
     monkeypatch.setattr(
-        mark_server, "serve_page", lambda marking, port, browser, allow=(): served.append((marking.out, port)) or 0
+        mark_server, "serve_page", lambda marking, port, browser, allow=(): served.append((marking.out.root, port)) or 0
     )
     command = functools.partial(mark_server.main, out=out, source=source(out), encoder="tfidf")
     assert command(port=9001) == 0
@@ -536,7 +535,7 @@ def test_second_marks_give_agreement_and_leave_the_grade(out, tmp_path, capsys):
     ]
     run(out, import_csv=write_csv(tmp_path / "a.csv", first), grader="ta-ana")
     assert run(out, import_csv=write_csv(tmp_path / "b.csv", second), grader="ta-ben", second=True) == 0
-    assert hand(out, "李明")["score"] == 0.5
+    assert hand(out, "李明").score == 0.5
     capsys.readouterr()
     assert run(out, status=True) == 0
     # 9 decisions (3 answers x 3 items), 8 agree; ana says yes 4 times, ben 5: chance 4/9 * 5/9 + 5/9 * 4/9
@@ -571,13 +570,13 @@ def test_regrade_requests_are_checked_then_queued(out, tmp_path, capsys):
     assert (
         "bad.csv:3: no graded answer of 'Anna Lee' to toy/written_toy" in err and "bad.csv:4: no graded answer" in err
     )
-    assert not (out / mark.REGRADES).exists()
+    assert not Out(out).regrades.exists()
     good = tmp_path / "good.csv"
     good.write_text("student,notebook,grade_id,reason\n李明,toy,written_toy,I named the sets.\n")
     assert run(out, regrades=good, grader="head-ta") == 0
     assert run(out, regrades=good, grader="head-ta") == 0
     assert "queued 0 regrade request(s)" in capsys.readouterr().out
-    (entry,) = [json.loads(line) for line in (out / mark.REGRADES).read_text().splitlines()]
+    (entry,) = [json.loads(line) for line in Out(out).regrades.read_text().splitlines()]
     assert (entry["status"], entry["score"], entry["reason"], entry["by"]) == (
         "open",
         0.5,

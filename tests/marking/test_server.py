@@ -12,8 +12,10 @@ import urllib.request
 import pytest
 
 from autograder import rubrics
+from autograder.gradebook import HandGrade
 from autograder.marking import mark, web
 from autograder.marking import server as mark_server
+from autograder.out import Out
 from autograder.records import Results
 from tests.marking.test_mark import RIGHT as RIGHT_TEXT
 from tests.marking.test_mark import STUDENTS, graded, hand, out, read_csv, source  # noqa: F401
@@ -142,13 +144,13 @@ def test_a_group_action_reaches_gradebook_grades_csv_and_the_students_page(serve
     )
     assert status == 200 and state["graded"] == 3
     assert state["answers"][mark_server.pseudonym("李明")]["score"] == 1.0
-    assert hand(folder, "Zoë Ñúñez")["score"] == hand(folder, "李明")["score"] == 1.0
+    assert hand(folder, "Zoë Ñúñez").score == hand(folder, "李明").score == 1.0
     assert marking.settle()  # grades.csv and the pages follow in the page's own thread
     rows = {r["student"]: r for r in read_csv(folder / "grades.csv")}
     assert rows["李明"]["written_score"] == "1" and rows["李明"]["ungraded"] == ""
     page = (folder / "feedback" / "李明" / "toy.html").read_text()
     assert "Relates addition to counting." in page and "1 / 1" in page
-    log = [json.loads(line) for line in (folder / mark.LOG).read_text().splitlines()]
+    log = [json.loads(line) for line in Out(folder).marks.read_text().splitlines()]
     assert {(m["student"], m["grader"]) for m in log} == {("Zoë Ñúñez", "ta-ana"), ("李明", "ta-ana")}
 
 
@@ -160,10 +162,10 @@ def test_a_write_that_did_not_see_the_last_mark_is_refused(served):
     assert post(base, "/api/mark", dict(body, marks=[change("李明", ["order"])]))[0] == 200
     status, reply = post(base, "/api/mark", dict(body, marks=[change("李明", ["counting"])]))
     assert status == 409 and reply["now"][mark_server.pseudonym("李明")]["items"] == ["order"]
-    assert hand(folder, "李明")["score"] == 0.5
+    assert hand(folder, "李明").score == 0.5
     version = reply["now"][mark_server.pseudonym("李明")]["version"]
     assert post(base, "/api/mark", dict(body, marks=[change("李明", ["counting"], version)]))[0] == 200
-    assert hand(folder, "李明")["comment"] == "+0.5 Relates addition to counting."
+    assert hand(folder, "李明").comment == "+0.5 Relates addition to counting."
 
 
 def test_editing_an_item_rescores_every_answer_that_has_it(served):
@@ -174,7 +176,7 @@ def test_editing_an_item_rescores_every_answer_that_has_it(served):
     status, state = post(base, "/api/item", dict(body, item="counting", points=0.75, text="Links adding to counting."))
     assert status == 200
     assert {state["answers"][mark_server.pseudonym(s)]["score"] for s in ("Zoë Ñúñez", "李明")} == {0.75}
-    assert hand(folder, "Zoë Ñúñez") == {"score": 0.75, "comment": "+0.75 Links adding to counting."}
+    assert hand(folder, "Zoë Ñúñez") == HandGrade(0.75, "+0.75 Links adding to counting.")
     rubric = rubrics.load(source(folder) / rubrics.FILENAME)[("toy", "written_toy")]
     assert (rubric.item("counting").points, rubric.item("counting").text) == (0.75, "Links adding to counting.")
     (edit,) = mark.read_rubric_edits(folder)  # logged in OUT: who, when, the item before and after
@@ -220,7 +222,7 @@ def test_a_bad_mark_is_refused_and_nothing_written(served, marks, error):
     base, folder, marking = served
     status, reply = post(base, "/api/mark", {"notebook": "toy", "grade_id": "written_toy", "marks": marks})
     assert status == 400 and error in reply["error"]
-    assert not (folder / mark.LOG).exists()
+    assert not Out(folder).marks.exists()
 
 
 @pytest.mark.slow
@@ -253,7 +255,7 @@ def test_a_ta_grades_a_group_in_chromium(served, tmp_path):
         assert browser.run("document.querySelector('tr input.points').value") == "0.75"
     finally:
         browser.close()
-    assert hand(folder, "Zoë Ñúñez")["score"] == hand(folder, "李明")["score"] == 0.75
+    assert hand(folder, "Zoë Ñúñez").score == hand(folder, "李明").score == 0.75
     assert marking.settle()
     rows = {r["student"]: r["written_score"] for r in read_csv(folder / "grades.csv")}
     assert rows["Zoë Ñúñez"] == rows["李明"] == "0.75"

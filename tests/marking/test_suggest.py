@@ -14,6 +14,7 @@ import pytest
 from autograder import bench, cli, rubrics
 from autograder.content import build
 from autograder.marking import groups, mark, suggest
+from autograder.out import Out
 from tests.fixtures import toy
 
 CELL = ("toy", "written_toy")
@@ -318,9 +319,9 @@ def test_suggest_writes_no_mark_and_follows_the_log(out, tmp_path):
     student = sorted(marks)[0]
     stale = mark.Mark(student, *CELL, RIGHT, 0.0, "", "ta", mark.now(), mark.digest("an older text"))
     mark.append_log(out, [stale])
-    before = (out / mark.LOG).read_bytes()
+    before = Out(out).marks.read_bytes()
     rows = list(csv.DictReader(io.StringIO(run_suggest(out, tmp_path)[1])))
-    assert (out / mark.LOG).read_bytes() == before
+    assert Out(out).marks.read_bytes() == before
     assert student in {r["student"] for r in rows}
     assert all(r["like"] != student for r in rows)
 
@@ -339,13 +340,6 @@ def test_suggest_on_the_command_line(out, tmp_path, capsys):
     assert "wrote suggestions for" in capsys.readouterr().out
     assert cli.main([*base, "--suggest", "toy/nope"]) == 1
     assert "unknown written cell 'toy/nope'" in capsys.readouterr().err
-
-
-def test_the_rows_are_read_where_the_page_keeps_them():
-    """Does --suggest read the MiniLM rows from the file of OUT where the grading page keeps them?"""
-    from autograder.marking import server
-
-    assert suggest.EMBEDDINGS == server.EMBEDDINGS
 
 
 def test_minilm_rows_are_kept_in_out(out, tmp_path, monkeypatch):

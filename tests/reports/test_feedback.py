@@ -8,6 +8,7 @@ import shutil
 import nbformat
 import pytest
 
+from autograder.gradebook import HandGrade
 from autograder.reports import feedback, nbhtml, sanitize
 from tests.fixtures import toy
 from tests.fixtures.pages import page_of
@@ -491,7 +492,7 @@ def test_page_shows_a_blank_answer_as_zero_and_final():
 
 def test_page_shows_the_hand_score_of_a_cell_left_to_a_ta():
     """After a TA scored the caption in formgrader, does the page count it in the autograded score?"""
-    summary = dict(_clip_summary(caption=None), hand={"test_scavenger_caption": {"score": 1.0, "comment": ""}})
+    summary = dict(_clip_summary(caption=None), hand={"test_scavenger_caption": HandGrade(1.0, "")})
     text = feedback.summary_markdown(page_of(summary, "李明"))
     assert "**Autograded score: 2 / 2**" in text and "| `scavenger_caption` | 1 / 1 |" in text
 

@@ -7,6 +7,7 @@ import re
 import nbformat
 import pytest
 
+from autograder.gradebook import HandGrade
 from autograder.records import Results
 from autograder.reports import feedback
 from tests.fixtures.pages import page_of
@@ -85,7 +86,7 @@ def clip_summary(**changes):
     return {**summary, **changes}
 
 
-HAND = {"test_scavenger_caption": {"score": 1.0, "comment": ""}, "written_caption": {"score": 1.0, "comment": "Good."}}
+HAND = {"test_scavenger_caption": HandGrade(1.0, ""), "written_caption": HandGrade(1.0, "Good.")}
 
 
 def page(summary, student=ANNA):
