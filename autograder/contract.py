@@ -24,6 +24,7 @@ GRADED: dict[str, dict[str, int]] = {
     },
     "bert": {
         "encode_sentences": 1,
+        "encode_pairs": 1,
         "sentence_classifier": 2,
         "freeze_encoder": 1,
     },
@@ -68,7 +69,13 @@ WRITTEN: dict[str, dict[str, int]] = {
         "written_scaling": 2,
         "written_compute_optimal": 1,
     },
-    "bert": {"written_training_time": 1, "written_accuracy": 2, "written_pretraining": 1, "written_invariance": 1},
+    "bert": {
+        "written_training_time": 1,
+        "written_accuracy": 2,
+        "written_pretraining": 1,
+        "written_invariance": 1,
+        "written_model_size": 1,
+    },
     "clip": {"written_caption_search": 1},
     "theory": {
         "written_fgsm_bound": 1,

@@ -1,4 +1,4 @@
-"""Hidden checks for bert.ipynb: encode_sentences, SentenceClassifier, freeze_encoder.
+"""Hidden checks for bert.ipynb: encode_sentences, encode_pairs, SentenceClassifier, freeze_encoder.
 
 Every check builds what it needs itself (a tiny WordPiece tokenizer, tiny random BERT and RoBERTa
 encoders from autograder.content.tinymodels), so it needs no hub and runs in well under two seconds. Results
@@ -136,6 +136,164 @@ def check_encode_sentences(encode_sentences) -> None:
             raise CheckFailed(
                 f"attention_mask row {i} should be 1 on real tokens ([CLS] ... [SEP]) and 0 on "
                 f"padding: expected {_row(want_mask, i)}, got {_row(mask, i)}"
+            )
+
+
+# ----------------------------------------------------------------------------------------- encode_pairs
+
+# (first sentences, second sentences, max_len). The truncated pairs keep an even budget for the two sentences
+# (max_len - 3), or one sentence within half of it, so that every "longest first" rule gives the tokenizer's ids.
+PAIR_CASES = [
+    (
+        ["one plus two", "what is the sum of four and six", "zero"],
+        ["ten minus three", "nine", "eight times six is what"],
+        14,
+    ),
+    (
+        ["what is the sum of fourteen and seventeen and nine", "one plus two"],
+        ["one plus two", "what is the sum of fourteen and seventeen and nine"],
+        9,
+    ),  # row 0: the first sentence is the longer one, row 1: the second
+    (["five minus four"], ["three"], 7),  # exactly max_len
+    (["nine plus unknownword"], ["two times two is four"], 10),  # only the second sentence is cut
+]
+PAIR_NAMES = ("input_ids", "token_type_ids", "attention_mask")
+
+
+def _rows(x):
+    """A 2-D tensor as a list of lists of ints."""
+    return [[int(v) for v in row] for row in pristine.tensor_to(pristine.tensor_detach(x), "cpu").tolist()]
+
+
+def _pair_reference(first, second, max_len, **tokenizer_settings):
+    """The reference's (ids, types, mask) as lists of rows, with the tokenizer's attributes changed."""
+    tokenizer = tiny_tokenizer()
+    for name, value in tokenizer_settings.items():
+        setattr(tokenizer, name, value)
+    return [_rows(x) for x in ref.encode_pairs(tokenizer, first, second, max_len)]
+
+
+def _first_bad_list_row(got, want):
+    """Index of the first row where two lists of rows differ."""
+    return next(i for i, (g, w) in enumerate(zip(got, want)) if g != w)
+
+
+def _first_difference(got_row, want_row):
+    """The first position where two rows differ."""
+    return next(p for p, (g, w) in enumerate(zip(got_row, want_row)) if g != w)
+
+
+def _explain_pair_ids(got, want, first, second, max_len):
+    """One line naming the likely mistake behind wrong pair input_ids (never the expected ids)."""
+    tokenizer = tiny_tokenizer()
+    cls, sep, pad = tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id
+    if got == _pair_reference(first, second, max_len, padding_side="left")[0]:
+        return "the padding is on the left; put [CLS] first and pad on the right, after the final [SEP]"
+    if any(row[0] != cls for row in got):
+        return "every row should start with the [CLS] id: keep the tokenizer's special tokens"
+    if got == _pair_reference(second, first, max_len)[0]:
+        return "the two sentences are swapped: first[i] comes right after [CLS], second[i] after the first [SEP]"
+    for i, (g, w) in enumerate(zip(got, want)):
+        if g.count(cls) > 1:
+            return (
+                f"row {i} has [CLS] inside the pair: encode each pair as one input, [CLS] a [SEP] b [SEP], not "
+                f"each sentence on its own"
+            )
+        if g.count(sep) != w.count(sep):
+            return f"row {i} has {g.count(sep)} [SEP] id(s): a pair is [CLS] a [SEP] b [SEP], with a [SEP] after each sentence"
+        padding = [p for p, v in enumerate(w) if v == pad]
+        if [g[p] for p in padding] != [pad] * len(padding):
+            seen = sorted({g[p] for p in padding})
+            return f"padding positions (after the final [SEP]) should hold tokenizer.pad_token_id, row {i} has {seen} there"
+    truncated = [i for i, (a, b) in enumerate(zip(first, second)) if len(tokenizer(a, b)["input_ids"]) > max_len]
+    if truncated and got == _pair_reference(first, second, max_len, truncation_side="left")[0]:
+        return (
+            "a pair longer than max_len lost ids from the start of its longer sentence; they come off its end "
+            "(the tokenizer's truncation_side is 'right')"
+        )
+    i = _first_bad_list_row(got, want)
+    if i in truncated:
+        return (
+            f"row {i} (a pair longer than max_len={max_len}) is not truncated as tokenizer(first, second, "
+            f"truncation=True, max_length=max_len) truncates it: the longer sentence loses ids from its end until "
+            f"the pair fits, and both [SEP] stay"
+        )
+    p = _first_difference(got[i], want[i])
+    return (
+        f"input_ids row {i} ({first[i]!r}, {second[i]!r}, max_len={max_len}) is not [CLS] a [SEP] b [SEP] then "
+        f"padding: it differs at position {p} (id {got[i][p]} there)"
+    )
+
+
+def _explain_pair_types(got, want, ids):
+    """One line naming the likely mistake behind wrong token_type_ids (never the expected row)."""
+    sep, pad = tiny_tokenizer().sep_token_id, tiny_tokenizer().pad_token_id
+    values = sorted({v for row in got for v in row})
+    if not set(values) <= {0, 1}:
+        return f"token_type_ids should hold 0 (first segment) and 1 (second segment) only, got the values {values}"
+    if all(v == 0 for row in got for v in row):
+        return "token_type_ids are all 0: the second sentence and the final [SEP] should have type 1"
+    for i, (g, w, row) in enumerate(zip(got, want, ids)):
+        if g == w:
+            continue
+        seps = [p for p, v in enumerate(row) if v == sep]
+        if any(g[p] for p, v in enumerate(row) if v == pad):
+            return f"token_type_ids row {i} is 1 on padding; padding has type 0"
+        if g[seps[0]] == 1:
+            return (
+                f"token_type_ids row {i} is 1 on the first [SEP]: it belongs to the first segment (type 0); type 1 "
+                f"starts on the second sentence's first token"
+            )
+        if g[seps[-1]] == 0:
+            return f"token_type_ids row {i} is 0 on the final [SEP]: it belongs to the second segment (type 1)"
+        return (
+            f"token_type_ids row {i} should be 0 from [CLS] to the first [SEP] and 1 from the next token to the "
+            f"final [SEP]: it differs at position {_first_difference(g, w)}"
+        )
+    return "token_type_ids differ from the pair's segments"
+
+
+@check("encode_pairs")
+def check_encode_pairs(encode_pairs) -> None:
+    """encode_pairs(tokenizer, first, second, max_len) -> (input_ids, token_type_ids, attention_mask), (N, max_len)."""
+    require_notebook_defined(encode_pairs, "encode_pairs")
+    for first, second, max_len in PAIR_CASES:
+        want = _pair_reference(first, second, max_len)
+        got = encode_pairs(tiny_tokenizer(), list(first), list(second), max_len)  # a fresh tokenizer per call
+        call = f"encode_pairs(tokenizer, {pristine.len(first)} first, {pristine.len(second)} second, max_len={max_len})"
+        if not _is_sequence(got, 3):
+            raise CheckFailed(
+                f"{call} should return a tuple (input_ids, token_type_ids, attention_mask), got {_describe(got)}"
+            )
+        for name, x in zip(PAIR_NAMES, got):
+            _exact_tensor(x, name)
+            expect(x.dtype == torch.long, f"{name} should be a LongTensor (torch.int64), got {x.dtype}")
+            if tuple(x.shape) != (len(first), max_len):
+                hint = ""
+                if x.dim() == 2 and x.shape[1] > max_len:
+                    hint = ": truncate pairs longer than max_len"
+                elif x.dim() == 2 and x.shape[1] < max_len:
+                    hint = ": pad every row to exactly max_len ids, the three special tokens included"
+                raise CheckFailed(
+                    f"{call}: {name} should have shape ({len(first)}, {max_len}), got {tuple(x.shape)}{hint}"
+                )
+        ids, types, mask = (_rows(x) for x in got)
+        if (ids, types, mask) != tuple(want) and sorted(map(str, (ids, types, mask))) == sorted(map(str, want)):
+            raise CheckFailed(
+                f"{call} returned its three tensors in another order: return (input_ids, token_type_ids, "
+                f"attention_mask)"
+            )
+        if ids != want[0]:
+            raise CheckFailed(_explain_pair_ids(ids, want[0], first, second, max_len))
+        if types != want[1]:
+            raise CheckFailed(_explain_pair_types(types, want[1], ids))
+        if mask != want[2]:
+            if mask == [[1 - v for v in row] for row in want[2]]:
+                raise CheckFailed("attention_mask is inverted: it should be 1 on real tokens and 0 on padding")
+            i = _first_bad_list_row(mask, want[2])
+            raise CheckFailed(
+                f"attention_mask row {i} should be 1 on real tokens ([CLS] a [SEP] b [SEP]) and 0 on padding: it differs "
+                f"at position {_first_difference(mask[i], want[2][i])}"
             )
 
 

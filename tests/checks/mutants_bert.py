@@ -183,6 +183,271 @@ ENCODE_MUTANTS = [
     Mutant("encode_room_for_specials", encode_room_for_specials, "pad every row to exactly max_len"),
 ]
 
+# ------------------------------------------------------------------------------------------ encode_pairs
+
+
+def _pad_pair_rows(tokenizer, rows, types, max_len):
+    ids = [r + [tokenizer.pad_token_id] * (max_len - len(r)) for r in rows]
+    token_types = [t + [0] * (max_len - len(t)) for t in types]
+    mask = [[1] * len(r) + [0] * (max_len - len(r)) for r in rows]
+    return torch.tensor(ids), torch.tensor(token_types), torch.tensor(mask)
+
+
+def _longest_first(a, b, budget):
+    """Drop ids from the end of the longer list (the second on a tie) until both fit in budget."""
+    a, b = list(a), list(b)
+    while len(a) + len(b) > budget:
+        if len(a) > len(b):
+            a.pop()
+        else:
+            b.pop()
+    return a, b
+
+
+def _pieces(tokenizer, sentence):
+    return tokenizer.convert_tokens_to_ids(tokenizer.tokenize(sentence))
+
+
+def pairs_tokenizer_call(tokenizer, first, second, max_len):
+    batch = tokenizer(first, second, padding="max_length", truncation=True, max_length=max_len, return_tensors="pt")
+    return batch["input_ids"], batch["token_type_ids"], batch["attention_mask"]
+
+
+def pairs_zip_lists(tokenizer, first, second, max_len):
+    batch = tokenizer(list(zip(first, second)), padding="max_length", truncation="longest_first", max_length=max_len)
+    return tuple(torch.tensor(batch[k]) for k in ("input_ids", "token_type_ids", "attention_mask"))
+
+
+def pairs_manual_loop(tokenizer, first, second, max_len):
+    rows, types = [], []
+    for a, b in zip(first, second):
+        a, b = _longest_first(_pieces(tokenizer, a), _pieces(tokenizer, b), max_len - 3)
+        rows.append([tokenizer.cls_token_id, *a, tokenizer.sep_token_id, *b, tokenizer.sep_token_id])
+        types.append([0] * (len(a) + 2) + [1] * (len(b) + 1))
+    return _pad_pair_rows(tokenizer, rows, types, max_len)
+
+
+def pairs_manual_first_on_tie(tokenizer, first, second, max_len):
+    # Correct too: on a tie it cuts the first sentence (the checks' cases never depend on the tie).
+    rows, types = [], []
+    for a, b in zip(first, second):
+        a, b = _pieces(tokenizer, a), _pieces(tokenizer, b)
+        while len(a) + len(b) > max_len - 3:
+            (a if len(a) >= len(b) else b).pop()
+        rows.append([tokenizer.cls_token_id, *a, tokenizer.sep_token_id, *b, tokenizer.sep_token_id])
+        types.append([0] * (len(a) + 2) + [1] * (len(b) + 1))
+    return _pad_pair_rows(tokenizer, rows, types, max_len)
+
+
+def pairs_encode_plus_each(tokenizer, first, second, max_len):
+    out = [tokenizer(a, b, padding="max_length", truncation=True, max_length=max_len) for a, b in zip(first, second)]
+    return tuple(torch.tensor([o[k] for o in out]) for k in ("input_ids", "token_type_ids", "attention_mask"))
+
+
+def pairs_types_from_sep(tokenizer, first, second, max_len):
+    # Correct too: token types computed from the position of the first [SEP] and the mask.
+    batch = tokenizer(first, second, padding="max_length", truncation=True, max_length=max_len, return_tensors="pt")
+    ids, mask = batch["input_ids"], batch["attention_mask"]
+    after_first_sep = (ids == tokenizer.sep_token_id).long().cumsum(dim=1) - (ids == tokenizer.sep_token_id).long()
+    types = (after_first_sep > 0).long() * mask  # 1 after the first [SEP], up to the final one
+    return ids, types, mask
+
+
+PAIRS_CORRECT = [
+    Correct("pairs_tokenizer_call", pairs_tokenizer_call),
+    Correct("pairs_zip_lists", pairs_zip_lists),
+    Correct("pairs_manual_loop", pairs_manual_loop),
+    Correct("pairs_manual_first_on_tie", pairs_manual_first_on_tie),
+    Correct("pairs_encode_plus_each", pairs_encode_plus_each),
+    Correct("pairs_types_from_sep", pairs_types_from_sep),
+]
+
+
+def _manual_pairs(tokenizer, first, second, max_len, build):
+    """Rows and types from build(cls, a, sep, b) -> (row, types), after longest-first truncation, then padded."""
+    rows, types = [], []
+    for a, b in zip(first, second):
+        a, b = _longest_first(_pieces(tokenizer, a), _pieces(tokenizer, b), max_len - 3)
+        row, t = build(tokenizer.cls_token_id, a, tokenizer.sep_token_id, b)
+        rows.append(row)
+        types.append(t)
+    return _pad_pair_rows(tokenizer, rows, types, max_len)
+
+
+def pairs_no_final_sep(tokenizer, first, second, max_len):
+    # Mistake: [CLS] a [SEP] b, forgetting the [SEP] that closes the second sentence.
+    return _manual_pairs(
+        tokenizer, first, second, max_len, lambda c, a, s, b: ([c, *a, s, *b], [0] * (len(a) + 2) + [1] * len(b))
+    )
+
+
+def pairs_no_cls(tokenizer, first, second, max_len):
+    # Mistake: a [SEP] b [SEP], without the [CLS] the classifier reads.
+    return _manual_pairs(
+        tokenizer, first, second, max_len, lambda c, a, s, b: ([*a, s, *b, s], [0] * (len(a) + 1) + [1] * (len(b) + 1))
+    )
+
+
+def pairs_types_all_zero(tokenizer, first, second, max_len):
+    # Mistake: token types all 0 (return_token_type_ids=False, then zeros), as for a single sentence.
+    ids, _, mask = pairs_tokenizer_call(tokenizer, first, second, max_len)
+    return ids, torch.zeros_like(ids), mask
+
+
+def pairs_types_from_first_sep(tokenizer, first, second, max_len):
+    # Mistake: segment 1 starts on the first [SEP] instead of the token after it.
+    return _manual_pairs(
+        tokenizer,
+        first,
+        second,
+        max_len,
+        lambda c, a, s, b: ([c, *a, s, *b, s], [0] * (len(a) + 1) + [1] * (len(b) + 2)),
+    )
+
+
+def pairs_final_sep_type_zero(tokenizer, first, second, max_len):
+    # Mistake: the final [SEP] gets type 0, as if only the words of b were segment 1.
+    return _manual_pairs(
+        tokenizer,
+        first,
+        second,
+        max_len,
+        lambda c, a, s, b: ([c, *a, s, *b, s], [0] * (len(a) + 2) + [1] * len(b) + [0]),
+    )
+
+
+def pairs_types_into_padding(tokenizer, first, second, max_len):
+    # Mistake: everything after the first [SEP] is type 1, the padding included.
+    ids, types, mask = pairs_tokenizer_call(tokenizer, first, second, max_len)
+    first_sep = (ids == tokenizer.sep_token_id).long().cumsum(dim=1) - (ids == tokenizer.sep_token_id).long()
+    return ids, (first_sep > 0).long(), mask
+
+
+def pairs_pad_id_zero(tokenizer, first, second, max_len):
+    # Mistake: pads with id 0 (BERT's [PAD] in its own vocabulary, not every tokenizer's).
+    ids, types, mask = pairs_tokenizer_call(tokenizer, first, second, max_len)
+    return ids.masked_fill(mask == 0, 0), types, mask
+
+
+def pairs_mask_all_ones(tokenizer, first, second, max_len):
+    # Mistake: a mask of ones everywhere, so the encoder attends to padding.
+    ids, types, _ = pairs_tokenizer_call(tokenizer, first, second, max_len)
+    return ids, types, torch.ones_like(ids)
+
+
+def pairs_mask_inverted(tokenizer, first, second, max_len):
+    # Mistake: the mask marks padding with 1 and real tokens with 0.
+    ids, types, mask = pairs_tokenizer_call(tokenizer, first, second, max_len)
+    return ids, types, 1 - mask
+
+
+def pairs_truncate_left(tokenizer, first, second, max_len):
+    # Mistake: sets the tokenizer's truncation_side to "left", so the longer sentence loses its first ids.
+    tokenizer.truncation_side = "left"
+    batch = tokenizer(first, second, padding="max_length", truncation=True, max_length=max_len, return_tensors="pt")
+    return batch["input_ids"], batch["token_type_ids"], batch["attention_mask"]
+
+
+def pairs_truncate_only_second(tokenizer, first, second, max_len):
+    # Mistake: truncation="only_second" cuts the second sentence even when the first is the longer one.
+    batch = tokenizer(
+        first, second, padding="max_length", truncation="only_second", max_length=max_len, return_tensors="pt"
+    )
+    return batch["input_ids"], batch["token_type_ids"], batch["attention_mask"]
+
+
+def pairs_slice_after_encoding(tokenizer, first, second, max_len):
+    # Mistake: truncates by slicing the encoded pair, which cuts off the final [SEP] (and b's ids).
+    rows, types = [], []
+    for a, b in zip(first, second):
+        out = tokenizer(a, b)
+        rows.append(out["input_ids"][:max_len])
+        types.append(out["token_type_ids"][:max_len])
+    return _pad_pair_rows(tokenizer, rows, types, max_len)
+
+
+def pairs_each_sentence_encoded(tokenizer, first, second, max_len):
+    # Mistake: encodes each sentence on its own and joins them: [CLS] a [SEP] [CLS] b [SEP].
+    rows, types = [], []
+    for a, b in zip(first, second):
+        ea, eb = tokenizer.encode(a), tokenizer.encode(b)
+        rows.append((ea + eb)[:max_len])
+        types.append(([0] * len(ea) + [1] * len(eb))[:max_len])
+    return _pad_pair_rows(tokenizer, rows, types, max_len)
+
+
+def pairs_swapped(tokenizer, first, second, max_len):
+    # Mistake: passes the sentences the other way round, second before first.
+    return pairs_tokenizer_call(tokenizer, second, first, max_len)
+
+
+def pairs_padding_left(tokenizer, first, second, max_len):
+    # Mistake: pads on the left.
+    batch = tokenizer(
+        first,
+        second,
+        padding="max_length",
+        truncation=True,
+        max_length=max_len,
+        padding_side="left",
+        return_tensors="pt",
+    )
+    return batch["input_ids"], batch["token_type_ids"], batch["attention_mask"]
+
+
+def pairs_pad_to_longest(tokenizer, first, second, max_len):
+    # Mistake: padding=True pads to the longest pair of the batch, not to max_len.
+    batch = tokenizer(first, second, padding=True, truncation=True, max_length=max_len, return_tensors="pt")
+    return batch["input_ids"], batch["token_type_ids"], batch["attention_mask"]
+
+
+def pairs_mask_before_types(tokenizer, first, second, max_len):
+    # Mistake: returns (input_ids, attention_mask, token_type_ids).
+    ids, types, mask = pairs_tokenizer_call(tokenizer, first, second, max_len)
+    return ids, mask, types
+
+
+def pairs_two_outputs(tokenizer, first, second, max_len):
+    # Mistake: returns (input_ids, attention_mask) as encode_sentences does, without the token types.
+    ids, _, mask = pairs_tokenizer_call(tokenizer, first, second, max_len)
+    return ids, mask
+
+
+def pairs_one_sentence(tokenizer, first, second, max_len):
+    # Mistake: joins the two sentences into one string, so the pair has one [SEP] and no second segment.
+    batch = tokenizer(
+        [f"{a} {b}" for a, b in zip(first, second)],
+        padding="max_length",
+        truncation=True,
+        max_length=max_len,
+        return_tensors="pt",
+    )
+    return batch["input_ids"], batch["token_type_ids"], batch["attention_mask"]
+
+
+PAIRS_MUTANTS = [
+    Mutant("pairs_no_final_sep", pairs_no_final_sep, "has 1 [SEP] id(s)"),
+    Mutant("pairs_no_cls", pairs_no_cls, "start with the [CLS] id"),
+    Mutant("pairs_types_all_zero", pairs_types_all_zero, "token_type_ids are all 0"),
+    Mutant("pairs_types_from_first_sep", pairs_types_from_first_sep, "is 1 on the first [SEP]"),
+    Mutant("pairs_final_sep_type_zero", pairs_final_sep_type_zero, "is 0 on the final [SEP]"),
+    Mutant("pairs_types_into_padding", pairs_types_into_padding, "is 1 on padding"),
+    Mutant("pairs_pad_id_zero", pairs_pad_id_zero, "should hold tokenizer.pad_token_id, row 0 has [0]"),
+    Mutant("pairs_mask_all_ones", pairs_mask_all_ones, "attention_mask row 0 should be 1 on real tokens"),
+    Mutant("pairs_mask_inverted", pairs_mask_inverted, "attention_mask is inverted"),
+    Mutant("pairs_truncate_left", pairs_truncate_left, "lost ids from the start of its longer sentence"),
+    Mutant("pairs_truncate_only_second", pairs_truncate_only_second, "your code raised"),
+    Mutant("pairs_slice_after_encoding", pairs_slice_after_encoding, "has 0 [SEP] id(s)"),
+    Mutant("pairs_each_sentence_encoded", pairs_each_sentence_encoded, "has [CLS] inside the pair"),
+    Mutant("pairs_swapped", pairs_swapped, "the two sentences are swapped"),
+    Mutant("pairs_padding_left", pairs_padding_left, "the padding is on the left"),
+    Mutant("pairs_pad_to_longest", pairs_pad_to_longest, "pad every row to exactly max_len"),
+    Mutant("pairs_mask_before_types", pairs_mask_before_types, "in another order"),
+    Mutant("pairs_two_outputs", pairs_two_outputs, "should return a tuple (input_ids, token_type_ids, attention_mask)"),
+    Mutant("pairs_one_sentence", pairs_one_sentence, "has 1 [SEP] id(s)"),
+]
+
+
 # ---------------------------------------------------------------------------------------- SentenceClassifier
 
 
@@ -547,6 +812,7 @@ CATALOGUE = Catalogue(
     notebook="bert",
     cells={
         "encode_sentences": Cell(correct=ENCODE_CORRECT, mutants=ENCODE_MUTANTS),
+        "encode_pairs": Cell(correct=PAIRS_CORRECT, mutants=PAIRS_MUTANTS),
         "sentence_classifier": Cell(correct=CLASSIFIER_CORRECT, mutants=CLASSIFIER_MUTANTS, name="SentenceClassifier"),
         "freeze_encoder": Cell(correct=FREEZE_CORRECT, mutants=FREEZE_MUTANTS),
     },

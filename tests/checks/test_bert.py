@@ -14,6 +14,7 @@ from tests.checks.harness import CatalogueTests
 
 CHECKS = {
     "encode_sentences": (checks.check_encode_sentences, ref.encode_sentences),
+    "encode_pairs": (checks.check_encode_pairs, ref.encode_pairs),
     "sentence_classifier": (checks.check_sentence_classifier, ref.SentenceClassifier),
     "freeze_encoder": (checks.check_freeze_encoder, ref.freeze_encoder),
 }
@@ -101,6 +102,7 @@ def test_demo_wrong_sample_fails_its_check(grade_id, capsys):
     exec(compile(WRONG[grade_id], f"<wrong {grade_id}>", "exec"), namespace)
     name = {
         "encode_sentences": "encode_sentences",
+        "encode_pairs": "encode_pairs",
         "sentence_classifier": "SentenceClassifier",
         "freeze_encoder": "freeze_encoder",
     }[grade_id]

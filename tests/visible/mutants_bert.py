@@ -249,3 +249,103 @@ RIGHT = [Right(g, "reference") for g in (ENC, CLS, FRZ)] + [
         ],
     ),
 ]
+
+# ------------------------------------------------------------------------------------------ encode_pairs
+PAIRS = "encode_pairs"
+PAIRS_RETURN = 'return batch["input_ids"], batch["token_type_ids"], batch["attention_mask"]'
+_PAIRS_MANUAL = """def encode_pairs(tokenizer, first, second, max_len):
+    ids, types, mask = [], [], []
+    for a, b in zip(first, second):
+        a = tokenizer.convert_tokens_to_ids(tokenizer.tokenize(a))
+        b = tokenizer.convert_tokens_to_ids(tokenizer.tokenize(b))
+        while len(a) + len(b) > max_len - 3:  # the longer sentence loses its last id
+            (a if len(a) > len(b) else b).pop()
+        row = [tokenizer.cls_token_id, *a, tokenizer.sep_token_id, *b, tokenizer.sep_token_id]
+        pad = max_len - len(row)
+        ids.append(row + [tokenizer.pad_token_id] * pad)
+        types.append({types})
+        mask.append([1] * len(row) + [0] * pad)
+    return torch.tensor(ids), torch.tensor(types), torch.tensor(mask)
+"""
+_TYPES_RIGHT = "[0] * (len(a) + 2) + [1] * (len(b) + 1) + [0] * pad"
+
+WRONG += [
+    # Mistake: token_type_ids all 0, as for one sentence.
+    Wrong(
+        PAIRS,
+        "types_all_zero",
+        "token_type_ids",
+        [(PAIRS_RETURN, 'return batch["input_ids"], torch.zeros_like(batch["input_ids"]), batch["attention_mask"]')],
+    ),
+    # Mistake: segment 1 starts on the first [SEP].
+    Wrong(
+        PAIRS,
+        "types_from_first_sep",
+        "token_type_ids",
+        source=_PAIRS_MANUAL.format(types="[0] * (len(a) + 1) + [1] * (len(b) + 2) + [0] * pad"),
+    ),
+    # Mistake: the final [SEP] is left out of segment 1.
+    Wrong(
+        PAIRS,
+        "final_sep_type_zero",
+        "token_type_ids",
+        source=_PAIRS_MANUAL.format(types="[0] * (len(a) + 2) + [1] * len(b) + [0] * (pad + 1)"),
+    ),
+    # Mistake: forgets the [SEP] after the second sentence.
+    Wrong(
+        PAIRS,
+        "no_final_sep",
+        "input_ids",
+        source=_PAIRS_MANUAL.format(types="[0] * (len(a) + 2) + [1] * len(b) + [0] * pad")
+        .replace("*b, tokenizer.sep_token_id]", "*b]")
+        .replace("max_len - 3", "max_len - 2"),
+    ),
+    # Mistake: pads with id 0 instead of tokenizer.pad_token_id.
+    Wrong(
+        PAIRS,
+        "pad_id_zero",
+        "input_ids",
+        source=_PAIRS_MANUAL.format(types=_TYPES_RIGHT).replace("[tokenizer.pad_token_id] * pad", "[0] * pad"),
+    ),
+    # Mistake: a mask of ones everywhere.
+    Wrong(
+        PAIRS,
+        "mask_all_ones",
+        "attention_mask",
+        [(PAIRS_RETURN, 'return batch["input_ids"], batch["token_type_ids"], torch.ones_like(batch["input_ids"])')],
+    ),
+    # Mistake: truncates by slicing the encoded pair, which cuts off the final [SEP].
+    Wrong(
+        PAIRS,
+        "slices",
+        "[SEP]",
+        source="""def encode_pairs(tokenizer, first, second, max_len):
+    out = [tokenizer(a, b) for a, b in zip(first, second)]
+    keys = ("input_ids", "token_type_ids", "attention_mask")
+    rows = [[o[k][:max_len] for k in keys] for o in out]
+    pads = (tokenizer.pad_token_id, 0, 0)
+    return tuple(torch.tensor([r[j] + [pads[j]] * (max_len - len(r[j])) for r in rows]) for j in range(3))
+""",
+    ),
+    # Mistake: returns (input_ids, attention_mask) as encode_sentences does.
+    Wrong(
+        PAIRS,
+        "two_outputs",
+        "three LongTensors",
+        [(PAIRS_RETURN, 'return batch["input_ids"], batch["attention_mask"]')],
+    ),
+]
+RIGHT += [
+    Right(PAIRS, "reference"),
+    # Alternative: a loop of one's own, truncating the longer sentence id by id.
+    Right(PAIRS, "manual", source=_PAIRS_MANUAL.format(types=_TYPES_RIGHT)),
+    # Alternative: a list of (a, b) tuples, and lists turned into tensors afterwards.
+    Right(
+        PAIRS,
+        "zipped",
+        source="""def encode_pairs(tokenizer, first, second, max_len):
+    batch = tokenizer(list(zip(first, second)), padding="max_length", truncation=True, max_length=max_len)
+    return tuple(torch.tensor(batch[k]) for k in ("input_ids", "token_type_ids", "attention_mask"))
+""",
+    ),
+]

@@ -20,6 +20,25 @@ def encode_sentences(tokenizer, sentences, max_len):
     return batch["input_ids"], batch["attention_mask"]
 
 
+
+def encode_pairs(tokenizer, first, second, max_len):
+    """Tokenise sentence pairs into fixed-length tensors for a BERT encoder: [CLS] a [SEP] b [SEP].
+
+    Inputs:
+    - tokenizer: a Hugging Face BERT tokenizer (one with [CLS], [SEP] and token type ids)
+    - first, second: lists of N strings; pair i is (first[i], second[i])
+    - max_len: length of every encoded pair, the three special tokens included
+
+    Returns a tuple of three LongTensors of shape (N, max_len):
+    - input_ids: [CLS] a [SEP] b [SEP] then the tokenizer's pad id; a longer pair loses ids from the end of its
+      longer sentence until it fits (the tokenizer's "longest_first" truncation), both [SEP] kept
+    - token_type_ids: 0 on [CLS], a and the first [SEP]; 1 on b and the final [SEP]; 0 on padding
+    - attention_mask: 1 for real tokens, 0 for padding
+    """
+    batch = tokenizer(list(first), list(second), padding="max_length", truncation=True, max_length=max_len,
+                      return_token_type_ids=True, return_tensors="pt")
+    return batch["input_ids"], batch["token_type_ids"], batch["attention_mask"]
+
 class SentenceClassifier(nn.Module):
     """A pretrained encoder with a linear classifier on the final hidden state of the first token."""
 

@@ -23,6 +23,20 @@ WRONG = {
                       padding_side="left", return_tensors="pt")
     return batch["input_ids"], batch["attention_mask"]
 ''',
+    # Mistake: token_type_ids all 0, as for one sentence, so the encoder cannot tell the two sentences apart.
+    "encode_pairs": '''import torch
+
+
+def encode_pairs(tokenizer, first, second, max_len):
+    """
+    Tokenise sentence pairs into fixed-length tensors for a BERT encoder: [CLS] a [SEP] b [SEP].
+
+    Returns a tuple (input_ids, token_type_ids, attention_mask) of three LongTensors of shape (N, max_len).
+    """
+    batch = tokenizer(list(first), list(second), padding="max_length", truncation=True, max_length=max_len,
+                      return_tensors="pt")
+    return batch["input_ids"], torch.zeros_like(batch["input_ids"]), batch["attention_mask"]
+''',
     # Mistake: averages the final hidden states of all positions (padding included) instead of
     # reading the first token.
     "sentence_classifier": '''import torch.nn as nn
