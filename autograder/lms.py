@@ -18,8 +18,50 @@ header 'Title (id)' (GradebookImporter), else creates a new assignment.
 import re
 import unicodedata
 from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
 
+from autograder import csvsafe
 from autograder.contract import ASSIGNMENT
+from autograder.out import Out
+
+
+@dataclass(frozen=True)
+class LmsId:
+    """A student's account in an LMS: which LMS, its user id there, the name it knows them by, and the id of one file
+    they submitted through it (Canvas's re-upload names feedback by it; empty when a roster gave the id)."""
+
+    lms: str
+    user_id: str
+    name: str = ""
+    file_id: str = ""
+
+
+NO_ID = LmsId("", "")  # a student no LMS named (a plain folder, no roster row)
+
+
+def ids(out: "Out | Path | str", lms: str | None = None) -> dict[str, LmsId]:
+    """{student: LmsId} of everyone OUT has an LMS id for, from its three records read as one table: a roster
+    `release --roster` kept (term/roster.csv), then what grading found in the download (lms_ids.csv, and
+    term/lms_files.csv with a file id), which wins. `lms`: only that LMS's ids."""
+    out = Out.at(out)
+    found: dict[str, LmsId] = {}
+    for path in (out.roster, out.lms_ids, out.lms_files):  # later files win: the LMS's own names over a roster
+        if not path.exists():
+            continue
+        with open(path, newline="", encoding="utf-8") as f:
+            for row in csvsafe.DictReader(f):
+                if not row.get("lms") or lms is not None and row["lms"] != lms:
+                    continue
+                before = found.get(row["student"], NO_ID)
+                before = before if before.lms == row["lms"] else NO_ID
+                found[row["student"]] = LmsId(
+                    row["lms"],
+                    row.get("lms_user_id") or before.user_id,
+                    row.get("lms_name") or before.name,
+                    row.get("lms_file_id") or before.file_id,
+                )
+    return found
 
 
 class LMS:
@@ -67,18 +109,18 @@ class LMS:
         """The line a student's summary gives for a grade the LMS shows on another scale ('' when none)."""
         return ""
 
-    def row(self, ids: Mapping[str, str], student: str, name: str, grade: str, top: str, stamp: str, comment: str):
+    def row(self, ids: LmsId, student: str, name: str, grade: str, top: str, stamp: str, comment: str):
         """A student's row of the gradebook file.
 
         Inputs:
-        - ids: their row of lms_ids.csv or the roster ({} without); student: their id; name: as the LMS shows it.
+        - ids: their LMS ids (ids(); NO_ID without); student: their id; name: as the LMS shows it.
         - grade, top: the grade and its maximum as written; stamp: the time of the file; comment: for the student.
         """
         raise NotImplementedError
 
-    def feedback_files(self, ids: Mapping[str, str], student: str, pages: Mapping[str, bytes], summary: bytes):
+    def feedback_files(self, ids: LmsId, student: str, pages: Mapping[str, bytes], summary: bytes):
         """{path in the feedback zip: bytes} for one student's pages and summary, or None when the LMS cannot take
-        files for this student (ids: their LMS ids, {"lms_user_id", "lms_file_id", "lms_name"})."""
+        files for this student (ids: their LMS ids)."""
         raise NotImplementedError
 
     def is_roster(self, header: list[str]) -> bool:
@@ -134,7 +176,7 @@ Upload to Moodle in this order (the assignment > View all submissions > Grading 
         return f"{self.name} grade: {round(grade, 2):g} / {setting:g}" if setting and setting != total else ""
 
     def row(self, ids, student, name, grade, top, stamp, comment):
-        ident = f"Participant {ids['lms_user_id']}" if ids.get("lms") == self.id else student
+        ident = f"Participant {ids.user_id}" if ids.lms == self.id else student
         return [ident, name, grade, top, stamp, comment]
 
     def folder(self, name: str, participant: str) -> str:
@@ -144,7 +186,7 @@ Upload to Moodle in this order (the assignment > View all submissions > Grading 
         return f"{clean.replace('/', ' ')}_{participant}_assignsubmission_file_"
 
     def feedback_files(self, ids, student, pages, summary):
-        folder = self.folder(ids.get("lms_name") or student, ids["lms_user_id"])
+        folder = self.folder(ids.name or student, ids.user_id)
         return {f"{folder}/{name}": data for name, data in pages.items()} | {f"{folder}/summary.txt": summary}
 
     def is_roster(self, header):
@@ -202,8 +244,8 @@ Upload to Canvas (either order):
         return [["Points Possible", "", "", "", "", f"{possible:g}"]]
 
     def row(self, ids, student, name, grade, top, stamp, comment):  # matched by its ID, the Canvas user id
-        canvas = ids.get("lms") == self.id
-        return [name, ids.get("lms_user_id", "") if canvas else "", "", "" if canvas else student, "", grade]
+        canvas = ids.lms == self.id
+        return [name, ids.user_id if canvas else "", "", "" if canvas else student, "", grade]
 
     def prefix(self, login: str, user_id: str, file_id: str) -> str:
         """The start of a feedback file's name the re-upload matches: '<login>_<user id>_<file id>_'."""
@@ -213,9 +255,9 @@ Upload to Canvas (either order):
         return f"{login}_{user_id}_{file_id}_"
 
     def feedback_files(self, ids, student, pages, summary):
-        if not ids.get("lms_file_id"):  # from a roster: Canvas attaches files only to a file submitted through it
+        if not ids.file_id:  # from a roster: Canvas attaches files only to a file submitted through it
             return None
-        prefix = self.prefix(ids.get("lms_name") or student, ids["lms_user_id"], ids["lms_file_id"])
+        prefix = self.prefix(ids.name or student, ids.user_id, ids.file_id)
         return {f"{prefix}feedback-{name}": data for name, data in pages.items()} | {f"{prefix}summary.txt": summary}
 
     def is_roster(self, header):

@@ -28,7 +28,8 @@ from pathlib import Path
 
 from autograder import csvsafe, term
 from autograder.contract import ASSIGNMENT, NOTEBOOKS, max_score, written_max_score
-from autograder.lms import REGISTRY
+from autograder.lms import NO_ID, REGISTRY
+from autograder.lms import ids as lms_ids
 from autograder.out import Out
 from autograder.records import Results, Status, was_graded
 
@@ -229,15 +230,6 @@ def write_lms_csv(out, dest):
     return len(grades)
 
 
-def read_lms_ids(out):
-    """{student: {"lms", "lms_user_id", "lms_name"}} from OUT/lms_ids.csv ({} when ingest found no LMS names)."""
-    path = Out.at(out).lms_ids
-    if not path.exists():
-        return {}
-    with open(path, newline="") as f:
-        return {r["student"]: r for r in csvsafe.DictReader(f)}
-
-
 def _final(grades):
     """The students whose totals are final (nothing waits for a person), in grades' order."""
     return {s: nbs for s, nbs in grades.items() if not is_provisional(nbs)}
@@ -253,14 +245,14 @@ def write_gradebook(out, dest, lms, setting=None, now=None, lms_applies_late_pol
       maximum grade scales the grades), None when it has none.
     - now: the time the file says it was written (default: now).
     """
-    grades, ids, names = read_grades(out), read_lms_ids(out), submitted_names(out)
+    grades, ids, names = read_grades(out), lms_ids(out), submitted_names(out)
     stamp = (now or datetime.datetime.now(datetime.timezone.utc)).strftime("%Y-%m-%d %H:%M:%S UTC")
     possible = max((student_totals(nbs)[1] for nbs in grades.values()), default=0)
     final, rows = _final(grades), lms.head_rows(possible)
     for student, notebooks in final.items():
         score, total, _ = _after_late(notebooks, student_totals(notebooks), lms_applies_late_policy)
-        theirs = ids.get(student, {})
-        name = theirs.get("lms_name") or names.get(student, student)
+        theirs = ids.get(student, NO_ID)
+        name = theirs.name or names.get(student, student)
         late = 0.0 if lms_applies_late_policy else term.student_late(notebooks.values())[0]
         grade, top = lms.scale(score, total, setting)
         rows.append(lms.row(theirs, student, name, f"{grade:g}", f"{top:g}", stamp, student_comment(notebooks, late)))
@@ -298,7 +290,7 @@ def student_comment(notebooks, late=0.0):
 def lms_warnings(out, first=5):
     """Console lines about the LMS imports: provisional totals left out, and students the LMS cannot match
     because ingest found no Canvas or Moodle id for them (plain folders); each names the first few."""
-    grades, ids, names = read_grades(out), read_lms_ids(out), submitted_names(out)
+    grades, ids, names = read_grades(out), lms_ids(out), submitted_names(out)
 
     def some(students):
         shown = ", ".join(names.get(s, s) for s in students[:first])
@@ -313,14 +305,14 @@ def lms_warnings(out, first=5):
             f"{some(waiting)}"
         )
     final = [s for s in grades if s not in waiting]
-    used = sorted({ids[s].get("lms") for s in final if ids.get(s, {}).get("lms") in REGISTRY})
+    used = sorted({ids[s].lms for s in final if ids.get(s, NO_ID).lms in REGISTRY})
     if final and not used:
         lines.append(
             f"export: {len(final)} student(s) have no LMS id (plain folders, not an LMS download): neither Canvas "
             f"nor Moodle will match their rows in canvas_grades.csv and moodle_grades.csv: {some(final)}"
         )
     for lms in used:
-        unmatched = [s for s in final if ids.get(s, {}).get("lms") != lms]
+        unmatched = [s for s in final if ids.get(s, NO_ID).lms != lms]
         if unmatched:
             lines.append(
                 f"export: {len(unmatched)} student(s) in {lms}_grades.csv have no {REGISTRY[lms].user_id} "

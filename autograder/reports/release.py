@@ -49,7 +49,8 @@ from pathlib import Path
 from autograder import csvsafe, term, tokens
 from autograder.contract import ASSIGNMENT, NOTEBOOKS, max_score, written_max_score
 from autograder.files import atomic_write
-from autograder.lms import LMS, REGISTRY
+from autograder.lms import LMS, NO_ID, REGISTRY
+from autograder.lms import ids as lms_ids
 from autograder.marking import pages
 from autograder.out import Out
 from autograder.records import Results
@@ -66,17 +67,6 @@ class ReleaseError(ValueError):
 
 # What a page a student reads must never hold (feedback pages are cleaned of them; checked again before release)
 FORBIDDEN = ("BEGIN HIDDEN TESTS", "END HIDDEN TESTS", "BEGIN SOLUTION", "END SOLUTION")
-
-
-def _lms_ids(out: Path, lms: str) -> dict[str, dict]:
-    """{student: {"lms_user_id", "lms_file_id", "lms_name"}} of the students `lms` named at grading time, and of
-    those the roster OUT keeps maps to `lms` (no file id: a plain folder has no LMS file)."""
-    ids = {}
-    for path in (Out.at(out).roster, Out.at(out).lms_files):  # what the LMS itself named wins over the roster
-        if path.exists():
-            with open(path, newline="", encoding="utf-8") as f:
-                ids.update({r["student"]: r for r in csvsafe.DictReader(f) if r["lms"] == lms})
-    return ids
 
 
 def _roster_rows(path: Path) -> tuple[str, list[tuple[int, dict]]]:
@@ -271,7 +261,7 @@ def release(
     waiting = {s: why for s, nbs in grades.items() if (why := not_final(nbs))}
     if waiting and not partial:
         return {"released": [], "held": {}, "refused": list(waiting), "why": waiting, "files": [], "notes": notes}
-    ids, late = _lms_ids(out, lms), term.Term.load(out)
+    ids, late = lms_ids(out, lms), term.Term.load(out)
     dest = Out.at(out).release
     dest.mkdir(parents=True, exist_ok=True)
     manifest, released, held, unchanged, history = [], [], {}, {}, []
@@ -279,14 +269,14 @@ def release(
     members: dict[str, bytes] = {}
     sheet, stamp = [], datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M:%S +0000")
     for student, notebooks in grades.items():
-        lms_id = ids.get(student, {})
+        lms_id = ids.get(student, NO_ID)
         raw, total, _ = export.student_totals(notebooks)
         penalty, _, _ = term.student_late(notebooks.values())
         score = raw if lms_applies_late_policy else max(0.0, raw - penalty)
         why = ""
         if student in waiting:
             why = f"not released: {waiting[student]}"
-        elif not lms_id.get("lms_user_id"):
+        elif not lms_id.user_id:
             why = f"not released: no {lms} id (the submission did not come from {lms}; map it with --roster)"
         pages = _pages(out, student)
         if not why:
@@ -295,7 +285,7 @@ def release(
                 why = f"not released: {', '.join(bad)} shows hidden tests, solution markers or pass tokens"
         if why:
             held[student] = why
-            manifest.append([student, lms_id.get("lms_user_id", ""), "", _points(score), why])
+            manifest.append([student, lms_id.user_id, "", _points(score), why])
             continue
         st = late.late(student)
         line = term.describe(st, raw) if st is not None and not lms_applies_late_policy else ""
@@ -307,22 +297,22 @@ def release(
             files = {}
             status = f"released: grade only (no {system.name} submission file to attach the feedback pages to)"
         comment = "; ".join(line for line in summary.decode().split("\n") if line)
-        name = lms_id.get("lms_name") or student
+        name = lms_id.name or student
         row = system.row(lms_id, student, name, _points(grade), f"{setting:g}", stamp, comment)
         digest = given(_points(grade), files)
         last = before.get(student)
-        if last and last["digest"] == digest and last["lms_id"] == lms_id["lms_user_id"]:
+        if last and last["digest"] == digest and last["lms_id"] == lms_id.user_id:
             unchanged[student] = last["released_at"]
             why = f"not released: unchanged since the release of {last['released_at']}"
-            manifest.append([student, lms_id["lms_user_id"], "", _points(score), why])
+            manifest.append([student, lms_id.user_id, "", _points(score), why])
             continue
         if not files:
-            manifest.append([student, lms_id["lms_user_id"], "", _points(score), status])
+            manifest.append([student, lms_id.user_id, "", _points(score), status])
         sheet.append(row)
         members.update(files)
         released.append(student)
-        history.append([student, lms, lms_id["lms_user_id"], _points(score), digest, stamp])
-        manifest += [[student, lms_id["lms_user_id"], name, _points(score), status] for name in files]
+        history.append([student, lms, lms_id.user_id, _points(score), digest, stamp])
+        manifest += [[student, lms_id.user_id, name, _points(score), status] for name in files]
     written = []
     if released:
         zip_path = dest / f"{lms}_feedback.zip"

@@ -9,6 +9,7 @@ import zipfile
 import pytest
 
 from autograder import contract
+from autograder.lms import REGISTRY
 from autograder.reports import release
 from tests.fixtures import term as term_fixture
 from tests.fixtures.lms_rules import (
@@ -280,9 +281,9 @@ def test_page_with_hidden_tests_is_held_back(tmp_path):
 def test_student_without_lms_id_is_held_back(tmp_path):
     """Is a student who did not submit through Canvas held back with the reason?"""
     out = write_out(tmp_path / "out", "canvas", pending=False)
-    shutil.copy(out / "term" / "lms_files.csv", tmp_path / "ids.csv")
-    text = (tmp_path / "ids.csv").read_text(encoding="utf-8")
-    (out / "term" / "lms_files.csv").write_text("\n".join(ln for ln in text.splitlines() if not ln.startswith("李明")))
+    for ids in (out / "term" / "lms_files.csv", out / "lms_ids.csv"):  # every record of OUT's LMS ids
+        text = ids.read_text(encoding="utf-8")
+        ids.write_text("\n".join(ln for ln in text.splitlines() if not ln.startswith("李明")))
     assert release.release(out, "canvas", setting=CANVAS_ID)["held"]["李明"].startswith("not released: no canvas id")
 
 
@@ -471,6 +472,22 @@ def test_roster_is_kept_for_the_next_release(tmp_path):
     roster.write_text("student,lms_id\n李明,101\n")
     release.release(out, "moodle", setting=MAXIMUM, roster=roster)
     assert release.release(out, "moodle", setting=MAXIMUM)["released"] == ["李明"]
+
+
+def test_a_roster_given_to_release_reaches_export(tmp_path):
+    """After `release --roster` mapped a plain folder to a Moodle participant, does `export` match that student in
+    moodle_grades.csv by the same id (one table of LMS ids), and leave the others unmatched?"""
+    from autograder.reports import export
+
+    out = plain_out(tmp_path)
+    roster = tmp_path / "roster.csv"
+    roster.write_text("student,lms_id\n李明,101\n")
+    release.release(out, "moodle", setting=MAXIMUM, roster=roster)
+    dest = tmp_path / "moodle_grades.csv"
+    export.write_gradebook(out, dest, REGISTRY["moodle"], setting=MAXIMUM)
+    idents = {row[0] for row in csv.reader(dest.open(encoding="utf-8"))}
+    assert "Participant 101" in idents
+    assert {"Zoë Ñúñez", "Anna Lee", "Anna_Lee"} <= idents
 
 
 def test_moodle_worksheet_as_roster_matches_names_and_refuses_a_shared_one(tmp_path):
