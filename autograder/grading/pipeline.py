@@ -153,67 +153,72 @@ class Batch:
     log: list[str]  # lines for grading.log on the submission times (a timestamp.txt that did not read, ...)
 
 
-def grade(
-    submissions: Path | str,
-    out: Path | str,
-    *,
-    workers: int | None = None,
-    scheduler_address: str | None = None,
-    force: bool = False,
-    source: Path | str = paths.SOURCE,
-    ingest_fn: IngestFn | None = None,
-    cell_timeout: int = worker.CELL_TIMEOUT,
-    notebook_timeout: int = worker.NOTEBOOK_TIMEOUT,
-    keep_work: bool = False,
-    course: Path | str | None = None,
-    extensions: Path | str | None = None,
-    submitted: Path | str | None = None,
-    worksheet: Path | str | None = None,
-) -> Summary:
+@dataclass(frozen=True)
+class Stages:
+    """What grades one student, renders their pages and warms a worker up: the worker's own (None); `bench
+    --pipeline` puts recorded results in their place to measure the pipeline alone."""
+
+    grade: Callable[[worker.Task], worker.Graded] | None = None
+    render_pages: Callable[[worker.Graded], StudentResult] | None = None
+    warm_up: Callable[[worker.Task], None] | None = None
+
+    def of(self, name: str) -> Callable:
+        """The stage `name`: this record's, else the worker's (looked up now, so a test may stand one in)."""
+        return getattr(self, name) or getattr(worker, name)
+
+
+@dataclass(frozen=True)
+class Options:
+    """How `grade` runs: where students are graded, what it reads besides the submissions, and its limits."""
+
+    workers: int | None = None  # Dask local workers (None: all usable cores)
+    scheduler_address: str | None = None  # an existing Dask scheduler instead of local workers
+    force: bool = False  # grade everyone again (hand grades of unchanged answers kept)
+    source: Path | str = paths.SOURCE  # the instructor source
+    ingest_fn: IngestFn | None = None  # (submissions, staging, notebooks) -> [Submission]; None: grading.ingest
+    cell_timeout: int = worker.CELL_TIMEOUT
+    notebook_timeout: int = worker.NOTEBOOK_TIMEOUT
+    keep_work: bool = False  # keep each student's workspace in OUT/.work
+    # the term's files (autograder/term.py), checked before anything is graded and kept in OUT/term (None: keep what
+    # OUT has): course file, extensions, submission times, an LMS grading worksheet with times
+    course: Path | str | None = None
+    extensions: Path | str | None = None
+    submitted: Path | str | None = None
+    worksheet: Path | str | None = None
+    stages: Stages = Stages()
+
+
+def grade(submissions: Path | str, out: Path | str, options: Options | None = None, **given) -> Summary:
     """Grade every student in `submissions` into `out`: take the batch in, grade who needs it, finish OUT.
 
     Inputs:
     - submissions: folder of student folders, or an LMS zip (handled by autograder.grading.ingest).
     - out: output folder (created); students already graded there are skipped unless `force`.
-    - workers / scheduler_address: Dask local workers (default: all cores) or an existing scheduler.
-    - source: instructor source folder (default source/a3).
-    - ingest_fn: (submissions, staging, notebooks) -> [Submission]; default autograder.grading.ingest.
-    - course / extensions / submitted / worksheet: the term's files (autograder/term.py), checked before anything is graded
-      and kept in OUT/term (None: keep what OUT has). Raises term.TermError (one line) for a bad one.
+    - options: how to run (Options); `given`: fields of Options that replace its values (grade(s, o, workers=1)).
+    Raises term.TermError (one line) for a bad term file, before anything is graded.
     Returns:
     - a Summary.
     """
+    opts = replace(options or Options(), **given)
     start = time.perf_counter()
     phases = {}
     out = Path(out)
-    course_file = term.read_course(course) if course is not None else None  # a bad one stops the run here
+    course_file = term.read_course(opts.course) if opts.course is not None else None  # a bad one stops the run here
     out.mkdir(parents=True, exist_ok=True)
-    template = ensure_template(out, source)
+    template = ensure_template(out, opts.source)
     layout = worker.course_layout(template / "release")
     results = Results(out, template)
-    n_workers = workers or cores.usable()
-    threads = max(1, cores.usable() // n_workers) if not scheduler_address else None
-    if not scheduler_address and n_workers == 1:  # grading runs here: its zygote and fork server import meanwhile
-        worker.warm_up(
+    n_workers = opts.workers or cores.usable()
+    threads = max(1, cores.usable() // n_workers) if not opts.scheduler_address else None
+    if not opts.scheduler_address and n_workers == 1:  # grading runs here: its zygote and fork server import meanwhile
+        opts.stages.of("warm_up")(
             worker.Task(
                 student="", notebooks=[], template=str(template), work=str(Out.at(out).work / "-"), threads=threads
             )
         )
     phases["set-up"] = time.perf_counter() - start
-    batch = take_in(
-        submissions,
-        out,
-        template,
-        list(layout),
-        results,
-        ingest_fn,
-        course_file,
-        course,
-        extensions,
-        submitted,
-        worksheet,
-    )
-    results.log([f"RUN grade {submissions} -> {out} ({len(batch.students)} students, force={force})"] + batch.log)
+    batch = take_in(submissions, out, template, list(layout), results, opts, course_file)
+    results.log([f"RUN grade {submissions} -> {out} ({len(batch.students)} students, force={opts.force})"] + batch.log)
     alike = look_alikes(batch.students)
     results.log(alike)
     recorded = results.recorded_term()  # the term as recorded: late notes on the pages, columns of the CSVs
@@ -222,17 +227,17 @@ def grade(
         notebooks=[],
         template=str(template),
         work="",
-        cell_timeout=cell_timeout,
-        notebook_timeout=notebook_timeout,
+        cell_timeout=opts.cell_timeout,
+        notebook_timeout=opts.notebook_timeout,
         threads=threads,
-        keep_work=keep_work,
-        model_answers=feedback.model_answers(recorded, source),
+        keep_work=opts.keep_work,
+        model_answers=feedback.model_answers(recorded, opts.source),
     )
-    tasks, skipped = plan(batch, results, out, recorded, defaults, force)
+    tasks, skipped = plan(batch, results, out, recorded, defaults, opts.force)
     phases["take in"] = time.perf_counter() - start - sum(phases.values())
-    failed, hand, lost = run_tasks(tasks, batch, results, layout, workers, scheduler_address)
+    failed, hand, lost = run_tasks(tasks, batch, results, layout, opts)
     phases["students"] = time.perf_counter() - start - sum(phases.values())
-    finish(out, results, recorded, scheduler_address, source, redo=[s for s, h in hand.items() if h.kept])
+    finish(out, results, recorded, opts.scheduler_address, opts.source, redo=[s for s, h in hand.items() if h.kept])
     phases["finish"] = time.perf_counter() - start - sum(phases.values())
     everyone = results.states()
     states = [st for st in everyone if st.student in batch.students]  # those it skipped too
@@ -260,23 +265,29 @@ def grade(
 
 
 def take_in(
-    submissions, out, template, notebooks, results, ingest_fn, course_file, course, extensions, submitted, worksheet
+    submissions: Path | str,
+    out: Path,
+    template: Path,
+    notebooks: list[str],
+    results: Results,
+    opts: Options,
+    course_file: term.Course | None,
 ) -> Batch:
     """Ingest the submissions, record the LMS's ids and the term (course, extensions, when each student submitted).
 
-    notebooks: the course's notebooks (the template's layout); course_file: the course file `course` as read (None:
-    none given). Raises term.TermError for a bad term file."""
+    notebooks: the course's notebooks (the template's layout); course_file: the course file `opts.course` as read
+    (None: none given). Raises term.TermError for a bad term file."""
     staging = Out.at(out).staging
     if staging.exists():
         shutil.rmtree(staging)
     staging.mkdir(parents=True)
     notes = []
-    students = collect(submissions, staging, notebooks, template / "release", ingest_fn, notes)
+    students = collect(submissions, staging, notebooks, template / "release", opts.ingest_fn, notes)
     results.log(f"SUBMISSIONS {note}" for note in notes)
     results.record_lms_ids({student: next((s.lms for s in subs if s.lms), {}) for student, subs in students.items()})
-    found, stamp_log = times.evidence(students, submitted, worksheet, times.zone(out, course_file))
+    found, stamp_log = times.evidence(students, opts.submitted, opts.worksheet, times.zone(out, course_file))
     everyone = {**term.recorded_names(out), **times.names(students)}  # a TA names students as they know them
-    term.write_term(out, course=course, extensions=extensions, evidence=found, students=everyone)
+    term.write_term(out, course=opts.course, extensions=opts.extensions, evidence=found, students=everyone)
     timeontask.forget(out)  # the course may turn time on task off: the execution times ingest kept go
     times.record_lms_files(out, students)
     source_hash = (template / "source.sha256").read_text()
@@ -351,7 +362,7 @@ class Recorder:
         self.last = time.monotonic()
 
 
-def run_tasks(tasks, batch, results, layout, workers, scheduler_address):
+def run_tasks(tasks, batch, results, layout, opts: Options):
     """Grade `tasks` on the workers, recording each student as their result comes (Recorder).
 
     Returns:
@@ -378,11 +389,11 @@ def run_tasks(tasks, batch, results, layout, workers, scheduler_address):
     try:
         scheduler.run(
             tasks,
-            worker.grade,
-            then=worker.render_pages,  # one student's pages rendered while the next is graded
+            opts.stages.of("grade"),
+            then=opts.stages.of("render_pages"),  # one student's pages rendered while the next is graded
             warm_then=worker.warm_pages,
-            workers=workers,
-            scheduler=scheduler_address,
+            workers=opts.workers,
+            scheduler=opts.scheduler_address,
             on_result=on_result,
             on_worker_lost=on_worker_lost,
             desc="grading",
@@ -539,9 +550,7 @@ def main(
     if course is None and is_course_source(source) and not Out.at(out).course.exists():
         course = paths.ROOT / "course.toml" if (paths.ROOT / "course.toml").exists() else None  # a3's term
     try:
-        summary = grade(
-            submissions,
-            out,
+        options = Options(
             workers=workers,
             scheduler_address=scheduler_address,
             force=force,
@@ -553,6 +562,7 @@ def main(
             submitted=submitted,
             worksheet=worksheet,
         )
+        summary = grade(submissions, out, options)
     except term.TermError as exc:
         print(f"grade: {exc}", file=sys.stderr)
         return 2

@@ -1,6 +1,7 @@
 """The grading command: scores, statuses, resume/idempotence, --force, pass tokens (toy course + real notebooks)."""
 
 import csv
+import dataclasses
 import json
 import shutil
 from pathlib import Path
@@ -389,8 +390,8 @@ def test_a_copy_of_the_course_source_gets_the_repairing_ingest(tmp_path, monkeyp
     shutil.copytree(paths.SOURCE, copy, ignore=shutil.ignore_patterns("data", "images"))
     seen = {}
 
-    def fake_grade(submissions, out, **kw):
-        seen[kw["source"]] = kw["ingest_fn"]
+    def fake_grade(submissions, out, options):
+        seen[options.source] = options.ingest_fn
         return pipeline.Summary(students=1)
 
     monkeypatch.setattr(pipeline, "grade", fake_grade)
@@ -399,6 +400,33 @@ def test_a_copy_of_the_course_source_gets_the_repairing_ingest(tmp_path, monkeyp
         assert pipeline.main(submissions=tmp_path, out=tmp_path / "out", source=source) == 0
     assert seen == {paths.SOURCE: None, copy: None, toy.TOY_SOURCE: pipeline.plain_ingest}
     assert not pipeline.is_course_source(tmp_path / "empty")
+
+
+def test_stages_stand_in_for_the_workers_own(toy_graded, tmp_path):
+    """Does a run given Stages (as bench --pipeline replays results) call them instead of the worker's grade,
+    render_pages and warm_up, and record what they return?"""
+    out, _ = toy_graded
+    recorded = Results(out).state("ref")
+    calls = []
+
+    def grade(task):
+        calls.append(("grade", task.student))
+        return worker.Graded(task, dataclasses.replace(recorded, student=task.student, shard=None, pages=""))
+
+    def render_pages(done):
+        calls.append(("render_pages", done.task.student))
+        return done.result
+
+    subs = tmp_path / "subs" / "erin"
+    subs.mkdir(parents=True)
+    shutil.copy(out.parent / "toy_subs" / "ref" / "toy.ipynb", subs / "toy.ipynb")
+    stages = pipeline.Stages(grade=grade, render_pages=render_pages, warm_up=lambda task: calls.append(("warm", "")))
+    summary = pipeline.grade(
+        subs.parent, tmp_path / "out", workers=1, source=toy.TOY_SOURCE, ingest_fn=pipeline.plain_ingest, stages=stages
+    )
+    assert summary.graded == ["erin"]
+    assert calls == [("warm", ""), ("grade", "erin"), ("render_pages", "erin")]
+    assert Results(tmp_path / "out").state("erin").notebooks == recorded.notebooks
 
 
 def test_grade_writes_its_stats_and_phases_where_bench_asks(tmp_path, monkeypatch):
@@ -516,6 +544,6 @@ def test_an_interrupted_run_records_the_students_it_held(tmp_path, monkeypatch):
     monkeypatch.setattr(pipeline.scheduler, "run", interrupted)
     batch = SimpleNamespace(identity={s: {"submitted_as": s, "digest": "", "source": ""} for s in students})
     with pytest.raises(KeyboardInterrupt):
-        pipeline.run_tasks([], batch, results, layout, 1, None)
+        pipeline.run_tasks([], batch, results, layout, pipeline.Options(workers=1))
     assert [s.student for s in results.states()] == sorted(students)
     assert {r["student"] for r in rows(tmp_path / "grades.csv")} == set(students)
