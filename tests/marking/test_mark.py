@@ -485,7 +485,7 @@ def test_a_cell_its_check_could_not_decide_is_marked_by_rubric(out, tmp_path):
     rows = [["李明", "toy", "test_mul", "product", "", "Checked by hand: 2 * -3 = -6."]]
     assert run(out, import_csv=write_csv(tmp_path / "in.csv", rows)) == 0
     entered = read_hand_grades(out / "gradebook.db")[("李明", "toy")]
-    assert entered["test_mul"]["score"] == 2.0
+    assert entered["test_mul"].score == 2.0
     with sqlite3.connect(out / "gradebook.db") as con:
         (comment,) = con.execute(
             "SELECT c.manual_comment FROM comment c JOIN base_cell bc ON c.cell_id = bc.id JOIN submitted_notebook snb "
@@ -495,7 +495,7 @@ def test_a_cell_its_check_could_not_decide_is_marked_by_rubric(out, tmp_path):
     assert comment == "+2 Returns the product, sign included.\nChecked by hand: 2 * -3 = -6."
     row = {r["student"]: r for r in read_csv(out / "grades.csv")}["李明"]
     assert (row["score"], row["status"], row["ungraded"]) == ("3", "graded", "written_toy")
-    assert entered["test_mul"]["comment"] == comment  # read back for the pages from the solution cell
+    assert entered["test_mul"].comment == comment  # read back for the pages from the solution cell
 
 
 def test_a_hand_graded_check_cells_items_and_comment_reach_the_students_page(out, tmp_path):
