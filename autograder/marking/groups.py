@@ -67,6 +67,33 @@ def _signature(normalised: str) -> tuple[str, ...]:
     return tuple(sorted(t for t in normalised.split() if SYMBOL.fullmatch(t) or any(c.isdigit() for c in t)))
 
 
+NEGATIONS = frozenset({"not", "no", "never", "none", "nothing", "neither", "nor"})
+_CONTRACTED = ((re.compile(r"\bcan['’]?t\b|\bcannot\b", re.I), "can not"), (re.compile(r"\bwon['’]t\b", re.I), "will not"),
+               (re.compile(r"n['’]t\b", re.I), " not"))  # fmt: skip
+
+
+def _split_negations(text: str) -> tuple[int, set[str]]:
+    """(how many negations an answer holds, its other words), contractions spelled out (doesn't: does not)."""
+    text = unicodedata.normalize("NFKC", text[:LIMIT])
+    for pattern, spelled in _CONTRACTED:
+        text = pattern.sub(spelled, text)
+    words = normalise(text).split()
+    return sum(w in NEGATIONS for w in words), {w for w in words if w not in NEGATIONS}
+
+
+def negated(text: str) -> bool:
+    """Whether an answer holds an odd number of negations (not, no, never, ...n't)."""
+    return _split_negations(text)[0] % 2 == 1
+
+
+def flipped(a: str, b: str) -> bool:
+    """Whether two answers read the same but for a negation added or taken away, so that one says the opposite of
+    the other ("you should not buy a larger model"): their words but the negations nearly all shared (all but one
+    in ten), their negations not."""
+    (na, wa), (nb, wb) = _split_negations(a), _split_negations(b)
+    return na % 2 != nb % 2 and len(wa ^ wb) <= max(1, len(wa | wb) // 10)
+
+
 def _words(text: str) -> list[str]:
     """Content words, with a light stemming so that 'grows', 'growing' and 'grow' meet."""
     found = []
@@ -250,7 +277,7 @@ def group_answers(
     texts = list(by_text)
     if texts:
         chars = _unit_rows([_char_grams(t) for t in texts], idf=False)
-        signatures = [_signature(t) for t in texts]
+        signatures = [(_signature(t), negated(first[t])) for t in texts]  # a copy with "not" added is no copy
         close = [
             (a, b)
             for a, b in np.argwhere(np.triu((chars @ chars.T).toarray(), 1) >= NEAR).tolist()
@@ -263,7 +290,9 @@ def group_answers(
         else:
             meaning = _unit_rows([_words(" ".join(texts[i] for i in g)) for g in near_groups], idf=True)
         clusters = _clusters(meaning, SIMILAR[encoder])
-        merged = [[i for g in cluster for i in near_groups[g]] for cluster in clusters]
+        merged = [
+            [i for g in part for i in near_groups[g]] for cluster in clusters for part in _apart(cluster, leaders)
+        ]
     else:
         merged, near_groups = [], []
     found = []
@@ -282,6 +311,18 @@ def group_answers(
     groups = [Group("blank", "blank", tuple(blank))] if blank else []
     groups += [Group(f"g{n}-{kind}", kind, students) for n, (kind, students) in enumerate(found, 1)]
     return groups
+
+
+def _apart(cluster: list[int], leaders: list[str]) -> list[list[int]]:
+    """A cluster by meaning in two when some of its answers are another's opposite (groups.flipped): those that agree
+    with its first answer, then the others; else the cluster as it is."""
+    first = leaders[cluster[0]]
+    other = [g for g in cluster if flipped(first, leaders[g])]
+    if not other:
+        return [cluster]
+    side = negated(leaders[other[0]])
+    opposite = [g for g in cluster if negated(leaders[g]) == side]
+    return [[g for g in cluster if g not in opposite], opposite]
 
 
 def regroup(groups: list[Group], moves: Mapping[str, str]) -> list[Group]:

@@ -52,6 +52,9 @@ COLUMNS = ["student", "notebook", "grade_id", "items", "adjustment", "comment"]
 NUMBER = re.compile(r"[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?")  # an adjustment as a spreadsheet writes it
 MAX_COMMENT = 10_000  # characters of a TA's comment, on the page and in an import
 EXPORT_ONLY = ["answer", "flag"]  # --export's last columns, for a TA grading in a spreadsheet; --import ignores them
+# characters of an answer --export writes: spreadsheets hold 32,767 in a cell, and a longer one would make the file
+# one --import cannot read back (the page shows the whole answer)
+EXPORT_ANSWER = 30_000
 STUB = "YOUR ANSWER HERE"  # nbgrader's text stub: an answer left as released (blank)
 
 
@@ -70,6 +73,12 @@ class Answer:
     @property
     def key(self) -> Key:
         return (self.student, self.notebook, self.grade_id)
+
+    @property
+    def typed(self) -> str:
+        """The text as the student typed it: OUT keeps a written answer reader-safe, where a bare & became &amp;
+        (`text`, whose digest marks are checked against, stays as kept)."""
+        return self.text.replace("&amp;", "&") if self.grade_id == contract.check_id(self.grade_id) else self.text
 
 
 def digest(text: str) -> str:
@@ -277,7 +286,8 @@ def _num(x: float) -> str:
 
 
 def export_csv(answers: Mapping[Key, Answer], marks: Mapping[Key, Mark], only: set[Key] | None = None) -> str:
-    """One row per answer (of `only`, when given); an answer without a mark has empty items and adjustment."""
+    """One row per answer (of `only`, when given); an answer without a mark has empty items and adjustment; an answer
+    past EXPORT_ANSWER characters is cut, saying so."""
     from autograder import csvsafe
 
     buf = io.StringIO()
@@ -285,7 +295,10 @@ def export_csv(answers: Mapping[Key, Answer], marks: Mapping[Key, Mark], only: s
     writer.writerow(COLUMNS + EXPORT_ONLY)
     for key in sorted(answers if only is None else only, key=_order):
         mark, answer = marks.get(key), answers.get(key)
-        shown = [answer.text if answer else "", answer.flag if answer else ""]
+        text = answer.typed if answer else ""
+        if len(text) > EXPORT_ANSWER:
+            text = text[:EXPORT_ANSWER] + f"\n[cut: {len(text):,} characters in all; the grading page shows it whole]"
+        shown = [text, answer.flag if answer else ""]
         if mark is None or mark.items is None:
             writer.writerow([*key, "", "", "", *shown])
         else:
@@ -369,6 +382,10 @@ def parse_import(
             continue
         if abs(adjustment) > answers[key].points:
             errors.append(f"{where}: an adjustment is at most the cell's {answers[key].points:g} points either way")
+            continue
+        if answers[key].blank and (items or adjustment):
+            errors.append(f"{where}: {key[0]}'s answer to {key[1]}/{key[2]} is blank and scores 0 by itself: no items "
+                          "or adjustment apply")  # fmt: skip
             continue
         comment = row.get("comment") or ""
         if len(comment) > MAX_COMMENT or "\x00" in comment:
@@ -587,7 +604,7 @@ def _groups(out, answers, spec, found, output, encoder) -> int:
     from autograder.marking.groups import group_answers, regroup
 
     notebook, grade_id = _cell(spec, found)
-    texts = {a.student: a.text for a in answers.values() if (a.notebook, a.grade_id) == (notebook, grade_id)}
+    texts = {a.student: a.typed for a in answers.values() if (a.notebook, a.grade_id) == (notebook, grade_id)}
     from autograder import csvsafe
 
     buf = io.StringIO()
@@ -627,7 +644,7 @@ def _suggest(out, answers, spec, found, output, encoder) -> int:
 
     cell = _cell(spec, found)
     mine = {key: a for key, a in answers.items() if key[1:] == cell}
-    texts = {key[0]: a.text for key, a in mine.items() if not a.blank}
+    texts = {key[0]: a.typed for key, a in mine.items() if not a.blank}
     points = max((a.points for a in mine.values()), default=None)
     live = live_marks(out, cell, mine, found[cell])
     try:

@@ -204,7 +204,7 @@ class Marking:
         return regroup(self.groups[cell], mark.read_moves(self.out).get(f"{cell[0]}/{cell[1]}", {}))
 
     def _group(self, cell: tuple[str, str], encoder: str) -> list[Group]:
-        texts = {s: a.text for s, a in self.cell_answers(cell).items()}
+        texts = {s: a.typed for s, a in self.cell_answers(cell).items()}
         if encoder == "minilm":
             try:
                 return group_answers(texts, mark.STUB, "minilm", self.cache)
@@ -379,8 +379,6 @@ class Marking:
                     return 400, {"error": f"unknown item(s) for {cell[0]}/{cell[1]}: {list(items)}"}
                 if len(set(items)) != len(items):
                     return 400, {"error": f"an item appears twice in {list(items)}"}
-                if answer.blank and items:
-                    return 400, {"error": f"{shown}'s answer is blank and scores 0 by itself: no items apply"}
                 adjustment, comment = change.get("adjustment", 0), change.get("comment", "")
                 try:
                     finite = math.isfinite(float(adjustment))
@@ -390,6 +388,9 @@ class Marking:
                     return 400, {"error": "adjustment should be a number of points"}
                 if abs(adjustment) > points:
                     return 400, {"error": f"an adjustment is at most the cell's {points:g} points either way"}
+                if answer.blank and (items or adjustment):
+                    return 400, {"error": f"{shown}'s answer is blank and scores 0 by itself: no items or adjustment "
+                                 "apply"}  # fmt: skip
                 if not isinstance(comment, str) or len(comment) > mark.MAX_COMMENT or "\x00" in comment:
                     return 400, {"error": f"a comment should be text of at most {mark.MAX_COMMENT:,} characters"}
                 if change.get("version", "") != mark_version(marks.get(answer.key)):
@@ -523,7 +524,7 @@ class Marking:
         with self.suggesting:
             if key not in self._suggesters:
                 mine = self.cell_answers(cell)
-                texts = {s: a.text for s, a in mine.items() if not a.blank}
+                texts = {s: a.typed for s, a in mine.items() if not a.blank}
                 points = self._points(cell)
                 try:
                     engine = suggesting.Suggester(texts, rubric, points, self.encoder, self.cache)
@@ -585,7 +586,7 @@ class Marking:
                 continued = not groups and start > 0 and ordered[start - 1][0] == name
                 groups.append({"name": name, "size": sizes[name], "cards": [], "continued": continued,
                                "blank": kinds[name] == "blank"})  # fmt: skip
-            text = answers[student].text
+            text = answers[student].typed
             shown = text[:SHOWN] + (f"\n[cut: {len(text):,} characters in all]" if len(text) > SHOWN else "")
             who = pseudonym(student)
             groups[-1]["cards"].append({"id": who, "name": student if names else who, "text": shown,

@@ -95,6 +95,7 @@ class Suggester:
         self.students = sorted(s for s in answers if s not in self.blank)
         texts = [answers[s] for s in self.students] + [rubric.answer]
         self.sims = similarities(texts, encoder, cache)  # (n + 1, n + 1); the model answer last
+        self.texts = texts
         self.index = {s: n for n, s in enumerate(self.students)}
         self.model = len(self.students)
 
@@ -116,7 +117,9 @@ class Suggester:
         for n, student in enumerate(todo):
             like = graded[int(np.argmax(sims[n, :-1]))] if graded else ""
             guess = None if threshold is None else nearest(sims[n], labels)
-            if guess is None or guess[1] < threshold or (self._full(guess[0]) and sims[n, -1] < near_model):
+            # an answer that reads as its closest example with a negation added or taken away says the opposite
+            opposite = groups.flipped(self.texts[self.index[student]], self.texts[examples[int(np.argmax(sims[n]))]])
+            if guess is None or guess[1] < threshold or opposite or (self._full(guess[0]) and sims[n, -1] < near_model):
                 found[student] = Suggestion(None, None, like)
                 continue
             items, score = guess

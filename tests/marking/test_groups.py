@@ -200,3 +200,31 @@ def test_an_encoding_asked_to_stop_keeps_the_batches_it_did(tmp_path, monkeypatc
     assert len(seen) == 2 * EmbeddingCache.BATCH
     EmbeddingCache(tmp_path / "rows.npz")(texts)
     assert len(seen) == 150 and sorted(seen) == sorted(texts)
+
+
+def test_an_answer_and_its_opposite_are_never_one_group():
+    """Is a copy of an answer with "not" added (or taken away), which reads almost the same and says the opposite,
+    kept out of that answer's group, by words and by meaning, while two answers that agree in other words stay
+    together?"""
+    says = "Doubling the batch size halves the number of steps, so you should buy a larger model here."
+    answers = {
+        "a": says,
+        "b": says.upper(),
+        "c": says.replace("should buy", "should not buy"),
+        "d": says.replace("halves", "does not halve"),
+    }
+    for encoder in ("tfidf", "minilm"):
+        groups = by_student(group_answers(answers, encoder=encoder))
+        assert groups["a"] is groups["b"], encoder
+        assert groups["c"] is not groups["a"] and groups["d"] is not groups["a"], encoder
+
+
+def test_a_contrast_is_no_negation_of_a_paraphrase():
+    """Do "the mean, not the max" and a paraphrase that never says "not" still go together (their words differ
+    beyond the negation)?"""
+    from autograder.marking.groups import flipped
+
+    assert not flipped(MEAN, MEAN_PARAPHRASES[0])
+    assert flipped("the count does not depend on the order", "the count does depend on the order")
+    assert flipped("You can't buy it.", "You can buy it.")
+    assert not flipped("It is not small.", "It is not small at all.")

@@ -183,11 +183,20 @@ def test_export_and_import_round_trip(out, tmp_path):
             ["Zoë Ñúñez", "toy", "written_toy", "order", "", ""],
             "in.csv:3: Zoë Ñúñez toy/written_toy again (first on line 2)",
         ),
+        (
+            ["Anna Lee~moodle12", "toy", "written_toy", "counting", "", ""],
+            "in.csv:3: Anna Lee~moodle12's answer to toy/written_toy is blank and scores 0 by itself",
+        ),
+        (
+            ["Anna Lee~moodle12", "toy", "written_toy", "", "0.5", ""],
+            "in.csv:3: Anna Lee~moodle12's answer to toy/written_toy is blank and scores 0 by itself",
+        ),
     ],
 )
 def test_import_checks_every_row_first_and_writes_nothing_on_an_error(out, tmp_path, capsys, row, error):
-    """Does a bad row (unknown student, cell or item, an adjustment that is no number, a row twice) stop the
-    import with one line naming the row, leaving the log and the gradebook as they were?"""
+    """Does a bad row (unknown student, cell or item, an adjustment that is no number, a row twice, items or points
+    on a blank answer) stop the import with one line naming the row, leaving the log and the gradebook as they
+    were?"""
     path = write_csv(tmp_path / "in.csv", [["Zoë Ñúñez", "toy", "written_toy", "counting", "", ""], row])
     before = (out / "gradebook.db").read_bytes()
     assert run(out, import_csv=path) == 1
@@ -585,3 +594,45 @@ def test_regrade_requests_are_checked_then_queued(out, tmp_path, capsys):
     )
     run(out, status=True)
     assert "regrade requested: 李明 toy/written_toy: I named the sets." in capsys.readouterr().out
+
+
+def test_a_huge_answer_is_cut_in_the_export_and_the_file_imports_back(tmp_path):
+    """With one answer of a million characters in the class, is its exported text cut (saying so) so that the whole
+    export, untouched or filled in, imports back?"""
+    folder = graded_out(tmp_path / "huge", dict(STUDENTS, huge="why " * 260_000))
+    shutil.copytree(toy.TOY_SOURCE, tmp_path / "huge" / "source", dirs_exist_ok=True)
+    kwargs = {"source": tmp_path / "huge" / "source", "encoder": "tfidf"}
+    assert mark.main(out=folder, export=tmp_path / "all.csv", **kwargs) == 0
+    rows = read_csv(tmp_path / "all.csv")
+    cut = next(r["answer"] for r in rows if r["student"] == "huge")
+    assert len(cut) < mark.EXPORT_ANSWER + 100 and "[cut: 1,040,000 characters in all" in cut
+    assert mark.main(out=folder, import_csv=tmp_path / "all.csv", **kwargs) == 0  # untouched
+    with open(tmp_path / "in.csv", "w", newline="", encoding="utf-8") as f:  # filled in, every column kept
+        writer = csv.DictWriter(f, mark.COLUMNS + mark.EXPORT_ONLY)
+        writer.writeheader()
+        writer.writerows(dict(r, items="counting") if r["student"] == "李明" else r for r in rows)
+    assert mark.main(out=folder, import_csv=tmp_path / "in.csv", **kwargs) == 0
+    assert hand(folder, "李明").score == 0.5
+
+
+def test_an_ampersand_reads_as_typed_and_the_mark_holds(tmp_path):
+    """OUT keeps a written answer reader-safe, a bare & as &amp;: does the TA's export (and the page, and the groups)
+    read the & the student typed, while a mark made on that answer stays attached to it?"""
+    folder = graded_out(tmp_path / "amp", {"ann": "loss falls when N &amp; D grow together"})
+    shutil.copytree(toy.TOY_SOURCE, tmp_path / "amp" / "source", dirs_exist_ok=True)
+    kwargs = {"source": tmp_path / "amp" / "source", "encoder": "tfidf"}
+    assert mark.main(out=folder, export=tmp_path / "all.csv", **kwargs) == 0
+    (row,) = read_csv(tmp_path / "all.csv")
+    assert row["answer"] == "loss falls when N & D grow together"
+    assert (
+        mark.main(
+            out=folder,
+            import_csv=write_csv(tmp_path / "in.csv", [["ann", "toy", "written_toy", "order", "", ""]]),
+            **kwargs,
+        )
+        == 0
+    )
+    assert mark.main(out=folder, status=True, **kwargs) == 0
+    assert hand(folder, "ann").score == 0.5
+    answers = mark.collect(folder)
+    assert answers[("ann", "toy", "written_toy")].typed == "loss falls when N & D grow together"

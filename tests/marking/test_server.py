@@ -211,6 +211,7 @@ def test_an_item_worth_more_than_the_cell_is_refused(served):
         ([change("Zoë Ñúñez", ["order", "order"])], "an item appears twice"),
         ([change("Zoë Ñúñez", "order")], "items should be a list of item ids"),
         ([change("Anna Lee~moodle12", ["order"])], "answer is blank and scores 0 by itself"),
+        ([change("Anna Lee~moodle12", [], adjustment=0.5)], "answer is blank and scores 0 by itself"),
         ([change("Zoë Ñúñez", [], comment="x" * 10_001)], "a comment should be text of at most 10,000 characters"),
         ([change("Zoë Ñúñez", [], comment="a\x00b")], "a comment should be text"),
         ([change("Zoë Ñúñez", ["order"]), change("Zoë Ñúñez", [])], "each answer may be changed once a request"),

@@ -357,3 +357,21 @@ def test_minilm_rows_are_kept_in_out(out, tmp_path, monkeypatch):
     rows = [r for r in csv.DictReader(io.StringIO(text)) if r["confidence"]]
     right = [r for r in rows if set(filter(None, r["items"].split(";"))) == set(made[r["student"]][1])]
     assert len(rows) >= 25 and len(right) >= 0.9 * len(rows), (len(right), len(rows))
+
+
+def test_a_marked_answer_with_not_added_gets_no_suggestion():
+    """After a TA marks an answer right, does a copy of it with a negation added or taken away (it says the opposite)
+    get no suggestion, while an exact copy gets the right items?"""
+    made = family_class(0)
+    marks = one_per_family(made)
+    flips = {
+        "copy": R1.lower(),
+        "flip": R1.replace("does not depend", "does depend"),
+        "flip2": R1.replace("Adding counts", "Adding never counts"),
+    }
+    assert len(set(flips.values()) | {R1}) == 4
+    texts = {str(n): t for n, (_, _, t) in enumerate(made)} | flips
+    for encoder in ("tfidf", "minilm"):
+        got = suggest.Suggester(texts, toy_rubric(), 1.0, encoder).suggest({str(n): i for n, i in marks.items()})
+        assert got["copy"].items == RIGHT, encoder
+        assert got["flip"].items is None and got["flip2"].items is None, encoder
