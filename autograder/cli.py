@@ -47,6 +47,11 @@ COMMANDS = {
         "autograder.bench",
         "grading benchmark: 1 vs 2 workers (--similarity, --term, --mark, --pipeline: those steps on a synthetic class)",
     ),
+    "budget": (
+        "autograder.budget",
+        "budget [--notebooks NB ...] [--quick] [--out FILE.csv] [--timeout S]: run each released notebook as a student "
+        "does (reference solutions, full mode unless --quick) and print each cell's time against a 15-minute budget",
+    ),
     "fetch-models": ("autograder.content.fetch_models", "cache the real pretrained models (needs internet)"),
 }
 
@@ -156,6 +161,13 @@ def _options(name, parser):
         add("--mark", action="store_true", help="time grading written answers by question instead (try --students 500)")
         add("--pipeline", action="store_true", help="time the pipeline's own work, kernels replayed (--students 500)")
         add("--log-lines", type=int, default=0, help="with --mark: a log of this many marks first (a term's: 200000)")
+    elif name == "budget":
+        add("--notebooks", nargs="+", help="notebooks to run (default: every released one, in course order)")
+        add("--quick", action="store_true", help="quick mode (A3_QUICK=1), for a fast check; default: full mode")
+        add("--out", type=Path, help="CSV notebook,cell,label,seconds,device: every code cell's time")
+        add("--timeout", type=int, default=None, help="a cell's time limit in seconds (default: none)")
+        add("--release", type=Path, default=paths.RELEASE, help=argparse.SUPPRESS)
+        add("--source", type=Path, default=paths.SOURCE, help=argparse.SUPPRESS)
     elif name == "fetch-models":
         add("--cache", default=None, help="hub cache folder (default: $A3_MODEL_CACHE, else the Hugging Face default)")
         add("--check", action="store_true", help="only report what is cached; exit 1 if incomplete")

@@ -80,7 +80,8 @@ VARIABLES = (
         QUICK,
         "`1`: quick mode (smaller data, fewer epochs, smaller models); the setup cell also turns it on while grading",
         None,
-        (USER, _WORKER, _BWRAP),  # the grading kernels' environment, and forced to 1 in every sandbox
+        (USER, _WORKER, _BWRAP, "autograder/budget.py"),  # the grading kernels' environment, and forced to 1 in
+        # every sandbox; `budget` unsets it in its kernels (full mode) or sets it (--quick)
         (_SETUP_CELL,),
     ),
     Var(

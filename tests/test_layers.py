@@ -31,7 +31,7 @@ LAYERS = (  # bottom up; a module may import its own layer and those below
     ("sandbox",),
     ("reports", "marking"),
     ("grading",),
-    ("cli", "demo", "bench", "__main__"),
+    ("cli", "demo", "bench", "budget", "__main__"),
 )
 SANDBOX = (  # inside sandbox: each module imports only the ones before it
     "limits",
