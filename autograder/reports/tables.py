@@ -10,7 +10,9 @@ from autograder.records import BLANK, HAND_GRADED, WAITING, Status, was_graded
 from autograder.text import one_line
 
 MANUAL = Status.NEEDS_MANUAL.value  # status prefix of a graded submission with a cell a person must grade
-NOT_ATTEMPTED = "NotImplementedError"  # what a cell left as released raises
+NOT_ATTEMPTED = "NotImplementedError"  # what a function left as released raises
+# what the visible check of a value left as released says (theory's and clip's value cells: "regimes is not set yet")
+NOT_SET = re.compile(r"\b(\w+) is not set yet\b")
 
 
 WRITTEN_IDS = frozenset(gid for answers in WRITTEN.values() for gid in answers)
@@ -20,7 +22,8 @@ NOT_GRADED_WRITTEN = "not graded: "  # a written answer of a notebook that was n
 def left_out(by_cell):
     """Which grades_by_cell rows say nothing about a check, by kind (a boolean Series each): written answers (graded
     by hand, waiting, blank: a blank answer is no failed check), cells a person grades or graded (the check could
-    not decide) and cells left as released (NotImplementedError: not attempted)."""
+    not decide) and cells left as released (a function raising NotImplementedError, a value whose visible check says
+    it "is not set yet": not attempted)."""
     message = by_cell["message"].fillna("") if "message" in by_cell.columns else pd.Series("", index=by_cell.index)
     written = (
         by_cell["grade_id"].isin(WRITTEN_IDS)
@@ -28,7 +31,12 @@ def left_out(by_cell):
         | message.str.startswith(NOT_GRADED_WRITTEN)
     )
     person = ~written & (by_cell["score"].isna() | (message == HAND_GRADED) | message.str.startswith(MANUAL))
-    not_attempted = ~written & ~person & message.str.contains(NOT_ATTEMPTED)
+    unset = pd.Series(
+        [bool((m := NOT_SET.search(text)) and m[1] == gid) for text, gid in zip(message, by_cell["grade_id"])],
+        index=by_cell.index,
+        dtype=bool,
+    )
+    not_attempted = ~written & ~person & (message.str.contains(NOT_ATTEMPTED) | unset)
     return {"written answers": written, "cells graded by a person": person, "cells left as released": not_attempted}
 
 

@@ -122,6 +122,29 @@ def test_check_failure_rates_count_only_attempted_cells():
     assert (row["grade_id"], row["checked"], row["failed"]) == ("fit_linear_log", 2, 1)
 
 
+def test_a_value_left_as_released_is_no_failed_check():
+    """Is a value cell left as released (its visible check says "regimes is not set yet") counted as left as released
+    rather than as a failed check, while a message naming another cell, or saying something else, still counts?"""
+    by_cell = pd.DataFrame(
+        {
+            "student": ["a", "b", "c", "d"],
+            "notebook": ["theory"] * 4,
+            "grade_id": ["regimes"] * 4,
+            "score": [0.0, 0.0, 1.0, 0.0],
+            "max_score": [1.0] * 4,
+            "message": [
+                "AssertionError: regimes is not set yet: define it in the cell above",
+                "AssertionError: scaling_choice is not set yet: define it in the cell above",
+                "passed",
+                "CheckFailed: regimes: A's regime is wrong",
+            ],
+        }
+    )
+    (row,) = report.check_failure_rates(by_cell).to_dict("records")
+    assert (row["checked"], row["failed"]) == (3, 2)
+    assert tables.left_out_counts(by_cell)["cells left as released"] == 1
+
+
 def test_top_reasons_group_the_same_mistake_with_other_numbers():
     """Are messages that differ only in numbers counted as one reason, most common first?"""
     by_cell = pd.DataFrame(
@@ -522,3 +545,23 @@ def test_grader_agreement_gives_kappa_and_score_gap_per_question(graded, tmp_pat
             "mean |score difference|": 0.25,
         }
     ]
+
+
+def test_every_released_cell_says_it_is_left_as_released_in_a_way_the_report_reads():
+    """Does every graded cell of the release, left as it is, either raise NotImplementedError or have a visible check
+    saying "<grade id> is not set yet", the two ways tables.left_out tells a cell left as released?"""
+    import json
+
+    from autograder import contract, paths
+
+    unread = []
+    for notebook in contract.NOTEBOOKS:
+        cells = json.loads((paths.RELEASE / f"{notebook}.ipynb").read_text(encoding="utf-8"))["cells"]
+        tests = {contract.nbgrader_meta(c).get("grade_id"): "".join(c["source"]) for c in cells}
+        for cell in cells:
+            gid = contract.nbgrader_meta(cell).get("grade_id")
+            if gid not in contract.GRADED[notebook] or "NotImplementedError" in "".join(cell["source"]):
+                continue
+            if f"{gid} is not set yet" not in tests.get(contract.test_cell_id(gid), ""):
+                unread.append(f"{notebook}/{gid}")
+    assert not unread, f"cells left as released that the report would count as failed checks: {unread}"
