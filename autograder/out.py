@@ -201,6 +201,11 @@ class Out:
         return self.root / "rubric_edits.jsonl"
 
     @property
+    def rubric_seen(self) -> Path:
+        """The rubric items as `mark` last saw them: what an edit of rubrics.toml outside the page is told from."""
+        return self.root / ".rubric_seen.json"
+
+    @property
     def moves(self) -> Path:
         """mark_groups.json: answers a TA moved to another group."""
         return self.root / "mark_groups.json"

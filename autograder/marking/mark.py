@@ -424,9 +424,39 @@ def _import(out, path, answers, found, grader, second=False) -> int:
     return 0
 
 
-def log_rubric_edit(out: Path, entry: dict) -> None:
-    """Append an item edit made on the page (who, when, the item before and after) to OUT/rubric_edits.jsonl."""
-    log.append_records(out, Out.at(out).rubric_edits, [entry])
+OUTSIDE = "rubrics.toml, edited outside the page"  # who a rubric change noticed on reading the file is logged as
+
+
+def note_rubric_changes(out: Path, found: rubrics.Rubrics, by: str = OUTSIDE) -> list[dict]:
+    """Log in OUT/rubric_edits.jsonl every item added, removed or changed (points, text) since `mark` last saw the
+    rubric (OUT/.rubric_seen.json), as made by `by`, and remember the rubric as it is now; the first look logs
+    nothing. Returns the entries logged."""
+    from autograder.files import atomic_write
+
+    where = Out.at(out)
+    shown = {f"{nb}/{gid}": {i.id: [i.points, i.text] for i in r.items} for (nb, gid), r in found.items()}
+    with log.locked(out):
+        try:
+            seen = json.loads(where.rubric_seen.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            seen = None
+        if seen == shown:
+            return []
+        entries, at = [], now()
+        for cell in sorted(set(seen or {}) | set(shown)) if seen is not None else []:
+            before, after = seen.get(cell, {}), shown.get(cell, {})
+            for item in sorted(set(before) | set(after)):
+                if before.get(item) != after.get(item):
+                    notebook, grade_id = cell.split("/", 1)
+                    entries.append({"at": at, "by": by, "notebook": notebook, "grade_id": grade_id, "item": item,
+                                    "before": _item_record(before.get(item)), "after": _item_record(after.get(item))})  # fmt: skip
+        log.append_records(out, where.rubric_edits, entries)
+        atomic_write(where.rubric_seen, json.dumps(shown, ensure_ascii=False, sort_keys=True))
+    return entries
+
+
+def _item_record(item: list | None) -> dict | None:
+    return None if item is None else {"points": item[0], "text": item[1]}
 
 
 def read_rubric_edits(out: Path) -> list[dict]:
@@ -735,6 +765,7 @@ def main(
         return 1
     try:
         found = rubrics.load(Path(source) / rubrics.FILENAME)
+        note_rubric_changes(out, found)
         if rubric is not None:
             notebook, grade_id = _cell(rubric, found)
             from autograder import csvsafe

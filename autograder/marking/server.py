@@ -169,6 +169,7 @@ class Marking:
             problems = rubric_problems(found, self.all_answers, self.rubric_path.parent)
             if problems:  # edited on disk while the page runs: nothing is scored with it
                 raise rubrics.RubricError(f"{rubrics.FILENAME} changed and {problems[0]}: fix it, nothing was saved")
+            mark.note_rubric_changes(self.out, found)  # an edit of the file itself (the page's own are logged as made)
             self._rubrics = (stamp, found)
         return self._rubrics[1]
 
@@ -444,12 +445,9 @@ class Marking:
             problems = [p for p in problems if p.startswith(f"{cell[0]}/{cell[1]}:")]
             if problems:
                 return 400, {"error": problems[0]}
-            before = self.rubrics()[cell].item(item_id)
+            mark.note_rubric_changes(self.out, self.rubrics())  # an edit of the file before this one, logged as such
             rewrite(self.rubric_path, edited)
-            entry = {"at": mark.now(), "by": self.grader, "notebook": cell[0], "grade_id": cell[1], "item": item_id,
-                     "before": {"points": before.points, "text": before.text},
-                     "after": {"points": float(points), "text": text}}  # fmt: skip
-            mark.log_rubric_edit(self.out, entry)
+            mark.note_rubric_changes(self.out, rubrics.parse(edited), by=self.grader)
             having = {k for k, m in self.marks().items() if k[1:] == cell and m.items and item_id in m.items}
             self._derive(self.rubrics(), cell, having)
         return 200, self.state(cell)

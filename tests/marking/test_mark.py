@@ -636,3 +636,27 @@ def test_an_ampersand_reads_as_typed_and_the_mark_holds(tmp_path):
     assert hand(folder, "ann").score == 0.5
     answers = mark.collect(folder)
     assert answers[("ann", "toy", "written_toy")].typed == "loss falls when N & D grow together"
+
+
+def test_an_edit_of_rubrics_toml_itself_is_logged_once(out, capsys):
+    """When an item's text is changed in rubrics.toml with an editor, does the next `mark` log it in
+    OUT/rubric_edits.jsonl (the item before and after, as edited outside the page), and the run after it nothing
+    more; and is an item added or removed logged with nothing on the other side?"""
+    assert run(out, status=True) == 0  # mark's first look at the rubric: nothing to compare with yet
+    assert mark.read_rubric_edits(out) == []
+    path = source(out) / rubrics.FILENAME
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("Relates addition to counting.", "Says that adding is counting."), encoding="utf-8")
+    assert run(out, status=True) == 0 and run(out, status=True) == 0
+    (edit,) = mark.read_rubric_edits(out)
+    assert (edit["by"], edit["item"], edit["before"]["text"], edit["after"]["text"]) == (
+        mark.OUTSIDE,
+        "counting",
+        "Relates addition to counting.",
+        "Says that adding is counting.",
+    )
+    cut = path.read_text(encoding="utf-8").split("[[toy.written_toy.items]]")
+    path.write_text("[[toy.written_toy.items]]".join(cut[:-1]), encoding="utf-8")  # the deduction `circular` gone
+    assert run(out, status=True) == 0
+    gone = mark.read_rubric_edits(out)[-1]
+    assert (gone["item"], gone["before"]["points"], gone["after"]) == ("circular", -0.5, None)
