@@ -809,6 +809,11 @@ def main(
             code = _regrades(out, regrades, answers, grader) or code
         for line in sync(out, found, answers)[0]:
             print(line)
+    if pages.pending(out):  # the students' pages the marks changed (or a refresh cut short left), as the page does
+        from autograder.reports.feedback import rerender
+
+        done = pages.refresh(out, lambda who, nbs: rerender(out, students=who, source=Path(source), notebooks=nbs))
+        print(f"feedback: {done} student page(s) rendered again with the marks")
     if export is not None:
         only = None if fraction is None else double_sample(answers, fraction)
         marks = read_second(out) if only is not None else read_log(out)[0]

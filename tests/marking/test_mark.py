@@ -660,3 +660,16 @@ def test_an_edit_of_rubrics_toml_itself_is_logged_once(out, capsys):
     assert run(out, status=True) == 0
     gone = mark.read_rubric_edits(out)[-1]
     assert (gone["item"], gone["before"]["points"], gone["after"]) == ("circular", -0.5, None)
+
+
+def test_an_import_renders_the_pages_it_changed(out, capsys):
+    """After --import, does the student's feedback page already show the new mark (no `feedback OUT` needed), with
+    nothing left noted for the page to redo?"""
+    from autograder.marking import pages
+
+    rows = [["李明", "toy", "written_toy", "counting", "", "Say why."]]
+    assert run(out, import_csv=write_csv(out.parent / "in.csv", rows)) == 0
+    assert "feedback: 1 student page(s) rendered again with the marks" in capsys.readouterr().out
+    page = (out / "feedback" / "李明" / "toy.html").read_text(encoding="utf-8")
+    assert "Say why." in page and "Relates addition to counting." in page
+    assert not pages.pending(out)
