@@ -82,3 +82,23 @@ def pytest_terminal_summary(terminalreporter, config):
             f"slow tier not run: {left_out} tests marked slow deselected; `pytest --run-slow` runs them too "
             "(.ci/run always does)"
         )
+
+
+@pytest.fixture(scope="module")
+def releases():
+    """The released notebooks, {name: notebook} (the check and readiness tests start from them)."""
+    import nbformat
+
+    from autograder import contract, paths
+
+    return {name: nbformat.read(paths.RELEASE / f"{name}.ipynb", as_version=4) for name in contract.NOTEBOOKS}
+
+
+@pytest.fixture(scope="module")
+def sources():
+    """The source notebooks, {name: notebook} (their solutions fill a release in)."""
+    import nbformat
+
+    from autograder import contract, paths
+
+    return {name: nbformat.read(paths.SOURCE / f"{name}.ipynb", as_version=4) for name in contract.NOTEBOOKS}

@@ -17,28 +17,11 @@ from autograder import contract, paths, readiness
 from autograder.grading import answers, check, ingest, read
 from autograder.reports import feedback
 from tests.corpus import make_corpus as mc
+from tests.grading.test_check import ran
 from tests.notebooks import run_notebook
 
 NOTEBOOKS = contract.NOTEBOOKS
 KERNEL_ENV = {"A3_QUICK": "1", "HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", "NBGRADER_EXECUTION": None}
-
-
-@pytest.fixture(scope="module")
-def releases():
-    return {name: nbformat.read(paths.RELEASE / f"{name}.ipynb", as_version=4) for name in NOTEBOOKS}
-
-
-@pytest.fixture(scope="module")
-def sources():
-    return {name: nbformat.read(paths.SOURCE / f"{name}.ipynb", as_version=4) for name in NOTEBOOKS}
-
-
-def ran(nb):
-    """The notebook as saved after a run: every code cell with an execution count and an output."""
-    for n, cell in enumerate(c for c in nb.cells if c.cell_type == "code"):
-        cell.execution_count = n + 1
-        cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="ok\n")]
-    return nb
 
 
 def embedded(nb):

@@ -16,16 +16,6 @@ from tests.corpus import make_corpus as mc
 NOTEBOOKS = ("nmt", "bert", "clip", "theory")
 
 
-@pytest.fixture(scope="module")
-def releases():
-    return {name: nbformat.read(paths.RELEASE / f"{name}.ipynb", as_version=4) for name in NOTEBOOKS}
-
-
-@pytest.fixture(scope="module")
-def sources():
-    return {name: nbformat.read(paths.SOURCE / f"{name}.ipynb", as_version=4) for name in NOTEBOOKS}
-
-
 def ran(nb):
     """The notebook as saved after a run: every code cell with an execution count and an output."""
     for n, cell in enumerate(c for c in nb.cells if c.cell_type == "code"):

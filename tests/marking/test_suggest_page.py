@@ -168,20 +168,27 @@ def _edit_rubric(folder, old, new):
     path.write_text(text.replace(old, new), encoding="utf-8")
 
 
+def _status_after_an_edit(folder, capsys, old, new):
+    """What --status says once two answers were marked as suggested and then rubrics.toml had `old` made `new`."""
+    marking = page_for(folder)
+    with serving(marking) as base:
+        _accept_two(base)
+    marking.close()
+    _edit_rubric(folder, old, new)
+    capsys.readouterr()
+    assert mark.main(out=folder, source=folder.parent / "source", status=True) == 0
+    return capsys.readouterr().out
+
+
 def test_suggestions_under_an_older_rubric_are_stale(out, capsys):  # noqa: F811
     """After an item's text changed in rubrics.toml, are the suggestions made under the old one told apart as stale
     in --status and the report, and left out of the share accepted and the items' precision and recall?"""
     from autograder.reports import report
 
     folder, _, _ = out
-    marking = page_for(folder)
-    with serving(marking) as base:
-        _accept_two(base)
-    marking.close()
-    _edit_rubric(folder, "Relates addition to counting.", "Relates addition to counting objects in a set.")
-    capsys.readouterr()
-    assert mark.main(out=folder, source=folder.parent / "source", status=True) == 0
-    said = capsys.readouterr().out
+    said = _status_after_an_edit(
+        folder, capsys, "Relates addition to counting.", "Relates addition to counting objects in a set."
+    )
     assert "toy/written_toy: no suggestion under its rubric as it is now (2 more under an older rubric" in said
     assert "accepted unchanged" not in said
     table = report.suggestion_agreement(folder, folder.parent / "source")
@@ -191,14 +198,7 @@ def test_suggestions_under_an_older_rubric_are_stale(out, capsys):  # noqa: F811
 def test_a_change_to_a_ta_note_keeps_suggestions_current(out, capsys):  # noqa: F811
     """Does an edit to an item's TA-only note (what a student reads is unchanged) keep the suggestions counted?"""
     folder, _, _ = out
-    marking = page_for(folder)
-    with serving(marking) as base:
-        _accept_two(base)
-    marking.close()
-    _edit_rubric(folder, 'note = "Also accept:', 'note = "Also accept, and say so:')
-    capsys.readouterr()
-    assert mark.main(out=folder, source=folder.parent / "source", status=True) == 0
-    said = capsys.readouterr().out
+    said = _status_after_an_edit(folder, capsys, 'note = "Also accept:', 'note = "Also accept, and say so:')
     assert "suggestions on 2 answer(s) marked after one was shown: 100% accepted unchanged" in said
     assert "stale" not in said
 
