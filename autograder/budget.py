@@ -268,7 +268,7 @@ def run(notebooks, *, quick=False, timeout=None, release=paths.RELEASE, source=p
 
 
 def main(*, notebooks=None, quick=False, out=None, timeout=None, release=paths.RELEASE, source=paths.SOURCE):
-    """The `budget` command; returns 1 when a notebook failed (or none is known by that name: 2), else 0."""
+    """The `budget` command; returns 1 when a notebook failed (2: a notebook not in the release; 130: Ctrl-C), else 0."""
     known = order(build.notebooks_in(release))
     notebooks = order(dict.fromkeys(notebooks)) if notebooks else known
     unknown = [nb for nb in notebooks if nb not in known]
@@ -279,7 +279,11 @@ def main(*, notebooks=None, quick=False, out=None, timeout=None, release=paths.R
     hub = "hub offline" if os.environ.get("HF_HUB_OFFLINE") == "1" else "hub online"
     limit = f"cells limited to {timeout} s" if timeout else "no time limit per cell"
     print(f"budget: {', '.join(notebooks)} in {mode}, {hub}, {limit}")
-    results = run(notebooks, quick=quick, timeout=timeout, release=release, source=source)
+    try:
+        results = run(notebooks, quick=quick, timeout=timeout, release=release, source=source)
+    except KeyboardInterrupt:  # the kernel is shut down and the temporary copy removed on the way out
+        print("budget: stopped (Ctrl-C); the notebooks reported above had finished")
+        return 130
     if out:
         write_csv(out, results)
     width = max(len(r.notebook) for r in results)

@@ -204,6 +204,19 @@ def test_the_theory_notebook_in_quick_mode(tmp_path, capsys):
     assert re.search(r"^  theory\s+.* within the budget$", out, re.M)
 
 
+def test_ctrl_c_stops_with_one_line(monkeypatch, capsys):
+    """Does Ctrl-C during a run end the command with one line and exit status 130, no traceback?"""
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(budget, "run", interrupted)
+    assert budget.main(notebooks=["theory"]) == 130
+    captured = capsys.readouterr()
+    assert captured.out.splitlines()[-1] == "budget: stopped (Ctrl-C); the notebooks reported above had finished"
+    assert "Traceback" not in captured.out + captured.err
+
+
 def test_a_dead_kernel_is_one_line_quoting_its_log(tmp_path):
     """Is a kernel that died reported in one line with the last line it wrote (say, the OOM killer's note), and a
     time-out with the limit?"""
