@@ -1751,6 +1751,7 @@ LAYERNORM_D2_FORMS = {
         "one-element arrays": "layernorm_d2 = [(np.array([1.0]), np.array([-1.0])), (np.array([-1.0]), np.array([1.0]))]",
         "a repeated pair": "layernorm_d2 = [(1, -1), (1.0, -1.0), (-1, 1)]",
         "within 1e-7": "layernorm_d2 = {(1 + 1e-7, -1 - 1e-7), (-1.0, 1.0)}",
+        "both entries 9e-7 up": "layernorm_d2 = {(1 + 9e-7, -1 + 9e-7), (-1.0, 1.0)}",
     },
     "rejected": {
         "a single pair": "layernorm_d2 = (1.0, -1.0)",
@@ -1770,6 +1771,9 @@ LAYERNORM_D2_FORMS = {
         "zero included": "layernorm_d2 = {(1.0, -1.0), (-1.0, 1.0), (0.0, 0.0)}",
         "nan included": "layernorm_d2 = {(1.0, -1.0), (-1.0, 1.0), (np.nan, np.nan)}",
         "off by 2e-6": "layernorm_d2 = {(1 + 2e-6, -1.0), (-1.0, 1.0)}",
+        "both entries 2e-6 up": "layernorm_d2 = {(1 + 2e-6, -1 + 2e-6), (-1.0, 1.0)}",
+        "a constant pair": "layernorm_d2 = {(1.0, -1.0), (-1.0, 1.0), (0.5, 0.5)}",
+        "scaled": "layernorm_d2 = {(3.0, -3.0), (-3.0, 3.0)}",
     },
     # accepted by the visible asserts, which leave completeness to the grader and say so
     "incomplete": {

@@ -70,6 +70,105 @@ def run_cell(notebook, grade_id, **names):
     return namespace, out.getvalue()
 
 
+# ---------------------------------------------------------------- theory T1: the FGSM bound
+
+
+def test_fgsm_bound_answer_holds_coordinate_by_coordinate():
+    """T1: is ‖ε sgn(w)‖∞ = ε for every w ≠ 0 and ‖ε w‖∞ = ε‖w‖∞, so equal exactly when max|w_i| = 1 whatever the
+    signs (w = (0.5, 2), all positive, gives ε against 2ε); does the sign move a coordinate by ε where w_i ≠ 0 and
+    not at all where w_i = 0, as the answer and `sign-guarantee` say; and is the FGSM step the largest decrease of
+    the logit within the ℓ∞ ball, ε‖w‖₁?"""
+    eps, rng = 0.1, np.random.default_rng(0)
+    for _ in range(50):
+        w = rng.normal(size=6) * rng.uniform(0.1, 3)
+        w[rng.integers(6)] = 0.0
+        sign_step, grad_step = eps * np.sign(w), eps * w
+        assert math.isclose(np.abs(sign_step).max(), eps)
+        assert math.isclose(np.abs(grad_step).max(), eps * np.abs(w).max())
+        assert np.array_equal(np.abs(sign_step), np.where(w != 0, eps, 0.0))
+        assert math.isclose(w @ sign_step, eps * np.abs(w).sum())
+        steps = eps * np.concatenate([rng.choice([-1.0, 1.0], size=(2000, 6)), rng.uniform(-1, 1, size=(2000, 6))])
+        assert (steps @ w).max() <= eps * np.abs(w).sum() + 1e-12  # no step in the ℓ∞ ball lowers f more
+    w = np.array([0.5, 2.0])
+    assert (np.abs(eps * np.sign(w)).max(), np.abs(eps * w).max()) == pytest.approx((eps, 2 * eps))
+    for w in (np.array([1.0, -0.3, 0.0]), np.array([-1.0, 0.2])):  # max|w_i| = 1 with mixed signs: equal
+        assert math.isclose(np.abs(eps * np.sign(w)).max(), np.abs(eps * w).max())
+    text = answer("theory", "written_fgsm_bound")
+    assert "equal exactly when max_i |w_i| = 1" in text and "(w = (0.5, 2): ε against 2ε)" in text
+    assert "The sign moves every coordinate with w_i ≠ 0 by exactly ε" in text and "by ε‖w‖₁" in text
+    assert "w_i ≠ 0" in RUBRICS[("theory", "written_fgsm_bound")].item("sign-guarantee").text
+
+
+# ---------------------------------------------------------------- theory T2, T3: weight decay against FGM and FGSM
+
+
+@pytest.fixture(scope="module")
+def eps_plot():
+    """The `eps_plot` cell run as a student runs it (not grading), with the reference ε: (namespace, stdout)."""
+    helpers, _ = run_cell("theory", "ridge_checks")
+    return run_cell(
+        "theory",
+        "eps_plot",
+        GRADING=False,
+        plt=mock.MagicMock(),
+        needs=lambda name, probe: probe(),
+        ridge_weight=helpers["ridge_weight"],
+        eps_to_zero_logit=ref.eps_to_zero_logit,
+    )
+
+
+def test_weight_decay_answer_quotes_the_plots_data(eps_plot):
+    """T2: on the plot's data, is the ridge w the closed form Σxt / (Σx² + 2nλ) and ε = x / w, rising from 0.667 to
+    1.697 over the λ grid; does the printed ε = x / ((1 + 2λ) w) = x(Σx² + 2nλ) / ((1 + 2λ) Σxt) leave f(x′) = 0.217
+    at λ = 0.1 (as the cell prints) and fall from 0.665 to 0.566; is the mean of the x_k² 1.29; and does the
+    printed ε fall with λ exactly when that mean is above 1 (rise when below), so that `printed` says "on this data"?"""
+    namespace, out = eps_plot
+    X, t, x, lams, w_of = (namespace[k] for k in ("X_1d", "t_1d", "x_1d", "lam_grid", "w_of"))
+    n = len(X)
+    for lam in lams:
+        assert math.isclose(w_of(lam), np.sum(X * t) / (np.sum(X**2) + 2 * n * lam), rel_tol=1e-9)
+        assert math.isclose(ref.eps_to_zero_logit(x, X, t, lam), x / w_of(lam), rel_tol=1e-9)
+        printed = namespace["eps_printed"](lam)
+        assert math.isclose(printed, x * (np.sum(X**2) + 2 * n * lam) / ((1 + 2 * lam) * np.sum(X * t)), rel_tol=1e-9)
+    yours, printed = namespace["eps_yours"], [namespace["eps_printed"](lam) for lam in lams]
+    assert np.all(np.diff(yours) > 0) and np.all(np.diff(printed) < 0)
+    after = w_of(0.1) * (x - namespace["eps_printed"](0.1) * w_of(0.1))
+    assert f"f(x − εw) = {after:.4f}" in out and abs(after) > 0.1
+    mean_square = float(np.mean(X**2))
+    text = answer("theory", "written_weight_decay")
+    assert numbers(r"from ([\d.]+) at λ = 0.001 to ([\d.]+) at λ = 1\)", text, "ε's range") == [
+        round(yours[0], 3),
+        round(yours[-1], 3),
+    ]
+    assert numbers(r"f\(x′\) ≠ 0, ([\d.]+) at λ = 0.1", text, "f(x′) at λ = 0.1") == [round(after, 3)]
+    assert numbers(r"shrink as λ grows \(from ([\d.]+) to ([\d.]+) on the", text, "the printed ε's range") == [
+        round(printed[0], 3),
+        round(printed[-1], 3),
+    ]
+    assert numbers(r"above 1 \(([\d.]+) here\)", text, "the mean of the x_k²") == [round(mean_square, 2)]
+    item = RUBRICS[("theory", "written_weight_decay")].item("printed")
+    assert "on this data" in item.text
+    assert f"mean of the x_k² {mean_square:.2f} > 1: {printed[0]:.3f} to {printed[-1]:.3f}" in item.note
+    for target in (0.5, 0.9, 1.1, 2.0):  # the same data rescaled to a mean x_k² of `target`
+        Xs = X * math.sqrt(target / mean_square)
+        ts = 1.5 * Xs + 0.3 * np.random.default_rng(1).normal(size=n)
+        trend = np.diff([x / ((1 + 2 * lam) * ref.ridge_closed_form(Xs[:, None], ts, lam)[0]) for lam in lams])
+        assert np.all(trend < 0) if target > 1 else np.all(trend > 0), target
+
+
+def test_fgsm_weight_decay_answer_the_step_is_the_same_for_every_lambda(eps_plot):
+    """T3: is the FGSM step that zeroes the logit |x| for every λ (x sgn w when wx > 0, w of either sign), so the
+    FGSM line of the plot is flat, as the model answer says?"""
+    namespace, _ = eps_plot
+    X, t = namespace["X_1d"], namespace["t_1d"]
+    for x, targets in ((namespace["x_1d"], t), (-2.0, -t)):  # w > 0 with x > 0, and w < 0 with x < 0
+        for lam in namespace["lam_grid"]:
+            w = ref.ridge_closed_form(X[:, None], targets, lam)[0]
+            eps = ref.eps_fgsm_to_zero_logit(x, X, targets, lam)
+            assert w * x > 0 and eps == pytest.approx(abs(x)) and abs(w * (x - eps * np.sign(w))) < 1e-12
+    assert "at ε = x sgn(w) = |x| (when wx > 0), the same for every λ" in answer("theory", "written_fgsm_weight_decay")
+
+
 # ---------------------------------------------------------------- theory T8: LayerNorm with a scale and a shift
 
 
@@ -144,8 +243,8 @@ def test_layernorm_histogram_range_is_the_notebooks_and_lies_inside_the_attainab
         "the histogram's range",
     )
     assert stated == [round(norms.min(), 2), round(norms.max(), 2)], stated
-    item = RUBRICS[("theory", "written_layernorm_affine")].item("histogram-range")
-    assert f"about {norms.min():.2f} to {norms.max():.2f}" in item.text
+    item = RUBRICS[("theory", "written_layernorm_affine")].item("bounds")
+    assert f"The histogram's range (about {norms.min():.2f} to {norms.max():.2f}) given as the bounds" in item.note
 
 
 def test_layernorm_claim_is_about_root_d_too_large(claim_cell):
@@ -259,6 +358,79 @@ def test_point_c_of_the_steps_plot_is_the_knee_the_answer_names(quick):
     assert curve[4] / curve[2] < 0.55 and curve[points["B"]] / curve[points["B"] // 2] > 0.95
     assert ref.most_efficient_batch == "C" and ref.BATCH_POINTS["C"] == "the knee"
     assert answer("theory", "written_most_efficient_batch").startswith("C, where perfect scaling meets the floor")
+
+
+def test_most_efficient_batch_answer_quotes_the_full_curve_and_says_roughly_near_c():
+    """T5: are the steps the model answer quotes those of the notebook's full steps-to-target curve (617 at A, the
+    perfect-scaling line from A at 9.6 steps at B = 128 against the floor of 9); does doubling roughly halve the steps
+    far below C (B = 2 to 32: each doubling leaves at most 0.55 of them) and save at most one step far above it
+    (from B = 512 on); and since neither holds next to C (64 → 128 → 256), do the items say "far" and the `above`
+    note quote those steps?"""
+    namespace, _ = run_cell(
+        "theory", "steps_plot", GRADING=True, QUICK=False, needs=lambda name, probe: probe(), tqdm=lambda x, **_: x
+    )
+    lrs, points = namespace["STEP_LRS"], namespace["POINTS"]
+    args = (lrs, namespace["H"], namespace["NOISE"], namespace["W0"], namespace["TARGET"], 4096)
+    curve = {2**k: ref.steps_to_target(2**k, *args) for k in range(1, 14)}
+    floor, c = min(curve.values()), points["C"]
+    assert all(curve[2 * b] / curve[b] <= 0.55 for b in (2, 4, 8, 16))  # far below C: roughly halves
+    assert all(curve[2 * b] >= curve[b] - 1 for b in (512, 1024, 2048, 4096))  # far above C: about flat
+    assert all(curve[2 * b] / curve[b] > 0.55 for b in (32, 64, 128)) and curve[2 * c] < curve[c] - 1  # near C: neither
+    text = answer("theory", "written_most_efficient_batch")
+    stated = numbers(r"from A, (\d+) · 2 / 128 ≈ ([\d.]+) steps at B = 128, meets the floor of (\d+)", text, "the knee")
+    assert c == 128 and stated == [curve[2], round(curve[2] * 2 / 128, 1), floor]
+    stated = numbers(r"\((\d+), (\d+), (\d+), (\d+) and (\d+) for B = 2 to 32\)", text, "the steps far below C")
+    assert stated == [curve[b] for b in (2, 4, 8, 16, 32)]
+    stated = numbers(r"\((\d+) at B = 512, (\d+) from B = 1024 on", text, "the steps far above C")
+    assert stated == [curve[512], floor] and all(curve[b] == floor for b in (1024, 2048, 4096, 8192))
+    near = [curve[b] for b in (64, 128, 256)]
+    assert numbers(r"\((\d+), (\d+) and (\d+) steps for B = 64, 128 and 256\)", text, "the steps near C") == near
+    rubric = RUBRICS[("theory", "written_most_efficient_batch")]
+    assert rubric.item("below").text.startswith("Far below") and rubric.item("above").text.startswith("Far above")
+    assert "roughly halves" in rubric.item("below").text
+    assert "64 → 128 → 256 gives {} → {} → {} steps".format(*near) in rubric.item("above").note
+    assert [i.id for i in rubric.items if i.points < 0] == []  # wrong-point merged into the items' notes
+
+
+def test_deductions_that_repeat_a_missing_item_are_notes_now():
+    """Finding 6 of issue 57: a deduction for the error that already costs a positive item counts it twice. T1's
+    `same-sign`, T5's `wrong-point` and T8's `claims-constant` and `histogram-range` became notes on the item they
+    cost; T4's `levels-off` says it does not stack with `limit`."""
+    ids = {gid: [i.id for i in RUBRICS[("theory", gid)].items] for gid in ("written_fgsm_bound", "written_layernorm_affine")}
+    assert "same-sign" not in ids["written_fgsm_bound"]
+    assert not {"claims-constant", "histogram-range"} & set(ids["written_layernorm_affine"])
+    assert "no further deduction" in RUBRICS[("theory", "written_fgsm_bound")].item("equal-when").note
+    for item in ("depends-on-x", "bounds"):
+        assert "no further deduction" in RUBRICS[("theory", "written_layernorm_affine")].item(item).note
+    assert "Does not stack with `limit`" in RUBRICS[("theory", "written_batch_size")].item("levels-off").note
+
+
+# ---------------------------------------------------------------- theory T7: the limits of the max-pooling layer
+
+
+def test_maxpool_limits_answer_mean_near_zero_and_min_for_a_negative_query():
+    """T7: with the reference layer (k = 2, any W_Q W_K), does the output at i tend to the window's mean as x_i → 0,
+    pool the minimum when x_i < 0, and still pick the maximum when some x_j < 0 but x_i > 0, as the answer says?"""
+    k, rng = 2, np.random.default_rng(0)
+    layer = ref.maxpool_layer(k)
+
+    def pooled(x):
+        out = ref.relative_attention(layer["W_Q"] * x, layer["W_K"] * x, layer["W_V"] * x, layer["p"])
+        return out[k : len(x) - k]
+
+    windows = lambda x: np.lib.stride_tricks.sliding_window_view(x, 2 * k + 1)  # (n − 2k, 2k + 1)
+    x = rng.uniform(0.5, 1.0, size=12)
+    x[5] = 1e-7  # a query near 0: the window around i = 5 is averaged
+    assert abs(pooled(x)[5 - k] - windows(x)[5 - k].mean()) < 1e-3
+    x = rng.uniform(0.5, 1.0, size=12)
+    x[5], x[4] = -0.8, -0.9  # a negative query: its window is pooled to the minimum, here x_4
+    assert abs(pooled(x)[5 - k] - windows(x)[5 - k].min()) < 1e-3
+    x = rng.uniform(0.5, 1.0, size=12)
+    x[6] = -2.0  # a negative key beside positive queries: still the maximum
+    for i in (4, 5, 7, 8):
+        assert abs(pooled(x)[i - k] - windows(x)[i - k].max()) < 0.01
+    text = answer("theory", "written_maxpool_limits")
+    assert "the output tends to the window's mean instead of its max" in text and "pools the minimum" in text
 
 
 # ---------------------------------------------------------------- numbers quoted from docs/RESULTS.md

@@ -136,3 +136,82 @@ def test_clip_todo_does_not_give_the_caption_questions_example():
     """Does the scavenger hunt's TODO not name what the target shares with another image (the woman in front
     of an American flag, question C1's `did-not` example)?"""
     assert "American flag" not in release_text("clip")
+
+
+def test_theory_computes_no_ridge_closed_form_outside_the_graded_cell():
+    """Does no released cell of theory hold the 1-D ridge weight in closed form (Σxt / (Σx² + 2nλ), the factor 2nλ
+    that is ridge_closed_form's trap and gives eps_to_zero_logit at once), and does the ε plot find its weight
+    numerically with the provided ridge_weight instead?"""
+    for cell in release_cells("theory"):
+        if cell.cell_type == "code":
+            assert not re.search(r"\+\s*2\s*\*\s*(len\(\w+\)|n\w*)\s*\*\s*lam", cell.source), cell.source
+            assert "np.sum(X_1d ** 2)" not in cell.source
+    assert "ridge_weight(X_1d, t_1d, lam)" in release_cell("theory", "eps_plot")
+
+
+def test_theory_text_does_not_state_the_weight_decay_contradiction():
+    """Does 1.2.3 not tell the student that the printed answer contradicts itself or which half is wrong (question
+    T2's `printed` item), nor call its derivation "wrong" before the student has tested it?"""
+    text = release_text("theory")
+    assert "contradicts itself" not in text and "At most one half" not in text and "*easier* to attack" not in text
+    assert "wrong derivation" not in text and "wrong derivation" not in release_cell("theory", "eps_plot")
+
+
+@pytest.mark.parametrize(
+    "wrong",
+    [{(0.5, -0.5), (-0.5, 0.5)}, {(2**-0.5, -(2**-0.5)), (-(2**-0.5), 2**-0.5)}, {(1.0, 0.0), (0.0, 1.0)}],
+    ids=["half", "unit-norm", "not-centred"],
+)
+def test_layernorm_d2_visible_failure_does_not_state_what_every_output_has(wrong):
+    """Does a wrong layernorm_d2 fail its visible test without being told that every output has mean 0 and mean
+    square 1 (the key fact of 4.1, which gives layernorm_norm = √d), and does neither the released test cell nor
+    Problem 4's text state it?"""
+    message = visible_failure("theory", "test_layernorm_d2", layernorm_d2=wrong)
+    assert "is not an output of LN" in message and "mean" not in message, message
+    source = release_cell("theory", "test_layernorm_d2")
+    assert "_a + _b" not in source and "** 2) / 2" not in source and "mean square" not in source
+    assert "their mean and their mean square" not in release_text("theory")
+
+
+def _offset_j_minus_i(q, k, v, p):  # relative attention with the offset the wrong way round
+    scores = np.outer(q, k) + np.array([[p(j - i) for j in range(len(q))] for i in range(len(q))])
+    weights = np.exp(scores - scores.max(axis=1, keepdims=True))
+    return (weights / weights.sum(axis=1, keepdims=True)) @ v
+
+
+def test_relative_attention_visible_failure_does_not_say_which_neighbour_an_offset_picks():
+    """Does relative attention with the offset reversed fail its visible test without being told that offset +1 is
+    x_(i−1) (out_i averages v_i and v_(i−1): half of conv1d_layer), and does theory not hint at maxpool_layer's
+    scores (near 900 = 30 · 30) in the TODO or the test cell?"""
+    message = visible_failure("theory", "test_relative_attention", relative_attention=_offset_j_minus_i)
+    assert "row i should average" in message, message
+    assert not re.search(r"i\s*[−-]\s*1", message), message
+    source = release_cell("theory", "test_relative_attention")
+    assert not re.search(r"v_\(?i\s*[−-]\s*1", source) and "900" not in source and "30.0" not in source
+    assert "900" not in release_text("theory")
+
+
+def test_rnn_jacobian_visible_test_gives_neither_the_steepest_point_nor_the_bound():
+    """Does the RNN test cell not say that every pre-activation is 0 where σ is steepest, does the text not state
+    σ′(z) ≤ σ′(0), and does a wrong bound fail without being shown the value the test's W reaches (the answer,
+    (σ_max/4)^(n − 1), at that point)?"""
+    source = release_cell("theory", "test_rnn_jacobian_bound")
+    assert "steepest" not in source and "pre-activation" not in source
+    assert "never larger than $\\sigma'(0)$" not in release_text("theory")
+    for wrong, hidden in ((lambda s, n: s ** (n - 1), "0.0625"), (lambda s, n: (s / 8) ** (n - 1), "0.0625")):
+        message = visible_failure("theory", "test_rnn_jacobian_bound", rnn_jacobian_bound=wrong)
+        assert "σ_max(W) = 1.0, n = 3" in message and hidden not in message and "0.062" not in message, message
+
+
+@pytest.mark.parametrize(
+    "wrong",
+    [lambda ws: (0.0, float(np.sum(np.abs(ws)))), lambda ws: (0.0, float(np.max(np.abs(ws)))), lambda ws: (-1.0, 1.0)],
+    ids=["sum-of-abs", "max-weight", "negative-lower"],
+)
+def test_relu_chain_visible_failure_does_not_show_the_range_of_the_slope(wrong):
+    """Does a wrong relu_chain_grad_bound fail its visible test without being shown the range of |f′(x)| for the
+    test's weights (0 and ∏|w_i| = 4.5: the answer for that input), only where its bounds fail or which one is
+    not reached?"""
+    message = visible_failure("theory", "test_relu_chain_grad_bound", relu_chain_grad_bound=wrong)
+    assert "the bounds fail" in message or "not tight" in message, message
+    assert "4.5" not in message and "ranges over" not in message, message

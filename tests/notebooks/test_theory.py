@@ -40,7 +40,8 @@ def test_every_quoted_language_model_answer_has_a_cell_that_tests_it():
     assert "perturbation_norms" in cells["llm_norms_claim"].source
     ridge = cells["llm_ridge_claim"].source
     assert "n_demo * lam_demo" in ridge and "objective_gradient" in ridge
-    assert "eps_wrong" in cells["eps_plot"].source and "(1 + 2 * 0.1)" in cells["eps_plot"].source
+    assert "eps_printed" in cells["eps_plot"].source and "(1 + 2 * lam)" in cells["eps_plot"].source
+    assert "f(x − εw) = {w_of(0.1) * (x_1d - eps_printed(0.1) * w_of(0.1))" in cells["eps_plot"].source
 
 
 def test_every_claim_of_the_sibling_write_up_has_a_cell_that_tests_it():
@@ -77,7 +78,7 @@ def test_executes_in_quick_mode():
     text = output_text(nb)
     assert "‖ε sgn(w)‖∞ = 0.1, ‖ε w‖∞ = 0.2" in text
     assert "language model: largest |gradient| = " in text and "yours:          largest |gradient| = " in text
-    assert "wrong derivation: ε = " in text
+    assert "printed derivation: ε = " in text
     assert "C is at B = 128" in text
     assert "FGSM: x − ε sgn(w): ε = 1.000 at λ = 0.001, 1.000 at λ = 1" in text
     assert "skipped" not in text, "a provided cell skipped although every graded cell works"

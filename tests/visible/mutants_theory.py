@@ -192,13 +192,13 @@ WRONG += [
     *[
         _wrong("relative_attention", label, expect)
         for label, expect in [
-            ("softmax over i", "expected"),
-            ("offset j minus i", "out_i averages v_i and v_(i−1)"),
+            ("softmax over i", "row i should average the values"),
+            ("offset j minus i", "row i should average the values"),
             ("no max subtraction", "subtract each row's largest score"),
-            ("p ignored", "out_i averages v_i and v_(i−1)"),
-            ("weights transposed", "expected"),
-            ("p after the softmax", "expected"),
-            ("absolute offset", "out_i averages v_i and v_(i−1)"),
+            ("p ignored", "row i should average the values"),
+            ("weights transposed", "row i should average the values"),
+            ("p after the softmax", "row i should average the values"),
+            ("absolute offset", "row i should average the values"),
             ("returns the weights", "shape (n,)"),
             ("scaled by sqrt n", "with p(m) = 0.5·m"),
             ("changes q in place", "in place"),
