@@ -31,9 +31,13 @@ from autograder.checks import (
 )
 from autograder.checks.devices import MixedDevices, same_device
 from autograder.content.reference import clip as ref
-from autograder.text import one_line
 
 MAX_CAPTION_WORDS = 12
+# A caption copies the target's line of descriptions.csv when it shares COPY_RUN or more words in a row with it (case
+# and punctuation ignored), or when its words, FILLER aside, are the target's label and nothing else. The visible
+# test cell of clip.ipynb and rubrics.toml's [clip.test_scavenger_caption] `copied` item use the same rule.
+COPY_RUN = 5
+FILLER = frozenset({"a", "an", "the", "of", "photo", "picture", "image"})
 
 
 def _features(n, d, seed, device):
@@ -291,10 +295,27 @@ def _real_clip(device):
         ) from None
 
 
-def _target_description():
+def _target_row():
+    """(label, description) of the target in descriptions.csv."""
     from autograder.content.datagen.images import IMAGES, TARGET
 
-    return next(description for file, _, _, description in IMAGES if file == TARGET)
+    return next((label, description) for file, _, label, description in IMAGES if file == TARGET)
+
+
+def _tokens(text):
+    """The words of `text`, lower-cased, every character that is not a letter or a digit a separator."""
+    return "".join(c if c.isalnum() else " " for c in text.lower()).split()
+
+
+def copies_target(caption):
+    """True when `caption` shares COPY_RUN or more words in a row with the target's description, or is its label
+    alone (FILLER words aside): the rule the visible test, this check and the rubric's `copied` item apply."""
+    label, description = _target_row()
+    own, line = _tokens(caption), _tokens(description)
+    runs = {tuple(line[i : i + COPY_RUN]) for i in range(len(line) - COPY_RUN + 1)}
+    if any(tuple(own[i : i + COPY_RUN]) in runs for i in range(len(own) - COPY_RUN + 1)):
+        return True
+    return [w for w in own if w not in FILLER] == _tokens(label)
 
 
 def _show_target():
@@ -309,10 +330,6 @@ def _show_target():
     from autograder.content.datagen.images import TARGET, encoded_images
 
     display(Image(data=encoded_images()[TARGET], format="jpeg", width=160, metadata={"alt": "the target image"}))
-
-
-def _words(text):
-    return one_line("".join(c if c.isalnum() else " " for c in text.lower()))
 
 
 @check("scavenger_caption")
@@ -332,9 +349,10 @@ def check_scavenger_caption(caption, loader=None) -> None:
     words = caption.split()
     if not words:
         raise CheckFailed("scavenger_caption is empty: write a caption that describes the target image")
-    if _words(caption) == _words(_target_description()):
+    if copies_target(caption):
         raise CheckFailed(
-            "scavenger_caption copies the target's description from descriptions.csv: write your own caption"
+            f"scavenger_caption copies the target's line in descriptions.csv ({COPY_RUN} or more words in a row, "
+            "or its label alone): write your own caption"
         )
     if len(words) > MAX_CAPTION_WORDS:
         raise CheckFailed(f"scavenger_caption should have at most {MAX_CAPTION_WORDS} words, got {len(words)}")

@@ -669,8 +669,11 @@ def rank_images(caption, model, tokenizer, image_features):
 # ---------------------------------------------------------------- scavenger_caption
 # Captions for the deterministic keyword model in test_clip.py (see KEYWORDS there).
 CAPTION_CORRECT = [
-    Correct("names the uniform", 'scavenger_caption = "an old woman in a navy uniform and cap"'),
+    # shares 4 words in a row with the target's line ("navy uniform and cap"): one fewer than a copy
+    Correct("names the uniform", 'scavenger_caption = "an old woman in navy uniform and cap"'),
     Correct("names the person", 'scavenger_caption = "Grace Hopper"'),
+    # the label with words of one's own is not the label alone
+    Correct("the label and more", 'scavenger_caption = "a naval officer with glasses in navy uniform"'),
 ]
 
 CAPTION_MUTANTS = [
@@ -688,8 +691,14 @@ CAPTION_MUTANTS = [
         'scavenger_caption = "An official portrait of an older woman in a navy uniform and cap in front of an '
         'American flag."',
     ),
+    # 5 words in a row of the target's line ("a navy uniform and cap"), the fewest that make a copy
+    Mutant("copies five words in a row", 'scavenger_caption = "she wears a navy uniform and cap"'),
+    # most of the line, lightly edited ("an older woman in a navy uniform and cap")
+    Mutant("copies most of the line", 'scavenger_caption = "Older woman, in a navy uniform and cap!"'),
+    # the target's label from descriptions.csv, in a prompt template
+    Mutant("the label alone", 'scavenger_caption = "a photo of a naval officer"'),
     # an essay instead of a caption
-    Mutant("too long", 'scavenger_caption = "this is a picture of ' + "a very " * 8 + 'old woman in a navy uniform"'),
+    Mutant("too long", 'scavenger_caption = "this is a picture of ' + "a very " * 8 + 'old woman in navy uniform"'),
 ]
 
 

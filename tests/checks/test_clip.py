@@ -1,5 +1,7 @@
 """Hidden checks of clip.ipynb, proved both ways: they pass correct solutions and fail realistic mistakes."""
 
+import contextlib
+
 import pytest
 import torch
 
@@ -153,7 +155,71 @@ def test_scavenger_rule_breaks_fail_even_offline(tmp_path, monkeypatch):
     """Is a caption that breaks the rules (copied description) failed without needing the weights?"""
     monkeypatch.setenv("A3_MODEL_CACHE", str(tmp_path))
     copied = next(d for f, _, _, d in IMAGES if f == TARGET)
-    assert "copies the target's description" in failure(checks.check_scavenger_caption, copied.upper())
+    assert "copies the target's line in descriptions.csv" in failure(checks.check_scavenger_caption, copied.upper())
+    assert "or its label alone" in failure(checks.check_scavenger_caption, "a photo of a naval officer")
+
+
+# caption: whether it copies the target's line or label (5 or more words in a row, or the label alone)
+COPY_RULE = {
+    "an official portrait of an older woman in a navy uniform and cap in front of an American flag": True,
+    "Older woman, in a navy uniform and cap!": True,
+    "she wears a navy uniform and cap": True,  # 5 words in a row: the fewest that copy
+    "a photo of a naval officer": True,
+    "NAVAL OFFICER": True,
+    "the image of the naval officer": True,
+    "an old woman in navy uniform and cap": False,  # 4 words in a row
+    "a naval officer with glasses in navy uniform": False,  # the label and words of one's own
+    "naval officer, older woman": False,
+    "Grace Hopper": False,
+    ref.scavenger_caption: False,
+}
+
+
+def visible_copy_verdict(caption):
+    """True when the released test cell's visible part rejects `caption` as a copy (random weights: no ranking)."""
+    import csv
+    import io as _io
+
+    import nbformat
+
+    from autograder import contract, paths
+
+    nb = nbformat.read(paths.RELEASE / "clip.ipynb", as_version=4)
+    (cell,) = [c for c in nb.cells if contract.nbgrader_meta(c).get("grade_id") == "test_scavenger_caption"]
+    with open(paths.RELEASE / "images" / "descriptions.csv", newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    namespace = {
+        "scavenger_caption": caption,
+        "DESCRIPTIONS": [r["description"] for r in rows],
+        "LABELS": [r["label"] for r in rows],
+        "TARGET": next(i for i, r in enumerate(rows) if r["target"] == "1"),
+        "FILES": [r["file"] for r in rows],
+        "torch": torch,
+        "F": torch.nn.functional,
+        "image_features": torch.zeros(len(rows), 4),
+        "encode_texts": lambda texts: torch.ones(len(texts), 4),
+        "PRETRAINED": False,
+    }
+    try:
+        with contextlib.redirect_stdout(_io.StringIO()):
+            exec(compile(cell.source.split("### BEGIN HIDDEN TESTS")[0], "<test_scavenger_caption>", "exec"), namespace)
+    except AssertionError as e:
+        assert "copies the target's line or label in descriptions.csv" in str(e), e
+        return True
+    return False
+
+
+@pytest.mark.parametrize("caption, copied", COPY_RULE.items(), ids=list(COPY_RULE))
+def test_scavenger_copy_rule_is_the_same_visible_and_hidden(caption, copied):
+    """Do the visible test, the hidden check (offline: before any weights are needed) and copies_target all reject
+    exactly the captions that copy the target's line (5 or more words in a row) or its label alone?"""
+    assert checks.copies_target(caption) == copied
+    assert visible_copy_verdict(caption) == copied
+    try:  # the stand-in CLIP ranks what passes the rules; only the copy rule is at stake here
+        verdict = run(checks.check_scavenger_caption, caption, loader=keyword_loader)
+    except CheckFailed as e:
+        verdict = str(e)
+    assert ("copies the target's line in descriptions.csv" in verdict) == copied, verdict
 
 
 def test_reference_caption_follows_the_rules():

@@ -443,8 +443,20 @@ QUOTED = [
     ("nmt", "written_study_analysis", "0.0069 and 0.0053 on the large", "| large | 64 | 0.0053 |"),
     ("nmt", "written_study_analysis", "(2,560 training words)", "small (2,560 train words)"),
     ("nmt", "written_study_analysis", "(17,701 words)", "large (17,701 train words)"),
-    ("nmt", "written_study_analysis", "hidden 64 stopped early after 51 epochs", "| 41 / 51 |"),
-    ("nmt", "written_study_analysis", "when the 100-epoch cap ended it", "| 98 / 100 |"),
+    ("nmt", "written_study_analysis", "ended hidden 64 after 51 epochs (its best at epoch 41)", "| 41 / 51 |"),
+    ("nmt", "written_study_analysis", "when the 100-epoch cap ended it (best at epoch 98)", "| 98 / 100 |"),
+    (
+        "nmt",
+        "written_study_analysis",
+        "early stopping ended them after 50 and 43 epochs",
+        "| large (17,701 train words) | 32 | 0.0069 | 40 / 50 |",
+    ),
+    (
+        "nmt",
+        "written_study_analysis",
+        "early stopping ended them after 50 and 43 epochs",
+        "| large | 64 | 0.0053 | 33 / 43 |",
+    ),
     ("nmt", "written_study_analysis", "ethay airway onditioningcay isway orkingway", "ethay airway onditioningcay"),
     ("nmt", "written_decoder_only", "(hidden 128, 205,854 parameters) reached 0.083", "| 128 | 205,854 |"),
     ("nmt", "written_decoder_only", "reached 0.083", "best validation loss **0.083**"),
@@ -453,7 +465,11 @@ QUOTED = [
     ("nmt", "written_larger_model", "about 12,600 parameters at 0.08 TFLOPs", "12,597 parameters at 0.08 TFLOPs"),
     ("nmt", "written_larger_model", "41,000 at 1.28 TFLOPs", "41,211 at 1.28"),
     ("nmt", "written_larger_model", "0.057, 0.032, 0.075, 0.039, 0.033 and 0.137", "| 0.137 |"),
-    ("nmt", "written_larger_model", "after 1.0 M tokens", "| 128 | 205,854 | 1.28 T | 1.0 M |"),
+    ("nmt", "written_larger_model", "after 1.0 M tokens", "| 128 | 205,854 | 1.28 T, 1.0 M | 1.28 T, 1.0 M |"),
+    ("nmt", "written_larger_model", "about 12,600 parameters at 0.08 TFLOPs", "| 24 | 8,670 |"),
+    ("nmt", "written_larger_model", "the optimum, 5,059, is close to the smallest model (4,254)", "| 16 | 4,254 |"),
+    ("nmt", "written_larger_model", "the optimum, 5,059, is close to the smallest model", "5,059 at 0.32"),
+    ("nmt", "written_decoder_only", "at hidden 64 it holds 53,790", "| 64 | 53,790 |"),
     ("nmt", "written_scaling", "12,597 parameters at 0.08 TFLOPs", "12,597 parameters at 0.08 TFLOPs"),
     ("nmt", "written_scaling", "9,270, 5,059 and 16,169 at 0.16 to 0.64", "9,270 at 0.16, 5,059 at 0.32,"),
     ("nmt", "written_scaling", "then 41,211 at 1.28", "16,169 at 0.64 and 41,211 at 1.28"),
@@ -671,23 +687,92 @@ def test_bert_model_size_counts_are_the_notebooks():
 
 
 def sweep_table():
-    """{hidden: (tokens in M, final validation loss, ended at the epoch cap)} from RESULTS.md's scaling sweep."""
-    rows = re.findall(r"^\| (\d+) \| [\d,]+ \| [\d.]+ T( \(epoch cap\))? \| ([\d.]+) M \| ([\d.]+) \|", RESULTS, re.M)
-    return {int(h): (float(tokens), float(loss), bool(cap)) for h, cap, tokens, loss in rows}
+    """{hidden: (parameters, FLOPs (T) and tokens (M) at the end of the run, at the last evaluation, that evaluation's
+    validation loss, ended at the epoch cap)} from RESULTS.md's scaling sweep."""
+    rows = re.findall(
+        r"^\| (\d+) \| ([\d,]+) \| ([\d.]+) T, ([\d.]+) M( \(epoch cap\))? \| ([\d.]+) T, ([\d.]+) M \| ([\d.]+) \|",
+        RESULTS,
+        re.M,
+    )
+    return {
+        int(h): (int(n.replace(",", "")), (float(fe), float(te)), (float(fl), float(tl)), float(loss), bool(cap))
+        for h, n, fe, te, cap, fl, tl, loss in rows
+    }
 
 
-def test_nmt_sweep_numbers_quoted_by_n4_are_the_recorded_ones():
-    """Are N6's final losses (hidden 16 to 128) those of the recorded sweep, in order, are the runs it says ran
-    to the epoch cap the ones that did, on the tokens it quotes, and did hidden 128 stop at the budget?"""
+@pytest.fixture(scope="module")
+def nmt_data():
+    """The notebook's DATA in full mode, as its `data` cell builds it from the committed word lists."""
+    import random
+    from collections import defaultdict
+
+    namespace, _ = run_cell(
+        "nmt",
+        "data",
+        QUICK=False,
+        DEVICE=torch.device("cpu"),
+        fetch=lambda name: paths.SOURCE / name,
+        random=random,
+        defaultdict=defaultdict,
+        torch=torch,
+    )
+    return namespace["DATA"]
+
+
+def tokens_per_epoch(batches):
+    """B × T summed over a decoder-only epoch of `batches`, as train_for_flops and decoder_only_compute count it."""
+    return sum(src.shape[0] * (src.shape[1] + tgt.shape[1] + 2) for src, tgt in batches)
+
+
+def test_nmt_token_counts_are_the_datas(nmt_data):
+    """Are the tokens of an epoch what the answers and docs/RESULTS.md quote: 320,573 on the large set's training
+    split, 47,112 on the small set's, and do the notebook's two cells count them as this test does?"""
+    assert tokens_per_epoch(nmt_data["large"]["train"]) == 320_573
+    assert tokens_per_epoch(nmt_data["small"]["train"]) == 47_112
+    assert "batch_tokens = src.shape[0] * (src.shape[1] + tgt.shape[1] + 2)" in source_cell("nmt", "train_for_flops")
+    assert "src.shape[0] * (src.shape[1] + tgt.shape[1] + 2)" in source_cell("nmt", "decoder_only_compute")
+    assert "60 × 320,573 = 19.2 M tokens" in " ".join(RESULTS.split())
+    assert "of 47,112 tokens" in " ".join(RESULTS.split())
+
+
+def test_nmt_sweep_numbers_quoted_by_n6_are_the_recorded_ones(nmt_data):
+    """Are N6's losses (hidden 16 to 128) those of the recorded sweep at its last evaluation, in order; did the
+    runs it says ran to the epoch cap do so, on the 60 epochs × the large set's tokens it quotes (their end of run,
+    computed from the data, and 6ND), last evaluated on the tokens it quotes; did the other runs end at the largest
+    budget, where they were last evaluated, and did hidden 128 stop there after the tokens it quotes?"""
     table = sweep_table()
     assert sorted(table) == [16, 24, 32, 48, 64, 128]
-    losses = ", ".join(f"{table[h][1]:.3f}" for h in sorted(table)[:-1]) + f" and {table[128][1]:.3f}"
     text = answer("nmt", "written_larger_model")
-    assert f"final losses {losses} for hidden 16 to 128" in text
-    capped = [h for h in sorted(table) if table[h][2]]
-    assert capped == [16, 24] and all(15 <= table[h][0] <= 17 for h in capped)
-    assert "The small models ran to the epoch cap on 15 to 17 M tokens" in text
-    assert not table[128][2] and f"hidden 128 stopped at the budget after {table[128][0]:.1f} M tokens" in text
+    losses = ", ".join(f"{table[h][3]:.3f}" for h in sorted(table)[:-1]) + f" and {table[128][3]:.3f}"
+    assert f"the losses at the last evaluation were {losses} for hidden 16 to 128" in text
+    epoch_tokens = 60 * tokens_per_epoch(nmt_data["large"]["train"])
+    for hidden, (params, (end_flops, end_tokens), (last_flops, last_tokens), _, capped) in table.items():
+        assert capped == (hidden in (16, 24)), hidden
+        assert last_flops <= end_flops and last_tokens <= end_tokens
+        assert last_flops == pytest.approx(6 * params * last_tokens * 1e6 / 1e12, rel=0.05), hidden  # tokens to 0.1 M
+        if capped:  # 60 epochs, below the largest budget
+            assert end_tokens == round(epoch_tokens / 1e6, 1)
+            assert end_flops == round(6 * params * epoch_tokens / 1e12, 2) < 1.28
+        else:  # stopped at the largest budget, an evaluation point, so the end is the last evaluation
+            assert end_flops == last_flops == 1.28 and end_tokens == last_tokens
+            assert 6 * params * epoch_tokens > 1.28e12
+    assert (table[16][2][1], table[24][2][1]) == (15.6, 16.7)
+    assert "Hidden 16 and 24 ran to the 60-epoch cap, 19.2 M tokens each (last evaluated at 15.6 and 16.7 M)" in text
+    assert f"hidden 128 stopped at the budget after {table[128][1][1]:.1f} M tokens" in text
+
+
+def test_nmt_n6_optima_lie_where_the_answer_says():
+    """Do the recorded IsoFLOP optima N6 quotes lie between the sizes it names (12,597 between hidden 24 and 32,
+    41,211 between hidden 48 and 64, both far below hidden 128), is the 0.32-TFLOPs optimum within a fifth of the
+    smallest model, and does the answer no longer claim a table RESULTS does not record (hidden 128 highest at
+    every budget, a middle size always lowest)?"""
+    params = {h: row[0] for h, row in sweep_table().items()}
+    assert params[24] < 12_597 < params[32] and params[48] < 41_211 < params[64] < params[128]
+    assert 1 < 5_059 / params[16] < 1.2
+    text = answer("nmt", "written_larger_model")
+    assert "(between hidden 24 and 32)" in text and "(between hidden 48 and 64)" in text
+    assert "highest loss at every budget" not in text and "the lowest loss is at a middle size" not in text
+    assert "their own starred entries" in RUBRICS[("nmt", "written_larger_model")].item("fixed-budget").text
 
 
 def test_bert_times_in_the_notebook_are_the_recorded_ones():
@@ -723,14 +808,43 @@ def test_nmt_scaling_prediction_follows_from_the_recorded_fits():
     assert n_opt == pytest.approx(393_000, rel=0.02) and d_opt == pytest.approx(424e6, rel=0.02)
     assert 6 * 393_000 * 424e6 == pytest.approx(1e15, rel=0.01)
     assert 0.422 + 0.578 == pytest.approx(1.0)
-    words = len((paths.DATA / "pig_latin_large.txt").read_text().splitlines())
-    assert words == 22_127 and "our 22,127 words" in answer("nmt", "written_scaling")
+    text = answer("nmt", "written_scaling")
+    assert "the coefficients printed to three decimals give about 390,000 and 428 M" in text
+    assert (round(n_opt, -4), round(d_opt / 1e6)) == (390_000, 428)
 
 
-def test_nmt_compute_optimal_numbers_follow_from_the_recorded_run_and_fit():
-    """Do the decoder-only run's N and D (40 epochs of 47,112 tokens) and the recorded N_opt fit give N8's C,
-    N_opt, D_opt and the two ratios?"""
-    n, d = 205_854, 40 * 47_112
+def test_nmt_scaling_passes_over_the_data_are_the_datas(nmt_data):
+    """Is 424 M tokens the number of passes over the large set's training split N7's answer says (about 1,300)?"""
+    passes = 424e6 / tokens_per_epoch(nmt_data["large"]["train"])
+    assert 1_250 <= passes <= 1_350, passes
+    text = answer("nmt", "written_scaling")
+    assert "about 1,300 passes over the large set's training split (320,573 tokens an epoch)" in text
+    assert "thousands of passes" not in text
+
+
+def test_nmt_scaling_prediction_tolerance_covers_the_printed_fits():
+    """Does the `prediction` item's range take in what the printed fit gives at 1e15 FLOPs, its coefficients
+    rounded to three decimals (as the notebook prints them) or to two (as the plots' legends print them), and the
+    unrounded fit's 393,000 and 424 M?"""
+    note = RUBRICS[("nmt", "written_scaling")].item("prediction").note
+    low_n, high_n, low_d, high_d = numbers(
+        r"Accept N from about ([\d,]+) to ([\d,]+) and D from about (\d+) M to (\d+) M", note, "the range"
+    )
+    for (m_n, c_n), (m_d, c_d) in [((0.422, -0.739), (0.578, -0.039)), ((0.42, -0.74), (0.58, -0.04))]:
+        n, d = 10 ** (15 * m_n + c_n), 10 ** (15 * m_d + c_d) / 1e6
+        assert low_n <= n <= high_n and low_d <= d <= high_d, (n, d)
+        assert f"about {round(n, -3):,.0f} and {d:.0f} M" in note
+    assert low_n <= 393_000 <= high_n and low_d <= 424 <= high_d
+    assert "{m:.2f} log10 C {c:+.2f}" in source_cell("nmt", "compute_optimal")
+    assert "{m_N:.3f} log10 C {c_N:+.3f}" in source_cell("nmt", "compute_optimal")
+    items = RUBRICS[("nmt", "written_scaling")].items
+    assert [i.points for i in items if i.id.startswith("reason-")] == [0.25, 0.25, 0.25]
+
+
+def test_nmt_compute_optimal_numbers_follow_from_the_recorded_run_and_fit(nmt_data):
+    """Do the decoder-only run's N and D (40 epochs of the small set's 47,112 tokens) and the recorded N_opt fit
+    give N8's C, N_opt, D_opt and the two ratios?"""
+    n, d = 205_854, 40 * tokens_per_epoch(nmt_data["small"]["train"])
     c = 6 * n * d
     n_opt = 10 ** (0.422 * math.log10(c) - 0.739)
     d_opt = c / (6 * n_opt)
@@ -787,6 +901,123 @@ def test_nmt_lm_answer_counts_berts_labels():
     assert labels == {0, 1, 2}
     text = answer("nmt", "written_lm_vs_classifier")
     assert "its 3 labels (negative, zero, positive)" in text and "gets 1/3 of bert's sentences right" in text
+
+
+def test_nmt_decoder_only_has_far_fewer_parameters_at_equal_width():
+    """Do the notebook's encoder–decoder (its `transformer` cell, on the reference attention classes) and the
+    reference decoder-only model hold the parameter counts N3's answer and its `advantage-1` item quote at hidden
+    64 with 3 layers (143,070 and 53,790), the latter what decoder_params gives, and does the item no longer credit
+    "the same architecture as large language models"?"""
+    import torch.nn as nn
+
+    from autograder.content.reference import nmt as ref_nmt
+
+    namespace, _ = run_cell(
+        "nmt",
+        "transformer",
+        nn=nn,
+        torch=torch,
+        ScaledDotAttention=ref_nmt.ScaledDotAttention,
+        CausalScaledDotAttention=ref_nmt.CausalScaledDotAttention,
+        create_positional_encodings=ref_nmt.create_positional_encodings,
+    )
+    _, size = nmt_vocabulary()
+
+    def count(model):
+        return sum(p.numel() for p in model.parameters() if p.requires_grad)
+
+    seq2seq = count(namespace["TransformerSeq2Seq"](size, 64, 3))
+    decoder = count(ref_nmt.DecoderOnlyTransformer(size, 64, 3))
+    assert (seq2seq, decoder) == (143_070, 53_790) and ref_nmt.decoder_params(size, 64, 3) == decoder
+    assert count(ref_nmt.DecoderOnlyTransformer(size, 128, 3)) == 205_854
+    text = answer("nmt", "written_decoder_only")
+    assert "at hidden 64 it holds 53,790, the encoder–decoder of section A 143,070" in text
+    assert "0.068 (hidden 64, 143,070 parameters, small set)" in text
+    assert "today's language models" not in text
+    item = RUBRICS[("nmt", "written_decoder_only")].item("advantage-1")
+    assert "53,790 against 143,070 at hidden 64" in item.text and "large language models" not in item.text
+
+
+def test_nmt_n2_claims_only_what_results_records():
+    """Does N2's answer no longer state a training-validation gap or a heat-map pattern docs/RESULTS.md does not
+    record, and do its items reward the student's own curves and own heat map instead of one prescribed pattern?"""
+    text = answer("nmt", "written_study_analysis")
+    assert "the training loss falls well below the validation loss" not in text and "stay together" not in text
+    assert "jumping back" not in text and "records none" in text
+    rubric = RUBRICS[("nmt", "written_study_analysis")]
+    assert "keeps training and validation loss together" not in rubric.item("data-effect").text
+    heatmap = rubric.item("heatmap")
+    assert "an accurate description of their own map" in heatmap.text and "jumps back" not in heatmap.text
+    assert "Any pattern counts if their plot shows it" in heatmap.note
+    assert "heat map" not in " ".join(RESULTS.split()).lower()
+
+
+def test_bert_invariance_answer_orders_the_runs_as_recorded():
+    """Does B4's answer say how the order by consistency (the minus rate, family by family) compares with the order
+    by accuracy, as the recorded probe and accuracies give it (full fine-tuning first on both, from scratch above
+    frozen on new numbers only), and is there an item for that part of the question?"""
+    table = probe_table()
+    accuracy = {"full fine-tuning": 96.2, "frozen encoder": 86.9, "second model (tiny random RoBERTa)": 73.8,
+                "from scratch (Run 4)": 85.6}  # fmt: skip
+    flips = {run: [table[run][f][1] for f in ("new numbers", "new wording", "new operators")] for run in table}
+    by_accuracy = sorted(accuracy, key=accuracy.get, reverse=True)
+    assert by_accuracy[0] == "full fine-tuning" and all(
+        flips["full fine-tuning"][k] > max(v[k] for r, v in flips.items() if r != "full fine-tuning") for k in range(3)
+    )
+    frozen, scratch = flips["frozen encoder"], flips["from scratch (Run 4)"]
+    assert accuracy["frozen encoder"] > accuracy["from scratch (Run 4)"]
+    assert scratch[0] > frozen[0] and scratch[1] < frozen[1] and scratch[2] < frozen[2]
+    assert flips["second model (tiny random RoBERTa)"] == [0, 0, 0]
+    text = answer("bert", "written_invariance")
+    assert "The order by consistency matches the order by accuracy only in part" in text
+    assert "(85.6 against 86.9 %), beats it on new numbers ({} against {} %)".format(scratch[0], frozen[0]) in text
+    assert "(0 against {} and {} %)".format(frozen[1], frozen[2]) in text
+    assert "Does the order of the runs by\nconsistency match their order by accuracy?" in source_cell(
+        "bert", "question_invariance"
+    )
+    assert "order by accuracy" in RUBRICS[("bert", "written_invariance")].item("order").text
+
+
+def test_bert_accuracy_only_does_not_stack_with_compare():
+    """Does B2's `accuracy-only` deduction say it does not stack with a missing `compare` (which already requires
+    macro-F1 and per-class numbers)?"""
+    rubric = RUBRICS[("bert", "written_accuracy")]
+    assert "macro-F1" in rubric.item("compare").text
+    assert "Does not stack with a missing `compare`" in rubric.item("accuracy-only").note
+
+
+def test_clip_caption_search_notes_cover_both_items():
+    """Does C1's rubric say, on both its items, what an offline (random weights) answer earns, so that full marks
+    for one is not read as one item?"""
+    rubric = RUBRICS[("clip", "written_caption_search")]
+    assert all("random weights" in rubric.item(i).note for i in ("helped", "did-not"))
+    assert "full marks" in rubric.item("helped").note
+
+
+def test_clip_scavenger_model_caption_is_the_notebooks_and_no_copy():
+    """Is the scavenger hunt's model caption the notebook's own answer, within the word limit, no copy under the
+    rule the check applies (it shares no more than three words in a row with the target's line), and does the
+    `copied` item state that rule with the check's numbers?"""
+    from autograder.checks import clip as clip_checks
+    from autograder.content.reference import clip as ref_clip
+
+    text = answer("clip", "test_scavenger_caption")
+    caption = ref_clip.scavenger_caption
+    assert f'e.g. "{caption}"' in text and f'scavenger_caption = "{caption}"' in source_cell(
+        "clip", "scavenger_caption"
+    )
+    assert len(caption.split()) <= clip_checks.MAX_CAPTION_WORDS and not clip_checks.copies_target(caption)
+    label, description = clip_checks._target_row()
+    own, line = clip_checks._tokens(caption), clip_checks._tokens(description)
+    longest = max(k for k in range(1, len(own) + 1) for i in range(len(own) - k + 1)
+                  if any(own[i : i + k] == line[j : j + k] for j in range(len(line) - k + 1)))  # fmt: skip
+    assert longest == 3 and "no more than three words in a row" in text
+    copied = RUBRICS[("clip", "test_scavenger_caption")].item("copied")
+    assert f"shares {clip_checks.COPY_RUN} or more words in a row" in copied.text and f"its label alone ({label}" in (
+        copied.text
+    )
+    assert clip_checks.FILLER == {"a", "an", "the", "of", "photo", "picture", "image"}
+    assert "with nothing around it but a, an, the, of, photo, picture or image" in copied.text
 
 
 # ---------------------------------------------------------------- rubric points

@@ -70,9 +70,9 @@ def _log2_then_exp(logits, targets, pad_index):
 
 @pytest.mark.parametrize(
     "wrong",
-    [_log2_then_exp, lambda logits, targets, pad_index: (logits.argmax(-1) == targets)[targets != pad_index].float().mean().item(),
+    [lambda logits, targets, pad_index: (logits.argmax(-1) == targets)[targets != pad_index].float().mean().item(),
      lambda logits, targets, pad_index: 1.0],
-    ids=["log2-then-exp", "accuracy", "one"],
+    ids=["accuracy", "one"],
 )  # fmt: skip
 def test_perplexity_visible_failure_shows_neither_the_value_nor_the_formula(wrong):
     """Does a wrong perplexity fail its visible test without being shown the perplexity equal logits should have
@@ -83,6 +83,33 @@ def test_perplexity_visible_failure_shows_neither_the_value_nor_the_formula(wron
     assert not re.search(r"\b30(\.0*)?\b", message), message
     source = release_cell("nmt", "test_perplexity")
     assert "cross_entropy" not in source and "log_softmax" not in source and ".exp(" not in source
+
+
+def test_perplexity_visible_test_does_not_say_what_equal_logits_give():
+    """Does the released test of perplexity no longer hold that equal logits give VOCAB_SIZE (the fact question
+    N4(c) asks the student to explain)? A perplexity off by a power (log base 2, then exp: V^1.44 for equal logits)
+    passes the visible part, which checks only that equal logits give one value above 1 whatever the batch; the
+    hidden check catches it."""
+    source = release_cell("nmt", "test_perplexity").split("### BEGIN HIDDEN TESTS")[0]
+    assert "- VOCAB_SIZE" not in source and "== VOCAB_SIZE" not in source
+    namespace = {"np": np, "nn": nn, "torch": torch, "F": F, "math": math, "VOCAB_SIZE": 30,
+                 "attempt": lambda fn, *args, what: fn(*args), "set_seed": lambda seed=0: torch.manual_seed(seed),
+                 "perplexity": _log2_then_exp}  # fmt: skip
+    exec(compile(source, "nmt:test_perplexity", "exec"), namespace)  # no AssertionError: the value is not checked
+    from autograder.checks import CheckFailed
+    from autograder.checks.nmt import check_perplexity
+    from tests.checks import notebook_cell
+
+    log2_then_exp = notebook_cell(
+        "import math\nimport torch.nn.functional as F\n",
+        "def perplexity(logits, targets, pad_index):\n"
+        "    bits = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1),"
+        " ignore_index=pad_index)\n"
+        "    return math.exp(bits.item() / math.log(2))\n",
+        "perplexity",
+    )
+    with pytest.raises(CheckFailed, match="the log is base 2 but the power is e"):
+        check_perplexity(log2_then_exp)
 
 
 @pytest.mark.parametrize("wrong", [lambda d: 1.0, lambda d: d, lambda d: np.sqrt(d - 1)], ids=["one", "d", "root-d-1"])

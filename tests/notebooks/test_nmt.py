@@ -132,13 +132,20 @@ def test_larger_models_cell_defines_loss_at_budget_while_grading(monkeypatch):
 
 
 def test_larger_models_table_marks_the_lowest_loss_per_budget(monkeypatch):
-    """Does the 3.3.1 table give each model's loss at each budget, star the lowest, and dash a budget not reached?"""
-    small = {"params": 100, "flops": np.array([1.0, 10.0]), "tokens": np.array([1, 2]), "val": np.array([2.0, 1.5])}
+    """Does the 3.3.1 table give each model's loss at each budget, star the lowest, dash a budget not reached, and
+    give the loss at the last evaluation with its FLOPs and the FLOPs at the end of the run (past the last
+    evaluation for a run the epoch cap stopped)?"""
+    small = {"params": 100, "flops": np.array([1.0, 10.0]), "tokens": np.array([1, 2]), "val": np.array([2.0, 1.5]),
+             "end_flops": 12.0, "end_tokens": 3}  # fmt: skip
     big = {"params": 1000, "flops": np.array([1.0, 10.0, 100.0]), "tokens": np.array([1, 2, 3]),
-           "val": np.array([2.5, 1.0, 0.5])}  # fmt: skip
+           "val": np.array([2.5, 1.0, 0.5]), "end_flops": 100.0, "end_tokens": 3}  # fmt: skip
     _, out = provided_cell("larger_models", monkeypatch, sweep={4: small, 8: big}, BUDGETS=[1.0, 10.0, 100.0])
     rows = {line.split()[0]: line.split()[2:] for line in out.splitlines()[2:4]}
-    assert rows == {"4": ["2.000*", "1.500", "-", "1.500", "10"], "8": ["2.500", "1.000*", "0.500*", "0.500", "100"]}
+    assert rows == {
+        "4": ["2.000*", "1.500", "-", "1.500", "10", "12"],
+        "8": ["2.500", "1.000*", "0.500*", "0.500", "100", "100"],
+    }
+    assert "last loss" in out.splitlines()[1] and "run ended" in out.splitlines()[1]
 
 
 def test_data_cell_examples_follow_the_data_generator():

@@ -216,3 +216,24 @@ def test_untouched_release_fails_only_where_a_todo_is(name):
     named = {"NotImplementedError": "is not implemented yet", "AssertionError": "is not set yet"}
     wrong = [(gid, o.ename, o.evalue[:80]) for gid, o in errors if named.get(o.ename, "\0") not in o.evalue]
     assert not wrong, f"expected only named NotImplementedErrors, saw {wrong}"
+
+
+PART = {"nmt": 1, "bert": 2, "clip": 3, "theory": 4}  # the order the assignment's parts are numbered in
+
+
+def test_titles_number_the_parts_one_way():
+    """Does every notebook's title read "# A3, part N: ..." with the parts numbered in one order (nmt 1, bert 2,
+    clip 3, theory 4), and does no other first-level heading say "part" (nmt's own sections are A, B and C, so
+    nothing in it can be taken for clip's part 3)? Does nmt's question N4 describe the sentence classifier instead of
+    sending a student who has not done bert yet to `SentenceClassifier`?"""
+    assert sorted(PART) == sorted(contract.NOTEBOOKS)
+    for name, number in PART.items():
+        cells = [c for c in load(name).cells if c.cell_type == "markdown"]
+        headings = [line for c in cells for line in c.source.splitlines() if line.startswith("# ")]
+        assert headings[0].startswith(f"# A3, part {number}: "), (name, headings[0])
+        assert not [h for h in headings[1:] if re.search(r"\bpart\b", h, re.I)], (name, headings)
+    nmt = " ".join(c.source for c in load("nmt").cells if c.cell_type == "markdown")
+    assert "# Section B: " in nmt and "# Section C: " in nmt
+    assert re.findall(r"\bpart [1-4]\b", nmt, re.I) == ["part 1"]  # the title's: sections are named by letter
+    question = cells_by_grade_id(load("nmt"))["q_lm_vs_classifier"].source
+    assert "SentenceClassifier" not in question and "sentence classifier described above" in question

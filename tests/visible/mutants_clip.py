@@ -120,13 +120,38 @@ WRONG = [
         CAP,
         "too_long",
         "at most 12 words",
-        source='scavenger_caption = "a portrait of an older woman with glasses in a dark navy uniform and a white cap"\n',
+        source='scavenger_caption = "a portrait of an elderly woman with glasses in a dark navy uniform and a white cap"\n',
     ),
     # Mistake: a list of captions instead of one string.
     Wrong(CAP, "list", "string", source='scavenger_caption = ["an older woman in a navy uniform"]\n'),
+    # Mistake: 5 words in a row of the target's line in descriptions.csv ("a navy uniform and cap").
+    Wrong(
+        CAP,
+        "copies_five_words",
+        "copies the target's line",
+        source='scavenger_caption = "she wears a navy uniform and cap"\n',
+    ),
+    # Mistake: the target's line pasted, in other case and punctuation.
+    Wrong(
+        CAP,
+        "copies_the_line",
+        "copies the target's line",
+        source='scavenger_caption = "An official portrait of an older woman in a navy uniform and cap."\n',
+    ),
+    # Mistake: the target's label in a prompt template.
+    Wrong(
+        CAP,
+        "label_alone",
+        "copies the target's line or label",
+        source='scavenger_caption = "A photo of a naval officer"\n',
+    ),
 ]
 
 RIGHT = [Right(g, "reference") for g in (SIM, ZSP, BP, RANK, CAP)] + [
+    # Alternative: 4 words in a row of the target's line ("navy uniform and cap"), one fewer than a copy.
+    Right(CAP, "four_words_of_the_line", source='scavenger_caption = "an old woman in navy uniform and cap"\n'),
+    # Alternative: the label with words of one's own.
+    Right(CAP, "label_and_more", source='scavenger_caption = "a naval officer with glasses in navy uniform"\n'),
     # Alternative: norms divided out by hand, torch.mm.
     Right(
         SIM,
