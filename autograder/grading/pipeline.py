@@ -238,6 +238,7 @@ def grade(submissions: Path | str, out: Path | str, options: Options | None = No
     failed, hand, lost = run_tasks(tasks, batch, results, layout, opts)
     phases["students"] = time.perf_counter() - start - sum(phases.values())
     finish(out, results, recorded, opts.scheduler_address, opts.source, redo=[s for s, h in hand.items() if h.kept])
+    remember_rubric(out, opts.source)
     phases["finish"] = time.perf_counter() - start - sum(phases.values())
     everyone = results.states()
     states = [st for st in everyone if st.student in batch.students]  # those it skipped too
@@ -262,6 +263,20 @@ def grade(submissions: Path | str, out: Path | str, options: Options | None = No
         [f"END graded {len(summary.graded)}, skipped {len(skipped)}, failed {len(failed)} in {summary.seconds:.1f} s"]
     )
     return summary
+
+
+def remember_rubric(out: Path, source: Path | str) -> None:
+    """Keep in OUT the rubric graded with (marking.mark.note_rubric_changes), so that an edit of rubrics.toml made
+    before the first `mark` is logged as one; a rubric `mark` would refuse is left for it to say so."""
+    from autograder.marking import mark
+
+    path = Path(source) / rubrics.FILENAME
+    try:
+        found = rubrics.load(path) if path.exists() else None
+    except rubrics.RubricError:
+        return
+    if found:
+        mark.note_rubric_changes(out, found)
 
 
 def take_in(

@@ -68,17 +68,24 @@ def _signature(normalised: str) -> tuple[str, ...]:
 
 
 NEGATIONS = frozenset({"not", "no", "never", "none", "nothing", "neither", "nor"})
-_CONTRACTED = ((re.compile(r"\bcan['’]?t\b|\bcannot\b", re.I), "can not"), (re.compile(r"\bwon['’]t\b", re.I), "will not"),
-               (re.compile(r"n['’]t\b", re.I), " not"))  # fmt: skip
+_CONTRACTED = (  # negations spelled out, apostrophe or not (doesn't, doesnt: does not)
+    (re.compile(r"\b(can)['’]?t\b|\b(can)not\b", re.I), r"\1\2 not"),
+    (re.compile(r"\bwon['’]?t\b", re.I), "will not"),
+    (
+        re.compile(r"\b(do|does|did|is|are|was|were|has|have|had|should|would|could|must|need)n['’]?t\b", re.I),
+        r"\1 not",
+    ),
+    (re.compile(r"n['’]t\b", re.I), " not"),
+)
 
 
 def _split_negations(text: str) -> tuple[int, set[str]]:
-    """(how many negations an answer holds, its other words), contractions spelled out (doesn't: does not)."""
+    """(how many negations an answer holds, its content words, stemmed: groups._words)."""
     text = unicodedata.normalize("NFKC", text[:LIMIT])
     for pattern, spelled in _CONTRACTED:
         text = pattern.sub(spelled, text)
     words = normalise(text).split()
-    return sum(w in NEGATIONS for w in words), {w for w in words if w not in NEGATIONS}
+    return sum(w in NEGATIONS for w in words), set(_words(" ".join(w for w in words if w not in NEGATIONS)))
 
 
 def negated(text: str) -> bool:
@@ -88,8 +95,8 @@ def negated(text: str) -> bool:
 
 def flipped(a: str, b: str) -> bool:
     """Whether two answers read the same but for a negation added or taken away, so that one says the opposite of
-    the other ("you should not buy a larger model"): their words but the negations nearly all shared (all but one
-    in ten), their negations not."""
+    the other ("you should not buy a larger model", "it depends" against "it does not depend"): their content words
+    (stemmed) nearly all shared (all but one in ten), their negations not."""
     (na, wa), (nb, wb) = _split_negations(a), _split_negations(b)
     return na % 2 != nb % 2 and len(wa ^ wb) <= max(1, len(wa | wb) // 10)
 
@@ -314,15 +321,16 @@ def group_answers(
 
 
 def _apart(cluster: list[int], leaders: list[str]) -> list[list[int]]:
-    """A cluster by meaning in two when some of its answers are another's opposite (groups.flipped): those that agree
-    with its first answer, then the others; else the cluster as it is."""
-    first = leaders[cluster[0]]
-    other = [g for g in cluster if flipped(first, leaders[g])]
-    if not other:
-        return [cluster]
-    side = negated(leaders[other[0]])
-    opposite = [g for g in cluster if negated(leaders[g]) == side]
-    return [[g for g in cluster if g not in opposite], opposite]
+    """A cluster by meaning in parts none of which holds an answer and its opposite (groups.flipped): each answer, in
+    order, joins the first part with no opposite of it."""
+    parts: list[list[int]] = []
+    for g in cluster:
+        part = next((p for p in parts if not any(flipped(leaders[g], leaders[h]) for h in p)), None)
+        if part is None:
+            parts.append([g])
+        else:
+            part.append(g)
+    return parts
 
 
 def regroup(groups: list[Group], moves: Mapping[str, str]) -> list[Group]:

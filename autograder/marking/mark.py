@@ -297,7 +297,10 @@ def export_csv(answers: Mapping[Key, Answer], marks: Mapping[Key, Mark], only: s
         mark, answer = marks.get(key), answers.get(key)
         text = answer.typed if answer else ""
         if len(text) > EXPORT_ANSWER:
-            text = text[:EXPORT_ANSWER] + f"\n[cut: {len(text):,} characters in all; the grading page shows it whole]"
+            text = (
+                text[:EXPORT_ANSWER]
+                + f"\n[cut: {len(text):,} characters in all; the student's notebook holds it whole]"
+            )
         shown = [text, answer.flag if answer else ""]
         if mark is None or mark.items is None:
             writer.writerow([*key, "", "", "", *shown])

@@ -13,6 +13,7 @@ import pytest
 from autograder import contract, envvars, gradebook, paths
 from autograder.checks import pass_token
 from autograder.grading import pipeline, worker
+from autograder.out import Out
 from autograder.records import Results, StudentResult
 from autograder.sandbox import slot
 from tests.fixtures import toy
@@ -427,6 +428,13 @@ def test_stages_stand_in_for_the_workers_own(toy_graded, tmp_path):
     assert summary.graded == ["erin"]
     assert calls == [("warm", ""), ("grade", "erin"), ("render_pages", "erin")]
     assert Results(tmp_path / "out").state("erin").notebooks == recorded.notebooks
+
+
+def test_grading_keeps_the_rubric_it_graded_with(toy_graded):
+    """Does `grade` keep the rubric in OUT, so that an edit of rubrics.toml before the first `mark` is logged?"""
+    out, _ = toy_graded
+    seen = json.loads(Out(out).rubric_seen.read_text(encoding="utf-8"))
+    assert set(seen) == {"toy/written_toy"} and "counting" in seen["toy/written_toy"]
 
 
 def test_grade_writes_its_stats_and_phases_where_bench_asks(tmp_path, monkeypatch):

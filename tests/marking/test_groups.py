@@ -227,4 +227,22 @@ def test_a_contrast_is_no_negation_of_a_paraphrase():
     assert not flipped(MEAN, MEAN_PARAPHRASES[0])
     assert flipped("the count does not depend on the order", "the count does depend on the order")
     assert flipped("You can't buy it.", "You can buy it.")
+    assert flipped("the count depends on the order", "the count does not depend on the order")
+    assert not flipped("it doesnt depend on the order", "it does not depend on the order")
     assert not flipped("It is not small.", "It is not small at all.")
+
+
+def test_a_paraphrase_stays_with_its_answer_when_its_opposite_is_in_the_cluster():
+    """With an answer that already holds a "not", its opposite (one more "not") and a paraphrase that holds none, does
+    the paraphrase stay with the answer and the opposite go apart (not split by counting negations)?"""
+    says = "A larger model does not help here: the loss is set by the data, so spend the compute on more tokens."
+    answers = {
+        "a": says,
+        "b": "Buying a bigger model would be wasted: the data limits the loss, so train on more tokens instead.",
+        "d": says.replace("A larger model does not help", "A larger model does help"),
+    }
+    for encoder in ("tfidf", "minilm"):
+        groups = by_student(group_answers(answers, encoder=encoder))
+        assert groups["d"] is not groups["a"], encoder
+        if groups["b"] is groups["d"]:
+            raise AssertionError(f"{encoder}: the paraphrase went with the opposite")
