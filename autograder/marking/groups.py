@@ -79,13 +79,14 @@ _CONTRACTED = (  # negations spelled out, apostrophe or not (doesn't, doesnt: do
 )
 
 
-def _split_negations(text: str) -> tuple[int, set[str]]:
+@functools.lru_cache(maxsize=8192)  # asked again for each pair of a cluster and after every mark (suggest)
+def _split_negations(text: str) -> tuple[int, frozenset[str]]:
     """(how many negations an answer holds, its content words, stemmed: groups._words)."""
     text = unicodedata.normalize("NFKC", text[:LIMIT])
     for pattern, spelled in _CONTRACTED:
         text = pattern.sub(spelled, text)
     words = normalise(text).split()
-    return sum(w in NEGATIONS for w in words), set(_words(" ".join(w for w in words if w not in NEGATIONS)))
+    return sum(w in NEGATIONS for w in words), frozenset(_words(" ".join(w for w in words if w not in NEGATIONS)))
 
 
 def negated(text: str) -> bool:

@@ -1,6 +1,7 @@
 """Suggestions on the grading page (issue 56 item 2): shown apart from marks, accepted with a key on an answer or a
 group, refreshed as marks arrive, a grade-next order, and their agreement with the TA's marks in --status."""
 
+import contextlib
 import time
 
 import pytest
@@ -89,14 +90,12 @@ def test_a_second_grader_gets_no_suggestions(out):  # noqa: F811
     marking.close()
 
 
-@pytest.mark.slow
-def test_a_ta_accepts_a_suggestion_with_a_key_in_chromium(out, tmp_path):  # noqa: F811
-    """In Chromium: is a suggestion shown on its answer apart from the mark, does `a` accept it (the mark saved
-    with those items), and does `n` go to the answer the suggester is least sure of?"""
-    from tests.marking.test_keyboard import card, press, until
+@contextlib.contextmanager
+def suggesting_page(folder, tmp_path):
+    """The question's page in Chromium, once it shows a suggestion: (browser, base URL)."""
+    from tests.marking.test_keyboard import until
     from tests.reports.browser import Browser
 
-    folder, made, marks = out
     marking = page_for(folder)
     with serving(marking) as base:
         browser = Browser(tmp_path / "profile")
@@ -105,25 +104,36 @@ def test_a_ta_accepts_a_suggestion_with_a_key_in_chromium(out, tmp_path):  # noq
             until(
                 browser, "[...document.querySelectorAll('.suggest')].some(b => b.textContent.startsWith('suggested'))"
             )
-            who = browser.run(
-                "[...document.querySelectorAll('.answer')].find(el => el.querySelector('.suggest').textContent"
-                ".startsWith('suggested')).dataset.student"
-            )
-            items = suggested(base)["answers"][who]["items"]
-            browser.run(f"{card(who)}.focus()")
-            press(browser, "KeyA", "a")
-            student = next(s for s in made if mark_server.pseudonym(s) == who)
-            deadline = time.time() + 15
-            while (student, *CELL) not in mark.read_log(folder)[0] and time.time() < deadline:
-                time.sleep(0.1)
-            assert list(mark.read_log(folder)[0][(student, *CELL)].items) == items
-            until(browser, f"{card(who)}.querySelector('.score').textContent !== 'to grade / 1'")
-            first = suggested(base)["next"][0]
-            press(browser, "KeyN", "n")
-            until(browser, f"document.activeElement.dataset.student === '{first}'")
+            yield browser, base
         finally:
             browser.close()
     marking.close()
+
+
+@pytest.mark.slow
+def test_a_ta_accepts_a_suggestion_with_a_key_in_chromium(out, tmp_path):  # noqa: F811
+    """In Chromium: is a suggestion shown on its answer apart from the mark, does `a` accept it (the mark saved
+    with those items), and does `n` go to the answer the suggester is least sure of?"""
+    from tests.marking.test_keyboard import card, press, until
+
+    folder, made, marks = out
+    with suggesting_page(folder, tmp_path) as (browser, base):
+        who = browser.run(
+            "[...document.querySelectorAll('.answer')].find(el => el.querySelector('.suggest').textContent"
+            ".startsWith('suggested')).dataset.student"
+        )
+        items = suggested(base)["answers"][who]["items"]
+        browser.run(f"{card(who)}.focus()")
+        press(browser, "KeyA", "a")
+        student = next(s for s in made if mark_server.pseudonym(s) == who)
+        deadline = time.time() + 15
+        while (student, *CELL) not in mark.read_log(folder)[0] and time.time() < deadline:
+            time.sleep(0.1)
+        assert list(mark.read_log(folder)[0][(student, *CELL)].items) == items
+        until(browser, f"{card(who)}.querySelector('.score').textContent !== 'to grade / 1'")
+        first = suggested(base)["next"][0]
+        press(browser, "KeyN", "n")
+        until(browser, f"document.activeElement.dataset.student === '{first}'")
 
 
 def test_the_report_tabulates_suggestions_against_marks(out):  # noqa: F811
@@ -228,31 +238,20 @@ def test_a_page_older_than_the_rubric_shows_suggestions_as_stale_and_takes_none(
     """In Chromium: once the rubric changed on disk after the page loaded, are the suggestions shown as stale, and
     does `a` save nothing but say to reload?"""
     from tests.marking.test_keyboard import card, press, until
-    from tests.reports.browser import Browser
 
     folder, made, marks = out
-    marking = page_for(folder)
-    with serving(marking) as base:
-        browser = Browser(tmp_path / "profile")
-        try:
-            browser.open(f"{base}/q/{CELL[0]}/{CELL[1]}?token=tok-en", "document.querySelector('.answer')")
-            until(
-                browser, "[...document.querySelectorAll('.suggest')].some(b => b.textContent.startsWith('suggested'))"
-            )
-            _edit_rubric(folder, "Relates addition to counting.", "Relates addition to counting objects.")
-            browser.run("refreshSuggestions()")
-            until(browser, "document.querySelector('.suggest.stale') !== null")
-            who = browser.run(
-                "[...document.querySelectorAll('.answer')].find(el => el.querySelector('.suggest').textContent"
-                ".startsWith('suggested')).dataset.student"
-            )
-            assert "stale" in browser.run(f"{card(who)}.querySelector('.suggest').textContent")
-            logged = len(mark.read_log(folder)[0])
-            browser.run(f"{card(who)}.focus()")
-            press(browser, "KeyA", "a")
-            until(browser, "document.getElementById('message').textContent.includes('reload')")
-            time.sleep(0.5)
-            assert len(mark.read_log(folder)[0]) == logged
-        finally:
-            browser.close()
-    marking.close()
+    with suggesting_page(folder, tmp_path) as (browser, base):
+        _edit_rubric(folder, "Relates addition to counting.", "Relates addition to counting objects.")
+        browser.run("refreshSuggestions()")
+        until(browser, "document.querySelector('.suggest.stale') !== null")
+        who = browser.run(
+            "[...document.querySelectorAll('.answer')].find(el => el.querySelector('.suggest').textContent"
+            ".startsWith('suggested')).dataset.student"
+        )
+        assert "stale" in browser.run(f"{card(who)}.querySelector('.suggest').textContent")
+        logged = len(mark.read_log(folder)[0])
+        browser.run(f"{card(who)}.focus()")
+        press(browser, "KeyA", "a")
+        until(browser, "document.getElementById('message').textContent.includes('reload')")
+        time.sleep(0.5)
+        assert len(mark.read_log(folder)[0]) == logged
